@@ -1,0 +1,1 @@
+//! Shared inputs for sidewire's criterion benchmarks (`benches/*.rs`); not a library for users.

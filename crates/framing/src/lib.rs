@@ -1,0 +1,37 @@
+//! Framing for sidewire: bytes in, frames out, under a hard cap a hostile peer cannot break.
+//!
+//! This crate turns a byte stream into frames and back. [`NdjsonCodec`] splits newline-delimited
+//! frames (the extension protocol and MCP stdio) and [`SseCodec`] decodes Server-Sent Events (MCP
+//! over HTTP). Both are sans-IO tokio-util codecs working on a `BytesMut`; [`FrameReader`] drives
+//! the NDJSON codec over any `AsyncRead` while holding the read buffer to its documented bound.
+//!
+//! It is **not** a JSON or JSON-RPC layer: it knows bytes and delimiters only. It never parses a
+//! frame, never exports a protocol's constants (the extension protocol's 8 MiB cap lives in
+//! `sidewire-ext-protocol`, MCP's default in `sidewire-mcp`), and never allocates from a length a
+//! peer declared. The one JSON-aware helper, [`NdjsonCodec::encode_json`], serializes a value
+//! straight into the output buffer and stops as soon as the cap is crossed.
+//!
+//! Every constructor takes the cap; there is no unbounded codec and no `Default`.
+
+mod error;
+mod ndjson;
+mod reader;
+mod sse;
+
+pub use bytes::{Bytes, BytesMut};
+
+pub use crate::error::Error;
+pub use crate::ndjson::{NdjsonCodec, Oversize};
+pub use crate::reader::FrameReader;
+pub use crate::sse::{SseCodec, SseEvent};
+
+/// How many bytes of an oversized frame are kept in [`Error::TooLarge`]'s `prefix`.
+pub const PREFIX_BYTES: usize = 1024;
+
+/// The read chunk the buffer bound is stated in: a decoder's buffer never holds more than
+/// `cap + READ_CHUNK` bytes of capacity.
+pub const READ_CHUNK: usize = 64 * 1024;
+
+/// After handing out a frame larger than this, the codec gives its large allocation back so a
+/// single big message does not pin memory for the life of the connection.
+pub const SHRINK_AFTER: usize = 1024 * 1024;
