@@ -14,6 +14,8 @@
 //! Every constructor takes the cap; there is no unbounded codec and no `Default`.
 
 mod error;
+#[doc(hidden)]
+pub mod fuzz;
 mod ndjson;
 mod reader;
 mod sse;
@@ -21,7 +23,7 @@ mod sse;
 pub use bytes::{Bytes, BytesMut};
 
 pub use crate::error::Error;
-pub use crate::ndjson::{NdjsonCodec, Oversize};
+pub use crate::ndjson::{NdjsonCodec, Oversize, write_json};
 pub use crate::reader::FrameReader;
 pub use crate::sse::{SseCodec, SseEvent};
 

@@ -80,7 +80,10 @@ impl NdjsonCodec {
     ///
     /// When `cap` is 0: no frame, not even an empty one, would fit.
     pub fn new(cap: usize, oversize: Oversize) -> Self {
-        assert!(cap > 0, "an NDJSON frame cap must leave room for the newline");
+        assert!(
+            cap > 0,
+            "an NDJSON frame cap must leave room for the newline"
+        );
         NdjsonCodec {
             cap,
             oversize,
@@ -157,33 +160,16 @@ impl NdjsonCodec {
         value: &T,
         dst: &mut BytesMut,
     ) -> Result<(), Error> {
-        let start = dst.len();
-        let mut writer = CappedWriter {
-            dst,
-            limit: start + (self.cap - 1),
-            over: false,
-        };
-        let written = serde_json::to_writer(&mut writer, value);
-        let over = writer.over;
-        match written {
-            Ok(()) => {
-                if let Some(at) = memchr::memchr(b'\n', &dst[start..]) {
-                    dst.truncate(start);
-                    return Err(Error::EmbeddedNewline { at });
-                }
-                dst.put_u8(b'\n');
-                Ok(())
-            }
-            Err(err) => {
-                let result = if over {
-                    self.too_large_outgoing(&dst[start..])
-                } else {
-                    Error::Serialize(err)
-                };
-                dst.truncate(start);
-                Err(result)
-            }
-        }
+        let limit = dst.len() + (self.cap - 1);
+        write_json(value, dst, limit).map_err(|err| match err {
+            Error::TooLarge { prefix, .. } => Error::TooLarge {
+                limit: self.cap,
+                prefix,
+            },
+            other => other,
+        })?;
+        dst.put_u8(b'\n');
+        Ok(())
     }
 
     fn too_large_outgoing(&self, frame: &[u8]) -> Error {
@@ -197,7 +183,7 @@ impl NdjsonCodec {
     fn too_large(&mut self, buf: &mut BytesMut) -> Error {
         let err = Error::TooLarge {
             limit: self.cap,
-            prefix: prefix_of(buf),
+            prefix: prefix_of(&buf[..self.cap]),
         };
         self.scanned = 0;
         match self.oversize {
@@ -223,31 +209,36 @@ impl NdjsonCodec {
     /// Keeps spare room in `buf` for the next read without letting capacity pass the bound.
     fn make_room(&self, buf: &mut BytesMut) {
         let len = buf.len();
-        let bound = self.buffer_bound();
-        let wanted_spare = MIN_SPARE.min(bound.saturating_sub(len)).max(1);
-        if buf.capacity() - len >= wanted_spare {
+        if buf.capacity() - len >= MIN_SPARE {
             return;
         }
-        // Grow geometrically (so a frame arriving in many small reads is copied O(1) times per
-        // byte) but never past the bound; `BytesMut::reserve` would double past it.
-        let target = len
-            .saturating_mul(2)
-            .max(len + READ_CHUNK)
-            .min(bound)
-            .max(len + 1);
-        let mut fresh = BytesMut::with_capacity(target);
-        fresh.extend_from_slice(buf);
-        *buf = fresh;
+        // The next capacity is the smallest `bound >> k` that holds the pending bytes and one
+        // read chunk. Capacities on that ladder double into each other, so when the buffer is a
+        // plain vector `reserve` grows it by `realloc` (no copy of a large frame, no fresh page
+        // faults) and the last step lands exactly on the bound instead of doubling past it.
+        let bound = self.buffer_bound();
+        let mut target = bound;
+        while target / 2 >= len + READ_CHUNK {
+            target /= 2;
+        }
+        buf.reserve(target - len);
+        if buf.capacity() > bound {
+            // `reserve` doubled a buffer that was not on the ladder; move to an exact one.
+            let mut fresh = BytesMut::with_capacity(target);
+            fresh.extend_from_slice(buf);
+            *buf = fresh;
+        }
     }
 }
 
-/// Drops a large allocation behind `buf`, keeping its contents.
+/// Moves what is left in `buf` into a small fresh buffer, so the large allocation behind it (a
+/// big frame's, or one filled while looking for a line end) is freed as soon as the frames cut
+/// from it are dropped. `capacity()` cannot tell: after `split_to` it counts only the room left
+/// in the view, not the allocation the view keeps alive.
 fn release(buf: &mut BytesMut) {
-    if buf.capacity() > SHRINK_AFTER {
-        let mut fresh = BytesMut::with_capacity(buf.len().max(READ_CHUNK));
-        fresh.extend_from_slice(buf);
-        *buf = fresh;
-    }
+    let mut fresh = BytesMut::with_capacity(buf.len().max(MIN_SPARE));
+    fresh.extend_from_slice(buf);
+    *buf = fresh;
 }
 
 fn prefix_of(bytes: &[u8]) -> Bytes {
@@ -346,6 +337,47 @@ impl Encoder<&[u8]> for NdjsonCodec {
     fn encode(&mut self, frame: &[u8], dst: &mut BytesMut) -> Result<(), Error> {
         self.encode_frame(frame, dst)
     }
+}
+
+/// Serializes `value` as compact JSON onto the end of `dst`, never letting `dst.len()` pass
+/// `limit`; the building block for frames assembled from pieces (a JSON-RPC envelope around a
+/// handler's result, say).
+///
+/// Serialization stops as soon as the limit would be crossed, so an oversized value costs at
+/// most `limit` bytes of work and memory.
+///
+/// # Errors
+///
+/// [`Error::TooLarge`] (with `limit` as given) when the output would pass `limit`,
+/// [`Error::EmbeddedNewline`] when a raw JSON value inside carried a newline (compact JSON never
+/// has one otherwise), [`Error::Serialize`] when `value` cannot be serialized. In every case
+/// `dst` is restored to its length before the call.
+pub fn write_json<T: Serialize + ?Sized>(
+    value: &T,
+    dst: &mut BytesMut,
+    limit: usize,
+) -> Result<(), Error> {
+    let start = dst.len();
+    let mut writer = CappedWriter {
+        dst,
+        limit,
+        over: false,
+    };
+    let written = serde_json::to_writer(&mut writer, value);
+    let over = writer.over;
+    let err = match written {
+        Ok(()) => match memchr::memchr(b'\n', &dst[start..]) {
+            None => return Ok(()),
+            Some(at) => Error::EmbeddedNewline { at },
+        },
+        Err(_) if over => Error::TooLarge {
+            limit,
+            prefix: prefix_of(&dst[start..]),
+        },
+        Err(err) => Error::Serialize(err),
+    };
+    dst.truncate(start);
+    Err(err)
 }
 
 /// An `io::Write` into a `BytesMut` that refuses to pass `limit` bytes of total length.

@@ -107,3 +107,6 @@ impl<R: AsyncRead + Unpin> Stream for FrameReader<R> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;
