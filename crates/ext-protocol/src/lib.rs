@@ -1,0 +1,142 @@
+//! Extension Protocol v1 (`reasonix.extension.v1`): the wire types, strict decoding, registries,
+//! error reasons, constants and JSON Schema shared by the host (`sidewire-ext-host`) and the SDK
+//! (`sidewire-ext-sdk`).
+//!
+//! This crate is plain data and pure functions: every DTO of the spec as a Rust type that encodes
+//! with `serde` and decodes only through [`decode_params`], [`decode_result`] and friends, which
+//! apply every rule of §4 (required members, unknown and repeated members rejected at every level,
+//! `null` only where nullable, exact integer types and ranges, enums, Unicode "non-empty",
+//! sha256 syntax, type-level rules) and report the JSON path of the first failure. It also holds
+//! the method registry (§5), the hook-point registry with decision legality and replacement
+//! re-validation (§7), the reason table with its [`sidewire_jsonrpc::ErrorObject`] bridge (§3),
+//! the version check (§1), the manifest format (§12.1), every protocol constant (only here does
+//! [`FRAME_BYTES`] live), and a generated JSON Schema with its hash [`SCHEMA_SHA256`]. It is
+//! **not** a transport or a peer: it performs no I/O, owns no runtime, reads no files, frames
+//! nothing and never decides what a connection does next; `sidewire-framing`,
+//! `sidewire-jsonrpc` and the host and SDK crates do that.
+//!
+//! ```
+//! use sidewire_ext_protocol::{HookPayload, InterceptParams, Reason, decode_params};
+//!
+//! let raw = r#"{"event":"input.receive","seq":1,"payload":{"text":"hi"},"timeoutMillis":5000}"#;
+//! let params: InterceptParams = decode_params(Some(raw)).unwrap();
+//! assert!(matches!(params.payload, Some(HookPayload::Input(_))));
+//!
+//! // `1.0` is not a uint: the error names the member and the reason to answer with.
+//! let raw = r#"{"event":"input.receive","seq":1.0,"payload":{},"timeoutMillis":5000}"#;
+//! let err = decode_params::<InterceptParams>(Some(raw)).unwrap_err();
+//! assert_eq!(err.path(), "params.seq");
+//! assert_eq!(err.reason(), Reason::InvalidParams);
+//! ```
+//!
+//! # Where the spec is silent, and what this crate chose
+//!
+//! Each choice errs on the side of keeping extension authors and users safe: reject what is
+//! ambiguous, never guess.
+//!
+//! * Repeated member names are rejected inside `any` values (`replacement`, `values`, `default`,
+//!   `parameters`) and inside the manifest's opaque `contributes` too, not only in typed DTOs:
+//!   a repeated name has no single meaning anywhere.
+//! * `-0`, `1.0` and `1e3` are not integers (serde_json reads them as floats); a whole number at
+//!   or beyond 2^53 is reported as out of range, a fraction or exponent as a type error.
+//! * Optional strings, lists and maps are plain values that are omitted when empty, since §0
+//!   defines absent and empty as the same; optional booleans and numbers are `Option`s, so that
+//!   `false` and `0` can still be sent when meaningful.
+//! * `ManifestExpectation` lists are decoded as hook points, slots and capabilities, not as free
+//!   strings, since they are copies of a validated manifest.
+//! * A payload is decoded as its point's DTO, and the §9 rule (payload `null` iff exactly one
+//!   `/payload` descriptor) is a type-level rule of `InterceptParams` and `EventParams`; a
+//!   `ProviderChunk` must carry its type's member and `error` only in an `error` chunk; a
+//!   `ContentReadResult` page must be consistent on its own (base64, ≤ 262,144 bytes, `nextOffset`
+//!   arithmetic, `totalBytes` ≤ 8 MiB).
+//! * Path-like members (`workspaceRoot`, `paths`) are not checked for absoluteness: the syntax is
+//!   platform-specific and the spec gives no failure reason for it.
+//! * Duplicate `runtime.capabilities` entries are accepted (the spec calls the list a subset,
+//!   not a list without duplicates); duplicate `intercepts` and `replaces` are rejected.
+//! * [`Reason::from_error_object`] also requires `code` to match the reason's code; a mismatch is
+//!   "no reason", so such an error is never retried automatically.
+//! * A manifest failure maps to `invalid_params` when a reason is needed; manifests never travel
+//!   on the wire.
+
+#[macro_use]
+mod wire_enum;
+
+mod constants;
+mod content;
+mod decode;
+mod error;
+mod hooks;
+mod intercept;
+mod lifecycle;
+mod manifest;
+pub mod methods;
+mod model;
+mod payloads;
+mod provider;
+mod reason;
+mod schema;
+mod ui;
+mod version;
+
+#[cfg(test)]
+mod testkit;
+
+pub use crate::constants::{
+    CALL_TIMEOUT, CONTENT_CHUNK_BYTES, CONTENT_OBJECT_BYTES, CONTENT_REF_HEX_DIGITS,
+    CONTENT_REF_PREFIX, CONTENT_REFS_PER_CONNECTION, DEFAULT_INTERCEPT_TIMEOUT, ENV_PLUGIN_NAME,
+    ENV_PLUGIN_ROOT, ENV_PLUGIN_VERSION, EVENT_QUEUE_FRAMES, EXTERNALIZE_FIELD_BYTES, FRAME_BYTES,
+    GENERATION_BOOT_BUDGET, HANDSHAKE_TIMEOUT, HELD_UI_CALLS_PER_CONNECTION, MANIFEST_API_VERSION,
+    MANIFEST_FILE, MAX_ACTION_ID_CHARS, MAX_CONCURRENT_BOOTS, MAX_INTERCEPT_TIMEOUT_MILLIS,
+    MAX_PLUGIN_ID_CHARS, MAX_PRIORITY, MAX_SAFE_INTEGER, MIN_CONCURRENT_CALLBACKS, MIN_PRIORITY,
+    NOTIFICATION_QUEUE_FRAMES, PLUGIN_PROVIDER_REF_PREFIX, PLUGIN_ROOT_PLACEHOLDER, PROTOCOL_ID,
+    PROTOCOL_MAJOR, PROTOCOL_VERSION, READINESS_RULE, REFUSED_COMMAND_NAMES,
+    RESPONSE_TOO_LARGE_MESSAGE, SDK_STDERR_PREFIX, SHORT_INTERCEPT_TIMEOUT, SHUTDOWN_ANSWER_GRACE,
+    SHUTDOWN_EXIT_WAIT, SHUTDOWN_REAP_WAIT, SHUTDOWN_TIMEOUT_MILLIS, STDERR_TAIL_BYTES,
+    STREAM_CANCEL_TIMEOUT, STREAM_GAP_TIMEOUT, STREAM_REORDER_WINDOW, WRITE_STALL_TIMEOUT,
+};
+pub use crate::content::{
+    ContentEncoding, ContentReadParams, ContentReadResult, ExternalizedField, is_content_ref,
+};
+pub use crate::decode::{Dto, decode, decode_params, decode_result};
+pub use crate::error::{Error, Target};
+pub use crate::hooks::{
+    Caller, Decision, HookPayload, HookPoint, PayloadKind, SessionPhase, Slot, Verdict,
+};
+pub use crate::intercept::{
+    EventParams, InterceptParams, InterceptResult, PAYLOAD_POINTER, ResourcesChangedParams,
+};
+pub use crate::lifecycle::{
+    HostCapabilities, InitializeParams, InitializeResult, InitializedParams, ManifestExpectation,
+    SessionContext, ShutdownParams, ShutdownResult, UiActionDecl, UiHost, is_action_id,
+};
+pub use crate::manifest::{
+    Capability, Manifest, RuntimeSpec, is_accepted_manifest_api_version, is_plugin_id,
+};
+pub use crate::methods::{Direction, Method, MethodKind, NotificationMethod, RequestMethod};
+pub use crate::model::{
+    ProviderMessage, ProviderRequest, ProviderToolCall, ProviderToolSchema, ProviderUsage,
+    ResponseFormat, Role,
+};
+pub use crate::payloads::{
+    AgentStartPayload, CompactionCompletePayload, CompactionPreparePayload, ContextPayload,
+    FrontendEventPayload, InputPayload, PermissionPayload, ProviderRequestPayload,
+    ProviderResponsePayload, SessionPayload, SystemPromptPayload, ToolAfterPayload,
+    ToolBeforePayload,
+};
+pub use crate::provider::{
+    ChunkType, ProviderCatalogParams, ProviderCatalogResult, ProviderChunk, ProviderDescriptor,
+    ProviderError, ProviderErrorCode, StreamCancelParams, StreamCancelResult, StreamChunkParams,
+    StreamEndParams, StreamOpenParams, StreamOpenResult, is_plugin_provider_ref,
+};
+pub use crate::reason::Reason;
+pub use crate::schema::{SCHEMA_SHA256, protocol_schema, protocol_schema_json};
+pub use crate::ui::{
+    CardAction, CardField, CardPayload, FieldKind, NotificationPayload, Severity, StatusPayload,
+    SurfaceKind, SurfacePayload, UiActionParams, UiActionResult, UiFormField, UiFormPayload,
+    UiPublishParams, UiPublishResult, UiRequestParams, UiRequestResult, UiSubmitParams,
+    UiSubmitResult,
+};
+pub use crate::version::{
+    check_protocol_id, check_protocol_version, check_version, decode_initialize_params,
+    decode_initialize_result,
+};

@@ -1,0 +1,125 @@
+//! The version check of §1, the same function on both sides, and the two handshake decoders that
+//! must run it before strict decoding (§6.1 steps 2 and 4).
+//!
+//! The check only compares against [`PROTOCOL_ID`] and [`PROTOCOL_MAJOR`]; there is no
+//! negotiation. What to do on failure (answer and exit, kill the sidecar) is the caller's
+//! business.
+
+use serde_json::Value;
+
+use crate::constants::{PROTOCOL_ID, PROTOCOL_MAJOR};
+use crate::decode::{Seg, decode_value, parse};
+use crate::error::{Error, Target};
+use crate::lifecycle::{InitializeParams, InitializeResult};
+use crate::reason::Reason;
+
+/// §1 step 1: `protocolId` must equal [`PROTOCOL_ID`] byte for byte, else
+/// `unsupported_version`.
+pub fn check_protocol_id(protocol_id: &str) -> Result<(), Reason> {
+    if protocol_id == PROTOCOL_ID {
+        Ok(())
+    } else {
+        Err(Reason::UnsupportedVersion)
+    }
+}
+
+/// §1 steps 2–3: `protocolVersion` must be canonical decimal (`^(0|[1-9][0-9]*)$`), else
+/// `protocol_error`; its value must equal [`PROTOCOL_MAJOR`], else `unsupported_version`.
+pub fn check_protocol_version(protocol_version: &str) -> Result<(), Reason> {
+    let bytes = protocol_version.as_bytes();
+    let canonical = match bytes {
+        [] => false,
+        [b'0'] => true,
+        [first, rest @ ..] => (b'1'..=b'9').contains(first) && rest.iter().all(u8::is_ascii_digit),
+    };
+    if !canonical {
+        return Err(Reason::ProtocolError);
+    }
+    // A canonical number too large for u64 is certainly not the major.
+    match protocol_version.parse::<u64>() {
+        Ok(major) if major == PROTOCOL_MAJOR => Ok(()),
+        _ => Err(Reason::UnsupportedVersion),
+    }
+}
+
+/// The whole check of §1 on the two identity members; `protocol_id` is `None` for results, which
+/// carry no id. (A missing or non-string member is handled by [`decode_initialize_params`] and
+/// [`decode_initialize_result`], which see the raw JSON.)
+pub fn check_version(protocol_id: Option<&str>, protocol_version: &str) -> Result<(), Reason> {
+    if let Some(id) = protocol_id {
+        check_protocol_id(id)?;
+    }
+    check_protocol_version(protocol_version)
+}
+
+fn version_error(at: &Seg<'_>, reason: Reason, detail: String) -> Error {
+    Error::Version {
+        target: at.target(),
+        path: at.render(),
+        reason,
+        detail,
+    }
+}
+
+/// Checks `protocolVersion` of a parsed object; missing or non-string is `protocol_error`
+/// (§6.1 step 2).
+fn check_version_member(value: &Value, at: &Seg<'_>) -> Result<(), Error> {
+    let here = at.key("protocolVersion");
+    let Some(version) = value.get("protocolVersion").and_then(Value::as_str) else {
+        return Err(version_error(
+            &here,
+            Reason::ProtocolError,
+            "missing or not a string".into(),
+        ));
+    };
+    check_protocol_version(version).map_err(|reason| {
+        let detail = match reason {
+            Reason::ProtocolError => format!("{version:?} is not a canonical decimal"),
+            _ => format!("major {version} is not {PROTOCOL_MAJOR}"),
+        };
+        version_error(&here, reason, detail)
+    })
+}
+
+/// Decodes `extension/initialize` params the way an SDK must (§6.1 step 2): the identity check
+/// runs **before** strict decoding, so a foreign host gets `unsupported_version` (missing or
+/// non-string `protocolId`, or another id or major) or `protocol_error` (missing, non-string or
+/// non-canonical `protocolVersion`) rather than `invalid_params`, even when other members are
+/// also invalid. Text that is not a duplicate-free JSON object fails as invalid params.
+pub fn decode_initialize_params(raw: Option<&str>) -> Result<InitializeParams, Error> {
+    let root = Seg::Root(Target::Params);
+    let value = parse(raw.unwrap_or("{}"), &root)?;
+    if value.is_object() {
+        let here = root.key("protocolId");
+        match value.get("protocolId").and_then(Value::as_str) {
+            None => {
+                return Err(version_error(
+                    &here,
+                    Reason::UnsupportedVersion,
+                    "missing or not a string".into(),
+                ));
+            }
+            Some(id) => check_protocol_id(id).map_err(|reason| {
+                version_error(&here, reason, format!("{id:?} is not {PROTOCOL_ID:?}"))
+            })?,
+        }
+        check_version_member(&value, &root)?;
+    }
+    decode_value(value, &root)
+}
+
+/// Decodes an `extension/initialize` result the way a host must (§6.1 step 4, §6.3 checks 1–3):
+/// the version check first (non-canonical → `protocol_error`, major ≠ 1 →
+/// `unsupported_version`), then strict decoding (`protocol_error`). Checks 4–8 are
+/// [`InitializeResult::check_against_manifest`].
+pub fn decode_initialize_result(raw: &str) -> Result<InitializeResult, Error> {
+    let root = Seg::Root(Target::Result);
+    let value = parse(raw, &root)?;
+    if value.is_object() {
+        check_version_member(&value, &root)?;
+    }
+    decode_value(value, &root)
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,159 @@
+//! The one Rust error type of this crate, and the sticky reason a connection ended.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::ErrorObject;
+
+/// Why a connection ended. Sticky: every pending request fails with it, and every later call
+/// fails at once with the same reason.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum CloseReason {
+    /// The peer closed its output.
+    Eof,
+    /// An inbound frame was over the cap (fatal in the strict profile).
+    FrameTooLarge {
+        /// The cap in bytes, counting the newline.
+        limit: usize,
+    },
+    /// A frame that was not a JSON-RPC object, under [`GarbagePolicy::Fatal`](crate::GarbagePolicy::Fatal).
+    Garbage(Arc<str>),
+    /// A write made no progress for the stall bound.
+    WriteStall(Duration),
+    /// Reading or writing failed.
+    Io(Arc<str>),
+    /// [`Peer::shutdown`](crate::Peer::shutdown) ran, or the driver was dropped.
+    ShutDown,
+}
+
+impl fmt::Display for CloseReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CloseReason::Eof => f.write_str("the peer closed the connection"),
+            CloseReason::FrameTooLarge { limit } => {
+                write!(f, "an inbound frame exceeded the {limit}-byte frame limit")
+            }
+            CloseReason::Garbage(detail) => write!(f, "the peer sent a malformed frame: {detail}"),
+            CloseReason::WriteStall(bound) => {
+                write!(f, "a write made no progress for {} ms", bound.as_millis())
+            }
+            CloseReason::Io(detail) => write!(f, "i/o error: {detail}"),
+            CloseReason::ShutDown => f.write_str("the connection was shut down"),
+        }
+    }
+}
+
+/// What can go wrong with a call on a [`Peer`](crate::Peer).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The connection is closed; the reason is sticky.
+    #[error("connection closed: {0}")]
+    Closed(CloseReason),
+    /// No response arrived within the request's timeout.
+    #[error("{method} got no response within {} ms", after.as_millis())]
+    Timeout {
+        /// The method called.
+        method: String,
+        /// The timeout that ran out.
+        after: Duration,
+    },
+    /// The peer answered with an error object.
+    #[error("{method} failed: {error}")]
+    Remote {
+        /// The method called.
+        method: String,
+        /// What the peer sent.
+        error: ErrorObject,
+    },
+    /// The outgoing frame would exceed the cap; nothing was written.
+    #[error("outgoing {method} exceeds the {limit}-byte frame limit")]
+    FrameTooLarge {
+        /// The method.
+        method: String,
+        /// The cap in bytes, counting the newline.
+        limit: usize,
+    },
+    /// The inbound response to this request was over the cap and was skipped (lenient profile).
+    #[error("the response to {method} exceeded the {limit}-byte frame limit")]
+    ResponseTooLarge {
+        /// The method called.
+        method: String,
+        /// The cap in bytes, counting the newline.
+        limit: usize,
+    },
+    /// The params could not be serialized.
+    #[error("cannot serialize the params of {method}: {source}")]
+    Serialize {
+        /// The method.
+        method: String,
+        /// Why.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The response's result did not decode into the expected type.
+    #[error("the result of {method} does not decode: {source}")]
+    Decode {
+        /// The method called.
+        method: String,
+        /// Why.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The response broke the JSON-RPC rules (strict profile: `protocol_error`).
+    #[error("invalid response to {method}: {reason}")]
+    InvalidResponse {
+        /// The method called.
+        method: String,
+        /// What was wrong.
+        reason: &'static str,
+    },
+}
+
+impl Error {
+    /// The connection is closed.
+    pub fn is_closed(&self) -> bool {
+        matches!(self, Error::Closed(_))
+    }
+
+    /// The request timed out.
+    pub fn is_timeout(&self) -> bool {
+        matches!(self, Error::Timeout { .. })
+    }
+
+    /// The peer answered with an error object.
+    pub fn is_remote(&self) -> bool {
+        matches!(self, Error::Remote { .. })
+    }
+
+    /// A frame was over the cap: an outgoing one refused, or an inbound response skipped.
+    pub fn is_too_large(&self) -> bool {
+        matches!(
+            self,
+            Error::FrameTooLarge { .. } | Error::ResponseTooLarge { .. }
+        )
+    }
+
+    /// The peer's answer was malformed or did not decode.
+    pub fn is_invalid_response(&self) -> bool {
+        matches!(self, Error::InvalidResponse { .. } | Error::Decode { .. })
+    }
+
+    /// The reason the connection closed, when that is what this error is.
+    pub fn close_reason(&self) -> Option<&CloseReason> {
+        match self {
+            Error::Closed(reason) => Some(reason),
+            _ => None,
+        }
+    }
+
+    /// The peer's error object, when that is what this error is.
+    pub fn remote(&self) -> Option<&ErrorObject> {
+        match self {
+            Error::Remote { error, .. } => Some(error),
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,501 @@
+//! The handle side of a connection: outgoing calls, the pending-request table, shutdown.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::future::Future;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use bytes::{Bytes, BytesMut};
+use futures_util::task::AtomicWaker;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use tokio::sync::{mpsc, oneshot, watch};
+
+use crate::config::{Cancelled, HookNotification};
+use crate::message::{encode_notification, encode_request};
+use crate::{CloseReason, Config, Error, ErrorObject, Id, Notification, Request};
+
+/// A handle on one JSON-RPC connection. Cheap to clone; every clone talks to the same driver.
+///
+/// Dropping every handle does not end the connection (the driver goes on serving inbound
+/// requests); [`shutdown`](Peer::shutdown) does.
+#[derive(Clone)]
+pub struct Peer {
+    pub(crate) shared: Arc<Shared>,
+}
+
+pub(crate) struct Shared {
+    pub(crate) config: Config,
+    pub(crate) outbound: mpsc::Sender<Bytes>,
+    pub(crate) pending: Mutex<HashMap<u64, Pending>>,
+    next_id: AtomicU64,
+    pub(crate) closed: OnceLock<CloseReason>,
+    /// Set once by `shutdown`: the grace period in-flight work gets.
+    pub(crate) shutdown_grace: Mutex<Option<Duration>>,
+    /// Wakes the driver when `shutdown_grace` is set.
+    pub(crate) shutdown_waker: AtomicWaker,
+    pub(crate) finished: watch::Sender<bool>,
+    pub(crate) stats: Counters,
+}
+
+/// A request of ours waiting for its response.
+pub(crate) struct Pending {
+    pub(crate) reply: oneshot::Sender<Reply>,
+}
+
+/// How a pending request ends, as routed by the driver.
+pub(crate) enum Reply {
+    /// The response frame, and where its `result` lies inside it.
+    Result {
+        frame: Bytes,
+        start: usize,
+        end: usize,
+    },
+    /// The peer's error object.
+    Error(ErrorObject),
+    /// The response broke the rules.
+    Invalid(&'static str),
+    /// The response was over the cap and skipped.
+    TooLarge { limit: usize },
+    /// The connection ended.
+    Closed(CloseReason),
+}
+
+#[derive(Default)]
+pub(crate) struct Counters {
+    pub(crate) late_responses: AtomicU64,
+    pub(crate) garbage_frames: AtomicU64,
+    pub(crate) dropped_notifications: AtomicU64,
+    pub(crate) dropped_cancel_notices: AtomicU64,
+}
+
+/// Counters of things a peer dropped rather than failed on.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Stats {
+    /// Responses whose id matched no pending request (late after a timeout or cancel, or
+    /// never sent).
+    pub late_responses: u64,
+    /// Frames skipped as garbage (non-JSON, not an object, unwanted batches).
+    pub garbage_frames: u64,
+    /// Inbound notifications dropped: malformed, no handler, or params that do not decode.
+    pub dropped_notifications: u64,
+    /// Cancel notices a hook produced that could not be queued (the outbound queue was full).
+    pub dropped_cancel_notices: u64,
+}
+
+/// Options for one outgoing request.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CallOptions {
+    /// Overrides the peer's default request timeout.
+    pub timeout: Option<Duration>,
+}
+
+impl CallOptions {
+    /// Options with this timeout.
+    pub fn timeout(timeout: Duration) -> Self {
+        CallOptions {
+            timeout: Some(timeout),
+        }
+    }
+}
+
+/// A successful response whose result has not been decoded yet: the frame and where the result
+/// lies inside it, so nothing is copied or parsed until the caller asks.
+#[derive(Clone)]
+pub struct RawResult {
+    frame: Bytes,
+    start: usize,
+    end: usize,
+}
+
+impl RawResult {
+    /// The result's JSON text.
+    pub fn get(&self) -> &str {
+        // The driver checked the frame is UTF-8 and cut the range at value boundaries.
+        std::str::from_utf8(&self.frame[self.start..self.end]).unwrap_or("null")
+    }
+
+    /// Decodes the result.
+    ///
+    /// # Errors
+    ///
+    /// The serde error when it does not decode into `T`.
+    pub fn decode<T: DeserializeOwned>(&self) -> Result<T, serde_json::Error> {
+        serde_json::from_str(self.get())
+    }
+}
+
+impl fmt::Debug for RawResult {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("RawResult").field(&self.get()).finish()
+    }
+}
+
+impl Peer {
+    pub(crate) fn new(config: Config, outbound: mpsc::Sender<Bytes>) -> Self {
+        let (finished, _) = watch::channel(false);
+        Peer {
+            shared: Arc::new(Shared {
+                config,
+                outbound,
+                pending: Mutex::new(HashMap::new()),
+                next_id: AtomicU64::new(1),
+                closed: OnceLock::new(),
+                shutdown_grace: Mutex::new(None),
+                shutdown_waker: AtomicWaker::new(),
+                finished,
+                stats: Counters::default(),
+            }),
+        }
+    }
+
+    pub(crate) fn config(&self) -> &Config {
+        &self.shared.config
+    }
+
+    /// Sends request `R` and waits for its result, within the peer's default timeout.
+    ///
+    /// # Errors
+    ///
+    /// See [`request_with`](Peer::request_with).
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping the future cancels the request: its pending entry is removed at once, the
+    /// protocol's cancel hook runs, and a late response is dropped and counted.
+    pub async fn request<R: Request>(&self, params: &R::Params) -> Result<R::Result, Error> {
+        self.request_with::<R>(params, CallOptions::default()).await
+    }
+
+    /// Sends request `R` with per-call options and waits for its result.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Closed`] when the connection is or becomes closed, [`Error::Timeout`],
+    /// [`Error::Remote`] for the peer's error object, [`Error::FrameTooLarge`] when the
+    /// request does not fit in a frame (nothing is written), [`Error::Serialize`],
+    /// [`Error::Decode`] and [`Error::InvalidResponse`] for answers that do not fit.
+    ///
+    /// # Cancel safety
+    ///
+    /// As for [`request`](Peer::request).
+    pub async fn request_with<R: Request>(
+        &self,
+        params: &R::Params,
+        options: CallOptions,
+    ) -> Result<R::Result, Error> {
+        let raw = self.call(R::METHOD, Some(params), options).await?;
+        raw.decode().map_err(|source| Error::Decode {
+            method: R::METHOD.to_owned(),
+            source,
+        })
+    }
+
+    /// Sends an untyped request (`params: None` omits the member) and returns its undecoded
+    /// result.
+    ///
+    /// # Errors
+    ///
+    /// As for [`request_with`](Peer::request_with), less the decoding.
+    ///
+    /// # Cancel safety
+    ///
+    /// As for [`request`](Peer::request).
+    pub async fn call<P: Serialize + ?Sized>(
+        &self,
+        method: &str,
+        params: Option<&P>,
+        options: CallOptions,
+    ) -> Result<RawResult, Error> {
+        let shared = &self.shared;
+        if let Some(reason) = shared.closed.get() {
+            return Err(Error::Closed(reason.clone()));
+        }
+        let id = shared.next_id.fetch_add(1, Ordering::Relaxed);
+        let wire_id = Id::int(i64::try_from(id).unwrap_or(i64::MAX));
+        let mut frame = BytesMut::with_capacity(128);
+        encode_request(
+            &mut frame,
+            shared.config.max_body(),
+            &wire_id,
+            method,
+            params,
+        )
+        .map_err(|err| self.encode_error(method, err))?;
+        let (reply, receiver) = oneshot::channel();
+        lock(&shared.pending).insert(id, Pending { reply });
+        let mut guard = PendingGuard {
+            peer: self,
+            id,
+            wire_id: &wire_id,
+            method,
+            timed_out: false,
+            armed: true,
+        };
+        // The driver fails every pending entry when it closes; one inserted after that is
+        // caught here, because the reason is set before the table is drained.
+        if let Some(reason) = shared.closed.get() {
+            guard.disarm();
+            lock(&shared.pending).remove(&id);
+            return Err(Error::Closed(reason.clone()));
+        }
+        let timeout = options.timeout.unwrap_or(shared.config.request_timeout);
+        let exchange = async {
+            if shared.outbound.send(frame.freeze()).await.is_err() {
+                return Reply::Closed(self.close_reason());
+            }
+            receiver
+                .await
+                .unwrap_or_else(|_| Reply::Closed(self.close_reason()))
+        };
+        let reply = match tokio::time::timeout(timeout, exchange).await {
+            Ok(reply) => reply,
+            Err(_) => {
+                guard.timed_out = true;
+                drop(guard);
+                return Err(Error::Timeout {
+                    method: method.to_owned(),
+                    after: timeout,
+                });
+            }
+        };
+        guard.disarm();
+        match reply {
+            Reply::Result { frame, start, end } => Ok(RawResult { frame, start, end }),
+            Reply::Error(error) => Err(Error::Remote {
+                method: method.to_owned(),
+                error,
+            }),
+            Reply::Invalid(reason) => Err(Error::InvalidResponse {
+                method: method.to_owned(),
+                reason,
+            }),
+            Reply::TooLarge { limit } => Err(Error::ResponseTooLarge {
+                method: method.to_owned(),
+                limit,
+            }),
+            Reply::Closed(reason) => Err(Error::Closed(reason)),
+        }
+    }
+
+    /// Sends notification `N`, waiting for room in the outbound queue.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Closed`], [`Error::FrameTooLarge`] (nothing written), [`Error::Serialize`].
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping the future before it completes sends nothing.
+    pub async fn notify<N: Notification>(&self, params: &N::Params) -> Result<(), Error> {
+        self.notify_untyped(N::METHOD, Some(params)).await
+    }
+
+    /// Sends an untyped notification, waiting for room in the outbound queue.
+    ///
+    /// # Errors
+    ///
+    /// As for [`notify`](Peer::notify).
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping the future before it completes sends nothing.
+    pub async fn notify_untyped<P: Serialize + ?Sized>(
+        &self,
+        method: &str,
+        params: Option<&P>,
+    ) -> Result<(), Error> {
+        let frame = self.notification_frame(method, params)?;
+        self.shared
+            .outbound
+            .send(frame)
+            .await
+            .map_err(|_| Error::Closed(self.close_reason()))
+    }
+
+    /// Queues a notification without waiting; fails when the outbound queue is full.
+    ///
+    /// # Errors
+    ///
+    /// As for [`notify`](Peer::notify), and [`Error::Timeout`] with a zero duration when the
+    /// queue is full.
+    pub fn try_notify<P: Serialize + ?Sized>(
+        &self,
+        method: &str,
+        params: Option<&P>,
+    ) -> Result<(), Error> {
+        let frame = self.notification_frame(method, params)?;
+        self.shared
+            .outbound
+            .try_send(frame)
+            .map_err(|err| match err {
+                mpsc::error::TrySendError::Full(_) => Error::Timeout {
+                    method: method.to_owned(),
+                    after: Duration::ZERO,
+                },
+                mpsc::error::TrySendError::Closed(_) => Error::Closed(self.close_reason()),
+            })
+    }
+
+    fn notification_frame<P: Serialize + ?Sized>(
+        &self,
+        method: &str,
+        params: Option<&P>,
+    ) -> Result<Bytes, Error> {
+        if let Some(reason) = self.shared.closed.get() {
+            return Err(Error::Closed(reason.clone()));
+        }
+        let mut frame = BytesMut::with_capacity(128);
+        encode_notification(&mut frame, self.shared.config.max_body(), method, params)
+            .map_err(|err| self.encode_error(method, err))?;
+        Ok(frame.freeze())
+    }
+
+    fn encode_error(&self, method: &str, err: sidewire_framing::Error) -> Error {
+        match err {
+            sidewire_framing::Error::Serialize(source) => Error::Serialize {
+                method: method.to_owned(),
+                source,
+            },
+            _ => Error::FrameTooLarge {
+                method: method.to_owned(),
+                limit: self.shared.config.max_frame,
+            },
+        }
+    }
+
+    fn close_reason(&self) -> CloseReason {
+        self.shared
+            .closed
+            .get()
+            .cloned()
+            .unwrap_or(CloseReason::ShutDown)
+    }
+
+    /// Stops taking inbound requests (new ones are answered `-32603`), lets in-flight work
+    /// finish for up to `grace`, then cancels what is left, fails pending outgoing requests
+    /// with [`CloseReason::ShutDown`], flushes, closes the sink and ends the driver. Returns
+    /// when the driver has finished; calling it again only waits.
+    ///
+    /// The driver must be running (spawned or polled) for this to complete.
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping the future does not undo the shutdown; it only stops waiting for it.
+    pub async fn shutdown(&self, grace: Duration) {
+        lock(&self.shared.shutdown_grace).get_or_insert(grace);
+        self.shared.shutdown_waker.wake();
+        let mut finished = self.shared.finished.subscribe();
+        // An error means the sender is gone, which cannot happen while we hold `shared`.
+        let _ = finished.wait_for(|done| *done).await;
+    }
+
+    /// Whether the connection has closed, and why.
+    pub fn close_reason_if_closed(&self) -> Option<CloseReason> {
+        self.shared.closed.get().cloned()
+    }
+
+    /// Waits until the connection has closed and returns why.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: it only waits.
+    pub fn closed(&self) -> impl Future<Output = CloseReason> + Send + 'static {
+        let shared = Arc::clone(&self.shared);
+        async move {
+            let mut finished = shared.finished.subscribe();
+            let _ = finished.wait_for(|done| *done).await;
+            shared
+                .closed
+                .get()
+                .cloned()
+                .unwrap_or(CloseReason::ShutDown)
+        }
+    }
+
+    /// How many of our requests are waiting for a response.
+    pub fn pending_requests(&self) -> usize {
+        lock(&self.shared.pending).len()
+    }
+
+    /// What the peer dropped rather than failed on.
+    pub fn stats(&self) -> Stats {
+        let c = &self.shared.stats;
+        Stats {
+            late_responses: c.late_responses.load(Ordering::Relaxed),
+            garbage_frames: c.garbage_frames.load(Ordering::Relaxed),
+            dropped_notifications: c.dropped_notifications.load(Ordering::Relaxed),
+            dropped_cancel_notices: c.dropped_cancel_notices.load(Ordering::Relaxed),
+        }
+    }
+}
+
+impl fmt::Debug for Peer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Peer")
+            .field("profile", &self.shared.config.profile)
+            .field("pending", &self.pending_requests())
+            .field("closed", &self.shared.closed.get())
+            .finish()
+    }
+}
+
+/// Removes a request's pending entry and runs the cancel hook when the request is abandoned
+/// (its future dropped, or timed out) before a reply was taken.
+struct PendingGuard<'a> {
+    peer: &'a Peer,
+    id: u64,
+    wire_id: &'a Id,
+    method: &'a str,
+    timed_out: bool,
+    armed: bool,
+}
+
+impl PendingGuard<'_> {
+    fn disarm(&mut self) {
+        self.armed = false;
+    }
+}
+
+impl Drop for PendingGuard<'_> {
+    fn drop(&mut self) {
+        if !self.armed {
+            return;
+        }
+        let shared = &self.peer.shared;
+        // Only a request still pending was abandoned; one the driver already answered or
+        // failed is not cancelled on the wire.
+        if lock(&shared.pending).remove(&self.id).is_none() || shared.closed.get().is_some() {
+            return;
+        }
+        let notice = shared.config.hooks.on_cancel(Cancelled {
+            id: self.wire_id,
+            method: self.method,
+            timed_out: self.timed_out,
+        });
+        if let Some(HookNotification { method, params }) = notice {
+            let queued = self
+                .peer
+                .notification_frame(&method, Some(&params))
+                .ok()
+                .is_some_and(|frame| shared.outbound.try_send(frame).is_ok());
+            if !queued {
+                shared
+                    .stats
+                    .dropped_cancel_notices
+                    .fetch_add(1, Ordering::Relaxed);
+            }
+        }
+    }
+}
+
+/// Locks a mutex, ignoring poisoning: the table holds plain data that a panic elsewhere cannot
+/// leave half-updated.
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
