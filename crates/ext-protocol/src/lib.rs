@@ -72,6 +72,7 @@ mod manifest;
 pub mod methods;
 mod model;
 mod payloads;
+mod peer;
 mod provider;
 mod reason;
 mod schema;
@@ -123,6 +124,7 @@ pub use crate::payloads::{
     ProviderResponsePayload, SessionPayload, SystemPromptPayload, ToolAfterPayload,
     ToolBeforePayload,
 };
+pub use crate::peer::{ExtensionHooks, jsonrpc_config, reason_of};
 pub use crate::provider::{
     ChunkType, ProviderCatalogParams, ProviderCatalogResult, ProviderChunk, ProviderDescriptor,
     ProviderError, ProviderErrorCode, StreamCancelParams, StreamCancelResult, StreamChunkParams,
