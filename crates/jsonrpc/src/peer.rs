@@ -5,10 +5,9 @@ use std::fmt;
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::{Bytes, BytesMut};
-use futures_util::task::AtomicWaker;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tokio::sync::{mpsc, oneshot, watch};
@@ -28,21 +27,34 @@ pub struct Peer {
 
 pub(crate) struct Shared {
     pub(crate) config: Config,
-    pub(crate) outbound: mpsc::Sender<Bytes>,
+    pub(crate) outbound: mpsc::Sender<Outbound>,
     pub(crate) pending: Mutex<HashMap<u64, Pending>>,
+    /// The origin of deadlines: they are kept as nanoseconds since it, so the earliest one
+    /// fits in an atomic.
+    pub(crate) epoch: Instant,
+    /// The earliest deadline the driver must wake for (`u64::MAX`: none). Callers lower it;
+    /// the driver raises it again after a sweep. One timer per connection instead of one per
+    /// request keeps timeouts off the round-trip path.
+    pub(crate) wake_at: AtomicU64,
     next_id: AtomicU64,
     pub(crate) closed: OnceLock<CloseReason>,
-    /// Set once by `shutdown`: the grace period in-flight work gets.
-    pub(crate) shutdown_grace: Mutex<Option<Duration>>,
-    /// Wakes the driver when `shutdown_grace` is set.
-    pub(crate) shutdown_waker: AtomicWaker,
     pub(crate) finished: watch::Sender<bool>,
     pub(crate) stats: Counters,
+}
+
+/// What handles send the driver.
+pub(crate) enum Outbound {
+    /// A frame to write.
+    Frame(Bytes),
+    /// Stop taking requests; give in-flight work this long.
+    Shutdown(Duration),
 }
 
 /// A request of ours waiting for its response.
 pub(crate) struct Pending {
     pub(crate) reply: oneshot::Sender<Reply>,
+    /// Nanoseconds since `Shared::epoch` after which the driver times the request out.
+    pub(crate) deadline: u64,
 }
 
 /// How a pending request ends, as routed by the driver.
@@ -61,6 +73,8 @@ pub(crate) enum Reply {
     TooLarge { limit: usize },
     /// The connection ended.
     Closed(CloseReason),
+    /// The request's deadline passed; the driver removed the entry.
+    TimedOut,
 }
 
 #[derive(Default)]
@@ -134,18 +148,28 @@ impl fmt::Debug for RawResult {
     }
 }
 
+impl Shared {
+    /// The deadline `timeout` from now, in nanoseconds since the epoch.
+    pub(crate) fn deadline_after(&self, timeout: Duration) -> u64 {
+        let at = self.epoch.elapsed().saturating_add(timeout);
+        u64::try_from(at.as_nanos())
+            .unwrap_or(u64::MAX - 1)
+            .min(u64::MAX - 1)
+    }
+}
+
 impl Peer {
-    pub(crate) fn new(config: Config, outbound: mpsc::Sender<Bytes>) -> Self {
+    pub(crate) fn new(config: Config, outbound: mpsc::Sender<Outbound>) -> Self {
         let (finished, _) = watch::channel(false);
         Peer {
             shared: Arc::new(Shared {
                 config,
                 outbound,
                 pending: Mutex::new(HashMap::new()),
+                epoch: Instant::now(),
+                wake_at: AtomicU64::new(u64::MAX),
                 next_id: AtomicU64::new(1),
                 closed: OnceLock::new(),
-                shutdown_grace: Mutex::new(None),
-                shutdown_waker: AtomicWaker::new(),
                 finished,
                 stats: Counters::default(),
             }),
@@ -225,14 +249,18 @@ impl Peer {
             params,
         )
         .map_err(|err| self.encode_error(method, err))?;
-        let (reply, receiver) = oneshot::channel();
-        lock(&shared.pending).insert(id, Pending { reply });
+        let timeout = options.timeout.unwrap_or(shared.config.request_timeout);
+        let deadline = shared.deadline_after(timeout);
+        let (reply, mut receiver) = oneshot::channel();
+        lock(&shared.pending).insert(id, Pending { reply, deadline });
+        // The driver keeps one timer for the earliest deadline; lower it if ours is earlier.
+        // (It reads this when our frame reaches it, so no extra wake-up is needed.)
+        shared.wake_at.fetch_min(deadline, Ordering::AcqRel);
         let mut guard = PendingGuard {
             peer: self,
             id,
             wire_id: &wire_id,
             method,
-            timed_out: false,
             armed: true,
         };
         // The driver fails every pending entry when it closes; one inserted after that is
@@ -242,27 +270,42 @@ impl Peer {
             lock(&shared.pending).remove(&id);
             return Err(Error::Closed(reason.clone()));
         }
-        let timeout = options.timeout.unwrap_or(shared.config.request_timeout);
-        let exchange = async {
-            if shared.outbound.send(frame.freeze()).await.is_err() {
-                return Reply::Closed(self.close_reason());
+        let frame = Outbound::Frame(frame.freeze());
+        // Fast path: room in the queue. Otherwise wait for room, but let a timeout (which the
+        // driver raises through `receiver`) end the wait too.
+        let queued = match shared.outbound.try_reserve() {
+            Ok(permit) => {
+                permit.send(frame);
+                Ok(())
             }
-            receiver
-                .await
-                .unwrap_or_else(|_| Reply::Closed(self.close_reason()))
+            Err(mpsc::error::TrySendError::Closed(())) => Err(Reply::Closed(self.close_reason())),
+            Err(mpsc::error::TrySendError::Full(())) => tokio::select! {
+                biased;
+                reply = &mut receiver => Err(reply.unwrap_or_else(|_| Reply::Closed(self.close_reason()))),
+                permit = shared.outbound.reserve() => match permit {
+                    Ok(permit) => {
+                        permit.send(frame);
+                        Ok(())
+                    }
+                    Err(_) => Err(Reply::Closed(self.close_reason())),
+                },
+            },
         };
-        let reply = match tokio::time::timeout(timeout, exchange).await {
-            Ok(reply) => reply,
-            Err(_) => {
-                guard.timed_out = true;
-                drop(guard);
-                return Err(Error::Timeout {
-                    method: method.to_owned(),
-                    after: timeout,
-                });
-            }
+        let reply = match queued {
+            Ok(()) => receiver
+                .await
+                .unwrap_or_else(|_| Reply::Closed(self.close_reason())),
+            Err(reply) => reply,
         };
         guard.disarm();
+        if let Reply::TimedOut = reply {
+            // The driver already removed the entry; the request is still abandoned on the wire.
+            guard.notice(true);
+            return Err(Error::Timeout {
+                method: method.to_owned(),
+                after: timeout,
+            });
+        }
         match reply {
             Reply::Result { frame, start, end } => Ok(RawResult { frame, start, end }),
             Reply::Error(error) => Err(Error::Remote {
@@ -278,6 +321,7 @@ impl Peer {
                 limit,
             }),
             Reply::Closed(reason) => Err(Error::Closed(reason)),
+            Reply::TimedOut => unreachable!("handled above"),
         }
     }
 
@@ -311,7 +355,7 @@ impl Peer {
         let frame = self.notification_frame(method, params)?;
         self.shared
             .outbound
-            .send(frame)
+            .send(Outbound::Frame(frame))
             .await
             .map_err(|_| Error::Closed(self.close_reason()))
     }
@@ -330,7 +374,7 @@ impl Peer {
         let frame = self.notification_frame(method, params)?;
         self.shared
             .outbound
-            .try_send(frame)
+            .try_send(Outbound::Frame(frame))
             .map_err(|err| match err {
                 mpsc::error::TrySendError::Full(_) => Error::Timeout {
                     method: method.to_owned(),
@@ -386,8 +430,9 @@ impl Peer {
     ///
     /// Dropping the future does not undo the shutdown; it only stops waiting for it.
     pub async fn shutdown(&self, grace: Duration) {
-        lock(&self.shared.shutdown_grace).get_or_insert(grace);
-        self.shared.shutdown_waker.wake();
+        // The request travels in the same queue as frames, so the driver needs no second
+        // wake-up source; an error means the driver is already gone.
+        let _ = self.shared.outbound.send(Outbound::Shutdown(grace)).await;
         let mut finished = self.shared.finished.subscribe();
         // An error means the sender is gone, which cannot happen while we hold `shared`.
         let _ = finished.wait_for(|done| *done).await;
@@ -450,7 +495,6 @@ struct PendingGuard<'a> {
     id: u64,
     wire_id: &'a Id,
     method: &'a str,
-    timed_out: bool,
     armed: bool,
 }
 
@@ -460,34 +504,40 @@ impl PendingGuard<'_> {
     }
 }
 
-impl Drop for PendingGuard<'_> {
-    fn drop(&mut self) {
-        if !self.armed {
-            return;
-        }
+impl PendingGuard<'_> {
+    /// Runs the protocol's cancel hook and queues the notice it returns, if any.
+    fn notice(&self, timed_out: bool) {
         let shared = &self.peer.shared;
-        // Only a request still pending was abandoned; one the driver already answered or
-        // failed is not cancelled on the wire.
-        if lock(&shared.pending).remove(&self.id).is_none() || shared.closed.get().is_some() {
+        if shared.closed.get().is_some() {
             return;
         }
         let notice = shared.config.hooks.on_cancel(Cancelled {
             id: self.wire_id,
             method: self.method,
-            timed_out: self.timed_out,
+            timed_out,
         });
         if let Some(HookNotification { method, params }) = notice {
             let queued = self
                 .peer
                 .notification_frame(&method, Some(&params))
                 .ok()
-                .is_some_and(|frame| shared.outbound.try_send(frame).is_ok());
+                .is_some_and(|frame| shared.outbound.try_send(Outbound::Frame(frame)).is_ok());
             if !queued {
                 shared
                     .stats
                     .dropped_cancel_notices
                     .fetch_add(1, Ordering::Relaxed);
             }
+        }
+    }
+}
+
+impl Drop for PendingGuard<'_> {
+    fn drop(&mut self) {
+        // Only a request still pending was abandoned; one the driver already answered or
+        // failed is not cancelled on the wire.
+        if self.armed && lock(&self.peer.shared.pending).remove(&self.id).is_some() {
+            self.notice(false);
         }
     }
 }
