@@ -1,0 +1,121 @@
+//! The repository checks: layering, headers, banned patterns, CI running the README command.
+
+use std::collections::BTreeSet;
+
+use xtask::{ALLOWED_EDGES, CLI_ONLY, normal_dependencies, readme_test_command, root, rust_files};
+
+#[test]
+fn crates_depend_only_along_the_allowed_edges() {
+    let deps = normal_dependencies();
+    let ours: BTreeSet<&str> = deps
+        .keys()
+        .map(String::as_str)
+        .filter(|name| name.starts_with("sidewire"))
+        .collect();
+    let mut bad = Vec::new();
+    for (package, dependencies) in &deps {
+        if !ours.contains(package.as_str()) || package == "sidewire-benches" {
+            continue;
+        }
+        for dep in dependencies {
+            if ours.contains(dep.as_str())
+                && !ALLOWED_EDGES.contains(&(package.as_str(), dep.as_str()))
+            {
+                bad.push(format!("{package} -> {dep}"));
+            }
+            if package != "sidewire" && CLI_ONLY.contains(&dep.as_str()) {
+                bad.push(format!("{package} -> {dep} (only the cli may use it)"));
+            }
+        }
+    }
+    assert!(bad.is_empty(), "dependency edges DESIGN.md does not allow:\n{}", bad.join("\n"));
+}
+
+#[test]
+fn ext_host_and_mcp_never_depend_on_each_other() {
+    let deps = normal_dependencies();
+    for (a, b) in [("sidewire-ext-host", "sidewire-mcp"), ("sidewire-mcp", "sidewire-ext-host")] {
+        if let Some(set) = deps.get(a) {
+            assert!(!set.contains(b), "{a} must not depend on {b}");
+        }
+    }
+}
+
+#[test]
+fn libraries_never_create_a_runtime() {
+    let mut bad = Vec::new();
+    for file in rust_files(&root().join("crates")) {
+        let text = code_lines(&std::fs::read_to_string(&file).unwrap());
+        let rel = file.strip_prefix(root()).unwrap().display().to_string();
+        let in_lib_src = rel.contains("/src/") && !rel.starts_with("crates/cli/");
+        if !in_lib_src {
+            continue;
+        }
+        for banned in ["#[tokio::main]", "Runtime::new(", "runtime::Builder::new"] {
+            if text.contains(banned) && !rel.ends_with("tests.rs") && !rel.contains("/tests/") {
+                bad.push(format!("{rel}: {banned}"));
+            }
+        }
+    }
+    assert!(bad.is_empty(), "only binaries create a runtime:\n{}", bad.join("\n"));
+}
+
+#[test]
+fn every_rust_file_opens_with_a_module_doc() {
+    let mut bad = Vec::new();
+    for dir in ["crates", "benches", "fuzz/fuzz_targets", "xtask"] {
+        for file in rust_files(&root().join(dir)) {
+            // Unit-test modules (`src/<mod>/tests.rs`) belong to the module they test.
+            if file.file_name().is_some_and(|name| name == "tests.rs") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&file).unwrap();
+            if !text.trim_start().starts_with("//!") {
+                bad.push(file.strip_prefix(root()).unwrap().display().to_string());
+            }
+        }
+    }
+    assert!(bad.is_empty(), "files without a leading `//!` saying what they are:\n{}", bad.join("\n"));
+}
+
+#[test]
+fn no_banned_patterns() {
+    // Spelled in pieces so this file does not flag itself.
+    let banned = [
+        format!("{}!(", "dbg"),
+        format!("{}!(", "todo"),
+        format!("{}!(", "unimplemented"),
+        format!("#[{}]", "ignore"),
+        format!("#[{}", "should_panic"),
+    ];
+    let mut bad = Vec::new();
+    for dir in ["crates", "benches", "fuzz/fuzz_targets", "xtask"] {
+        for file in rust_files(&root().join(dir)) {
+            let text = code_lines(&std::fs::read_to_string(&file).unwrap());
+            for pattern in &banned {
+                if text.contains(pattern.as_str()) {
+                    bad.push(format!("{}: {pattern}", file.strip_prefix(root()).unwrap().display()));
+                }
+            }
+        }
+    }
+    assert!(bad.is_empty(), "banned patterns:\n{}", bad.join("\n"));
+}
+
+#[test]
+fn ci_runs_the_readme_test_command() {
+    let command = readme_test_command().expect("README.md gives a `cargo test` command");
+    let ci = std::fs::read_to_string(root().join(".ci/run")).expect(".ci/run exists");
+    assert!(
+        ci.lines().any(|line| line.trim().starts_with(&command)),
+        ".ci/run does not run the README's test command `{command}`"
+    );
+}
+
+/// The text without comment lines (docs may name what the code must not contain).
+fn code_lines(text: &str) -> String {
+    text.lines()
+        .filter(|line| !line.trim_start().starts_with("//"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
