@@ -38,6 +38,10 @@ const READS_PER_ROUND: usize = 64;
 /// Queued outgoing frames beyond which the driver stops reading: a peer that sends requests
 /// but does not read its responses is slowed down instead of growing our memory.
 const WRITE_HIGH_WATER: usize = 1024;
+/// The same mark in bytes. Past either, the driver stops taking frames from the handles'
+/// queue too, so callers feel the bounded queue's backpressure instead of frames piling up
+/// here.
+const WRITE_HIGH_WATER_BYTES: usize = 1024 * 1024;
 
 /// The future that runs a connection. Spawn it (or poll it) for the [`Peer`] to work.
 ///
@@ -59,6 +63,8 @@ pub struct Driver<S, K> {
     queued: VecDeque<InFlight>,
     inbound_ids: HashSet<Id>,
     writes: VecDeque<Bytes>,
+    /// The bytes in `writes`.
+    writes_bytes: usize,
     unflushed: bool,
     stall: Option<Pin<Box<Sleep>>>,
     /// The one timer for outgoing requests' deadlines, and the deadline it is set for.
@@ -128,6 +134,7 @@ where
             queued: VecDeque::new(),
             inbound_ids: HashSet::new(),
             writes: VecDeque::new(),
+            writes_bytes: 0,
             unflushed: false,
             stall: None,
             deadline_timer: None,
@@ -273,7 +280,7 @@ where
             if self.read_done || self.closing.is_some() {
                 return false;
             }
-            if self.writes.len() >= WRITE_HIGH_WATER {
+            if self.writes_full() {
                 return true;
             }
             match Pin::new(&mut self.stream).poll_next(cx) {
@@ -348,7 +355,7 @@ where
         match envelope::classify(text, profile) {
             Ok(inbound) => {
                 if let Some(frame_out) = self.route(&frame, text, inbound, None) {
-                    self.writes.push_back(frame_out);
+                    self.push_write(frame_out);
                 }
             }
             Err(Garbage::NotAnObject(detail)) => self.garbage(detail),
@@ -533,7 +540,7 @@ where
                     "invalid request: empty batch",
                 ),
             );
-            self.writes.push_back(error_frame(&config, None, &error));
+            self.push_write(error_frame(&config, None, &error));
             return;
         }
         let mut answers: Vec<ResponseFuture> = Vec::new();
@@ -609,20 +616,29 @@ where
             let config = &self.peer.shared.config;
             error_frame(config, Some(&id), &config.local_error(LocalError::Internal))
         });
-        self.writes.push_back(frame);
+        self.push_write(frame);
         if let Some(next) = self.queued.pop_front() {
             self.running.push(next);
         }
     }
 
+    fn push_write(&mut self, frame: Bytes) {
+        self.writes_bytes += frame.len();
+        self.writes.push_back(frame);
+    }
+
+    fn writes_full(&self) -> bool {
+        self.writes.len() >= WRITE_HIGH_WATER || self.writes_bytes >= WRITE_HIGH_WATER_BYTES
+    }
+
     /// Takes what the handles queued; `true` when it stopped at the write high-water mark.
     fn poll_outbound(&mut self, cx: &mut Context<'_>) -> bool {
         loop {
-            if self.writes.len() >= WRITE_HIGH_WATER {
+            if self.writes_full() {
                 return true;
             }
             match self.outbound.poll_recv(cx) {
-                Poll::Ready(Some(Outbound::Frame(frame))) => self.writes.push_back(frame),
+                Poll::Ready(Some(Outbound::Frame(frame))) => self.push_write(frame),
                 Poll::Ready(Some(Outbound::Shutdown(grace))) => self.start_shutdown(grace),
                 Poll::Ready(None) | Poll::Pending => return false,
             }
@@ -639,6 +655,7 @@ where
             match Pin::new(&mut self.sink).poll_ready(cx) {
                 Poll::Ready(Ok(())) => {
                     let frame = self.writes.pop_front().expect("checked non-empty");
+                    self.writes_bytes -= frame.len();
                     Pin::new(&mut self.sink)
                         .start_send(frame)
                         .map_err(|err| io_reason(err.into()))?;
@@ -687,15 +704,7 @@ where
         if self.closing.is_some() {
             return;
         }
-        let shared = &self.peer.shared;
-        let reason = shared.closed.get_or_init(|| reason).clone();
-        let pending: Vec<_> = lock(&shared.pending)
-            .drain()
-            .map(|(_, entry)| entry)
-            .collect();
-        for entry in pending {
-            let _ = entry.reply.send(Reply::Closed(reason.clone()));
-        }
+        let reason = self.peer.shared.close(reason);
         // In-flight inbound work is dropped (cancelled); a graceful shutdown already waited
         // for it within its grace period.
         self.running = FuturesUnordered::new();
@@ -706,6 +715,7 @@ where
         if !matches!(reason, CloseReason::Eof | CloseReason::ShutDown) {
             // A fatal error: nothing more is written.
             self.writes.clear();
+            self.writes_bytes = 0;
             self.unflushed = false;
         }
         self.closing = Some(reason);
@@ -789,15 +799,7 @@ impl<S, K> Drop for Driver<S, K> {
         if self.finished {
             return;
         }
-        let shared = &self.peer.shared;
-        let reason = shared.closed.get_or_init(|| CloseReason::ShutDown).clone();
-        let pending: Vec<_> = lock(&shared.pending)
-            .drain()
-            .map(|(_, entry)| entry)
-            .collect();
-        for entry in pending {
-            let _ = entry.reply.send(Reply::Closed(reason.clone()));
-        }
-        shared.finished.send_replace(true);
+        self.peer.shared.close(CloseReason::ShutDown);
+        self.peer.shared.finished.send_replace(true);
     }
 }

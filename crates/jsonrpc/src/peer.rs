@@ -149,6 +149,21 @@ impl fmt::Debug for RawResult {
 }
 
 impl Shared {
+    /// Records why the connection closed (the first reason wins and is returned) and fails
+    /// every pending request with it. The reason is set before the table is drained, which is
+    /// what lets a caller that inserts late see it (`Peer::call`).
+    pub(crate) fn close(&self, reason: CloseReason) -> CloseReason {
+        let reason = self.closed.get_or_init(|| reason).clone();
+        let pending: Vec<Pending> = lock(&self.pending)
+            .drain()
+            .map(|(_, entry)| entry)
+            .collect();
+        for entry in pending {
+            let _ = entry.reply.send(Reply::Closed(reason.clone()));
+        }
+        reason
+    }
+
     /// The deadline `timeout` from now, in nanoseconds since the epoch.
     pub(crate) fn deadline_after(&self, timeout: Duration) -> u64 {
         let at = self.epoch.elapsed().saturating_add(timeout);

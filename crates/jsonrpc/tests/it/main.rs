@@ -644,3 +644,37 @@ async fn dropping_the_driver_fails_pending_calls() {
     let err = within("the call", call).await.unwrap().unwrap_err();
     assert_eq!(err.close_reason(), Some(&CloseReason::ShutDown));
 }
+
+#[tokio::test]
+async fn a_call_waiting_for_queue_room_still_times_out() {
+    // Nobody reads the far end: the first 1 MiB frame fills the driver's write high-water
+    // mark, the second fills the one-slot queue, and later calls cannot even be queued. Their
+    // timeout must still end them, long before the 10 s stall bound.
+    let (ours, _theirs) = tokio::io::duplex(64);
+    let config =
+        sidewire_jsonrpc::Config::new(sidewire_jsonrpc::Profile::Strict, 4 << 20).outbound_queue(1);
+    let (peer, _task) = spawn(ours, config, Router::new());
+    let blockers: Vec<_> = (0..3)
+        .map(|_| {
+            let peer = peer.clone();
+            tokio::spawn(async move { peer.request::<Echo>(&json!("b".repeat(1 << 20))).await })
+        })
+        .collect();
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let started = std::time::Instant::now();
+    let err = within(
+        "the queued call",
+        peer.request_with::<Echo>(&json!(1), CallOptions::timeout(Duration::from_millis(100))),
+    )
+    .await
+    .unwrap_err();
+    assert!(err.is_timeout(), "{err}");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "took {:?}",
+        started.elapsed()
+    );
+    for blocker in blockers {
+        blocker.abort();
+    }
+}
