@@ -12,7 +12,10 @@ use std::process::Command;
 
 /// The workspace root.
 pub fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask lives in the workspace").to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask lives in the workspace")
+        .to_path_buf()
 }
 
 /// The edges DESIGN.md allows between sidewire's own library crates ("B depends on A"), as
@@ -39,12 +42,23 @@ pub const CLI_ONLY: &[&str] = &["clap", "anyhow", "tracing-subscriber"];
 /// The normal (non-dev, non-build) dependencies of each workspace package, by name.
 pub fn normal_dependencies() -> BTreeMap<String, BTreeSet<String>> {
     let output = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-        .args(["metadata", "--format-version", "1", "--no-deps", "--offline"])
+        .args([
+            "metadata",
+            "--format-version",
+            "1",
+            "--no-deps",
+            "--offline",
+        ])
         .current_dir(root())
         .output()
         .expect("cargo metadata runs");
-    assert!(output.status.success(), "cargo metadata failed: {}", String::from_utf8_lossy(&output.stderr));
-    let metadata: serde_json::Value = serde_json::from_slice(&output.stdout).expect("cargo metadata prints JSON");
+    assert!(
+        output.status.success(),
+        "cargo metadata failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let metadata: serde_json::Value =
+        serde_json::from_slice(&output.stdout).expect("cargo metadata prints JSON");
     let mut out = BTreeMap::new();
     for package in metadata["packages"].as_array().expect("packages") {
         let name = package["name"].as_str().expect("name").to_owned();
@@ -65,12 +79,17 @@ pub fn rust_files(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut stack = vec![dir.to_path_buf()];
     while let Some(dir) = stack.pop() {
-        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
         for entry in entries.flatten() {
             let path = entry.path();
             let name = entry.file_name();
             if path.is_dir() {
-                if name != "target" && name != "node_modules" && !name.to_string_lossy().starts_with('.') {
+                if name != "target"
+                    && name != "node_modules"
+                    && !name.to_string_lossy().starts_with('.')
+                {
                     stack.push(path);
                 }
             } else if path.extension().is_some_and(|e| e == "rs") {

@@ -6,7 +6,10 @@ fn main() {
     // are tests, so `cargo test --workspace` runs them.
     std::process::exit(match std::env::args().nth(1).as_deref() {
         Some("root") => {
-            let _ = std::io::Write::write_all(&mut std::io::stdout(), format!("{}\n", root.display()).as_bytes());
+            let _ = std::io::Write::write_all(
+                &mut std::io::stdout(),
+                format!("{}\n", root.display()).as_bytes(),
+            );
             0
         }
         _ => {

@@ -28,13 +28,20 @@ fn crates_depend_only_along_the_allowed_edges() {
             }
         }
     }
-    assert!(bad.is_empty(), "dependency edges DESIGN.md does not allow:\n{}", bad.join("\n"));
+    assert!(
+        bad.is_empty(),
+        "dependency edges DESIGN.md does not allow:\n{}",
+        bad.join("\n")
+    );
 }
 
 #[test]
 fn ext_host_and_mcp_never_depend_on_each_other() {
     let deps = normal_dependencies();
-    for (a, b) in [("sidewire-ext-host", "sidewire-mcp"), ("sidewire-mcp", "sidewire-ext-host")] {
+    for (a, b) in [
+        ("sidewire-ext-host", "sidewire-mcp"),
+        ("sidewire-mcp", "sidewire-ext-host"),
+    ] {
         if let Some(set) = deps.get(a) {
             assert!(!set.contains(b), "{a} must not depend on {b}");
         }
@@ -57,7 +64,11 @@ fn libraries_never_create_a_runtime() {
             }
         }
     }
-    assert!(bad.is_empty(), "only binaries create a runtime:\n{}", bad.join("\n"));
+    assert!(
+        bad.is_empty(),
+        "only binaries create a runtime:\n{}",
+        bad.join("\n")
+    );
 }
 
 #[test]
@@ -75,7 +86,11 @@ fn every_rust_file_opens_with_a_module_doc() {
             }
         }
     }
-    assert!(bad.is_empty(), "files without a leading `//!` saying what they are:\n{}", bad.join("\n"));
+    assert!(
+        bad.is_empty(),
+        "files without a leading `//!` saying what they are:\n{}",
+        bad.join("\n")
+    );
 }
 
 #[test]
@@ -94,7 +109,10 @@ fn no_banned_patterns() {
             let text = code_lines(&std::fs::read_to_string(&file).unwrap());
             for pattern in &banned {
                 if text.contains(pattern.as_str()) {
-                    bad.push(format!("{}: {pattern}", file.strip_prefix(root()).unwrap().display()));
+                    bad.push(format!(
+                        "{}: {pattern}",
+                        file.strip_prefix(root()).unwrap().display()
+                    ));
                 }
             }
         }

@@ -218,7 +218,7 @@ where
                 self.deadline_timer = None;
                 return;
             }
-            let at = tokio::time::Instant::from_std(shared.epoch + Duration::from_nanos(want));
+            let at = shared.epoch + Duration::from_nanos(want);
             let timer = match &mut self.deadline_timer {
                 Some((armed, timer)) => {
                     if *armed != want {

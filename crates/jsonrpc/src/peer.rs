@@ -5,7 +5,7 @@ use std::fmt;
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
 use serde::Serialize;
@@ -30,8 +30,10 @@ pub(crate) struct Shared {
     pub(crate) outbound: mpsc::Sender<Outbound>,
     pub(crate) pending: Mutex<HashMap<u64, Pending>>,
     /// The origin of deadlines: they are kept as nanoseconds since it, so the earliest one
-    /// fits in an atomic.
-    pub(crate) epoch: Instant,
+    /// fits in an atomic. It is on tokio's clock, the clock the deadline timer runs on: with
+    /// std's, a paused tokio clock (tests) fires the timer while the sweep, reading std time,
+    /// finds nothing expired, and the driver spins until real time catches up.
+    pub(crate) epoch: tokio::time::Instant,
     /// The earliest deadline the driver must wake for (`u64::MAX`: none). Callers lower it;
     /// the driver raises it again after a sweep. One timer per connection instead of one per
     /// request keeps timeouts off the round-trip path.
@@ -181,7 +183,7 @@ impl Peer {
                 config,
                 outbound,
                 pending: Mutex::new(HashMap::new()),
-                epoch: Instant::now(),
+                epoch: tokio::time::Instant::now(),
                 wake_at: AtomicU64::new(u64::MAX),
                 next_id: AtomicU64::new(1),
                 closed: OnceLock::new(),

@@ -143,6 +143,23 @@ async fn timeout_removes_the_pending_entry_and_late_responses_are_counted() {
     );
 }
 
+#[tokio::test(start_paused = true)]
+async fn request_deadlines_follow_a_paused_clock() {
+    // Deadlines are on tokio's clock: a paused clock auto-advances to them at once. On std's
+    // clock the driver would spin until 20 s of real time had passed, and fail the assert.
+    let (a, _ta, _b, _tb) = pair((strict(), Router::new()), (strict(), router(None)));
+    let started = std::time::Instant::now();
+    let err = a
+        .request_with::<Sleep>(
+            &Ms { ms: 60_000 },
+            CallOptions::timeout(Duration::from_secs(20)),
+        )
+        .await
+        .unwrap_err();
+    assert!(err.is_timeout(), "{err}");
+    assert!(started.elapsed() < Duration::from_secs(10));
+}
+
 #[derive(Default)]
 struct RecordingHooks {
     cancelled: Arc<std::sync::Mutex<Vec<(String, bool)>>>,

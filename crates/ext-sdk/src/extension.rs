@@ -1,0 +1,427 @@
+//! The extension an author builds: its identity and its callbacks, registered through the
+//! [`Extension`] builder, plus the [`Context`] an interceptor or observer is called with.
+//!
+//! This module stores callbacks and derives the handshake from them (`Plan`); it does not run
+//! anything. Running is `serve`'s job.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use sidewire_ext_protocol::{
+    Capability, HookPayload, HookPoint, ManifestExpectation, Slot, UiActionDecl, UiActionParams,
+    UiActionResult, UiSubmitParams, UiSubmitResult, is_action_id,
+};
+
+use crate::point::{Decision, Payload, Point};
+use crate::{Error, Host};
+
+pub(crate) type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
+
+pub(crate) type InterceptFn = Arc<
+    dyn Fn(Context, HookPayload) -> BoxFuture<Result<Decision<HookPayload>, Error>> + Send + Sync,
+>;
+pub(crate) type EventFn =
+    Arc<dyn Fn(Context, HookPayload) -> BoxFuture<Result<(), Error>> + Send + Sync>;
+pub(crate) type HostFn = Arc<dyn Fn(Host) -> BoxFuture<Result<(), Error>> + Send + Sync>;
+pub(crate) type ActionFn =
+    Arc<dyn Fn(Host, UiActionParams) -> BoxFuture<Result<UiActionResult, Error>> + Send + Sync>;
+pub(crate) type SubmitFn =
+    Arc<dyn Fn(Host, UiSubmitParams) -> BoxFuture<Result<UiSubmitResult, Error>> + Send + Sync>;
+pub(crate) type ResourcesFn =
+    Arc<dyn Fn(Host, Vec<String>) -> BoxFuture<Result<(), Error>> + Send + Sync>;
+
+/// What an interceptor or event observer is called with: the host handle and the call's
+/// particulars. Cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Context {
+    pub(crate) host: Host,
+    pub(crate) point: HookPoint,
+    pub(crate) seq: Option<u64>,
+    pub(crate) budget: Option<Duration>,
+    pub(crate) strategy: bool,
+}
+
+impl Context {
+    /// The handle for calling the host (UI, content reads).
+    pub fn host(&self) -> &Host {
+        &self.host
+    }
+
+    /// The hook point.
+    pub fn point(&self) -> HookPoint {
+        self.point
+    }
+
+    /// The intercept's `seq` (§7.1); `None` for an event.
+    pub fn seq(&self) -> Option<u64> {
+        self.seq
+    }
+
+    /// The intercept's budget, `timeoutMillis` (§7.9); the callback is cancelled and answered
+    /// `intercept_timeout` when it overruns. `None` for an event.
+    pub fn budget(&self) -> Option<Duration> {
+        self.budget
+    }
+
+    /// Whether this is an event (fire-and-forget, §8) rather than an intercept.
+    pub fn is_event(&self) -> bool {
+        self.seq.is_none()
+    }
+
+    /// Whether this intercept is a strategy call: the point maps to a slot this extension
+    /// claimed and the host activated (§7.7). A strategy call may only continue or replace.
+    pub fn is_strategy_call(&self) -> bool {
+        self.strategy
+    }
+}
+
+/// An extension: its self-description and its callbacks.
+///
+/// Callbacks are closures returning futures; each gets what it needs as arguments (a
+/// [`Context`] or a [`Host`]), never from ambient state. Shared state of your own goes in an
+/// `Arc` the closures capture; callbacks run concurrently, so synchronize it yourself.
+///
+/// Registration mistakes (an invalid or repeated action id, a point registered twice) are
+/// collected and make [`serve`](crate::serve) fail with [`Error::Config`] before it reads
+/// anything.
+pub struct Extension {
+    pub(crate) name: String,
+    pub(crate) version: String,
+    pub(crate) state_schema_version: i64,
+    pub(crate) interceptors: BTreeMap<HookPoint, InterceptFn>,
+    pub(crate) observers: BTreeMap<HookPoint, EventFn>,
+    pub(crate) slots: BTreeSet<Slot>,
+    pub(crate) actions: Vec<(UiActionDecl, ActionFn)>,
+    pub(crate) submit: Option<SubmitFn>,
+    pub(crate) on_initialize: Option<HostFn>,
+    pub(crate) on_ready: Option<HostFn>,
+    pub(crate) on_shutdown: Option<HostFn>,
+    pub(crate) on_resources: Option<ResourcesFn>,
+    pub(crate) problems: Vec<String>,
+}
+
+impl Extension {
+    /// An extension with this self-description (`InitializeResult.name` and `version`;
+    /// informational, §6.2) and no callbacks. Use the plugin id and version of your manifest:
+    /// the SDK warns on stderr when they differ from what the host launched
+    /// (`REASONIX_PLUGIN_NAME`, `REASONIX_PLUGIN_VERSION`).
+    pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
+        Extension {
+            name: name.into(),
+            version: version.into(),
+            state_schema_version: 0,
+            interceptors: BTreeMap::new(),
+            observers: BTreeMap::new(),
+            slots: BTreeSet::new(),
+            actions: Vec::new(),
+            submit: None,
+            on_initialize: None,
+            on_ready: None,
+            on_shutdown: None,
+            on_resources: None,
+            problems: Vec::new(),
+        }
+    }
+
+    /// `InitializeResult.stateSchemaVersion` (≥ 0; default 0), recorded by the host.
+    pub fn state_schema_version(mut self, version: i64) -> Self {
+        if version < 0 {
+            self.problems
+                .push(format!("stateSchemaVersion {version} is negative"));
+        }
+        self.state_schema_version = version;
+        self
+    }
+
+    /// Intercepts `point`: the callback gets the payload (rehydrated if the host externalized
+    /// it, §9) and answers a [`Decision`], within the intercept's budget.
+    ///
+    /// The point is subscribed at the handshake when the installed manifest's
+    /// `runtime.intercepts` lists it; otherwise the SDK says so on stderr and the callback is
+    /// never called. An intercept for a point without a callback is answered `continue`.
+    pub fn on_intercept<P, F, Fut>(mut self, point: Point<P>, callback: F) -> Self
+    where
+        P: Payload,
+        F: Fn(Context, P) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<Decision<P>, Error>> + Send + 'static,
+    {
+        let point = point.hook_point();
+        let callback: InterceptFn = Arc::new(move |ctx, payload| match P::from_hook(payload) {
+            Some(payload) => {
+                let work = callback(ctx, payload);
+                Box::pin(async move { work.await.map(|d| d.map(P::into_hook)) })
+            }
+            None => Box::pin(std::future::ready(Err(Error::callback(
+                "the payload is not of the point's DTO",
+            )))),
+        });
+        if self.interceptors.insert(point, callback).is_some() {
+            self.problems
+                .push(format!("{point}: an interceptor is registered twice"));
+        }
+        self
+    }
+
+    /// Observes events at `point` (§8): fire-and-forget, in arrival order, one at a time.
+    ///
+    /// Subscription works as for [`on_intercept`](Extension::on_intercept). An event for a
+    /// point with an interceptor but no observer is dropped. An observer's error is logged on
+    /// stderr.
+    pub fn on_event<P, F, Fut>(mut self, point: Point<P>, callback: F) -> Self
+    where
+        P: Payload,
+        F: Fn(Context, P) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<(), Error>> + Send + 'static,
+    {
+        let point = point.hook_point();
+        let callback: EventFn = Arc::new(move |ctx, payload| match P::from_hook(payload) {
+            Some(payload) => Box::pin(callback(ctx, payload)),
+            None => Box::pin(std::future::ready(Err(Error::callback(
+                "the payload is not of the point's DTO",
+            )))),
+        });
+        if self.observers.insert(point, callback).is_some() {
+            self.problems
+                .push(format!("{point}: an observer is registered twice"));
+        }
+        self
+    }
+
+    /// Claims `slot` (§7.7): it goes into the handshake `replaces` when the installed
+    /// manifest's `runtime.replaces` lists it. The owner's interceptors at the slot's points
+    /// are then called as strategies, after the chain, and may only continue or replace.
+    pub fn replaces(mut self, slot: Slot) -> Self {
+        self.slots.insert(slot);
+        self
+    }
+
+    /// Offers a user action (§10.4) and handles it. The action is declared in the handshake
+    /// `uiActions` when the installed manifest has capability `ui`.
+    ///
+    /// `action_id` must match `^[a-z0-9-]{1,64}$` and be unique.
+    pub fn on_action<F, Fut>(
+        mut self,
+        action_id: impl Into<String>,
+        label: impl Into<String>,
+        callback: F,
+    ) -> Self
+    where
+        F: Fn(Host, UiActionParams) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<UiActionResult, Error>> + Send + 'static,
+    {
+        let decl = UiActionDecl {
+            action_id: action_id.into(),
+            label: label.into(),
+        };
+        if !is_action_id(&decl.action_id) {
+            self.problems.push(format!(
+                "action id {:?} does not match ^[a-z0-9-]{{1,64}}$",
+                decl.action_id
+            ));
+        }
+        if self
+            .actions
+            .iter()
+            .any(|(d, _)| d.action_id == decl.action_id)
+        {
+            self.problems.push(format!(
+                "action id {:?} is registered twice",
+                decl.action_id
+            ));
+        }
+        let callback: ActionFn = Arc::new(move |host, params| Box::pin(callback(host, params)));
+        self.actions.push((decl, callback));
+        self
+    }
+
+    /// Handles submissions of forms this extension published (`extension/ui/submit`, §10.4).
+    pub fn on_submit<F, Fut>(mut self, callback: F) -> Self
+    where
+        F: Fn(Host, UiSubmitParams) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<UiSubmitResult, Error>> + Send + 'static,
+    {
+        self.submit = Some(Arc::new(move |host, params| {
+            Box::pin(callback(host, params))
+        }));
+        self
+    }
+
+    /// Runs while `extension/initialize` is handled, before it is answered; the session is
+    /// known ([`Host::session`]) but the host cannot be called yet. An error fails the
+    /// handshake, which is fatal (§6.1 step 3).
+    pub fn on_initialize<F, Fut>(mut self, callback: F) -> Self
+    where
+        F: Fn(Host) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<(), Error>> + Send + 'static,
+    {
+        self.on_initialize = Some(Arc::new(move |host| Box::pin(callback(host))));
+        self
+    }
+
+    /// Runs once the connection is ready (after `extension/initialized`), concurrently with
+    /// everything else; the place to publish an initial status. An error is logged on stderr.
+    pub fn on_ready<F, Fut>(mut self, callback: F) -> Self
+    where
+        F: Fn(Host) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<(), Error>> + Send + 'static,
+    {
+        self.on_ready = Some(Arc::new(move |host| Box::pin(callback(host))));
+        self
+    }
+
+    /// Runs on `extension/shutdown`, bounded by its `timeoutMillis`; overrunning is answered
+    /// `shutdown_timeout` (§6.6). An error is logged on stderr and the shutdown still
+    /// accepted.
+    pub fn on_shutdown<F, Fut>(mut self, callback: F) -> Self
+    where
+        F: Fn(Host) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<(), Error>> + Send + 'static,
+    {
+        self.on_shutdown = Some(Arc::new(move |host| Box::pin(callback(host))));
+        self
+    }
+
+    /// Observes `extension/resources/changed` (§8): absolute paths of changed resources, in
+    /// arrival order with the events.
+    pub fn on_resources_changed<F, Fut>(mut self, callback: F) -> Self
+    where
+        F: Fn(Host, Vec<String>) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<(), Error>> + Send + 'static,
+    {
+        self.on_resources = Some(Arc::new(move |host, paths| Box::pin(callback(host, paths))));
+        self
+    }
+
+    /// The registration mistakes, as one error.
+    pub(crate) fn check(&self) -> Result<(), Error> {
+        if self.name.trim().is_empty() || self.version.trim().is_empty() {
+            return Err(Error::Config(
+                "the extension's name and version must not be empty".to_owned(),
+            ));
+        }
+        if self.problems.is_empty() {
+            Ok(())
+        } else {
+            Err(Error::Config(self.problems.join("; ")))
+        }
+    }
+
+    /// Derives the handshake from the callbacks and the installed manifest (§7.2): every
+    /// claim is intersected with the manifest, and what falls outside is reported in
+    /// `warnings`.
+    pub(crate) fn plan(&self, manifest: &ManifestExpectation) -> Plan {
+        let mut warnings = Vec::new();
+        let replaces: Vec<Slot> = Slot::ALL
+            .iter()
+            .copied()
+            .filter(|slot| self.slots.contains(slot))
+            .filter(|slot| {
+                let declared = manifest.replaces.contains(slot);
+                if !declared {
+                    warnings.push(format!(
+                        "slot {slot} is claimed but not in the manifest's runtime.replaces; \
+                         not claimed"
+                    ));
+                }
+                declared
+            })
+            .collect();
+        let strategy: BTreeSet<HookPoint> = HookPoint::ALL
+            .iter()
+            .copied()
+            .filter(|point| point.slot().is_some_and(|slot| replaces.contains(&slot)))
+            .collect();
+        let mut subscriptions = Vec::new();
+        let mut active = BTreeSet::new();
+        for &point in HookPoint::ALL {
+            let registered =
+                self.interceptors.contains_key(&point) || self.observers.contains_key(&point);
+            if !registered {
+                continue;
+            }
+            if manifest.intercepts.contains(&point) {
+                subscriptions.push(point);
+                active.insert(point);
+            } else if strategy.contains(&point) {
+                active.insert(point);
+            } else {
+                warnings.push(format!(
+                    "a handler is registered for {point}, which is not in the manifest's \
+                     runtime.intercepts; not subscribed"
+                ));
+            }
+        }
+        let ui = manifest.capabilities.contains(&Capability::Ui);
+        if !ui && (!self.actions.is_empty() || self.submit.is_some()) {
+            warnings.push(
+                "UI actions and form submissions are registered, but the manifest lacks \
+                 capability \"ui\"; not declared"
+                    .to_owned(),
+            );
+        }
+        let ui_actions = if ui {
+            self.actions.iter().map(|(decl, _)| decl.clone()).collect()
+        } else {
+            Vec::new()
+        };
+        Plan {
+            subscriptions,
+            replaces,
+            ui_actions,
+            active,
+            strategy,
+            ui,
+            warnings,
+        }
+    }
+}
+
+impl fmt::Debug for Extension {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Extension")
+            .field("name", &self.name)
+            .field("version", &self.version)
+            .field(
+                "interceptors",
+                &self.interceptors.keys().collect::<Vec<_>>(),
+            )
+            .field("observers", &self.observers.keys().collect::<Vec<_>>())
+            .field("slots", &self.slots)
+            .field(
+                "actions",
+                &self
+                    .actions
+                    .iter()
+                    .map(|(d, _)| &d.action_id)
+                    .collect::<Vec<_>>(),
+            )
+            .field("submit", &self.submit.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The handshake an extension answers with, and which callbacks it makes live.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Plan {
+    /// `InitializeResult.subscriptions`.
+    pub(crate) subscriptions: Vec<HookPoint>,
+    /// `InitializeResult.replaces`.
+    pub(crate) replaces: Vec<Slot>,
+    /// `InitializeResult.uiActions`.
+    pub(crate) ui_actions: Vec<UiActionDecl>,
+    /// Points whose callbacks are live: subscribed, or mapped to an active slot.
+    pub(crate) active: BTreeSet<HookPoint>,
+    /// Points where an intercept is a strategy call.
+    pub(crate) strategy: BTreeSet<HookPoint>,
+    /// Whether the manifest has capability `ui`, so the UI callbacks are live.
+    pub(crate) ui: bool,
+    /// What the manifest does not back, for stderr.
+    pub(crate) warnings: Vec<String>,
+}
+
+#[cfg(test)]
+mod tests;

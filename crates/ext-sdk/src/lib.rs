@@ -1,0 +1,133 @@
+//! The sidecar side of Extension Protocol v1 (`reasonix.extension.v1`): build an
+//! [`Extension`] from callbacks, then [`serve`] it over stdin/stdout.
+//!
+//! The SDK owns the protocol end to end: the handshake and the §6.5 state machine, strict
+//! decoding of everything received, the checks on everything sent (a replacement is decoded
+//! as its point's DTO and checked against the point's rule before it leaves), externalized
+//! payloads read back and verified (§9), per-callback deadlines, shutdown, and every byte on
+//! stdout. It is **not** a host (that is `sidewire-ext-host`), does not implement the optional
+//! Provider extensions (§14; their requests are answered `unknown_method`), never spawns a task
+//! and never builds a runtime: the sidecar's `main` does (`#[tokio::main]`).
+//!
+//! # A sidecar
+//!
+//! ```no_run
+//! use sidewire_ext_sdk::protocol::{InputPayload, StatusPayload};
+//! use sidewire_ext_sdk::{Decision, Extension, Options, point, serve_main};
+//!
+//! #[tokio::main(flavor = "current_thread")]
+//! async fn main() -> std::process::ExitCode {
+//!     let extension = Extension::new("acme-guard", "1.2.0")
+//!         .on_intercept(point::INPUT_RECEIVE, |_ctx, input: InputPayload| async move {
+//!             if input.text.contains("rm -rf /") {
+//!                 return Ok(Decision::block("not today"));
+//!             }
+//!             let text = input.text.replace("teh", "the");
+//!             if text == input.text {
+//!                 return Ok(Decision::Continue);
+//!             }
+//!             Ok(Decision::Replace(InputPayload { text }))
+//!         })
+//!         .on_ready(|host| async move {
+//!             let status = StatusPayload { label: "guarding".into(), ..Default::default() };
+//!             host.publish("guard", status).await?;
+//!             Ok(())
+//!         });
+//!     // Exits 0 when the host closes stdin; on a fatal error, 1 with the reason on stderr.
+//!     serve_main(extension, Options::new()).await
+//! }
+//! ```
+//!
+//! Its manifest declares what the callbacks may do; a callback for a point the manifest does
+//! not list is reported on stderr and never called. The [`samples`] module holds the three
+//! extensions behind `examples/` (starter, allow-all, status-card).
+//!
+//! **stdout belongs to the protocol.** `println!` (or any other write to stdout) in a sidecar
+//! corrupts the stream and the host kills the process. Log with [`log`] or [`Host::log`], which
+//! write `reasonix-extension: `-prefixed lines to stderr.
+//!
+//! # The state machine (§6.5)
+//!
+//! ```text
+//!        initialize ok           initialized
+//!  new ────────────────▶ handshake ──────────▶ ready
+//!   │                       │                   │
+//!   └──── shutdown ─────────┴──── shutdown ─────┴──▶ shutdown ──(stdin EOF)──▶ exit 0
+//! ```
+//!
+//! Each request is dispatched in the spec's order: envelope checks (`-32600`); a method not
+//! registered as an H→E request, in any state (`-32601`); a registered request the state does
+//! not serve (`protocol_error`): in `new` only initialize and shutdown are served, in
+//! `handshake` only shutdown, in `ready` everything but initialize, in `shutdown` nothing; no
+//! UI handler (`unknown_method`); for initialize the version check; strict params decoding
+//! (`invalid_params`); the callback. Notifications outside their state are dropped. The switch
+//! to `ready` happens on the read loop before the next frame is read, and nothing is written
+//! before it but the initialize answer: host calls made earlier fail locally with
+//! [`Error::NotReady`].
+//!
+//! Any error answer to initialize ends [`serve`] with [`Error::Handshake`]. On
+//! `extension/shutdown` the shutdown hook runs within `timeoutMillis` (overrunning is answered
+//! `shutdown_timeout`), the answer is `{"accepted":true}`, callbacks still running are
+//! cancelled without an answer, and `serve` returns `Ok` at end of input. End of input in any
+//! state is `Ok`, unless it cuts a line short. A frame over 8 MiB, a line that is not a JSON
+//! object (blank lines and BOMs included) and input ending inside a line are fatal
+//! ([`Error::Connection`]); with [`serve_main`] the process exits 1 and the reason, which
+//! contains the word "frame" for an oversized frame, goes to stderr.
+//!
+//! Callbacks run concurrently, 32 at once by default ([`Options::concurrency`]); up to 1,024
+//! more wait, within their deadlines, while frames keep being read and lifecycle requests are
+//! answered at once (a request beyond that is answered `internal` without running anything).
+//! An interceptor runs within the intercept's `timeoutMillis` (overrun: `intercept_timeout`).
+//! Events are delivered one at a time in arrival order.
+//!
+//! # Where the spec is silent, and what this SDK chose
+//!
+//! * A second `extension/initialize` (while one is handled, or in `handshake`/`ready`) is
+//!   answered `protocol_error` but is not fatal: §6.5 makes "any error answer to initialize"
+//!   fatal, which we read as a failed handshake (version, params, hook), not a duplicate the
+//!   state machine refuses. The connection that did shake hands stays usable.
+//! * Host calls stay allowed after `extension/shutdown` if the connection had been ready, so a
+//!   shutdown hook can publish a last status; the host serves them until it closes stdin.
+//! * UI actions and form submissions count as "a UI handler" separately: without an action
+//!   callback `extension/ui/action` is `unknown_method`, without a submit callback
+//!   `extension/ui/submit` is. Without manifest capability `ui` neither is live. An action id
+//!   that is not registered is `invalid_params`.
+//! * UI action and submit callbacks are bounded by the host's 30 s deadline (§2.5) and answered
+//!   `intercept_timeout` when they overrun.
+//! * A callback error, an illegal decision (`allow` outside `permission.decision`, `block` in a
+//!   strategy call) and an invalid replacement are answered `internal` with the cause in the
+//!   message, and logged on stderr; nothing invalid is ever sent, so the host applies its
+//!   failure policy instead of detecting a violation.
+//! * `InitializeResult.name`/`version` come from [`Extension::new`]. If they differ from
+//!   `REASONIX_PLUGIN_NAME`/`REASONIX_PLUGIN_VERSION` (what the host launched), the SDK warns
+//!   on stderr but goes on: the spec calls them informational.
+//! * A cancelled callback is never answered; its request stays parked (without running
+//!   anything) until end of input ends the connection.
+//! * Events go through one ordered queue of 256 (the host's own bound, §8); when it is full a
+//!   new event is dropped with a line on stderr.
+//!
+//! # Cancel safety
+//!
+//! Every `pub async fn` documents its own. Dropping [`serve`] closes the connection at once.
+
+mod content;
+mod error;
+mod extension;
+mod host;
+mod log;
+pub mod point;
+pub mod samples;
+mod serve;
+mod state;
+mod stdio;
+
+/// The wire types of Extension Protocol v1 that callbacks receive and return (payload DTOs,
+/// UI payloads, hook points, slots); the whole `sidewire-ext-protocol` crate.
+pub use sidewire_ext_protocol as protocol;
+
+pub use crate::error::Error;
+pub use crate::extension::{Context, Extension};
+pub use crate::host::{Host, Surface};
+pub use crate::log::log;
+pub use crate::point::{Decision, Payload, Point};
+pub use crate::serve::{Options, serve, serve_io, serve_main};

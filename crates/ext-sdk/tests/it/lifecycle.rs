@@ -1,0 +1,317 @@
+//! The handshake, the state machine's gates and shutdown (§6), in-process.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::json;
+use sidewire_ext_protocol::{InputPayload, Reason, StatusPayload};
+use sidewire_ext_sdk::{Decision, Error, Extension, point, samples};
+use tokio::sync::{Notify, mpsc};
+
+use crate::support::{Sidecar, assert_error, init_params, intercept, within};
+
+#[tokio::test]
+async fn the_handshake_answers_and_nothing_is_written_before_initialized() {
+    let mut sidecar = Sidecar::start(samples::status_card());
+    let answer = sidecar.host.initialize(&[], &["ui"]).await;
+    assert_eq!(
+        answer["result"],
+        json!({
+            "protocolVersion": "1",
+            "name": "status-card",
+            "version": "0.1.0",
+            "uiActions": [{"actionId": "refresh", "label": "Refresh"}],
+            "stateSchemaVersion": 0
+        })
+    );
+    // The ready hook publishes, but only once the host has said the connection is ready.
+    sidecar.host.silent().await;
+    sidecar
+        .host
+        .notify("extension/initialized", json!({}))
+        .await;
+    let publish = sidecar.host.recv().await;
+    assert_eq!(publish["method"], "host/ui/publish");
+    assert_eq!(
+        publish["params"],
+        json!({
+            "surfaceId": "status", "sessionId": "s-1", "generation": 1, "kind": "status",
+            "payload": {"label": "status-card ready", "severity": "info"}
+        })
+    );
+    sidecar
+        .host
+        .reply(&publish, json!({"accepted": true}))
+        .await;
+    sidecar.finish().await;
+}
+
+#[tokio::test]
+async fn a_foreign_protocol_id_is_unsupported_version_and_fatal() {
+    // Checklist 22 and 24: the identity check runs before strict decoding.
+    let mut sidecar = Sidecar::start(samples::starter());
+    let mut params = init_params(&["input.receive"], &["interceptors"]);
+    params["protocolId"] = json!("reasonix.extension.v2");
+    params["unknownExtra"] = json!(true);
+    let answer = sidecar.host.call(1, "extension/initialize", params).await;
+    assert_error(&answer, &json!(1), Reason::UnsupportedVersion);
+    sidecar.host.output_ends().await;
+    let err = sidecar.outcome().await.unwrap_err();
+    assert!(err.is_fatal(), "{err}");
+    assert_eq!(err.reason(), Some(Reason::UnsupportedVersion));
+}
+
+#[tokio::test]
+async fn version_errors_are_answered_and_fatal() {
+    // Checklist 23: each case on a fresh connection, each followed by exit non-zero.
+    // (member, its value or `None` to leave it out, the reason answered)
+    let cases = [
+        (
+            "protocolVersion",
+            Some(json!("2")),
+            Reason::UnsupportedVersion,
+        ),
+        (
+            "protocolVersion",
+            Some(json!("0")),
+            Reason::UnsupportedVersion,
+        ),
+        ("protocolId", None, Reason::UnsupportedVersion),
+        ("protocolVersion", Some(json!("x")), Reason::ProtocolError),
+        ("protocolVersion", Some(json!("")), Reason::ProtocolError),
+        ("protocolVersion", Some(json!("01")), Reason::ProtocolError),
+        ("protocolVersion", Some(json!(1)), Reason::ProtocolError),
+        ("protocolVersion", None, Reason::ProtocolError),
+        (
+            "session",
+            Some(json!({"sessionId": "s", "workspaceRoot": "/", "generation": 0})),
+            Reason::InvalidParams,
+        ),
+    ];
+    for (member, value, reason) in cases {
+        let what = format!("{member} = {value:?}");
+        let mut sidecar = Sidecar::start(samples::starter());
+        let mut params = init_params(&["input.receive"], &["interceptors"]);
+        match value {
+            Some(value) => params[member] = value,
+            None => drop(params.as_object_mut().unwrap().remove(member)),
+        }
+        let answer = sidecar.host.call(1, "extension/initialize", params).await;
+        assert_error(&answer, &json!(1), reason);
+        let err = sidecar.outcome().await.unwrap_err();
+        assert!(err.is_fatal(), "{what}: {err}");
+        assert_eq!(err.reason(), Some(reason), "{what}");
+    }
+}
+
+#[tokio::test]
+async fn a_failing_initialize_hook_is_fatal() {
+    let extension = Extension::new("x", "1")
+        .on_initialize(|_host| async { Err(Error::callback("no configuration found")) });
+    let mut sidecar = Sidecar::start(extension);
+    let answer = sidecar.host.initialize(&[], &[]).await;
+    assert_error(&answer, &json!(1), Reason::Internal);
+    assert!(
+        answer["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("no configuration found")
+    );
+    let err = sidecar.outcome().await.unwrap_err();
+    assert!(matches!(err, Error::Handshake { .. }), "{err}");
+}
+
+#[tokio::test]
+async fn host_calls_before_ready_fail_locally_and_write_nothing() {
+    // Checklist 33.
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let extension = Extension::new("x", "1").on_initialize(move |host| {
+        let tx = tx.clone();
+        async move {
+            let status = StatusPayload {
+                label: "too early".to_owned(),
+                ..StatusPayload::default()
+            };
+            let published = host.publish("s", status).await;
+            let confirmed = host.confirm("s", "sure?").await;
+            tx.send((published, confirmed, host.session().cloned()))
+                .unwrap();
+            Ok(())
+        }
+    });
+    let mut sidecar = Sidecar::start(extension);
+    let answer = sidecar.host.initialize(&[], &["ui"]).await;
+    assert!(answer.get("result").is_some(), "{answer}");
+    let (published, confirmed, session) = within("the hook's report", rx.recv()).await.unwrap();
+    assert!(published.unwrap_err().is_not_ready());
+    assert!(confirmed.unwrap_err().is_not_ready());
+    assert_eq!(session.unwrap().session_id, "s-1");
+    sidecar.host.silent().await;
+    sidecar.finish().await;
+}
+
+#[tokio::test]
+async fn each_state_serves_only_its_requests() {
+    // Checklist 32 (and 13 for `unknown_method` in every state).
+    let mut sidecar = Sidecar::start(samples::starter());
+    let host = &mut sidecar.host;
+    // State `new`: intercept and ui/action (even without a UI handler) are protocol_error.
+    let input = intercept("input.receive", 1, json!({"text": "x"}), 5000);
+    let answer = host.call(2, "extension/intercept", input.clone()).await;
+    assert_error(&answer, &json!(2), Reason::ProtocolError);
+    let answer = host.call(3, "extension/ui/action", json!({})).await;
+    assert_error(&answer, &json!(3), Reason::ProtocolError);
+    let answer = host.call(4, "nope/nothing", json!({})).await;
+    assert_error(&answer, &json!(4), Reason::UnknownMethod);
+    // State `handshake`.
+    let answer = host.initialize(&["input.receive"], &["interceptors"]).await;
+    assert!(answer.get("result").is_some(), "{answer}");
+    let answer = host.call(5, "extension/intercept", input.clone()).await;
+    assert_error(&answer, &json!(5), Reason::ProtocolError);
+    let answer = host
+        .call(6, "extension/initialize", init_params(&[], &[]))
+        .await;
+    assert_error(&answer, &json!(6), Reason::ProtocolError);
+    let answer = host.call(7, "nope/nothing", json!({})).await;
+    assert_error(&answer, &json!(7), Reason::UnknownMethod);
+    // State `ready`: a second initialize is refused; the connection stays usable.
+    host.notify("extension/initialized", json!({})).await;
+    let answer = host
+        .call(8, "extension/initialize", init_params(&[], &[]))
+        .await;
+    assert_error(&answer, &json!(8), Reason::ProtocolError);
+    let answer = host.call(9, "extension/intercept", input.clone()).await;
+    assert_eq!(answer["result"]["decision"], "continue", "{answer}");
+    let answer = host.call(10, "nope/nothing", json!({})).await;
+    assert_error(&answer, &json!(10), Reason::UnknownMethod);
+    // State `shutdown`: nothing is served.
+    let answer = host
+        .call(11, "extension/shutdown", json!({"timeoutMillis": 1000}))
+        .await;
+    assert_eq!(answer["result"], json!({"accepted": true}));
+    for (id, method) in [(12, "extension/intercept"), (13, "extension/shutdown")] {
+        let answer = host.call(id, method, json!({"timeoutMillis": 1000})).await;
+        assert_error(&answer, &json!(id), Reason::ProtocolError);
+    }
+    let answer = host.call(14, "nope/nothing", json!({})).await;
+    assert_error(&answer, &json!(14), Reason::UnknownMethod);
+    sidecar.finish().await;
+}
+
+#[tokio::test]
+async fn shutdown_accepts_cancels_callbacks_and_ends_at_end_of_input() {
+    // Checklist 88: in-flight callbacks are cancelled without an answer; exit 0 at EOF.
+    let started = Arc::new(Notify::new());
+    let dropped = Arc::new(Notify::new());
+    let (started2, dropped2) = (Arc::clone(&started), Arc::clone(&dropped));
+    let extension =
+        Extension::new("x", "1").on_intercept(point::INPUT_RECEIVE, move |_, _: InputPayload| {
+            let (started, dropped) = (Arc::clone(&started2), Arc::clone(&dropped2));
+            async move {
+                // Notifies when the callback's future is dropped (cancelled).
+                struct OnDrop(Arc<Notify>);
+                impl Drop for OnDrop {
+                    fn drop(&mut self) {
+                        self.0.notify_one();
+                    }
+                }
+                let _guard = OnDrop(dropped);
+                started.notify_one();
+                std::future::pending::<()>().await;
+                Ok(Decision::Continue)
+            }
+        });
+    let mut sidecar = Sidecar::start(extension);
+    sidecar
+        .host
+        .handshake(&["input.receive"], &["interceptors"])
+        .await;
+    let input = intercept("input.receive", 1, json!({"text": "x"}), 60_000);
+    sidecar
+        .host
+        .send_json(
+            &json!({"jsonrpc": "2.0", "id": 2, "method": "extension/intercept", "params": input}),
+        )
+        .await;
+    within("the callback to start", started.notified()).await;
+    let answer = sidecar
+        .host
+        .call(3, "extension/shutdown", json!({"timeoutMillis": 5000}))
+        .await;
+    assert_eq!(answer["result"], json!({"accepted": true}));
+    within("the callback to be cancelled", dropped.notified()).await;
+    // The cancelled intercept is never answered.
+    sidecar.host.silent().await;
+    sidecar.finish().await;
+}
+
+#[tokio::test]
+async fn the_shutdown_hook_runs_within_its_budget() {
+    let extension = Extension::new("x", "1").on_shutdown(|_host| async {
+        tokio::time::sleep(Duration::from_secs(60)).await;
+        Ok(())
+    });
+    let mut sidecar = Sidecar::start(extension);
+    sidecar.host.handshake(&[], &[]).await;
+    let answer = sidecar
+        .host
+        .call(2, "extension/shutdown", json!({"timeoutMillis": 100}))
+        .await;
+    assert_error(&answer, &json!(2), Reason::ShutdownTimeout);
+    sidecar.finish().await;
+
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    let extension = Extension::new("x", "1").on_shutdown(move |host| {
+        let tx = tx.clone();
+        async move {
+            // A hook may still call the host: the connection was ready.
+            tx.send(host.is_ready()).unwrap();
+            Ok(())
+        }
+    });
+    let mut sidecar = Sidecar::start(extension);
+    sidecar.host.handshake(&[], &[]).await;
+    let answer = sidecar
+        .host
+        .call(2, "extension/shutdown", json!({"timeoutMillis": 1000}))
+        .await;
+    assert_eq!(answer["result"], json!({"accepted": true}));
+    assert!(within("the hook", rx.recv()).await.unwrap());
+    sidecar.finish().await;
+}
+
+#[tokio::test]
+async fn shutdown_is_served_before_the_handshake() {
+    let mut sidecar = Sidecar::start(samples::starter());
+    let answer = sidecar
+        .host
+        .call(1, "extension/shutdown", json!({"timeoutMillis": 1000}))
+        .await;
+    assert_eq!(answer["result"], json!({"accepted": true}));
+    let answer = sidecar
+        .host
+        .call(2, "extension/initialize", init_params(&[], &[]))
+        .await;
+    assert_error(&answer, &json!(2), Reason::ProtocolError);
+    sidecar.finish().await;
+}
+
+#[tokio::test]
+async fn end_of_input_is_orderly_in_every_state_but_mid_line() {
+    // Checklist 88: EOF in any state is status 0, EOF after a partial line is not.
+    Sidecar::start(samples::starter()).finish().await;
+    let mut sidecar = Sidecar::start(samples::starter());
+    sidecar.host.initialize(&[], &[]).await;
+    sidecar.finish().await;
+    let mut sidecar = Sidecar::start(samples::starter());
+    sidecar.host.handshake(&[], &[]).await;
+    sidecar.finish().await;
+
+    let mut sidecar = Sidecar::start(samples::starter());
+    sidecar.host.handshake(&[], &[]).await;
+    sidecar.host.send_bytes(br#"{"jsonrpc":"2.0","#).await;
+    sidecar.host.close_input();
+    let err = sidecar.outcome().await.unwrap_err();
+    assert!(err.is_fatal(), "{err}");
+    assert!(err.to_string().contains("unterminated frame"), "{err}");
+}

@@ -1,0 +1,51 @@
+//! The SDK against a scripted host, over in-memory pipes and as the built example processes.
+//!
+//! # Conformance checklist (§17) → tests
+//!
+//! Every item marked S or (H,S), except the Provider extensions (89, 90; §14 is not
+//! implemented and its methods are answered `unknown_method`, see
+//! `dispatch::unregistered_methods_are_unknown_method_even_with_bad_params`):
+//!
+//! | # | Test |
+//! | --- | --- |
+//! | 1 | `intercept::the_inbound_frame_cap_is_exact` |
+//! | 2 | `process::an_oversized_frame_exits_non_zero_with_frame_on_stderr` |
+//! | 3 | `ui::an_oversized_publish_fails_locally_and_writes_nothing` |
+//! | 4 | `intercept::an_oversized_result_becomes_a_small_internal_error` |
+//! | 6 | `dispatch::blank_whitespace_and_bom_lines_are_fatal`, `dispatch::a_cr_before_the_lf_is_accepted` |
+//! | 7 | `dispatch::repeated_member_names` |
+//! | 8 | `dispatch::malformed_requests_are_rejected_before_any_handler_runs` |
+//! | 9 | `dispatch::malformed_requests_are_rejected_before_any_handler_runs`, `dispatch::valid_ids_are_echoed_byte_for_byte` |
+//! | 10 | `dispatch::valid_ids_are_echoed_byte_for_byte` |
+//! | 11 | `dispatch::a_reused_pending_id_is_refused_and_the_first_still_answered` |
+//! | 12 | `dispatch::notifications_and_stray_responses_are_never_answered` |
+//! | 13 | `dispatch::unregistered_methods_are_unknown_method_even_with_bad_params`, `lifecycle::each_state_serves_only_its_requests` |
+//! | 14 | `ui::without_a_ui_handler_ui_requests_are_unknown_method` |
+//! | 15 | every error assertion goes through `support::assert_error`, which checks `data.reason` and `data.retryable` against the table |
+//! | 16 | `content::thirty_two_callbacks_wait_on_content_reads_at_once` |
+//! | 19 | `content::an_unanswered_content_read_times_out_after_thirty_seconds` |
+//! | 20 | `dispatch::params_that_fail_strict_decoding_are_invalid_params` |
+//! | 22 | `lifecycle::a_foreign_protocol_id_is_unsupported_version_and_fatal`, `process::a_foreign_protocol_exits_non_zero_while_stdin_is_still_open` |
+//! | 23 | `lifecycle::version_errors_are_answered_and_fatal` |
+//! | 24 | `lifecycle::a_foreign_protocol_id_is_unsupported_version_and_fatal` |
+//! | 32 | `lifecycle::each_state_serves_only_its_requests` |
+//! | 33 | `lifecycle::host_calls_before_ready_fail_locally_and_write_nothing` |
+//! | 49 | `intercept::a_callback_overrunning_its_budget_is_intercept_timeout`, `intercept::an_intercept_without_a_live_handler_continues` |
+//! | 50 | `intercept::events_reach_observers_only_and_unbacked_handlers_are_reported` |
+//! | 59 | `content::content_that_does_not_match_its_descriptor_is_protocol_error` |
+//! | 60 | `content::an_externalized_payload_is_rehydrated_before_the_callback`, `content::descriptors_other_than_one_payload_pointer_are_invalid_params` |
+//! | 69 | `ui::prompts_send_the_shapes_of_section_10_3` |
+//! | 88 | `lifecycle::shutdown_accepts_cancels_callbacks_and_ends_at_end_of_input`, `lifecycle::end_of_input_is_orderly_in_every_state_but_mid_line`, `process::input_ending_mid_line_exits_non_zero` |
+//!
+//! Beyond the checklist: the handshake gate (`lifecycle::the_handshake_answers_and_nothing_is_written_before_initialized`),
+//! the shutdown hook's budget, replacements and decisions refused locally
+//! (`intercept::invalid_answers_are_refused_locally`), the concurrency limit, the samples and
+//! the example manifests.
+
+mod content;
+mod dispatch;
+mod intercept;
+mod lifecycle;
+mod process;
+mod support;
+mod ui;

@@ -1,0 +1,187 @@
+//! The built examples as real processes, the way a host runs them: exit statuses, stderr, and
+//! their manifests.
+
+use serde_json::json;
+use sidewire_ext_protocol::{
+    Capability, FRAME_BYTES, HookPoint, MANIFEST_FILE, Manifest, PLUGIN_ROOT_PLACEHOLDER, Reason,
+    SDK_STDERR_PREFIX,
+};
+use sidewire_ext_sdk::samples;
+
+use crate::support::{Process, assert_error, init_params, intercept};
+
+#[tokio::test]
+async fn the_starter_example_serves_and_exits_zero() {
+    let mut process = Process::spawn("starter");
+    let host = &mut process.host;
+    let result = host.handshake(&["input.receive"], &["interceptors"]).await;
+    assert_eq!(result["name"], "starter-extension");
+    assert_eq!(result["subscriptions"], json!(["input.receive"]));
+    let answer = host
+        .call(
+            2,
+            "extension/intercept",
+            intercept(
+                "input.receive",
+                1,
+                json!({"text": "starter: fix teh tests"}),
+                5000,
+            ),
+        )
+        .await;
+    assert_eq!(
+        answer["result"]["replacement"]["text"],
+        "fix teh tests [rewritten by starter-extension]"
+    );
+    let answer = host
+        .call(3, "extension/shutdown", json!({"timeoutMillis": 5000}))
+        .await;
+    assert_eq!(answer["result"], json!({"accepted": true}));
+    host.close_input();
+    let (code, stderr) = process.exit().await;
+    assert_eq!(code, 0, "{stderr}");
+    assert_eq!(stderr, "");
+}
+
+#[tokio::test]
+async fn the_allow_all_example_allows() {
+    let mut process = Process::spawn("allow_all");
+    let host = &mut process.host;
+    host.handshake(&["permission.decision"], &["interceptors"])
+        .await;
+    let payload = json!({"name": "bash", "arguments": "{}", "hostDecision": "deny"});
+    let answer = host
+        .call(
+            2,
+            "extension/intercept",
+            intercept("permission.decision", 1, payload, 5000),
+        )
+        .await;
+    assert_eq!(answer["result"]["decision"], "allow");
+    host.close_input();
+    let (code, stderr) = process.exit().await;
+    assert_eq!(code, 0, "{stderr}");
+}
+
+#[tokio::test]
+async fn the_status_card_example_publishes_once_ready() {
+    let mut process = Process::spawn("status_card");
+    let host = &mut process.host;
+    let result = host.initialize(&[], &["ui"]).await;
+    assert_eq!(result["result"]["uiActions"][0]["actionId"], "refresh");
+    host.silent().await;
+    host.notify("extension/initialized", json!({})).await;
+    let publish = host.recv().await;
+    assert_eq!(publish["method"], "host/ui/publish");
+    assert_eq!(publish["params"]["payload"]["label"], "status-card ready");
+    host.reply(&publish, json!({"accepted": true})).await;
+    host.close_input();
+    let (code, stderr) = process.exit().await;
+    assert_eq!(code, 0, "{stderr}");
+}
+
+#[tokio::test]
+async fn an_oversized_frame_exits_non_zero_with_frame_on_stderr() {
+    // Checklist 2.
+    let mut process = Process::spawn("starter");
+    process
+        .host
+        .handshake(&["input.receive"], &["interceptors"])
+        .await;
+    // The sidecar gives up once the cap is read without an LF, and may exit mid-write.
+    let _ = process
+        .host
+        .try_send_bytes(&vec![b'x'; FRAME_BYTES + 1024])
+        .await;
+    let (code, stderr) = process.exit().await;
+    assert_ne!(code, 0);
+    assert!(stderr.contains("frame"), "{stderr}");
+    assert!(stderr.starts_with(SDK_STDERR_PREFIX), "{stderr}");
+}
+
+#[tokio::test]
+async fn a_foreign_protocol_exits_non_zero_while_stdin_is_still_open() {
+    // Checklist 22, as a process: the answer, then exit 1 without waiting for end of input.
+    let mut process = Process::spawn("starter");
+    let mut params = init_params(&[], &[]);
+    params["protocolId"] = json!("reasonix.extension.v2");
+    let answer = process.host.call(1, "extension/initialize", params).await;
+    assert_error(&answer, &json!(1), Reason::UnsupportedVersion);
+    let (code, stderr) = process.exit().await;
+    assert_eq!(code, 1);
+    assert!(stderr.contains("unsupported_version"), "{stderr}");
+}
+
+#[tokio::test]
+async fn input_ending_mid_line_exits_non_zero() {
+    // Checklist 88 (second half).
+    let mut process = Process::spawn("starter");
+    process.host.handshake(&[], &[]).await;
+    process.host.send_bytes(br#"{"jsonrpc":"2.0""#).await;
+    process.host.close_input();
+    let (code, stderr) = process.exit().await;
+    assert_eq!(code, 1);
+    assert!(stderr.contains("unterminated"), "{stderr}");
+}
+
+#[tokio::test]
+async fn a_mismatched_launch_identity_is_reported_but_not_fatal() {
+    let mut process = Process::spawn_with_env(
+        "starter",
+        &[
+            ("REASONIX_PLUGIN_NAME", "someone-else"),
+            ("REASONIX_PLUGIN_VERSION", "0.1.0"),
+        ],
+    );
+    process
+        .host
+        .handshake(&["input.receive"], &["interceptors"])
+        .await;
+    process.host.close_input();
+    let (code, stderr) = process.exit().await;
+    assert_eq!(code, 0, "{stderr}");
+    assert!(stderr.contains("\"someone-else\""), "{stderr}");
+    assert!(!stderr.contains("version"), "{stderr}");
+}
+
+#[test]
+fn the_example_manifests_are_valid_and_match_the_samples() {
+    let cases = [
+        (
+            "starter",
+            samples::STARTER_NAME,
+            &[HookPoint::InputReceive][..],
+            Capability::Interceptors,
+        ),
+        (
+            "allow_all",
+            samples::ALLOW_ALL_NAME,
+            &[HookPoint::PermissionDecision][..],
+            Capability::Interceptors,
+        ),
+        (
+            "status_card",
+            samples::STATUS_CARD_NAME,
+            &[][..],
+            Capability::Ui,
+        ),
+    ];
+    for (example, name, intercepts, capability) in cases {
+        let path = format!(
+            "{}/examples/{example}/{MANIFEST_FILE}",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let text = std::fs::read_to_string(&path).expect("the manifest exists");
+        let manifest = Manifest::parse(&text).unwrap_or_else(|err| panic!("{path}: {err}"));
+        assert_eq!(manifest.name, name);
+        assert_eq!(manifest.version, samples::SAMPLE_VERSION);
+        let runtime = manifest.runtime.expect("a code extension");
+        assert_eq!(
+            runtime.command,
+            format!("{PLUGIN_ROOT_PLACEHOLDER}/bin/{example}")
+        );
+        assert_eq!(runtime.intercepts, intercepts);
+        assert_eq!(runtime.capabilities, [capability]);
+        assert!(!runtime.required);
+    }
+}
