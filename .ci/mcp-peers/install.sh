@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Installs the real MCP servers that sidewire-mcp's peer tests talk to, at pinned versions, into
+# the directory given as $1. Needs only node 20 (npm) and python 3.11 (venv + pip) and the npm and
+# PyPI registries. Safe to run again: a directory already holding these exact versions is kept.
+#
+# Layout (what crates/mcp/tests/it/peers.rs expects under SIDEWIRE_MCP_PEERS):
+#   $1/npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js
+#   $1/py/bin/python            (a venv with mcp==$MCP_PY_VERSION)
+#   $1/VERSIONS                 (written last, so a half-finished install is never taken as done)
+set -euo pipefail
+
+EVERYTHING_VERSION="2026.8.31"
+MCP_PY_VERSION="2.3.0"
+
+dest="${1:?usage: $0 DIR}"
+mkdir -p "$dest"
+dest="$(cd "$dest" && pwd)"
+want="server-everything=${EVERYTHING_VERSION} mcp=${MCP_PY_VERSION}"
+
+if [[ -f "$dest/VERSIONS" && "$(cat "$dest/VERSIONS")" == "$want" ]]; then
+  echo "mcp peers already installed in $dest ($want)"
+  exit 0
+fi
+rm -f "$dest/VERSIONS"
+
+echo "installing @modelcontextprotocol/server-everything@${EVERYTHING_VERSION} into $dest/npm"
+mkdir -p "$dest/npm"
+npm install --prefix "$dest/npm" --no-audit --no-fund --loglevel=error \
+  "@modelcontextprotocol/server-everything@${EVERYTHING_VERSION}"
+entry="$dest/npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
+test -f "$entry" || { echo "server-everything entry point missing: $entry" >&2; exit 1; }
+
+echo "installing mcp==${MCP_PY_VERSION} into a venv at $dest/py"
+python3 -m venv "$dest/py"
+"$dest/py/bin/python" -m pip install --quiet --disable-pip-version-check "mcp==${MCP_PY_VERSION}"
+"$dest/py/bin/python" -c "from mcp.server import MCPServer" \
+  || { echo "mcp ${MCP_PY_VERSION} does not provide mcp.server.MCPServer" >&2; exit 1; }
+
+echo "$want" > "$dest/VERSIONS"
+echo "mcp peers installed in $dest ($want)"

@@ -1,0 +1,208 @@
+//! Parsing the `mcpServers` JSON format of desktop clients, `.mcp.json` files and plugin
+//! manifests into [`ServerSpec`]s, with errors that name the offending field's path.
+//!
+//! ```json
+//! {"mcpServers": {"files": {"command": "npx", "args": ["-y", "pkg@latest"], "env": {}}}}
+//! ```
+//!
+//! Each entry may have `type`, `command`, `args`, `env`, `cwd`, `url` and `headers`. Other
+//! members (`disabled`, `alwaysAllow`, ...) belong to the client that wrote the file and are
+//! ignored. It does not expand `${VAR}` references, read environment files or start anything.
+
+use std::path::Path;
+
+use serde_json::{Map, Value};
+
+use crate::{Error, ServerSpec, Transport};
+
+/// Parses an `mcpServers` document (any JSON object with an `mcpServers` member, so a plugin
+/// manifest works as is) into specs, sorted by server name.
+///
+/// The transport comes from `type` (absent or `stdio`, `http`/`streamable-http`/
+/// `streamable_http`, `sse`); an entry with a `url`, no `command` and no `type` is taken as
+/// Streamable HTTP, as several clients do.
+///
+/// # Errors
+///
+/// A config error ([`Error::is_config`]) naming the path of the first bad field, e.g.
+/// `mcpServers.files.args[1]: expected a string, got a number`.
+pub fn parse_mcp_servers(text: &str) -> Result<Vec<ServerSpec>, Error> {
+    let document: Value = serde_json::from_str(text).map_err(|err| {
+        Error::config(format!(
+            "invalid JSON at line {} column {}: {err}",
+            err.line(),
+            err.column()
+        ))
+    })?;
+    let Value::Object(top) = document else {
+        return Err(Error::config(format!(
+            "expected a JSON object with an `mcpServers` member, got {}",
+            kind(&document)
+        )));
+    };
+    let Some(servers) = top.get("mcpServers") else {
+        return Err(Error::config("missing the `mcpServers` member"));
+    };
+    let servers = object(servers, "mcpServers")?;
+    servers
+        .iter()
+        .map(|(name, entry)| server(name, entry))
+        .collect()
+}
+
+/// Reads and parses an `mcpServers` file; errors name the file.
+///
+/// # Errors
+///
+/// A config error when the file cannot be read or does not parse (see [`parse_mcp_servers`]).
+pub fn load_mcp_servers(path: &Path) -> Result<Vec<ServerSpec>, Error> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|err| Error::config(format!("cannot read {}: {err}", path.display())))?;
+    parse_mcp_servers(&text).map_err(|err| Error::config(format!("{}: {err}", path.display())))
+}
+
+fn server(name: &str, entry: &Value) -> Result<ServerSpec, Error> {
+    let path = format!("mcpServers.{}", display_key(name));
+    if name.trim().is_empty() {
+        return Err(Error::config(format!(
+            "{path}: a server needs a non-empty name"
+        )));
+    }
+    let entry = object(entry, &path)?;
+    let field = |member: &str| format!("{path}.{member}");
+    let type_ = optional_string(entry, "type", &field("type"))?;
+    let command = optional_string(entry, "command", &field("command"))?;
+    let url = optional_string(entry, "url", &field("url"))?;
+    let transport = match type_ {
+        None if command.is_none() && url.is_some() => Transport::StreamableHttp,
+        other => Transport::from_type(other)
+            .map_err(|err| Error::config(format!("{}: {err}", field("type"))))?,
+    };
+    let mut spec = match transport {
+        Transport::Stdio => {
+            let command = command.filter(|c| !c.trim().is_empty()).ok_or_else(|| {
+                Error::config(format!(
+                    "{}: a stdio server needs a non-empty string `command`",
+                    field("command")
+                ))
+            })?;
+            ServerSpec::stdio(name, command)
+        }
+        Transport::StreamableHttp | Transport::Sse => {
+            let url = url.ok_or_else(|| {
+                Error::config(format!(
+                    "{}: an {transport} server needs a `url`",
+                    field("url")
+                ))
+            })?;
+            let spec = if transport == Transport::Sse {
+                ServerSpec::sse(name, url)
+            } else {
+                ServerSpec::http(name, url)
+            };
+            spec.validate()
+                .map_err(|err| Error::config(format!("{}: {err}", field("url"))))?;
+            spec
+        }
+    };
+    if let Some(args) = entry.get("args") {
+        let Value::Array(items) = args else {
+            return Err(expected(&field("args"), "an array of strings", args));
+        };
+        for (i, item) in items.iter().enumerate() {
+            let Value::String(arg) = item else {
+                return Err(expected(
+                    &format!("{}[{i}]", field("args")),
+                    "a string",
+                    item,
+                ));
+            };
+            spec = spec.arg(arg.clone());
+        }
+    }
+    for (key, value) in string_map(entry, "env", &field("env"))? {
+        spec = spec.env(key, value);
+    }
+    for (key, value) in string_map(entry, "headers", &field("headers"))? {
+        spec = spec.header(key, value);
+    }
+    if let Some(cwd) = optional_string(entry, "cwd", &field("cwd"))?
+        && !cwd.is_empty()
+    {
+        spec = spec.dir(cwd);
+    }
+    Ok(spec)
+}
+
+fn object<'a>(value: &'a Value, path: &str) -> Result<&'a Map<String, Value>, Error> {
+    match value {
+        Value::Object(map) => Ok(map),
+        other => Err(expected(path, "an object", other)),
+    }
+}
+
+fn optional_string<'a>(
+    entry: &'a Map<String, Value>,
+    member: &str,
+    path: &str,
+) -> Result<Option<&'a str>, Error> {
+    match entry.get(member) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(text)) => Ok(Some(text)),
+        Some(other) => Err(expected(path, "a string", other)),
+    }
+}
+
+fn string_map<'a>(
+    entry: &'a Map<String, Value>,
+    member: &str,
+    path: &str,
+) -> Result<Vec<(&'a str, &'a str)>, Error> {
+    match entry.get(member) {
+        None | Some(Value::Null) => Ok(Vec::new()),
+        Some(Value::Object(map)) => map
+            .iter()
+            .map(|(key, value)| match value {
+                Value::String(text) => Ok((key.as_str(), text.as_str())),
+                other => Err(expected(
+                    &format!("{path}.{}", display_key(key)),
+                    "a string",
+                    other,
+                )),
+            })
+            .collect(),
+        Some(other) => Err(expected(path, "an object of strings", other)),
+    }
+}
+
+fn expected(path: &str, what: &str, got: &Value) -> Error {
+    Error::config(format!("{path}: expected {what}, got {}", kind(got)))
+}
+
+fn kind(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// A map key as it appears in a path: bare when it is a plain identifier, quoted otherwise, so
+/// a key holding dots or spaces cannot make the path ambiguous.
+fn display_key(key: &str) -> String {
+    let plain = !key.is_empty()
+        && key
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    if plain {
+        key.to_owned()
+    } else {
+        format!("{key:?}")
+    }
+}
+
+#[cfg(test)]
+mod tests;

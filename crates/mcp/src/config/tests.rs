@@ -1,0 +1,125 @@
+//! Unit tests of `mcpServers` parsing.
+
+use std::time::Duration;
+
+use super::*;
+
+#[test]
+fn parses_the_common_shapes() {
+    let specs = parse_mcp_servers(
+        r#"{
+          "mcpServers": {
+            "files": {"command": "npx", "args": ["-y", "pkg@latest"], "env": {"A": "1"}, "cwd": "/tmp"},
+            "remote": {"type": "http", "url": "https://example.com/mcp", "headers": {"Authorization": "Bearer x"}},
+            "legacy": {"type": "sse", "url": "http://localhost:3000/sse"},
+            "inferred": {"url": "https://example.com/mcp"},
+            "explicit": {"type": "stdio", "command": "/bin/server", "disabled": false, "alwaysAllow": []}
+          },
+          "name": "a plugin manifest may carry other members"
+        }"#,
+    )
+    .unwrap();
+    let by_name = |name: &str| specs.iter().find(|s| s.name() == name).unwrap();
+    assert_eq!(specs.len(), 5);
+    let files = by_name("files");
+    assert_eq!(files.transport(), Transport::Stdio);
+    assert_eq!(files.command(), "npx");
+    assert_eq!(files.arguments(), ["-y", "pkg@latest"]);
+    assert_eq!(files.environment().get("A").map(String::as_str), Some("1"));
+    assert_eq!(files.working_dir(), Some(Path::new("/tmp")));
+    assert_eq!(files.startup_budget(), Duration::from_secs(30));
+    let remote = by_name("remote");
+    assert_eq!(remote.transport(), Transport::StreamableHttp);
+    assert_eq!(remote.url(), "https://example.com/mcp");
+    assert_eq!(remote.headers().len(), 1);
+    assert_eq!(by_name("legacy").transport(), Transport::Sse);
+    assert_eq!(by_name("inferred").transport(), Transport::StreamableHttp);
+    assert_eq!(by_name("explicit").command(), "/bin/server");
+}
+
+fn error(text: &str) -> String {
+    let err = parse_mcp_servers(text).unwrap_err();
+    assert!(err.is_config(), "{err:?}");
+    err.to_string()
+}
+
+#[test]
+fn errors_name_the_field_path() {
+    assert_eq!(
+        error(r#"{"mcpServers": {"files": {"command": "npx", "args": ["-y", 3]}}}"#),
+        "mcpServers.files.args[1]: expected a string, got a number"
+    );
+    assert_eq!(
+        error(r#"{"mcpServers": {"files": {"command": "npx", "env": {"TOKEN": true}}}}"#),
+        "mcpServers.files.env.TOKEN: expected a string, got a boolean"
+    );
+    assert_eq!(
+        error(r#"{"mcpServers": {"my server": {"command": 7}}}"#),
+        "mcpServers.\"my server\".command: expected a string, got a number"
+    );
+    assert_eq!(
+        error(r#"{"mcpServers": {"files": {"args": []}}}"#),
+        "mcpServers.files.command: a stdio server needs a non-empty string `command`"
+    );
+    assert_eq!(
+        error(r#"{"mcpServers": {"files": []}}"#),
+        "mcpServers.files: expected an object, got an array"
+    );
+    assert_eq!(
+        error(r#"{"mcpServers": {"files": {"command": "x", "headers": "h"}}}"#),
+        "mcpServers.files.headers: expected an object of strings, got a string"
+    );
+    let text = error(r#"{"mcpServers": {"w": {"type": "websocket", "url": "ws://x"}}}"#);
+    assert!(
+        text.starts_with("mcpServers.w.type: unknown transport type \"websocket\""),
+        "{text}"
+    );
+    assert!(text.contains("\"sse\""), "{text}");
+    let text = error(r#"{"mcpServers": {"w": {"type": "http"}}}"#);
+    assert_eq!(text, "mcpServers.w.url: an http server needs a `url`");
+    let text = error(r#"{"mcpServers": {"w": {"type": "http", "url": "ftp://x"}}}"#);
+    assert!(text.starts_with("mcpServers.w.url: "), "{text}");
+}
+
+#[test]
+fn document_level_errors() {
+    assert_eq!(
+        error("[]"),
+        "expected a JSON object with an `mcpServers` member, got an array"
+    );
+    assert_eq!(error("{}"), "missing the `mcpServers` member");
+    assert_eq!(
+        error(r#"{"mcpServers": 1}"#),
+        "mcpServers: expected an object, got a number"
+    );
+    let text = error("{\n  \"mcpServers\": {,}\n}");
+    assert!(text.starts_with("invalid JSON at line 2 column"), "{text}");
+    assert!(
+        parse_mcp_servers(r#"{"mcpServers": {}}"#)
+            .unwrap()
+            .is_empty()
+    );
+}
+
+#[test]
+fn load_names_the_file() {
+    let missing = Path::new("/nonexistent/sidewire/.mcp.json");
+    let err = load_mcp_servers(missing).unwrap_err();
+    assert!(
+        err.to_string().contains("/nonexistent/sidewire/.mcp.json"),
+        "{err}"
+    );
+    let dir = std::env::temp_dir().join(format!("sidewire-mcp-config-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join(".mcp.json");
+    std::fs::write(&path, r#"{"mcpServers": {"a": {"command": 1}}}"#).unwrap();
+    let err = load_mcp_servers(&path).unwrap_err();
+    assert!(
+        err.to_string()
+            .starts_with(&format!("{}: mcpServers.a.command", path.display())),
+        "{err}"
+    );
+    std::fs::write(&path, r#"{"mcpServers": {"a": {"command": "x"}}}"#).unwrap();
+    assert_eq!(load_mcp_servers(&path).unwrap().len(), 1);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

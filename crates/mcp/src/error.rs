@@ -1,0 +1,337 @@
+//! The crate's one error type: an opaque [`Error`] with `is_*()` predicates and accessors.
+//!
+//! It is opaque (hyper's shape) rather than a public enum because its causes will keep
+//! changing as the HTTP transports and OAuth arrive; callers branch on the predicates, never on
+//! the `Display` text, which is for people and may change. It is not the wire error: a server's
+//! JSON-RPC error object stays plain data ([`ErrorObject`]) reachable through
+//! [`Error::remote`].
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use sidewire_jsonrpc::ErrorObject;
+
+/// How much of the stderr tail the `Display` text shows; the whole tail (up to 16 KiB) stays
+/// available from [`Error::stderr_tail`].
+const DISPLAY_TAIL: usize = 2048;
+
+/// Where a server's startup failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Stage {
+    /// Resolving the command and starting the process (or, later, opening the HTTP session).
+    Launch,
+    /// The `initialize` exchange and `notifications/initialized`.
+    Initialize,
+    /// The first `tools/list` (and the optional prompt and resource listings).
+    ListTools,
+}
+
+impl Stage {
+    /// The stage's name as it appears in messages: `launch`, `initialize`, `tools/list`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Stage::Launch => "launch",
+            Stage::Initialize => "initialize",
+            Stage::ListTools => "tools/list",
+        }
+    }
+}
+
+impl fmt::Display for Stage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What went wrong with a server spec, a connection, a call or the host.
+///
+/// Branch with the predicates ([`is_timeout`](Error::is_timeout),
+/// [`is_closed`](Error::is_closed), ...); the `Display` text names the server, the startup
+/// stage and elapsed time when known, the process's exit status and the end of its redacted
+/// stderr.
+pub struct Error(Box<Inner>);
+
+struct Inner {
+    kind: Kind,
+    server: Option<Arc<str>>,
+    stage: Option<(Stage, Duration)>,
+    exit: Option<String>,
+    stderr: Option<String>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub(crate) enum Kind {
+    /// A spec or configuration file is invalid; the message names the field path.
+    #[error("{0}")]
+    Config(String),
+    /// The spec asks for something this build cannot do yet (the HTTP transports).
+    #[error("{0}")]
+    Unsupported(String),
+    /// The process could not be started; the message says how to fix it.
+    #[error("{message}")]
+    Spawn {
+        message: String,
+        #[source]
+        source: Option<std::io::Error>,
+    },
+    /// A deadline ran out.
+    #[error("{what} timed out after {} ms{}", after.as_millis(), if *idle { " without progress" } else { "" })]
+    Timeout {
+        what: String,
+        after: Duration,
+        idle: bool,
+    },
+    /// The connection is closed (the server exited, closed its output, or was shut down).
+    #[error("{what}: {reason}")]
+    Closed { what: String, reason: String },
+    /// The server answered with a JSON-RPC error.
+    #[error("{method} failed: {error}")]
+    Remote { method: String, error: ErrorObject },
+    /// The server chose a protocol version this client does not speak.
+    #[error(
+        "the server chose protocol version {got:?}, which this client does not support (it offered {offered}; supported: {supported})"
+    )]
+    Incompatible {
+        got: String,
+        offered: &'static str,
+        supported: String,
+    },
+    /// A message was over the frame cap (ours refused, or the server's answer skipped).
+    #[error("{0}")]
+    TooLarge(String),
+    /// The server's answer did not fit the protocol.
+    #[error("{0}")]
+    InvalidResponse(String),
+    /// No such server, tool or prompt.
+    #[error("{0}")]
+    NotFound(String),
+    /// A server of that name is already running or starting.
+    #[error("{0}")]
+    AlreadyExists(String),
+    /// The host (or client) was shut down.
+    #[error("{0}")]
+    ShutDown(String),
+    /// Several servers failed to start (an all-or-nothing start).
+    #[error("{0}")]
+    StartFailed(String),
+}
+
+impl Error {
+    pub(crate) fn new(kind: Kind) -> Self {
+        Error(Box::new(Inner {
+            kind,
+            server: None,
+            stage: None,
+            exit: None,
+            stderr: None,
+        }))
+    }
+
+    pub(crate) fn config(message: impl Into<String>) -> Self {
+        Error::new(Kind::Config(message.into()))
+    }
+
+    pub(crate) fn with_server(mut self, server: &Arc<str>) -> Self {
+        if self.0.server.is_none() {
+            self.0.server = Some(Arc::clone(server));
+        }
+        self
+    }
+
+    pub(crate) fn with_stage(mut self, stage: Stage, elapsed: Duration) -> Self {
+        if self.0.stage.is_none() {
+            self.0.stage = Some((stage, elapsed));
+        }
+        self
+    }
+
+    /// Attaches the process's exit status and stderr tail, when there are any.
+    pub(crate) fn with_diagnostics(mut self, exit: Option<String>, stderr: Option<String>) -> Self {
+        if self.0.exit.is_none() {
+            self.0.exit = exit;
+        }
+        if self.0.stderr.is_none() {
+            self.0.stderr = stderr.filter(|tail| !tail.trim().is_empty());
+        }
+        self
+    }
+
+    /// Maps a jsonrpc error for `what` (a method name, or a description of the operation).
+    pub(crate) fn rpc(what: &str, err: sidewire_jsonrpc::Error) -> Self {
+        use sidewire_jsonrpc::Error as E;
+        let kind = match err {
+            E::Closed(reason) => Kind::Closed {
+                what: what.to_owned(),
+                reason: closed_text(&reason),
+            },
+            E::Timeout { after, .. } => Kind::Timeout {
+                what: what.to_owned(),
+                after,
+                idle: false,
+            },
+            E::Remote { method, error } => Kind::Remote { method, error },
+            err @ (E::FrameTooLarge { .. } | E::ResponseTooLarge { .. }) => {
+                Kind::TooLarge(err.to_string())
+            }
+            other => Kind::InvalidResponse(other.to_string()),
+        };
+        Error::new(kind)
+    }
+
+    /// The spec or configuration is invalid (the message names the field path).
+    pub fn is_config(&self) -> bool {
+        matches!(self.0.kind, Kind::Config(_))
+    }
+
+    /// The spec asks for a transport this build does not support yet (HTTP, legacy SSE).
+    pub fn is_unsupported(&self) -> bool {
+        matches!(self.0.kind, Kind::Unsupported(_))
+    }
+
+    /// The server process could not be started (command not found, not executable, ...).
+    pub fn is_spawn(&self) -> bool {
+        matches!(self.0.kind, Kind::Spawn { .. })
+    }
+
+    /// A deadline ran out: a call's idle or absolute timeout, or a startup timeout.
+    pub fn is_timeout(&self) -> bool {
+        matches!(self.0.kind, Kind::Timeout { .. })
+    }
+
+    /// The connection is closed: the server exited or closed its output, or it was shut down.
+    pub fn is_closed(&self) -> bool {
+        matches!(self.0.kind, Kind::Closed { .. })
+    }
+
+    /// The server answered with a JSON-RPC error (see [`remote`](Error::remote)).
+    pub fn is_remote(&self) -> bool {
+        matches!(self.0.kind, Kind::Remote { .. })
+    }
+
+    /// The server chose a protocol version this client does not speak.
+    pub fn is_incompatible_version(&self) -> bool {
+        matches!(self.0.kind, Kind::Incompatible { .. })
+    }
+
+    /// A message was over the frame cap: ours was refused before a byte was written, or the
+    /// server's answer was skipped (the connection lives on).
+    pub fn is_too_large(&self) -> bool {
+        matches!(self.0.kind, Kind::TooLarge(_))
+    }
+
+    /// The server's answer did not fit the protocol (wrong shape, undecodable result).
+    pub fn is_invalid_response(&self) -> bool {
+        matches!(self.0.kind, Kind::InvalidResponse(_))
+    }
+
+    /// No server, tool or prompt of that name.
+    pub fn is_not_found(&self) -> bool {
+        matches!(self.0.kind, Kind::NotFound(_))
+    }
+
+    /// A server of that name is already running or starting.
+    pub fn is_already_exists(&self) -> bool {
+        matches!(self.0.kind, Kind::AlreadyExists(_))
+    }
+
+    /// The host or client was shut down.
+    pub fn is_shut_down(&self) -> bool {
+        matches!(self.0.kind, Kind::ShutDown(_))
+    }
+
+    /// An all-or-nothing start failed because at least one server did not start.
+    pub fn is_start_failed(&self) -> bool {
+        matches!(self.0.kind, Kind::StartFailed(_))
+    }
+
+    /// The server's JSON-RPC error object, when that is what this error is.
+    pub fn remote(&self) -> Option<&ErrorObject> {
+        match &self.0.kind {
+            Kind::Remote { error, .. } => Some(error),
+            _ => None,
+        }
+    }
+
+    /// The server this error concerns, when known.
+    pub fn server(&self) -> Option<&str> {
+        self.0.server.as_deref()
+    }
+
+    /// The startup stage that failed and how long startup had run, for startup errors.
+    pub fn stage(&self) -> Option<(Stage, Duration)> {
+        self.0.stage
+    }
+
+    /// How the server process ended (`exited with status 3`, `killed by signal 9`), when it
+    /// has.
+    pub fn exit_status(&self) -> Option<&str> {
+        self.0.exit.as_deref()
+    }
+
+    /// The last 16 KiB of the server's stderr, with credentials redacted, when there is any.
+    pub fn stderr_tail(&self) -> Option<&str> {
+        self.0.stderr.as_deref()
+    }
+}
+
+/// A close reason in words, for a caller who sees only "connection closed".
+fn closed_text(reason: &sidewire_jsonrpc::CloseReason) -> String {
+    use sidewire_jsonrpc::CloseReason as R;
+    match reason {
+        R::Eof => "the server closed the connection (it exited or closed its output)".to_owned(),
+        R::ShutDown => "the connection was shut down".to_owned(),
+        other => other.to_string(),
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(server) = &self.0.server {
+            write!(f, "MCP server `{server}`: ")?;
+        }
+        if let Some((stage, elapsed)) = self.0.stage {
+            write!(
+                f,
+                "startup {stage} failed after {:.1} s: ",
+                elapsed.as_secs_f64()
+            )?;
+        }
+        write!(f, "{}", self.0.kind)?;
+        if let Some(exit) = &self.0.exit {
+            write!(f, "; the process {exit}")?;
+        }
+        if let Some(tail) = &self.0.stderr {
+            let tail = tail.trim_end();
+            let cut = tail.len().saturating_sub(DISPLAY_TAIL);
+            let cut = (cut..tail.len())
+                .find(|&i| tail.is_char_boundary(i))
+                .unwrap_or(tail.len());
+            let ellipsis = if cut > 0 { "..." } else { "" };
+            write!(f, "; stderr: {ellipsis}{}", &tail[cut..])?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Debug for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Error")
+            .field("kind", &self.0.kind)
+            .field("server", &self.0.server)
+            .field("stage", &self.0.stage)
+            .field("exit", &self.0.exit)
+            .field("stderr", &self.0.stderr.as_ref().map(String::len))
+            .finish()
+    }
+}
+
+impl std::error::Error for Error {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        std::error::Error::source(&self.0.kind)
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,592 @@
+//! [`Host`]: many MCP servers behind one set of namespaced tools, prompts and resources.
+//!
+//! Servers start in parallel (at most [`MAX_PARALLEL_STARTS`] at once, each within its own
+//! startup timeout, counted from when its turn comes); a failure is recorded with its stage,
+//! elapsed time, exit status and stderr tail, and either ends an all-or-nothing start or is
+//! kept beside the servers that did start. Servers can be added and removed while others run.
+//! Every connection's driver runs inside the one [`HostDriver`] the caller spawns: the host
+//! itself never spawns.
+//!
+//! The host holds its lock only for bookkeeping, never across a call, so status queries never
+//! wait behind a tool call or a startup.
+
+mod views;
+
+use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use futures_util::stream::FuturesUnordered;
+use serde_json::Value;
+use tokio::sync::{OnceCell, Semaphore, mpsc, watch};
+use tokio::time::Instant;
+
+pub use crate::host::views::{
+    HostPrompt, HostResource, HostTool, ServerState, ServerStatus, StartFailure,
+};
+
+use crate::error::Kind;
+use crate::names::{namespaced_name, namespaced_name_salted};
+use crate::protocol::handler::{self, ClientHandler, DynHandler};
+use crate::protocol::session::lock;
+use crate::{
+    CallOptions, CallToolResult, Client, ClientDriver, Error, GetPromptResult, ReadResourceResult,
+    ServerSpec, Stage,
+};
+
+/// How many servers start at once.
+pub const MAX_PARALLEL_STARTS: usize = 8;
+
+/// Runs many MCP servers. Cheap to clone; every clone is the same host.
+///
+/// Dropping the last clone kills every server at once; [`shutdown`](Host::shutdown) is the
+/// graceful way.
+#[derive(Clone)]
+pub struct Host {
+    inner: Arc<HostInner>,
+}
+
+struct HostInner {
+    handler: Arc<dyn DynHandler>,
+    state: Mutex<State>,
+    /// Where new connections' drivers go; taken at shutdown, which lets the host driver end.
+    drivers: Mutex<Option<mpsc::UnboundedSender<ClientDriver>>>,
+    starts: Semaphore,
+    /// Set at shutdown: startups in flight give up and new ones are refused.
+    closing: watch::Sender<bool>,
+    shutdown: OnceCell<()>,
+}
+
+#[derive(Default)]
+struct State {
+    running: BTreeMap<String, Running>,
+    starting: BTreeSet<String>,
+    failures: BTreeMap<String, StartFailure>,
+}
+
+struct Running {
+    client: Client,
+    startup: Duration,
+}
+
+/// Runs the connections of a [`Host`]. Spawn it before starting servers. It ends after
+/// [`Host::shutdown`] (or when every `Host` clone is gone) once every connection has wound
+/// down.
+#[must_use = "the host's servers do nothing unless its driver is polled"]
+pub struct HostDriver {
+    incoming: mpsc::UnboundedReceiver<ClientDriver>,
+    incoming_done: bool,
+    running: FuturesUnordered<ClientDriver>,
+}
+
+impl Future for HostDriver {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let this = &mut *self;
+        while !this.incoming_done {
+            match this.incoming.poll_recv(cx) {
+                Poll::Ready(Some(driver)) => this.running.push(driver),
+                Poll::Ready(None) => this.incoming_done = true,
+                Poll::Pending => break,
+            }
+        }
+        while let Poll::Ready(Some(())) = this.running.poll_next_unpin(cx) {}
+        if this.incoming_done && this.running.is_empty() {
+            Poll::Ready(())
+        } else {
+            Poll::Pending
+        }
+    }
+}
+
+impl fmt::Debug for HostDriver {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HostDriver")
+            .field("connections", &self.running.len())
+            .field("accepting", &!self.incoming_done)
+            .finish()
+    }
+}
+
+impl fmt::Debug for Host {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let state = lock(&self.inner.state);
+        f.debug_struct("Host")
+            .field("running", &state.running.keys().collect::<Vec<_>>())
+            .field("starting", &state.starting)
+            .field("failed", &state.failures.keys().collect::<Vec<_>>())
+            .finish()
+    }
+}
+
+impl Host {
+    /// A host with no servers, whose servers' requests (sampling, elicitation) and
+    /// notifications go to `handler`; and its driver, to spawn.
+    pub fn new(handler: impl ClientHandler) -> (Host, HostDriver) {
+        let (sender, incoming) = mpsc::unbounded_channel();
+        let host = Host {
+            inner: Arc::new(HostInner {
+                handler: handler::share(handler),
+                state: Mutex::new(State::default()),
+                drivers: Mutex::new(Some(sender)),
+                starts: Semaphore::new(MAX_PARALLEL_STARTS),
+                closing: watch::channel(false).0,
+                shutdown: OnceCell::new(),
+            }),
+        };
+        let driver = HostDriver {
+            incoming,
+            incoming_done: false,
+            running: FuturesUnordered::new(),
+        };
+        (host, driver)
+    }
+
+    /// Starts servers in parallel and keeps the ones that start; returns the failures (also
+    /// kept in [`status`](Host::status) until that name starts or is removed).
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping the future abandons the startups in flight (their processes are killed);
+    /// servers already started stay.
+    pub async fn start_available(
+        &self,
+        specs: impl IntoIterator<Item = ServerSpec>,
+    ) -> Vec<StartFailure> {
+        self.start_batch(specs)
+            .await
+            .into_iter()
+            .filter_map(|(_, result)| result.err().map(|(_, failure)| failure))
+            .collect()
+    }
+
+    /// Starts servers in parallel, all or nothing: if any fails, the ones this call started
+    /// are closed again and the error lists every failure (the failures are also kept in
+    /// [`status`](Host::status)).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::is_start_failed`], naming each server that failed, its stage and why.
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping the future abandons the startups in flight (their processes are killed);
+    /// servers it already started stay running.
+    pub async fn start_all(
+        &self,
+        specs: impl IntoIterator<Item = ServerSpec>,
+    ) -> Result<(), Error> {
+        let results = self.start_batch(specs).await;
+        let total = results.len();
+        let mut started = Vec::new();
+        let mut failed = Vec::new();
+        for (name, result) in results {
+            match result {
+                Ok(()) => started.push(name),
+                Err((_, failure)) => failed.push(failure),
+            }
+        }
+        if failed.is_empty() {
+            return Ok(());
+        }
+        let closing: Vec<Client> = {
+            let mut state = lock(&self.inner.state);
+            started
+                .iter()
+                .filter_map(|name| state.running.remove(name).map(|r| r.client))
+                .collect()
+        };
+        futures_util::future::join_all(closing.iter().map(Client::close)).await;
+        let details: Vec<String> = failed
+            .iter()
+            .map(|failure| format!("{}: {}", failure.server, failure.error))
+            .collect();
+        Err(Error::new(Kind::StartFailed(format!(
+            "{} of {total} MCP servers failed to start, so none was kept: {}",
+            failed.len(),
+            details.join("; ")
+        ))))
+    }
+
+    /// Starts one more server while others run.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::is_already_exists`] when a server of that name runs or is starting,
+    /// [`Error::is_shut_down`] after shutdown, else the startup error (with its stage).
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping the future abandons the startup (its process is killed).
+    pub async fn add(&self, spec: ServerSpec) -> Result<(), Error> {
+        self.start_one(spec).await.map_err(|(err, _)| err)
+    }
+
+    /// Closes a running server (gracefully, bounded) and forgets it, or forgets a recorded
+    /// failure.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::is_not_found`] when no server or failure has that name.
+    ///
+    /// # Cancel safety
+    ///
+    /// The server is forgotten at once; dropping the future skips the graceful part (the
+    /// process is killed when its last handle drops).
+    pub async fn remove(&self, name: &str) -> Result<(), Error> {
+        let running = {
+            let mut state = lock(&self.inner.state);
+            let failure = state.failures.remove(name);
+            match state.running.remove(name) {
+                Some(running) => Some(running),
+                None if failure.is_some() => None,
+                None => {
+                    return Err(Error::new(Kind::NotFound(format!(
+                        "no MCP server named `{name}`"
+                    ))));
+                }
+            }
+        };
+        if let Some(running) = running {
+            running.client.close().await;
+        }
+        Ok(())
+    }
+
+    /// The client of a running server.
+    pub fn client(&self, name: &str) -> Option<Client> {
+        lock(&self.inner.state)
+            .running
+            .get(name)
+            .map(|running| running.client.clone())
+    }
+
+    fn clients(&self) -> Vec<(String, Client)> {
+        lock(&self.inner.state)
+            .running
+            .iter()
+            .map(|(name, running)| (name.clone(), running.client.clone()))
+            .collect()
+    }
+
+    /// Every running server's tools under their namespaced names (`mcp__<server>__<tool>`,
+    /// sanitised to the MCP tool-name rule with a hash suffix when that changed the name),
+    /// ordered by server then server order. Names never collide.
+    pub fn tools(&self) -> Vec<HostTool> {
+        let mut taken = HashSet::new();
+        let mut tools = Vec::new();
+        for (server, client) in self.clients() {
+            for tool in client.tools().iter() {
+                let name = unique(&mut taken, &server, &tool.name);
+                tools.push(HostTool::new(name, server.clone(), tool.clone()));
+            }
+        }
+        tools
+    }
+
+    /// Every running server's prompts under namespaced names (the same scheme as tools).
+    pub fn prompts(&self) -> Vec<HostPrompt> {
+        let mut taken = HashSet::new();
+        let mut prompts = Vec::new();
+        for (server, client) in self.clients() {
+            for prompt in client.prompts().iter() {
+                let name = unique(&mut taken, &server, &prompt.name);
+                prompts.push(HostPrompt::new(name, server.clone(), prompt.clone()));
+            }
+        }
+        prompts
+    }
+
+    /// Every running server's resources and resource templates, with the server each is
+    /// read from (URIs are not renamed).
+    pub fn resources(&self) -> Vec<HostResource> {
+        let mut resources = Vec::new();
+        for (server, client) in self.clients() {
+            for resource in client.resources().iter() {
+                resources.push(HostResource::resource(server.clone(), resource.clone()));
+            }
+            for template in client.resource_templates().iter() {
+                resources.push(HostResource::template(server.clone(), template.clone()));
+            }
+        }
+        resources
+    }
+
+    /// Calls a tool by its namespaced name.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::is_not_found`] for an unknown name, else as [`Client::call_tool`].
+    ///
+    /// # Cancel safety
+    ///
+    /// As [`Client::call_tool`]: dropping the future cancels the call on the server.
+    pub async fn call_tool(
+        &self,
+        name: &str,
+        arguments: Value,
+        options: CallOptions,
+    ) -> Result<CallToolResult, Error> {
+        let tool = self
+            .tools()
+            .into_iter()
+            .find(|tool| tool.name == name)
+            .ok_or_else(|| Error::new(Kind::NotFound(format!("no MCP tool named `{name}`"))))?;
+        let client = self.client(&tool.server).ok_or_else(|| {
+            Error::new(Kind::NotFound(format!(
+                "the MCP server `{}` is no longer running",
+                tool.server
+            )))
+        })?;
+        client.call_tool(&tool.tool.name, arguments, options).await
+    }
+
+    /// Fills in a prompt by its namespaced name.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::is_not_found`] for an unknown name, else as [`Client::get_prompt`].
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping the future cancels the request (the server is told).
+    pub async fn get_prompt(
+        &self,
+        name: &str,
+        arguments: BTreeMap<String, String>,
+    ) -> Result<GetPromptResult, Error> {
+        let prompt = self
+            .prompts()
+            .into_iter()
+            .find(|prompt| prompt.name == name)
+            .ok_or_else(|| Error::new(Kind::NotFound(format!("no MCP prompt named `{name}`"))))?;
+        let client = self.client(&prompt.server).ok_or_else(|| {
+            Error::new(Kind::NotFound(format!(
+                "the MCP server `{}` is no longer running",
+                prompt.server
+            )))
+        })?;
+        client.get_prompt(&prompt.prompt.name, arguments).await
+    }
+
+    /// Reads a resource from a server.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::is_not_found`] for an unknown server, else as [`Client::read_resource`].
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping the future cancels the request (the server is told).
+    pub async fn read_resource(
+        &self,
+        server: &str,
+        uri: &str,
+    ) -> Result<ReadResourceResult, Error> {
+        let client = self
+            .client(server)
+            .ok_or_else(|| Error::new(Kind::NotFound(format!("no MCP server named `{server}`"))))?;
+        client.read_resource(uri).await
+    }
+
+    /// One entry per known server, by name: running (or exited), starting, or failed.
+    pub fn status(&self) -> Vec<ServerStatus> {
+        let state = lock(&self.inner.state);
+        let mut status: BTreeMap<&str, ServerStatus> = BTreeMap::new();
+        for (name, failure) in &state.failures {
+            status.insert(name, ServerStatus::failed(name, failure.clone()));
+        }
+        for name in &state.starting {
+            status.insert(name, ServerStatus::starting(name));
+        }
+        for (name, running) in &state.running {
+            status.insert(
+                name,
+                ServerStatus::running(&running.client, running.startup),
+            );
+        }
+        status.into_values().collect()
+    }
+
+    /// Shuts every server down in order: refuse new starts and abandon those in flight
+    /// (killing their processes), close every running server in parallel (each bounded, under
+    /// 5 s), then release the driver, which ends when the last connection has wound down.
+    /// Idempotent: later and concurrent calls wait for the same shutdown.
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping the future stops waiting; servers not yet closed are killed when their last
+    /// handle drops.
+    pub async fn shutdown(&self) {
+        self.inner
+            .shutdown
+            .get_or_init(|| async {
+                self.inner.closing.send_replace(true);
+                let clients: Vec<Client> = std::mem::take(&mut lock(&self.inner.state).running)
+                    .into_values()
+                    .map(|running| running.client)
+                    .collect();
+                futures_util::future::join_all(clients.iter().map(Client::close)).await;
+                lock(&self.inner.drivers).take();
+            })
+            .await;
+    }
+
+    async fn start_batch(
+        &self,
+        specs: impl IntoIterator<Item = ServerSpec>,
+    ) -> Vec<(String, Result<(), (Error, StartFailure)>)> {
+        let starts = specs.into_iter().map(|spec| async move {
+            let name = spec.name.to_string();
+            (name, self.start_one(spec).await)
+        });
+        futures_util::future::join_all(starts).await
+    }
+
+    /// Starts one server and files the outcome.
+    async fn start_one(&self, spec: ServerSpec) -> Result<(), (Error, StartFailure)> {
+        let name = spec.name.to_string();
+        {
+            let mut state = lock(&self.inner.state);
+            let refusal = if *self.inner.closing.borrow() {
+                Some(Kind::ShutDown("the MCP host is shut down".to_owned()))
+            } else if state.running.contains_key(&name) || state.starting.contains(&name) {
+                Some(Kind::AlreadyExists(format!(
+                    "an MCP server named `{name}` is already running or starting"
+                )))
+            } else {
+                None
+            };
+            if let Some(kind) = refusal {
+                let err = Error::new(kind).with_server(&spec.name);
+                let failure = StartFailure::from_error(&spec, &err, Duration::ZERO);
+                return Err((err, failure));
+            }
+            state.starting.insert(name.clone());
+        }
+        let result = self.launch(&spec).await;
+        // Filed under the lock, so a shutdown either sees this server running (and closes it)
+        // or has already set `closing` (and this start closes it below).
+        let late = {
+            let mut state = lock(&self.inner.state);
+            state.starting.remove(&name);
+            match result {
+                Ok((client, startup)) if !*self.inner.closing.borrow() => {
+                    state.failures.remove(&name);
+                    state.running.insert(name, Running { client, startup });
+                    return Ok(());
+                }
+                Ok((client, startup)) => (client, startup),
+                Err((err, elapsed)) => {
+                    let failure = StartFailure::from_error(&spec, &err, elapsed);
+                    tracing::warn!(server = %name, error = %err, "an MCP server failed to start");
+                    state.failures.insert(name, failure.clone());
+                    return Err((err, failure));
+                }
+            }
+        };
+        let (client, startup) = late;
+        client.close().await;
+        let err = Error::new(Kind::ShutDown(
+            "the MCP host shut down during startup".to_owned(),
+        ))
+        .with_server(&spec.name);
+        let failure = StartFailure::from_error(&spec, &err, startup);
+        Err((err, failure))
+    }
+
+    /// Connects (within the server's startup timeout, once a start slot is free) and lists
+    /// what it offers. Returns the client and how long startup took.
+    async fn launch(&self, spec: &ServerSpec) -> Result<(Client, Duration), (Error, Duration)> {
+        let mut closing = self.inner.closing.subscribe();
+        let shut_down = || {
+            Error::new(Kind::ShutDown(
+                "the MCP host shut down during startup".to_owned(),
+            ))
+            .with_server(&spec.name)
+        };
+        let _permit = tokio::select! {
+            permit = self.inner.starts.acquire() => permit.map_err(|_| (shut_down(), Duration::ZERO))?,
+            _ = closing.wait_for(|closing| *closing) => return Err((shut_down(), Duration::ZERO)),
+        };
+        let started = Instant::now();
+        let deadline = started + spec.startup_timeout;
+        let work = async {
+            let (client, driver) =
+                Client::connect_shared(spec, Arc::clone(&self.inner.handler), deadline).await?;
+            let sender = lock(&self.inner.drivers).clone();
+            match sender {
+                Some(sender) if sender.send(driver).is_ok() => {}
+                _ => return Err(shut_down()),
+            }
+            list_offerings(&client, deadline, started).await?;
+            Ok(client)
+        };
+        let outcome = tokio::select! {
+            outcome = work => outcome,
+            _ = closing.wait_for(|closing| *closing) => Err(shut_down()),
+        };
+        outcome
+            .map(|client| (client, started.elapsed()))
+            .map_err(|err| (err, started.elapsed()))
+    }
+}
+
+/// The startup listing: tools (when offered) within the startup deadline; prompts and
+/// resources too when offered, whose failure is only logged.
+async fn list_offerings(client: &Client, deadline: Instant, started: Instant) -> Result<(), Error> {
+    let capabilities = client.capabilities();
+    let stage_failed = |err: Error| {
+        err.with_server(&client.spec().name)
+            .with_stage(Stage::ListTools, started.elapsed())
+    };
+    if capabilities.tools.is_some() {
+        match tokio::time::timeout_at(deadline, client.list_tools()).await {
+            Ok(Ok(_)) => {}
+            Ok(Err(err)) => return Err(stage_failed(err)),
+            Err(_) => {
+                let (exit, tail) = (client.exit_status(), client.stderr_tail());
+                return Err(stage_failed(Error::new(Kind::Timeout {
+                    what: "tools/list".to_owned(),
+                    after: client.spec().startup_timeout,
+                    idle: false,
+                }))
+                .with_diagnostics(exit, tail));
+            }
+        }
+    }
+    let name = client.name();
+    if capabilities.prompts.is_some()
+        && let Ok(Err(err)) = tokio::time::timeout_at(deadline, client.list_prompts()).await
+    {
+        tracing::warn!(server = name, %err, "listing prompts failed");
+    }
+    if capabilities.resources.is_some() {
+        if let Ok(Err(err)) = tokio::time::timeout_at(deadline, client.list_resources()).await {
+            tracing::warn!(server = name, %err, "listing resources failed");
+        }
+        if let Ok(Err(err)) =
+            tokio::time::timeout_at(deadline, client.list_resource_templates()).await
+        {
+            tracing::debug!(server = name, %err, "listing resource templates failed");
+        }
+    }
+    Ok(())
+}
+
+/// The namespaced name for `item` on `server`, made unique against `taken`.
+fn unique(taken: &mut HashSet<String>, server: &str, item: &str) -> String {
+    let mut name = namespaced_name(server, item);
+    let mut salt = 0;
+    while !taken.insert(name.clone()) {
+        salt += 1;
+        name = namespaced_name_salted(server, item, salt);
+    }
+    name
+}

@@ -1,0 +1,213 @@
+//! The plain data a [`Host`](crate::Host) hands out: namespaced tools and prompts, resources
+//! with their server, status entries and startup failures. Snapshots, not live views.
+
+use std::time::Duration;
+
+use crate::{
+    Client, Error, Implementation, Prompt, Resource, ResourceTemplate, ServerSpec, Stage, Tool,
+    Transport,
+};
+
+/// The most of an error message a failure record keeps.
+const ERROR_CHARS: usize = 2000;
+
+/// A tool of a running server, under its namespaced name.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct HostTool {
+    /// `mcp__<server>__<tool>`, fitted to `^[a-zA-Z0-9_-]{1,64}$`.
+    pub name: String,
+    /// The server that offers it.
+    pub server: String,
+    /// The tool as the server describes it (its `name` is the raw name used on the wire).
+    pub tool: Tool,
+}
+
+impl HostTool {
+    pub(crate) fn new(name: String, server: String, tool: Tool) -> Self {
+        HostTool { name, server, tool }
+    }
+}
+
+/// A prompt of a running server, under its namespaced name.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct HostPrompt {
+    /// `mcp__<server>__<prompt>`, fitted like tool names.
+    pub name: String,
+    /// The server that offers it.
+    pub server: String,
+    /// The prompt as the server describes it.
+    pub prompt: Prompt,
+}
+
+impl HostPrompt {
+    pub(crate) fn new(name: String, server: String, prompt: Prompt) -> Self {
+        HostPrompt {
+            name,
+            server,
+            prompt,
+        }
+    }
+}
+
+/// A resource or resource template of a running server.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct HostResource {
+    /// The server to read it from.
+    pub server: String,
+    /// The resource, when this is one.
+    pub resource: Option<Resource>,
+    /// The template, when this is one.
+    pub template: Option<ResourceTemplate>,
+}
+
+impl HostResource {
+    pub(crate) fn resource(server: String, resource: Resource) -> Self {
+        HostResource {
+            server,
+            resource: Some(resource),
+            template: None,
+        }
+    }
+
+    pub(crate) fn template(server: String, template: ResourceTemplate) -> Self {
+        HostResource {
+            server,
+            resource: None,
+            template: Some(template),
+        }
+    }
+}
+
+/// Why a server did not start.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct StartFailure {
+    /// The server's name.
+    pub server: String,
+    /// Its transport.
+    pub transport: Transport,
+    /// Where startup failed.
+    pub stage: Stage,
+    /// How long startup had run.
+    pub elapsed: Duration,
+    /// What went wrong (whitespace collapsed, at most 2,000 characters; credentials in the
+    /// stderr part are redacted).
+    pub error: String,
+    /// How the process ended, if it did.
+    pub exit_status: Option<String>,
+    /// The redacted end of its stderr.
+    pub stderr_tail: Option<String>,
+}
+
+impl StartFailure {
+    pub(crate) fn from_error(spec: &ServerSpec, err: &Error, elapsed: Duration) -> Self {
+        let (stage, elapsed) = err.stage().unwrap_or((Stage::Launch, elapsed));
+        let text: String = err
+            .to_string()
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        let error = match text.char_indices().nth(ERROR_CHARS) {
+            Some((cut, _)) => format!("{}...", &text[..cut]),
+            None => text,
+        };
+        StartFailure {
+            server: spec.name().to_owned(),
+            transport: spec.transport(),
+            stage,
+            elapsed,
+            error,
+            exit_status: err.exit_status().map(str::to_owned),
+            stderr_tail: err.stderr_tail().map(str::to_owned),
+        }
+    }
+}
+
+/// Where a server stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ServerState {
+    /// Startup is under way.
+    Starting,
+    /// Connected and serving.
+    Running,
+    /// It was running, but its connection has ended (the process exited).
+    Exited,
+    /// Startup failed (see [`ServerStatus::failure`]).
+    Failed,
+}
+
+/// One server's entry in [`Host::status`](crate::Host::status).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ServerStatus {
+    /// The server's name.
+    pub name: String,
+    /// Where it stands.
+    pub state: ServerState,
+    /// Its process id (stdio, while known).
+    pub pid: Option<u32>,
+    /// The protocol version it chose.
+    pub protocol_version: Option<String>,
+    /// Who it says it is.
+    pub server_info: Option<Implementation>,
+    /// How many tools, prompts and resources it offers, as last listed.
+    pub tools: usize,
+    /// See `tools`.
+    pub prompts: usize,
+    /// See `tools`.
+    pub resources: usize,
+    /// How long its startup took.
+    pub startup: Option<Duration>,
+    /// Why it failed to start.
+    pub failure: Option<StartFailure>,
+}
+
+impl ServerStatus {
+    fn empty(name: &str, state: ServerState) -> Self {
+        ServerStatus {
+            name: name.to_owned(),
+            state,
+            pid: None,
+            protocol_version: None,
+            server_info: None,
+            tools: 0,
+            prompts: 0,
+            resources: 0,
+            startup: None,
+            failure: None,
+        }
+    }
+
+    pub(crate) fn starting(name: &str) -> Self {
+        ServerStatus::empty(name, ServerState::Starting)
+    }
+
+    pub(crate) fn failed(name: &str, failure: StartFailure) -> Self {
+        ServerStatus {
+            failure: Some(failure),
+            ..ServerStatus::empty(name, ServerState::Failed)
+        }
+    }
+
+    pub(crate) fn running(client: &Client, startup: Duration) -> Self {
+        let state = if client.is_closed() {
+            ServerState::Exited
+        } else {
+            ServerState::Running
+        };
+        ServerStatus {
+            pid: client.pid(),
+            protocol_version: Some(client.protocol_version().to_owned()),
+            server_info: Some(client.server_info()),
+            tools: client.tools().len(),
+            prompts: client.prompts().len(),
+            resources: client.resources().len(),
+            startup: Some(startup),
+            ..ServerStatus::empty(client.name(), state)
+        }
+    }
+}

@@ -1,0 +1,104 @@
+//! An MCP (Model Context Protocol) client and multi-server host, built on `sidewire-jsonrpc`.
+//!
+//! It **is**: server specs and the `mcpServers` file format ([`ServerSpec`],
+//! [`parse_mcp_servers`]); the protocol core of the legacy era, 2024-11-05 … 2025-11-25
+//! ([`Client`]: handshake, paginated listings, tool calls with progress and cancellation,
+//! prompts, resources, subscriptions, logging, completion, server→client requests through a
+//! [`ClientHandler`]); the stdio transport (child processes, Unix); and a [`Host`] that runs
+//! many servers behind namespaced tool names.
+//!
+//! It is **not** (yet): the Streamable HTTP and legacy HTTP+SSE transports (specs parse;
+//! connecting returns an [`Error::is_unsupported`] error), OAuth, the 2026-07-28 "modern" era,
+//! Windows process handling, or an MCP *server*. It never runs a server through a shell and
+//! never spawns a task: [`Client::connect`] and [`Host::new`] hand back a driver future for the
+//! caller to run.
+//!
+//! # Example
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), sidewire_mcp::Error> {
+//! use sidewire_mcp::{CallOptions, Host, NoHandler, parse_mcp_servers};
+//!
+//! let specs = parse_mcp_servers(
+//!     r#"{"mcpServers": {"everything": {"command": "npx",
+//!         "args": ["-y", "@modelcontextprotocol/server-everything"]}}}"#,
+//! )?;
+//! let (host, driver) = Host::new(NoHandler);
+//! tokio::spawn(driver);
+//! for failure in host.start_available(specs).await {
+//!     eprintln!("{} failed at {}: {}", failure.server, failure.stage, failure.error);
+//! }
+//! for tool in host.tools() {
+//!     println!("{}", tool.name); // mcp__everything__echo, ...
+//! }
+//! let args = serde_json::json!({ "message": "hi" });
+//! let result = host.call_tool("mcp__everything__echo", args, CallOptions::new()).await?;
+//! println!("{}", result.joined_text());
+//! host.shutdown().await;
+//! # Ok(()) }
+//! ```
+//!
+//! # How it avoids the ten most reported MCP client problems
+//!
+//! | # | Problem | What this crate does |
+//! |---|---------|----------------------|
+//! | 1 | The child blocks once its stderr pipe fills, because nobody reads it. | stderr is always drained by the connection's driver into a 16 KiB tail, credentials redacted; lines can also be forwarded to `tracing` (each cut at 4 KiB). The tail and exit status are attached to startup and exit errors. |
+//! | 2 | Orphaned and zombie servers, above all the grandchild of an `npx`/`uvx` wrapper. | Each server gets its own process group. Closing is stdin EOF → 750 ms → `SIGTERM` to the group → 2 s → `SIGKILL` to the group, bounded and idempotent; dropping the last [`Client`] kills the group synchronously (no runtime needed); when the server exits by itself, whatever is left of its group is killed; the child is always reaped. |
+//! | 3 | A hung or dead server makes calls wait for ever. | Every call has a finite timeout (300 s default, per server, tool and call); an abandoned or timed-out call sends `notifications/cancelled` (never for `initialize`); when the server dies, every pending call fails at once with its exit status and stderr tail. |
+//! | 4 | Expired HTTP sessions are reused for ever. | Not applicable yet: the HTTP transports are a later step (they are refused with a clear error). |
+//! | 5 | A fixed timeout kills long tools, and progress cannot extend it because the token is only sent with a callback. | Every tools/call carries a progress token; each progress report restarts the idle timeout, under an absolute cap (1 h default); a per-call callback sees the reports. |
+//! | 6 | Windows: `spawn npx ENOENT` because `npx` is `npx.cmd`. | Not handled yet: the stdio transport is Unix-only for now. |
+//! | 7 | A GUI-launched host has a thin `PATH`, so `npx`/`uvx` are not found. | The login shell's `PATH` is probed once per process (`$SHELL -l -c`, 2 s) and merged into the child's; a missing command's error names the `PATH` searched and says how to fix it. |
+//! | 8 | Non-JSON text on stdout kills the connection. | Such lines are skipped and counted ([`ClientStats::skipped_lines`]); the connection lives. |
+//! | 9 | One huge line overflows a buffer or memory. | Each message is capped (8 MiB default, [`ServerSpec::max_message_bytes`]); an oversized line is discarded to its newline in bounded memory, the request it answers fails with [`Error::is_too_large`], and the connection lives. |
+//! | 10 | Pagination ignored (tools past page one missing), or a cursor that never advances loops for ever. | Listings follow `nextCursor`, stop at a repeated cursor or after 100 pages with a warning, and keep what they got. |
+//!
+//! # Errors
+//!
+//! One opaque [`Error`] with predicates ([`Error::is_timeout`], [`Error::is_closed`],
+//! [`Error::is_remote`], ...) and accessors for the server, startup [`Stage`], exit status and
+//! stderr tail. A tool's own failure is not an error: it is a [`CallToolResult`] with
+//! `is_error: true`.
+//!
+//! # Cancel safety
+//!
+//! Dropping a future is the way to cancel. Dropping a call's future removes its pending entry,
+//! sends `notifications/cancelled`, and drops a late answer. Dropping [`Client::connect`]
+//! kills a process it already started. [`Client::close`] and [`Host::shutdown`] are
+//! idempotent: dropping them stops the waiting, and the last handle's drop still kills the
+//! process. Every `pub async fn` documents its own cancel safety. The drivers must be polled
+//! for anything to happen; dropping one closes its connections.
+
+mod config;
+mod error;
+mod host;
+mod names;
+mod protocol;
+mod spec;
+mod stdio;
+mod transport;
+
+pub use sidewire_jsonrpc::ErrorObject;
+
+pub use crate::config::{load_mcp_servers, parse_mcp_servers};
+pub use crate::error::{Error, Stage};
+pub use crate::host::{
+    Host, HostDriver, HostPrompt, HostResource, HostTool, MAX_PARALLEL_STARTS, ServerState,
+    ServerStatus, StartFailure,
+};
+pub use crate::names::{MAX_NAME_LEN, is_valid_name, namespaced_name};
+pub use crate::protocol::client::{Client, ClientDriver};
+pub use crate::protocol::handler::{ClientHandler, NoHandler};
+pub use crate::protocol::options::{CallOptions, ClientStats};
+pub use crate::protocol::types::{
+    CallToolResult, Completion, CompletionRef, Content, CreateMessageParams, CreateMessageResult,
+    ElicitAction, ElicitParams, ElicitResult, GetPromptResult, Implementation, InitializeResult,
+    ListCapability, LogLevel, LogMessage, PROTOCOL_VERSION, Progress, Prompt, PromptArgument,
+    PromptMessage, ReadResourceResult, Resource, ResourceContents, ResourceTemplate,
+    ResourcesCapability, Role, SUPPORTED_PROTOCOL_VERSIONS, SamplingContent, SamplingMessage,
+    ServerCapabilities, Tool,
+};
+pub use crate::spec::{
+    DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_CALL_DURATION, DEFAULT_MAX_MESSAGE_BYTES,
+    DEFAULT_STARTUP_TIMEOUT, Root, ServerSpec, Transport,
+};

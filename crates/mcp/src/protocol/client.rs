@@ -1,0 +1,767 @@
+//! [`Client`]: one connection to one MCP server, and its [`ClientDriver`].
+//!
+//! Connecting opens the transport, runs the `initialize` handshake (offering
+//! [`PROTOCOL_VERSION`], accepting the older versions in [`SUPPORTED_PROTOCOL_VERSIONS`]) while
+//! polling the driver itself, sends `notifications/initialized`, and hands the driver back for
+//! the caller to run. It does not keep a registry of servers (that is [`crate::Host`]) and does
+//! not reconnect.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use serde_json::{Map, Value, json};
+use sidewire_jsonrpc::{CallOptions as RpcOptions, Config, Peer, Profile, Request};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::{Notify, oneshot};
+use tokio::time::Instant;
+
+use crate::error::Kind;
+use crate::protocol::handler::{self, ClientHandler, DynHandler};
+use crate::protocol::listing;
+use crate::protocol::methods::{
+    CallTool, CallToolParams, Complete, CompleteArgument, CompleteContext, CompleteParams,
+    GetPrompt, GetPromptParams, INITIALIZED, Initialize, ListMethod, ListPrompts,
+    ListResourceTemplates, ListResources, ListTools, Ping, ProgressMeta, ReadResource, SetLevel,
+    SetLevelParams, Subscribe, Unsubscribe, UriParams,
+};
+use crate::protocol::options::{CallOptions, ClientStats};
+use crate::protocol::session::{
+    self, Background, McpHooks, PROMPTS, ProgressSlot, RESOURCES, Shared, TOOLS, lock,
+};
+use crate::protocol::types::{
+    CallToolResult, Completion, CompletionRef, GetPromptResult, Implementation, InitializeParams,
+    InitializeResult, LogLevel, PROTOCOL_VERSION, Prompt, ReadResourceResult, Resource,
+    ResourceTemplate, SUPPORTED_PROTOCOL_VERSIONS, ServerCapabilities, Tool,
+};
+use crate::transport::{self, Backend, Opened};
+use crate::{Error, ServerSpec, Stage};
+
+/// How long an error waits for a dead server's exit status and last stderr.
+const SETTLE: Duration = Duration::from_secs(1);
+
+/// The future that runs a connection: the JSON-RPC reader and writer, server requests, the
+/// list refresh, and (stdio) the process supervision and stderr drain. Spawn it, or poll it in
+/// a `select!`; nothing works while it is not polled.
+///
+/// It ends when the connection has ended and the process has been reaped. Dropping it closes
+/// the connection and kills the process.
+#[must_use = "the connection does nothing unless its driver is polled"]
+pub struct ClientDriver {
+    name: Arc<str>,
+    future: Background,
+}
+
+impl Future for ClientDriver {
+    type Output = ();
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        self.future.as_mut().poll(cx)
+    }
+}
+
+impl fmt::Debug for ClientDriver {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ClientDriver")
+            .field("server", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A connection to one MCP server. Cheap to clone; every clone uses the same connection.
+///
+/// When the last clone is dropped the server is killed at once (its whole process group,
+/// synchronously) and the driver winds down; [`close`](Client::close) is the graceful way.
+#[derive(Clone)]
+pub struct Client {
+    inner: Arc<ClientInner>,
+}
+
+struct ClientInner {
+    shared: Arc<Shared>,
+    peer: Peer,
+    backend: Backend,
+    /// Dropped with the last handle, which tells the driver to stop serving.
+    _alive: oneshot::Sender<()>,
+}
+
+impl Drop for ClientInner {
+    fn drop(&mut self) {
+        self.backend.kill_now();
+    }
+}
+
+impl fmt::Debug for Client {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Client")
+            .field("server", &self.inner.shared.name)
+            .field("pid", &self.inner.backend.pid())
+            .field("protocol_version", &self.protocol_version())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The jsonrpc settings of an MCP connection.
+fn rpc_config(spec: &ServerSpec) -> Config {
+    Config::new(Profile::Lenient, spec.max_message_bytes)
+        .request_timeout(spec.call_timeout)
+        .hooks(McpHooks)
+}
+
+impl Client {
+    /// Connects to the server `spec` names: starts it, runs the handshake, and returns the
+    /// handle and the driver to run. Launch and initialize share the spec's startup timeout.
+    ///
+    /// # Errors
+    ///
+    /// A config error for an invalid spec, an unsupported error for the HTTP transports (not
+    /// yet connectable), a spawn error naming `PATH` when the command is missing, a timeout,
+    /// a closed error when the server dies during the handshake (with its exit status and
+    /// stderr tail), or an incompatible-version error. Every one names the server and the
+    /// stage.
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping the future kills a process it already started; nothing is left behind.
+    pub async fn connect(
+        spec: &ServerSpec,
+        handler: impl ClientHandler,
+    ) -> Result<(Client, ClientDriver), Error> {
+        let deadline = Instant::now() + spec.startup_timeout;
+        Client::connect_shared(spec, handler::share(handler), deadline).await
+    }
+
+    /// Connects over caller-supplied byte streams (an in-process server, a socket) speaking
+    /// newline-delimited JSON; the spec's transport and launch fields are ignored, its name,
+    /// timeouts and roots apply.
+    ///
+    /// # Errors
+    ///
+    /// As for [`connect`](Client::connect), less the launch errors.
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping the future drops the streams.
+    pub async fn connect_streams<R, W>(
+        spec: &ServerSpec,
+        reader: R,
+        writer: W,
+        handler: impl ClientHandler,
+    ) -> Result<(Client, ClientDriver), Error>
+    where
+        R: AsyncRead + Unpin + Send + 'static,
+        W: AsyncWrite + Unpin + Send + 'static,
+    {
+        let started = Instant::now();
+        let config = rpc_config(spec);
+        let opened = transport::streams(reader, writer, &config);
+        let deadline = started + spec.startup_timeout;
+        Client::establish(
+            spec,
+            opened,
+            handler::share(handler),
+            config,
+            deadline,
+            started,
+        )
+        .await
+    }
+
+    pub(crate) async fn connect_shared(
+        spec: &ServerSpec,
+        handler: Arc<dyn DynHandler>,
+        deadline: Instant,
+    ) -> Result<(Client, ClientDriver), Error> {
+        let started = Instant::now();
+        let launch_failed = |err: Error| {
+            err.with_server(&spec.name)
+                .with_stage(Stage::Launch, started.elapsed())
+        };
+        spec.validate().map_err(launch_failed)?;
+        let config = rpc_config(spec);
+        let opened = match tokio::time::timeout_at(deadline, transport::open(spec, &config)).await {
+            Ok(opened) => opened.map_err(launch_failed)?,
+            Err(_) => {
+                return Err(launch_failed(Error::new(Kind::Timeout {
+                    what: "launching the server".to_owned(),
+                    after: spec.startup_timeout,
+                    idle: false,
+                })));
+            }
+        };
+        Client::establish(spec, opened, handler, config, deadline, started).await
+    }
+
+    async fn establish(
+        spec: &ServerSpec,
+        opened: Opened,
+        handler: Arc<dyn DynHandler>,
+        config: Config,
+        deadline: Instant,
+        started: Instant,
+    ) -> Result<(Client, ClientDriver), Error> {
+        let shared = Shared::new(spec, handler);
+        let router = session::router(&shared);
+        let (peer, rpc) = sidewire_jsonrpc::connect(opened.stream, opened.sink, router, config);
+        let (alive, alive_rx) = oneshot::channel();
+        let mut future = session::driver(
+            rpc,
+            peer.clone(),
+            Arc::clone(&shared),
+            alive_rx,
+            opened.background,
+        );
+        let client = Client {
+            inner: Arc::new(ClientInner {
+                shared,
+                peer,
+                backend: opened.backend,
+                _alive: alive,
+            }),
+        };
+        // The handshake needs the driver polled; poll it here until the caller takes it.
+        let mut driver_done = false;
+        let outcome = tokio::select! {
+            outcome = tokio::time::timeout_at(deadline, client.initialize(deadline)) => outcome,
+            () = &mut future => {
+                driver_done = true;
+                Ok(Err(Error::new(Kind::Closed {
+                    what: "initialize".to_owned(),
+                    reason: "the connection ended during the handshake".to_owned(),
+                })))
+            }
+        };
+        let err = match outcome {
+            Ok(Ok(())) => {
+                let name = Arc::clone(&client.inner.shared.name);
+                return Ok((client, ClientDriver { name, future }));
+            }
+            Ok(Err(err)) => err,
+            Err(_) => Error::new(Kind::Timeout {
+                what: "initialize".to_owned(),
+                after: spec.startup_timeout,
+                idle: false,
+            }),
+        };
+        // A server that died: let the driver reap it and read the last of its stderr, so the
+        // error says why. (A live but wedged one is killed below, when `client` drops.)
+        if err.is_closed() && !driver_done {
+            let _ = tokio::time::timeout(SETTLE, &mut future).await;
+        }
+        let (exit, tail) = client.inner.backend.diagnostics();
+        Err(err
+            .with_server(&spec.name)
+            .with_stage(Stage::Initialize, started.elapsed())
+            .with_diagnostics(exit, tail))
+    }
+
+    async fn initialize(&self, deadline: Instant) -> Result<(), Error> {
+        let shared = &self.inner.shared;
+        let params = InitializeParams {
+            protocol_version: PROTOCOL_VERSION.to_owned(),
+            capabilities: client_capabilities(&shared.spec, shared.handler.as_ref()),
+            client_info: Implementation::new("sidewire", env!("CARGO_PKG_VERSION")),
+        };
+        let timeout = deadline.saturating_duration_since(Instant::now());
+        let result = self
+            .inner
+            .peer
+            .request_with::<Initialize>(&params, RpcOptions::timeout(timeout))
+            .await
+            .map_err(|err| Error::rpc(Initialize::METHOD, err))?;
+        if !SUPPORTED_PROTOCOL_VERSIONS.contains(&result.protocol_version.as_str()) {
+            return Err(Error::new(Kind::Incompatible {
+                got: result.protocol_version,
+                offered: PROTOCOL_VERSION,
+                supported: SUPPORTED_PROTOCOL_VERSIONS.join(", "),
+            }));
+        }
+        self.inner
+            .peer
+            .notify_untyped::<()>(INITIALIZED, None)
+            .await
+            .map_err(|err| Error::rpc(INITIALIZED, err))?;
+        let _ = shared.init.set(result);
+        Ok(())
+    }
+
+    fn init(&self) -> Option<&InitializeResult> {
+        self.inner.shared.init.get()
+    }
+
+    /// The server's name (from its spec).
+    pub fn name(&self) -> &str {
+        &self.inner.shared.name
+    }
+
+    /// The spec this client was connected with.
+    pub fn spec(&self) -> &ServerSpec {
+        &self.inner.shared.spec
+    }
+
+    /// The protocol version the server chose.
+    pub fn protocol_version(&self) -> &str {
+        self.init()
+            .map_or("", |init| init.protocol_version.as_str())
+    }
+
+    /// What the server said it supports.
+    pub fn capabilities(&self) -> ServerCapabilities {
+        self.init()
+            .map(|init| init.capabilities.clone())
+            .unwrap_or_default()
+    }
+
+    /// Who the server says it is.
+    pub fn server_info(&self) -> Implementation {
+        self.init()
+            .map(|init| init.server_info.clone())
+            .unwrap_or_default()
+    }
+
+    /// The server's usage instructions for the model, if it gave any.
+    pub fn instructions(&self) -> Option<&str> {
+        self.init()?.instructions.as_deref()
+    }
+
+    /// The process id (also its process group id) of a stdio server.
+    pub fn pid(&self) -> Option<u32> {
+        self.inner.backend.pid()
+    }
+
+    /// Whether the connection has ended.
+    pub fn is_closed(&self) -> bool {
+        self.inner.peer.close_reason_if_closed().is_some()
+    }
+
+    /// The redacted last 16 KiB of the server's stderr (stdio servers).
+    pub fn stderr_tail(&self) -> Option<String> {
+        self.inner.backend.diagnostics().1
+    }
+
+    /// How the server process ended, once it has.
+    pub fn exit_status(&self) -> Option<String> {
+        self.inner.backend.diagnostics().0
+    }
+
+    /// What the connection dropped rather than failed on.
+    pub fn stats(&self) -> ClientStats {
+        let stats = self.inner.peer.stats();
+        ClientStats {
+            skipped_lines: stats.garbage_frames,
+            late_responses: stats.late_responses,
+            dropped_notifications: stats.dropped_notifications,
+        }
+    }
+
+    /// Maps a failed call, waiting briefly for a dead server's exit status and stderr.
+    async fn failed(&self, what: &str, err: sidewire_jsonrpc::Error) -> Error {
+        let closed = err.is_closed();
+        let error = Error::rpc(what, err).with_server(&self.inner.shared.name);
+        if !closed {
+            return error;
+        }
+        self.inner.backend.settle(SETTLE).await;
+        let (exit, tail) = self.inner.backend.diagnostics();
+        error.with_diagnostics(exit, tail)
+    }
+
+    async fn request<R: Request>(
+        &self,
+        params: &R::Params,
+        timeout: Option<Duration>,
+    ) -> Result<R::Result, Error> {
+        let timeout = timeout.unwrap_or(self.inner.shared.spec.call_timeout);
+        match self
+            .inner
+            .peer
+            .request_with::<R>(params, RpcOptions::timeout(timeout))
+            .await
+        {
+            Ok(result) => Ok(result),
+            Err(err) => Err(self.failed(R::METHOD, err).await),
+        }
+    }
+
+    async fn list<M: ListMethod>(&self, bit: u8) -> Result<Vec<M::Item>, Error> {
+        let deadline = Instant::now() + self.inner.shared.spec.call_timeout;
+        let shared = &self.inner.shared;
+        shared.listed.fetch_or(bit, Ordering::SeqCst);
+        match listing::list_all::<M>(&self.inner.peer, &shared.name, deadline).await {
+            Ok(items) => Ok(items),
+            Err(err) if err.is_closed() => {
+                self.inner.backend.settle(SETTLE).await;
+                let (exit, tail) = self.inner.backend.diagnostics();
+                Err(err.with_server(&shared.name).with_diagnostics(exit, tail))
+            }
+            Err(err) => Err(err.with_server(&shared.name)),
+        }
+    }
+
+    /// Lists every tool (following `nextCursor`, with a guard against a repeating cursor and
+    /// a page cap), and caches the list for [`tools`](Client::tools). A later
+    /// `notifications/tools/list_changed` refreshes the cache (debounced).
+    ///
+    /// # Errors
+    ///
+    /// A timeout, a closed connection, or the server's error.
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping the future abandons the page being fetched (the server is told) and leaves
+    /// the cache as it was.
+    pub async fn list_tools(&self) -> Result<Vec<Tool>, Error> {
+        let tools = self.list::<ListTools>(TOOLS).await?;
+        self.inner.shared.cache().tools = tools.clone().into();
+        self.inner.shared.bump_revision();
+        Ok(tools)
+    }
+
+    /// The tools as last listed (empty before the first [`list_tools`](Client::list_tools)).
+    pub fn tools(&self) -> Arc<[Tool]> {
+        Arc::clone(&self.inner.shared.cache().tools)
+    }
+
+    /// Lists every prompt and caches the list (see [`list_tools`](Client::list_tools)).
+    ///
+    /// # Errors
+    ///
+    /// As for [`list_tools`](Client::list_tools).
+    ///
+    /// # Cancel safety
+    ///
+    /// As for [`list_tools`](Client::list_tools).
+    pub async fn list_prompts(&self) -> Result<Vec<Prompt>, Error> {
+        let prompts = self.list::<ListPrompts>(PROMPTS).await?;
+        self.inner.shared.cache().prompts = prompts.clone().into();
+        self.inner.shared.bump_revision();
+        Ok(prompts)
+    }
+
+    /// The prompts as last listed.
+    pub fn prompts(&self) -> Arc<[Prompt]> {
+        Arc::clone(&self.inner.shared.cache().prompts)
+    }
+
+    /// Lists every resource and caches the list (see [`list_tools`](Client::list_tools)).
+    ///
+    /// # Errors
+    ///
+    /// As for [`list_tools`](Client::list_tools).
+    ///
+    /// # Cancel safety
+    ///
+    /// As for [`list_tools`](Client::list_tools).
+    pub async fn list_resources(&self) -> Result<Vec<Resource>, Error> {
+        let resources = self.list::<ListResources>(RESOURCES).await?;
+        self.inner.shared.cache().resources = resources.clone().into();
+        self.inner.shared.bump_revision();
+        Ok(resources)
+    }
+
+    /// The resources as last listed.
+    pub fn resources(&self) -> Arc<[Resource]> {
+        Arc::clone(&self.inner.shared.cache().resources)
+    }
+
+    /// Lists every resource template and caches the list.
+    ///
+    /// # Errors
+    ///
+    /// As for [`list_tools`](Client::list_tools).
+    ///
+    /// # Cancel safety
+    ///
+    /// As for [`list_tools`](Client::list_tools).
+    pub async fn list_resource_templates(&self) -> Result<Vec<ResourceTemplate>, Error> {
+        let templates = self.list::<ListResourceTemplates>(RESOURCES).await?;
+        self.inner.shared.cache().templates = templates.clone().into();
+        self.inner.shared.bump_revision();
+        Ok(templates)
+    }
+
+    /// The resource templates as last listed.
+    pub fn resource_templates(&self) -> Arc<[ResourceTemplate]> {
+        Arc::clone(&self.inner.shared.cache().templates)
+    }
+
+    /// A counter bumped whenever a cached list is replaced (by a listing or a list_changed
+    /// refresh).
+    pub fn list_revision(&self) -> u64 {
+        *self.inner.shared.revision.borrow()
+    }
+
+    /// Waits until the list revision exceeds `after`, and returns it.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: it only waits.
+    pub async fn list_changed_since(&self, after: u64) -> u64 {
+        let mut revision = self.inner.shared.revision.subscribe();
+        let seen = revision.wait_for(|revision| *revision > after).await;
+        seen.map_or(after, |revision| *revision)
+    }
+
+    /// Calls a tool by its name on the server. `arguments` is the arguments object (`null`
+    /// sends none).
+    ///
+    /// Every call carries a progress token. The timeout (the call's, else the tool's, else the
+    /// server's, default 300 s) is an idle timeout: each progress report restarts it, under
+    /// the absolute cap (default 1 h). A tool's own failure is `Ok` with `is_error: true`.
+    ///
+    /// # Errors
+    ///
+    /// A timeout ([`Error::is_timeout`]; the server is sent `notifications/cancelled`), a
+    /// closed connection (with exit status and stderr tail), the server's JSON-RPC error, an
+    /// oversized answer ([`Error::is_too_large`]; the connection lives), or an answer that
+    /// does not decode.
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping the future cancels the call: the server is sent `notifications/cancelled`
+    /// and a late answer is dropped.
+    pub async fn call_tool(
+        &self,
+        name: &str,
+        arguments: Value,
+        options: CallOptions,
+    ) -> Result<CallToolResult, Error> {
+        let shared = &self.inner.shared;
+        let idle = options
+            .timeout
+            .unwrap_or_else(|| shared.spec.timeout_for_tool(name));
+        let cap = options
+            .max_duration
+            .unwrap_or(shared.spec.max_call_duration);
+        let token = shared.next_token();
+        let activity = Arc::new(Notify::new());
+        lock(&shared.progress).insert(
+            token.clone(),
+            ProgressSlot {
+                callback: options.progress,
+                activity: Arc::clone(&activity),
+            },
+        );
+        let _slot = SlotGuard {
+            shared,
+            token: &token,
+        };
+        let params = CallToolParams {
+            name: name.to_owned(),
+            arguments: (!arguments.is_null()).then_some(arguments),
+            meta: ProgressMeta {
+                progress_token: token.clone(),
+            },
+        };
+        let call = self
+            .inner
+            .peer
+            .call(CallTool::METHOD, Some(&params), RpcOptions::timeout(cap));
+        let idle_timer = async {
+            // Each progress report stores a permit if nobody waits, so none is lost between
+            // iterations.
+            while tokio::time::timeout(idle, activity.notified())
+                .await
+                .is_ok()
+            {}
+        };
+        let raw = tokio::select! {
+            // An answer that is ready wins over an idle expiry at the same instant.
+            biased;
+            raw = call => raw,
+            () = idle_timer => {
+                // Returning drops `call`, which removes its pending entry and sends
+                // notifications/cancelled through the hook.
+                return Err(Error::new(Kind::Timeout {
+                    what: format!("tools/call {name}"),
+                    after: idle,
+                    idle: true,
+                })
+                .with_server(&shared.name));
+            }
+        };
+        let raw = match raw {
+            Ok(raw) => raw,
+            Err(err) => return Err(self.failed(&format!("tools/call {name}"), err).await),
+        };
+        raw.decode::<CallToolResult>().map_err(|err| {
+            Error::new(Kind::InvalidResponse(format!(
+                "the result of tools/call {name} does not decode: {err}"
+            )))
+            .with_server(&shared.name)
+        })
+    }
+
+    /// Fills in a prompt.
+    ///
+    /// # Errors
+    ///
+    /// A timeout, a closed connection, or the server's error (`-32602` for a bad name or a
+    /// missing argument).
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping the future cancels the request (the server is told).
+    pub async fn get_prompt(
+        &self,
+        name: &str,
+        arguments: BTreeMap<String, String>,
+    ) -> Result<GetPromptResult, Error> {
+        let params = GetPromptParams {
+            name: name.to_owned(),
+            arguments: (!arguments.is_empty()).then_some(arguments),
+        };
+        self.request::<GetPrompt>(&params, None).await
+    }
+
+    /// Reads a resource.
+    ///
+    /// # Errors
+    ///
+    /// A timeout, a closed connection, or the server's error.
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping the future cancels the request (the server is told).
+    pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, Error> {
+        let params = UriParams {
+            uri: uri.to_owned(),
+        };
+        self.request::<ReadResource>(&params, None).await
+    }
+
+    /// Subscribes to a resource's updates (delivered to the handler's
+    /// `on_resource_updated`).
+    ///
+    /// # Errors
+    ///
+    /// A timeout, a closed connection, or the server's error.
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping the future cancels the request; the subscription may or may not exist.
+    pub async fn subscribe(&self, uri: &str) -> Result<(), Error> {
+        let params = UriParams {
+            uri: uri.to_owned(),
+        };
+        self.request::<Subscribe>(&params, None).await.map(drop)
+    }
+
+    /// Ends a subscription.
+    ///
+    /// # Errors
+    ///
+    /// A timeout, a closed connection, or the server's error.
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping the future cancels the request; the subscription may or may not be gone.
+    pub async fn unsubscribe(&self, uri: &str) -> Result<(), Error> {
+        let params = UriParams {
+            uri: uri.to_owned(),
+        };
+        self.request::<Unsubscribe>(&params, None).await.map(drop)
+    }
+
+    /// Sets the lowest level of log message the server sends.
+    ///
+    /// # Errors
+    ///
+    /// A timeout, a closed connection, or the server's error.
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping the future cancels the request; the level may or may not have changed.
+    pub async fn set_log_level(&self, level: LogLevel) -> Result<(), Error> {
+        self.request::<SetLevel>(&SetLevelParams { level }, None)
+            .await
+            .map(drop)
+    }
+
+    /// Asks for completions of an argument of a prompt or resource template; `context` holds
+    /// the arguments already filled in.
+    ///
+    /// # Errors
+    ///
+    /// A timeout, a closed connection, or the server's error.
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping the future cancels the request (the server is told).
+    pub async fn complete(
+        &self,
+        reference: CompletionRef,
+        argument: &str,
+        value: &str,
+        context: BTreeMap<String, String>,
+    ) -> Result<Completion, Error> {
+        let params = CompleteParams {
+            reference,
+            argument: CompleteArgument {
+                name: argument.to_owned(),
+                value: value.to_owned(),
+            },
+            context: (!context.is_empty()).then_some(CompleteContext { arguments: context }),
+        };
+        Ok(self.request::<Complete>(&params, None).await?.completion)
+    }
+
+    /// Checks the server answers.
+    ///
+    /// # Errors
+    ///
+    /// A timeout, a closed connection, or the server's error.
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping the future cancels the request (the server is told).
+    pub async fn ping(&self) -> Result<(), Error> {
+        self.request::<Ping>(&Some(json!({})), None).await.map(drop)
+    }
+
+    /// Closes the connection gracefully: pending calls fail, stdin closes, and a process that
+    /// does not exit within 750 ms gets `SIGTERM`, then after 2 s `SIGKILL`, always to its
+    /// whole process group. Bounded (under 5 s) and idempotent; needs the driver running to
+    /// observe the exit.
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping the future stops waiting; a later call (or dropping the client) finishes the
+    /// job.
+    pub async fn close(&self) {
+        self.inner.backend.close(&self.inner.peer).await;
+    }
+}
+
+/// Removes a call's progress slot when the call ends, however it ends.
+struct SlotGuard<'a> {
+    shared: &'a Shared,
+    token: &'a str,
+}
+
+impl Drop for SlotGuard<'_> {
+    fn drop(&mut self) {
+        lock(&self.shared.progress).remove(self.token);
+    }
+}
+
+/// What the client offers: roots when the spec has any, sampling and elicitation when the
+/// handler takes them.
+fn client_capabilities(spec: &ServerSpec, handler: &dyn DynHandler) -> Value {
+    let mut capabilities = Map::new();
+    if !spec.roots.is_empty() {
+        capabilities.insert("roots".to_owned(), json!({ "listChanged": false }));
+    }
+    if handler.supports_sampling() {
+        capabilities.insert("sampling".to_owned(), json!({}));
+    }
+    if handler.supports_elicitation() {
+        capabilities.insert("elicitation".to_owned(), json!({ "form": {} }));
+    }
+    Value::Object(capabilities)
+}

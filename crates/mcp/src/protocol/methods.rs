@@ -1,0 +1,284 @@
+//! One zero-sized type per MCP method, with its params and result types.
+//!
+//! These implement `sidewire_jsonrpc`'s `Request` and `Notification` so calls and handlers are
+//! typed by method; they are crate-private because the client's own methods are the API.
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use sidewire_jsonrpc::{Notification, Request};
+
+use crate::Root;
+use crate::protocol::types::{
+    CallToolResult, Completion, CompletionRef, CreateMessageParams, CreateMessageResult,
+    ElicitParams, ElicitResult, GetPromptResult, InitializeParams, InitializeResult, LogLevel,
+    LogMessage, Prompt, ReadResourceResult, Resource, ResourceTemplate, StringMap, Tool,
+};
+
+/// Declares a request type. Kept private and small (see STYLE: no public macros).
+macro_rules! request {
+    ($(#[$doc:meta])* $name:ident, $method:literal, $params:ty => $result:ty) => {
+        $(#[$doc])*
+        pub(crate) struct $name;
+        impl Request for $name {
+            const METHOD: &'static str = $method;
+            type Params = $params;
+            type Result = $result;
+        }
+    };
+}
+
+macro_rules! notification {
+    ($(#[$doc:meta])* $name:ident, $method:literal, $params:ty) => {
+        $(#[$doc])*
+        pub(crate) struct $name;
+        impl Notification for $name {
+            const METHOD: &'static str = $method;
+            type Params = $params;
+        }
+    };
+}
+
+/// An item of a listing that did not decode is kept as its error instead of failing the whole
+/// page: one malformed tool must not hide the server's others.
+#[derive(Debug)]
+pub(crate) struct Lenient<T>(pub(crate) Result<T, String>);
+
+impl<'de, T: DeserializeOwned> Deserialize<'de> for Lenient<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let value = Value::deserialize(deserializer)?;
+        Ok(Lenient(
+            serde_json::from_value(value).map_err(|err| err.to_string()),
+        ))
+    }
+}
+
+impl<T: Serialize> Serialize for Lenient<T> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match &self.0 {
+            Ok(item) => item.serialize(serializer),
+            Err(_) => serializer.serialize_none(),
+        }
+    }
+}
+
+/// The params of every list method.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub(crate) struct PageParams {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) cursor: Option<String>,
+}
+
+/// A page of a listing: its items and the cursor of the next page.
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", bound(deserialize = "T: DeserializeOwned"))]
+pub(crate) struct Page<T> {
+    #[serde(
+        default = "Vec::new",
+        alias = "tools",
+        alias = "prompts",
+        alias = "resources",
+        alias = "resourceTemplates"
+    )]
+    pub(crate) items: Vec<Lenient<T>>,
+    #[serde(default)]
+    pub(crate) next_cursor: Option<String>,
+}
+
+/// A list method: what it lists, and what the items are called in its result.
+pub(crate) trait ListMethod {
+    const METHOD: &'static str;
+    type Item: Serialize + DeserializeOwned + Send + 'static;
+    /// The item's identity, for dropping duplicates.
+    fn key(item: &Self::Item) -> &str;
+}
+
+macro_rules! list_method {
+    ($name:ident, $method:literal, $item:ty, $key:ident) => {
+        pub(crate) struct $name;
+        impl ListMethod for $name {
+            const METHOD: &'static str = $method;
+            type Item = $item;
+            fn key(item: &$item) -> &str {
+                &item.$key
+            }
+        }
+    };
+}
+
+list_method!(ListTools, "tools/list", Tool, name);
+list_method!(ListPrompts, "prompts/list", Prompt, name);
+list_method!(ListResources, "resources/list", Resource, uri);
+list_method!(
+    ListResourceTemplates,
+    "resources/templates/list",
+    ResourceTemplate,
+    uri_template
+);
+
+request!(
+    /// The handshake.
+    Initialize, "initialize", InitializeParams => InitializeResult
+);
+request!(
+    /// Liveness, either direction.
+    Ping, "ping", Option<Value> => Value
+);
+
+/// The params of `tools/call`.
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct CallToolParams {
+    pub(crate) name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) arguments: Option<Value>,
+    #[serde(rename = "_meta")]
+    pub(crate) meta: ProgressMeta,
+}
+
+/// `_meta` carrying a progress token.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ProgressMeta {
+    pub(crate) progress_token: String,
+}
+
+request!(
+    /// Runs a tool.
+    CallTool, "tools/call", CallToolParams => CallToolResult
+);
+
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct GetPromptParams {
+    pub(crate) name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) arguments: Option<StringMap>,
+}
+
+request!(
+    /// Fills in a prompt.
+    GetPrompt, "prompts/get", GetPromptParams => GetPromptResult
+);
+
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct UriParams {
+    pub(crate) uri: String,
+}
+
+request!(
+    /// Reads a resource.
+    ReadResource, "resources/read", UriParams => ReadResourceResult
+);
+request!(
+    /// Subscribes to a resource's updates.
+    Subscribe, "resources/subscribe", UriParams => Value
+);
+request!(
+    /// Ends a subscription.
+    Unsubscribe, "resources/unsubscribe", UriParams => Value
+);
+
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct SetLevelParams {
+    pub(crate) level: LogLevel,
+}
+
+request!(
+    /// Sets the server's log level.
+    SetLevel, "logging/setLevel", SetLevelParams => Value
+);
+
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct CompleteParams {
+    #[serde(rename = "ref")]
+    pub(crate) reference: CompletionRef,
+    pub(crate) argument: CompleteArgument,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) context: Option<CompleteContext>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct CompleteArgument {
+    pub(crate) name: String,
+    pub(crate) value: String,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct CompleteContext {
+    pub(crate) arguments: StringMap,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct CompleteResult {
+    #[serde(default)]
+    pub(crate) completion: Completion,
+}
+
+request!(
+    /// Completes an argument.
+    Complete, "completion/complete", CompleteParams => CompleteResult
+);
+
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct ListRootsResult {
+    pub(crate) roots: Vec<Root>,
+}
+
+request!(
+    /// Server → client: the roots.
+    ListRoots, "roots/list", Option<Value> => ListRootsResult
+);
+request!(
+    /// Server → client: ask the client's model.
+    CreateMessage, "sampling/createMessage", CreateMessageParams => CreateMessageResult
+);
+request!(
+    /// Server → client: ask the user.
+    Elicit, "elicitation/create", ElicitParams => ElicitResult
+);
+
+/// `notifications/progress` params.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ProgressParams {
+    pub(crate) progress_token: Value,
+    #[serde(default)]
+    pub(crate) progress: f64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) total: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) message: Option<String>,
+}
+
+notification!(
+    /// Progress of a request.
+    ProgressNotification, "notifications/progress", ProgressParams
+);
+notification!(
+    /// A server log message.
+    LoggingMessage, "notifications/message", LogMessage
+);
+notification!(
+    /// A subscribed resource changed.
+    ResourceUpdated, "notifications/resources/updated", UriParams
+);
+
+/// The list-changed notifications and which cached list each one marks stale.
+pub(crate) const LIST_CHANGED: [(&str, u8); 3] = [
+    (
+        "notifications/tools/list_changed",
+        crate::protocol::session::TOOLS,
+    ),
+    (
+        "notifications/prompts/list_changed",
+        crate::protocol::session::PROMPTS,
+    ),
+    (
+        "notifications/resources/list_changed",
+        crate::protocol::session::RESOURCES,
+    ),
+];
+
+/// Sent once after a successful `initialize`.
+pub(crate) const INITIALIZED: &str = "notifications/initialized";
+/// Sent when one of our requests is abandoned (never for `initialize`).
+pub(crate) const CANCELLED: &str = "notifications/cancelled";

@@ -1,0 +1,15 @@
+//! The protocol core, transport-agnostic: wire types, the client, server→client handling.
+//!
+//! Everything here runs on a `sidewire-jsonrpc` peer over whatever stream and sink a transport
+//! supplies; nothing here knows about processes or HTTP.
+
+pub(crate) mod client;
+pub(crate) mod handler;
+pub(crate) mod listing;
+pub(crate) mod methods;
+pub(crate) mod options;
+pub(crate) mod session;
+pub(crate) mod types;
+
+#[cfg(test)]
+mod tests;

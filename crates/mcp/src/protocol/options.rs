@@ -1,0 +1,64 @@
+//! Per-call options ([`CallOptions`]) and connection counters ([`ClientStats`]).
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::protocol::session::ProgressFn;
+use crate::protocol::types::Progress;
+
+/// Options for one call.
+#[derive(Clone, Default)]
+pub struct CallOptions {
+    pub(crate) timeout: Option<Duration>,
+    pub(crate) max_duration: Option<Duration>,
+    pub(crate) progress: Option<ProgressFn>,
+}
+
+impl CallOptions {
+    /// Options that change nothing.
+    pub fn new() -> Self {
+        CallOptions::default()
+    }
+
+    /// This call's timeout (for tools/call: the idle timeout, restarted by each progress
+    /// report), overriding the tool's and the server's.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// This call's absolute cap (tools/call), overriding the server's.
+    pub fn max_duration(mut self, cap: Duration) -> Self {
+        self.max_duration = Some(cap);
+        self
+    }
+
+    /// Called with each progress report of this tools/call (on the driver: do not block).
+    pub fn on_progress(mut self, callback: impl Fn(Progress) + Send + Sync + 'static) -> Self {
+        self.progress = Some(Arc::new(callback));
+        self
+    }
+}
+
+impl fmt::Debug for CallOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CallOptions")
+            .field("timeout", &self.timeout)
+            .field("max_duration", &self.max_duration)
+            .field("progress", &self.progress.is_some())
+            .finish()
+    }
+}
+
+/// Counters of what a connection dropped rather than failed on.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ClientStats {
+    /// Lines from the server that were not JSON-RPC messages (banners, stray prints).
+    pub skipped_lines: u64,
+    /// Responses that arrived after their call was abandoned.
+    pub late_responses: u64,
+    /// Notifications dropped (unknown or malformed).
+    pub dropped_notifications: u64,
+}

@@ -1,0 +1,332 @@
+//! The state one connection shares between its handle, its router and its driver: negotiated
+//! facts, cached lists, the progress registry; plus the jsonrpc hooks, the router of
+//! server→client messages, the debounced list refresh, and the driver future that runs it all.
+//!
+//! Nothing here spawns: the driver is one future the caller runs.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use futures_core::Stream;
+use futures_util::Sink;
+use serde_json::{Value, json};
+use sidewire_jsonrpc::{
+    Cancelled, HookNotification, Hooks, Peer, Request as _, RequestContext, Router,
+};
+use tokio::sync::{Notify, oneshot, watch};
+
+use crate::ServerSpec;
+use crate::protocol::handler::DynHandler;
+use crate::protocol::listing;
+use crate::protocol::methods::{
+    CANCELLED, CreateMessage, Elicit, LIST_CHANGED, ListPrompts, ListResourceTemplates,
+    ListResources, ListRoots, ListRootsResult, ListTools, LoggingMessage, Ping,
+    ProgressNotification, ResourceUpdated,
+};
+use crate::protocol::types::{
+    InitializeResult, Progress, Prompt, Resource, ResourceTemplate, Tool,
+};
+
+/// Bits of [`Shared::dirty`] and [`Shared::listed`].
+pub(crate) const TOOLS: u8 = 1;
+pub(crate) const PROMPTS: u8 = 2;
+pub(crate) const RESOURCES: u8 = 4;
+
+/// How long a refresh waits after a list_changed notice, so a burst costs one re-list.
+pub(crate) const REFRESH_DEBOUNCE: Duration = Duration::from_millis(300);
+/// The longest wait between refreshes of a server that keeps announcing changes: each cycle
+/// that follows closely on the previous one doubles the wait, up to this.
+const REFRESH_MAX_DELAY: Duration = Duration::from_secs(30);
+
+/// A per-call progress callback.
+pub(crate) type ProgressFn = Arc<dyn Fn(Progress) + Send + Sync>;
+
+/// A tools/call waiting for progress: its callback and the notifier that restarts its idle
+/// timer.
+pub(crate) struct ProgressSlot {
+    pub(crate) callback: Option<ProgressFn>,
+    pub(crate) activity: Arc<Notify>,
+}
+
+/// The lists as last fetched.
+#[derive(Default)]
+pub(crate) struct Cache {
+    pub(crate) tools: Arc<[Tool]>,
+    pub(crate) prompts: Arc<[Prompt]>,
+    pub(crate) resources: Arc<[Resource]>,
+    pub(crate) templates: Arc<[ResourceTemplate]>,
+}
+
+/// What a connection's handle, router and driver share.
+pub(crate) struct Shared {
+    pub(crate) name: Arc<str>,
+    pub(crate) spec: ServerSpec,
+    pub(crate) handler: Arc<dyn DynHandler>,
+    pub(crate) init: OnceLock<InitializeResult>,
+    pub(crate) progress: Mutex<HashMap<String, ProgressSlot>>,
+    next_token: AtomicU64,
+    pub(crate) cache: Mutex<Cache>,
+    /// Lists a list_changed notice marked stale since the last refresh.
+    pub(crate) dirty: AtomicU8,
+    /// Lists fetched at least once: only those are refreshed (nobody asked for the others).
+    pub(crate) listed: AtomicU8,
+    pub(crate) refresh: Notify,
+    /// Bumped whenever a cached list is replaced.
+    pub(crate) revision: watch::Sender<u64>,
+}
+
+impl Shared {
+    pub(crate) fn new(spec: &ServerSpec, handler: Arc<dyn DynHandler>) -> Arc<Self> {
+        Arc::new(Shared {
+            name: Arc::clone(&spec.name),
+            spec: spec.clone(),
+            handler,
+            init: OnceLock::new(),
+            progress: Mutex::new(HashMap::new()),
+            next_token: AtomicU64::new(1),
+            cache: Mutex::new(Cache::default()),
+            dirty: AtomicU8::new(0),
+            listed: AtomicU8::new(0),
+            refresh: Notify::new(),
+            revision: watch::channel(0).0,
+        })
+    }
+
+    /// A progress token unique on this connection.
+    pub(crate) fn next_token(&self) -> String {
+        let n = self.next_token.fetch_add(1, Ordering::Relaxed);
+        format!("sidewire-{n}")
+    }
+
+    pub(crate) fn cache(&self) -> std::sync::MutexGuard<'_, Cache> {
+        lock(&self.cache)
+    }
+
+    pub(crate) fn bump_revision(&self) {
+        self.revision.send_modify(|revision| *revision += 1);
+    }
+}
+
+/// Locks a mutex, ignoring poisoning: every guarded value here is plain data that a panic
+/// elsewhere cannot leave half-updated.
+pub(crate) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// MCP's jsonrpc hooks: an abandoned request (dropped, timed out, or idle-expired) is
+/// announced with `notifications/cancelled`, except `initialize`, which the spec says must
+/// never be cancelled.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct McpHooks;
+
+impl Hooks for McpHooks {
+    fn on_cancel(&self, cancelled: Cancelled<'_>) -> Option<HookNotification> {
+        if cancelled.method == crate::protocol::methods::Initialize::METHOD {
+            return None;
+        }
+        let reason = if cancelled.timed_out {
+            "client deadline exceeded"
+        } else {
+            "the client abandoned the request (cancelled, or no progress before its timeout)"
+        };
+        Some(HookNotification {
+            method: CANCELLED.to_owned(),
+            params: json!({ "requestId": cancelled.id, "reason": reason }),
+        })
+    }
+}
+
+/// The router of everything a server sends us.
+pub(crate) fn router(shared: &Arc<Shared>) -> Router {
+    let roots = shared.spec.roots.clone();
+    let mut router = Router::new()
+        .request::<Ping, _, _>(|_, _| async { Ok(json!({})) })
+        .request::<ListRoots, _, _>(move |_, _| {
+            let roots = roots.clone();
+            async move { Ok(ListRootsResult { roots }) }
+        });
+    if shared.handler.supports_sampling() {
+        let shared = Arc::clone(shared);
+        router = router.request::<CreateMessage, _, _>(move |params, _: RequestContext| {
+            shared
+                .handler
+                .create_message(Arc::clone(&shared.name), params)
+        });
+    }
+    if shared.handler.supports_elicitation() {
+        let shared = Arc::clone(shared);
+        router = router.request::<Elicit, _, _>(move |params, _: RequestContext| {
+            shared.handler.elicit(Arc::clone(&shared.name), params)
+        });
+    }
+    {
+        let shared = Arc::clone(shared);
+        router = router.notification::<ProgressNotification, _>(move |params| {
+            let token = match &params.progress_token {
+                Value::String(token) => token.clone(),
+                other => other.to_string(),
+            };
+            let slot = lock(&shared.progress)
+                .get(&token)
+                .map(|slot| (slot.callback.clone(), Arc::clone(&slot.activity)));
+            // A report for a call that already ended is ignored, as the spec asks.
+            let Some((callback, activity)) = slot else {
+                return;
+            };
+            activity.notify_one();
+            if let Some(callback) = callback {
+                callback(Progress {
+                    progress: params.progress,
+                    total: params.total,
+                    message: params.message,
+                });
+            }
+        });
+    }
+    for (method, bit) in LIST_CHANGED {
+        let shared = Arc::clone(shared);
+        router = router.notification_raw(method, move |_| {
+            shared.dirty.fetch_or(bit, Ordering::SeqCst);
+            shared.refresh.notify_one();
+        });
+    }
+    {
+        let shared = Arc::clone(shared);
+        router = router.notification::<LoggingMessage, _>(move |message| {
+            shared.handler.on_log(&shared.name, &message);
+        });
+    }
+    {
+        let shared = Arc::clone(shared);
+        router = router.notification::<ResourceUpdated, _>(move |params| {
+            shared
+                .handler
+                .on_resource_updated(&shared.name, &params.uri);
+        });
+    }
+    let name = Arc::clone(&shared.name);
+    router.notification_fallback(move |method, _| {
+        // `notifications/cancelled` for a request of theirs we are serving lands here too:
+        // the handlers we run are short, so it is logged rather than acted on.
+        tracing::debug!(server = %name, method, "ignored a server notification");
+    })
+}
+
+/// Re-lists whatever a list_changed notice marked stale, after the debounce; ends when the
+/// connection closes.
+async fn refresh_loop(peer: Peer, shared: Arc<Shared>) {
+    let closed = peer.closed();
+    tokio::pin!(closed);
+    let mut delay = REFRESH_DEBOUNCE;
+    let mut last_cycle: Option<Instant> = None;
+    loop {
+        tokio::select! {
+            _ = &mut closed => return,
+            () = shared.refresh.notified() => {}
+        }
+        // A server that announces a change after every listing would otherwise keep us
+        // re-listing; cycles close on each other's heels back off.
+        delay = match last_cycle {
+            Some(at) if at.elapsed() < delay * 2 => (delay * 2).min(REFRESH_MAX_DELAY),
+            _ => REFRESH_DEBOUNCE,
+        };
+        tokio::select! {
+            _ = &mut closed => return,
+            () = tokio::time::sleep(delay) => {}
+        }
+        let stale = shared.dirty.swap(0, Ordering::SeqCst) & shared.listed.load(Ordering::SeqCst);
+        if stale == 0 {
+            continue;
+        }
+        let timeout = shared.spec.call_timeout.min(shared.spec.startup_timeout);
+        let deadline = tokio::time::Instant::now() + timeout;
+        let name = &shared.name;
+        let mut changed = false;
+        if stale & TOOLS != 0 {
+            match listing::list_all::<ListTools>(&peer, name, deadline).await {
+                Ok(tools) => {
+                    shared.cache().tools = tools.into();
+                    changed = true;
+                }
+                Err(err) => tracing::warn!(server = %name, %err, "refreshing tools failed"),
+            }
+        }
+        if stale & PROMPTS != 0 {
+            match listing::list_all::<ListPrompts>(&peer, name, deadline).await {
+                Ok(prompts) => {
+                    shared.cache().prompts = prompts.into();
+                    changed = true;
+                }
+                Err(err) => tracing::warn!(server = %name, %err, "refreshing prompts failed"),
+            }
+        }
+        if stale & RESOURCES != 0 {
+            match listing::list_all::<ListResources>(&peer, name, deadline).await {
+                Ok(resources) => {
+                    shared.cache().resources = resources.into();
+                    changed = true;
+                }
+                Err(err) => tracing::warn!(server = %name, %err, "refreshing resources failed"),
+            }
+            if let Ok(templates) =
+                listing::list_all::<ListResourceTemplates>(&peer, name, deadline).await
+            {
+                shared.cache().templates = templates.into();
+            }
+        }
+        if changed {
+            shared.bump_revision();
+        }
+        last_cycle = Some(Instant::now());
+    }
+}
+
+/// The boxed future a transport's background work runs as (process supervision).
+pub(crate) type Background = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
+
+/// Assembles a connection's driver: the jsonrpc driver and the refresh loop until the
+/// connection ends or every client handle is gone, alongside the transport's background work
+/// (which outlives them: it reaps the process and drains the last of its stderr).
+pub(crate) fn driver<S, K, E, F>(
+    rpc: sidewire_jsonrpc::Driver<S, K>,
+    peer: Peer,
+    shared: Arc<Shared>,
+    alive: oneshot::Receiver<()>,
+    background: Option<Background>,
+) -> Background
+where
+    S: Stream<Item = Result<Bytes, E>> + Unpin + Send + 'static,
+    E: Into<sidewire_framing::Error>,
+    K: Sink<Bytes, Error = F> + Unpin + Send + 'static,
+    F: Into<sidewire_framing::Error>,
+{
+    let name = Arc::clone(&shared.name);
+    let serve = async move {
+        let rpc = async {
+            match rpc.await {
+                Ok(()) => tracing::debug!(server = %name, "connection ended"),
+                Err(reason) => tracing::warn!(server = %name, %reason, "connection failed"),
+            }
+        };
+        let refresh = refresh_loop(peer, shared);
+        tokio::select! {
+            ((), ()) = async { tokio::join!(rpc, refresh) } => {}
+            // Every handle is gone: stop serving. Dropping the jsonrpc driver fails what is
+            // pending and closes our end; a process was already killed by the handle's drop.
+            _ = alive => {}
+        }
+    };
+    match background {
+        Some(background) => Box::pin(async move {
+            tokio::join!(serve, background);
+        }),
+        None => Box::pin(serve),
+    }
+}

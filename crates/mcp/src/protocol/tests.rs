@@ -1,0 +1,189 @@
+//! Unit tests of the protocol core's pure parts: wire types, leniency, defaults, hooks.
+
+use serde_json::{Value, json};
+use sidewire_jsonrpc::{Cancelled, Hooks, Id};
+
+use crate::protocol::handler::fill_defaults;
+use crate::protocol::methods::{ListTools, Page};
+use crate::protocol::session::McpHooks;
+use crate::protocol::types::*;
+
+#[test]
+fn every_content_kind_decodes_and_unknown_kinds_are_kept() {
+    let result: CallToolResult = serde_json::from_value(json!({
+        "content": [
+            {"type": "text", "text": "hi"},
+            {"type": "image", "data": "aW1n", "mimeType": "image/png"},
+            {"type": "audio", "data": "YXVk", "mimeType": "audio/wav", "annotations": {"priority": 1}},
+            {"type": "resource_link", "uri": "file:///a", "name": "a", "mimeType": "text/plain"},
+            {"type": "resource", "resource": {"uri": "mem://b", "text": "body"}},
+            {"type": "resource", "resource": {"uri": "mem://c", "blob": "AAEC", "mimeType": "application/octet-stream"}},
+            {"type": "hologram", "frames": 3}
+        ],
+        "structuredContent": {"temperature": 21.5},
+        "isError": true
+    }))
+    .unwrap();
+    assert!(result.is_error);
+    assert_eq!(
+        result.structured_content,
+        Some(json!({"temperature": 21.5}))
+    );
+    assert_eq!(result.joined_text(), "hi");
+    assert!(
+        matches!(&result.content[1], Content::Image { mime_type, .. } if mime_type == "image/png")
+    );
+    assert!(matches!(
+        &result.content[2],
+        Content::Audio {
+            annotations: Some(_),
+            ..
+        }
+    ));
+    assert!(
+        matches!(&result.content[3], Content::ResourceLink(link) if link.uri == "file:///a" && link.name == "a")
+    );
+    assert!(
+        matches!(&result.content[4], Content::Resource { resource, .. } if resource.text.as_deref() == Some("body"))
+    );
+    assert!(
+        matches!(&result.content[5], Content::Resource { resource, .. } if resource.blob.as_deref() == Some("AAEC"))
+    );
+    assert!(matches!(&result.content[6], Content::Other(v) if v["frames"] == 3));
+    // Round trip: what decodes encodes back to the same JSON.
+    let again: CallToolResult =
+        serde_json::from_value(serde_json::to_value(&result).unwrap()).unwrap();
+    assert_eq!(again, result);
+}
+
+#[test]
+fn results_tolerate_missing_and_null_members() {
+    let result: CallToolResult = serde_json::from_value(json!({"isError": null})).unwrap();
+    assert!(!result.is_error && result.content.is_empty());
+    let init: InitializeResult = serde_json::from_value(json!({
+        "protocolVersion": "2025-06-18",
+        "capabilities": {"tools": {"listChanged": null}, "resources": {"subscribe": true}},
+    }))
+    .unwrap();
+    assert_eq!(init.capabilities.tools, Some(ListCapability::default()));
+    assert!(init.capabilities.resources.unwrap().subscribe);
+    assert!(init.capabilities.prompts.is_none());
+    assert_eq!(init.server_info.name, "");
+}
+
+#[test]
+fn a_page_keeps_good_items_and_drops_bad_ones() {
+    let page: Page<<ListTools as crate::protocol::methods::ListMethod>::Item> =
+        serde_json::from_value(json!({
+            "tools": [
+                {"name": "a", "inputSchema": {"type": "object"}},
+                {"description": "no name"},
+                {"name": "b"}
+            ],
+            "nextCursor": "p2"
+        }))
+        .unwrap();
+    let good: Vec<&Tool> = page
+        .items
+        .iter()
+        .filter_map(|item| item.0.as_ref().ok())
+        .collect();
+    assert_eq!(good.len(), 2);
+    assert_eq!(good[1].input_schema, json!({"type": "object"}));
+    assert_eq!(page.next_cursor.as_deref(), Some("p2"));
+}
+
+#[test]
+fn tool_hints() {
+    let mut tool = Tool::new("t", "d", json!({}));
+    assert!(!tool.is_read_only() && !tool.is_destructive());
+    tool.annotations = Some(json!({"readOnlyHint": true}));
+    assert!(tool.is_read_only());
+    tool.annotations = Some(json!({"readOnlyHint": true, "destructiveHint": true}));
+    assert!(!tool.is_read_only() && tool.is_destructive());
+}
+
+#[test]
+fn elicitation_fills_omitted_fields_from_schema_defaults() {
+    let schema = json!({
+        "type": "object",
+        "properties": {
+            "name": {"type": "string", "default": "anon"},
+            "age": {"type": "integer", "default": 42},
+            "ratio": {"type": "number", "default": 0.5},
+            "pet": {"type": "string", "enum": ["cat", "dog"], "default": "dog"},
+            "ok": {"type": "boolean", "default": true},
+            "free": {"type": "string"}
+        }
+    });
+    let mut content = serde_json::Map::new();
+    content.insert("name".to_owned(), json!("Ada"));
+    fill_defaults(&schema, &mut content);
+    assert_eq!(
+        Value::Object(content),
+        json!({"name": "Ada", "age": 42, "ratio": 0.5, "pet": "dog", "ok": true})
+    );
+}
+
+#[test]
+fn the_cancel_hook_announces_everything_but_initialize() {
+    let id = Id::int(7);
+    let notice = McpHooks
+        .on_cancel(Cancelled {
+            id: &id,
+            method: "tools/call",
+            timed_out: true,
+        })
+        .unwrap();
+    assert_eq!(notice.method, "notifications/cancelled");
+    assert_eq!(
+        notice.params,
+        json!({"requestId": 7, "reason": "client deadline exceeded"})
+    );
+    let dropped = McpHooks
+        .on_cancel(Cancelled {
+            id: &id,
+            method: "prompts/get",
+            timed_out: false,
+        })
+        .unwrap();
+    assert_eq!(dropped.params["requestId"], 7);
+    assert!(
+        McpHooks
+            .on_cancel(Cancelled {
+                id: &id,
+                method: "initialize",
+                timed_out: true
+            })
+            .is_none()
+    );
+}
+
+#[test]
+fn handler_results_have_the_wire_shape() {
+    assert_eq!(
+        serde_json::to_value(CreateMessageResult::text("m", "hello")).unwrap(),
+        json!({"role": "assistant", "content": {"type": "text", "text": "hello"}, "model": "m", "stopReason": "endTurn"})
+    );
+    assert_eq!(
+        serde_json::to_value(ElicitResult::decline()).unwrap(),
+        json!({"action": "decline"})
+    );
+    assert_eq!(
+        serde_json::to_value(CompletionRef::Prompt { name: "p".into() }).unwrap(),
+        json!({"type": "ref/prompt", "name": "p"})
+    );
+    let params: CreateMessageParams = serde_json::from_value(json!({
+        "messages": [{"role": "user", "content": {"type": "text", "text": "q"}},
+                     {"role": "assistant", "content": [{"type": "text", "text": "a"}]}],
+        "maxTokens": 10,
+        "includeContext": "none"
+    }))
+    .unwrap();
+    assert_eq!(params.max_tokens, 10);
+    assert_eq!(params.extra["includeContext"], "none");
+    assert!(matches!(
+        params.messages[1].content,
+        SamplingContent::Many(_)
+    ));
+}

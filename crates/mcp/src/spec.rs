@@ -1,0 +1,378 @@
+//! What a server is and how to reach it: [`ServerSpec`], its [`Transport`] and [`Root`]s.
+//!
+//! A spec is plain data built with a constructor per transport and chained setters, or parsed
+//! from an `mcpServers` file ([`crate::parse_mcp_servers`]). It does not start anything and does
+//! no I/O; connecting is [`crate::Client::connect`]'s job.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::Error;
+
+/// How long a server gets to start (launch, initialize and the first tools/list) by default.
+pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long a call may go without an answer (or, for tools/call, without progress) by default.
+pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(300);
+/// The absolute cap on one tools/call, however much progress it reports, by default.
+pub const DEFAULT_MAX_CALL_DURATION: Duration = Duration::from_secs(60 * 60);
+/// The default cap on one stdio message, counting its newline (8 MiB).
+pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 8 * 1024 * 1024;
+
+/// How a server is reached.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Transport {
+    /// A child process speaking newline-delimited JSON on stdin/stdout (`type` absent or
+    /// `"stdio"`).
+    Stdio,
+    /// Streamable HTTP (`"http"`, `"streamable-http"`, `"streamable_http"`). Parsed, not yet
+    /// connectable.
+    StreamableHttp,
+    /// The legacy HTTP+SSE transport of 2024-11-05 (`"sse"`). Parsed, not yet connectable.
+    Sse,
+}
+
+impl Transport {
+    /// The transport named by an `mcpServers` entry's `type` (case and surrounding blanks are
+    /// ignored; `None` means stdio).
+    ///
+    /// # Errors
+    ///
+    /// A config error naming the allowed values for anything else.
+    pub fn from_type(value: Option<&str>) -> Result<Transport, Error> {
+        let Some(raw) = value else {
+            return Ok(Transport::Stdio);
+        };
+        match raw.trim().to_ascii_lowercase().as_str() {
+            "" | "stdio" => Ok(Transport::Stdio),
+            "http" | "streamable-http" | "streamable_http" => Ok(Transport::StreamableHttp),
+            "sse" => Ok(Transport::Sse),
+            _ => Err(Error::config(format!(
+                "unknown transport type {raw:?} (allowed: \"stdio\", \"http\", \"streamable-http\", \
+                 \"streamable_http\", \"sse\"; omit it for stdio)"
+            ))),
+        }
+    }
+
+    /// The canonical name: `stdio`, `http` or `sse`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Transport::Stdio => "stdio",
+            Transport::StreamableHttp => "http",
+            Transport::Sse => "sse",
+        }
+    }
+}
+
+impl fmt::Display for Transport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A root offered to servers through `roots/list`: a `file://` URI and an optional name.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Root {
+    /// The root's URI (`file://...`).
+    pub uri: String,
+    /// A human name for it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+}
+
+impl Root {
+    /// A root for a local directory: its absolute path as a `file://` URI (characters outside
+    /// the URI path set percent-encoded), named after its last component.
+    pub fn dir(path: impl AsRef<Path>) -> Root {
+        let path = path.as_ref();
+        let absolute = if path.is_absolute() {
+            path.to_path_buf()
+        } else {
+            std::env::current_dir()
+                .map(|cwd| cwd.join(path))
+                .unwrap_or_else(|_| path.to_path_buf())
+        };
+        let text = absolute.to_string_lossy();
+        let mut uri = String::from("file://");
+        for byte in text.bytes() {
+            if byte.is_ascii_alphanumeric() || b"/-._~!$&'()*+,;=:@".contains(&byte) {
+                uri.push(byte as char);
+            } else {
+                uri.push_str(&format!("%{byte:02X}"));
+            }
+        }
+        Root {
+            uri,
+            name: absolute
+                .file_name()
+                .map(|name| name.to_string_lossy().into_owned()),
+        }
+    }
+}
+
+/// One MCP server: its name, transport, launch or endpoint details, timeouts and roots.
+///
+/// The name is the namespace of its tools (`mcp__<name>__<tool>`). Timeouts resolve from the
+/// most specific setting: a call's own option, then [`tool_timeout`](ServerSpec::tool_timeout)
+/// for that tool, then [`call_timeout`](ServerSpec::call_timeout) (default 300 s).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ServerSpec {
+    pub(crate) name: Arc<str>,
+    pub(crate) transport: Transport,
+    pub(crate) command: String,
+    pub(crate) args: Vec<String>,
+    pub(crate) env: BTreeMap<String, String>,
+    pub(crate) dir: Option<PathBuf>,
+    pub(crate) url: String,
+    pub(crate) headers: BTreeMap<String, String>,
+    pub(crate) low_priority: bool,
+    pub(crate) startup_timeout: Duration,
+    pub(crate) call_timeout: Duration,
+    pub(crate) max_call_duration: Duration,
+    pub(crate) tool_timeouts: BTreeMap<String, Duration>,
+    pub(crate) roots: Vec<Root>,
+    pub(crate) max_message_bytes: usize,
+    pub(crate) forward_stderr: bool,
+}
+
+impl ServerSpec {
+    fn base(name: &str, transport: Transport) -> Self {
+        ServerSpec {
+            name: name.into(),
+            transport,
+            command: String::new(),
+            args: Vec::new(),
+            env: BTreeMap::new(),
+            dir: None,
+            url: String::new(),
+            headers: BTreeMap::new(),
+            low_priority: false,
+            startup_timeout: DEFAULT_STARTUP_TIMEOUT,
+            call_timeout: DEFAULT_CALL_TIMEOUT,
+            max_call_duration: DEFAULT_MAX_CALL_DURATION,
+            tool_timeouts: BTreeMap::new(),
+            roots: Vec::new(),
+            max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+            forward_stderr: false,
+        }
+    }
+
+    /// A server run as a child process: `command` is looked up on `PATH` (enriched from the
+    /// login shell) unless it contains a `/`, and is never run through a shell.
+    pub fn stdio(name: &str, command: impl Into<String>) -> Self {
+        let mut spec = ServerSpec::base(name, Transport::Stdio);
+        spec.command = command.into();
+        spec
+    }
+
+    /// A Streamable HTTP server at `url` (not yet connectable).
+    pub fn http(name: &str, url: impl Into<String>) -> Self {
+        let mut spec = ServerSpec::base(name, Transport::StreamableHttp);
+        spec.url = url.into();
+        spec
+    }
+
+    /// A legacy HTTP+SSE server at `url` (not yet connectable).
+    pub fn sse(name: &str, url: impl Into<String>) -> Self {
+        let mut spec = ServerSpec::base(name, Transport::Sse);
+        spec.url = url.into();
+        spec
+    }
+
+    /// Appends one argument.
+    pub fn arg(mut self, arg: impl Into<String>) -> Self {
+        self.args.push(arg.into());
+        self
+    }
+
+    /// Appends arguments.
+    pub fn args<I, S>(mut self, args: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.args.extend(args.into_iter().map(Into::into));
+        self
+    }
+
+    /// Sets an environment variable for the child, over the parent's environment.
+    pub fn env(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        self.env.insert(key.into(), value.into());
+        self
+    }
+
+    /// The child's working directory (default: the parent's).
+    pub fn dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.dir = Some(dir.into());
+        self
+    }
+
+    /// Adds a static HTTP header.
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.headers.insert(name.into(), value.into());
+        self
+    }
+
+    /// Runs the child (and everything it starts) at a lower scheduling priority (nice 10).
+    pub fn low_priority(mut self, on: bool) -> Self {
+        self.low_priority = on;
+        self
+    }
+
+    /// The budget for launch, initialize and the first tools/list together (default 30 s).
+    pub fn startup_timeout(mut self, timeout: Duration) -> Self {
+        self.startup_timeout = timeout;
+        self
+    }
+
+    /// The default timeout of every call (default 300 s). For tools/call it is an idle
+    /// timeout: each progress notification restarts it, under
+    /// [`max_call_duration`](ServerSpec::max_call_duration).
+    pub fn call_timeout(mut self, timeout: Duration) -> Self {
+        self.call_timeout = timeout;
+        self
+    }
+
+    /// The absolute cap on one tools/call however much progress it reports (default 1 h).
+    pub fn max_call_duration(mut self, cap: Duration) -> Self {
+        self.max_call_duration = cap;
+        self
+    }
+
+    /// The call timeout of one tool, by its name on the server (not the namespaced name).
+    pub fn tool_timeout(mut self, tool: impl Into<String>, timeout: Duration) -> Self {
+        self.tool_timeouts.insert(tool.into(), timeout);
+        self
+    }
+
+    /// Offers a root through `roots/list` (and advertises the `roots` capability).
+    pub fn root(mut self, root: Root) -> Self {
+        self.roots.push(root);
+        self
+    }
+
+    /// The cap on one inbound or outbound stdio message, counting its newline (default 8 MiB).
+    /// An oversized answer fails its request; the connection lives on.
+    pub fn max_message_bytes(mut self, bytes: usize) -> Self {
+        self.max_message_bytes = bytes.max(64);
+        self
+    }
+
+    /// Also forwards each stderr line to `tracing` (target `sidewire_mcp::stderr`, each line cut
+    /// at 4 KiB, credentials redacted). The 16 KiB tail is kept either way.
+    pub fn forward_stderr(mut self, on: bool) -> Self {
+        self.forward_stderr = on;
+        self
+    }
+
+    /// The server's name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The transport.
+    pub fn transport(&self) -> Transport {
+        self.transport
+    }
+
+    /// The command (stdio).
+    pub fn command(&self) -> &str {
+        &self.command
+    }
+
+    /// The arguments (stdio).
+    pub fn arguments(&self) -> &[String] {
+        &self.args
+    }
+
+    /// The environment set over the parent's (stdio).
+    pub fn environment(&self) -> &BTreeMap<String, String> {
+        &self.env
+    }
+
+    /// The working directory (stdio).
+    pub fn working_dir(&self) -> Option<&Path> {
+        self.dir.as_deref()
+    }
+
+    /// The URL (HTTP transports).
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The static headers (HTTP transports).
+    pub fn headers(&self) -> &BTreeMap<String, String> {
+        &self.headers
+    }
+
+    /// Whether the child runs at low priority.
+    pub fn is_low_priority(&self) -> bool {
+        self.low_priority
+    }
+
+    /// The startup budget.
+    pub fn startup_budget(&self) -> Duration {
+        self.startup_timeout
+    }
+
+    /// The timeout of a call to `tool` (its per-tool timeout, else the server's).
+    pub fn timeout_for_tool(&self, tool: &str) -> Duration {
+        self.tool_timeouts
+            .get(tool)
+            .copied()
+            .unwrap_or(self.call_timeout)
+    }
+
+    /// The server's default call timeout.
+    pub fn default_call_timeout(&self) -> Duration {
+        self.call_timeout
+    }
+
+    /// The absolute cap on one tools/call.
+    pub fn call_duration_cap(&self) -> Duration {
+        self.max_call_duration
+    }
+
+    /// The roots offered.
+    pub fn roots(&self) -> &[Root] {
+        &self.roots
+    }
+
+    /// The message cap.
+    pub fn message_cap(&self) -> usize {
+        self.max_message_bytes
+    }
+
+    /// Checks what a connection needs: a name, and a command (stdio) or an http(s) URL.
+    pub(crate) fn validate(&self) -> Result<(), Error> {
+        if self.name.trim().is_empty() {
+            return Err(Error::config("a server needs a non-empty name"));
+        }
+        match self.transport {
+            Transport::Stdio if self.command.trim().is_empty() => Err(Error::config(format!(
+                "server `{}`: a stdio server needs a non-empty `command`",
+                self.name
+            ))),
+            Transport::StreamableHttp | Transport::Sse => {
+                let lower = self.url.trim().to_ascii_lowercase();
+                if lower.starts_with("http://") || lower.starts_with("https://") {
+                    Ok(())
+                } else {
+                    Err(Error::config(format!(
+                        "server `{}`: an {} server needs an http:// or https:// `url`, got {:?}",
+                        self.name, self.transport, self.url
+                    )))
+                }
+            }
+            Transport::Stdio => Ok(()),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

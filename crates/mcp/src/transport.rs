@@ -1,0 +1,120 @@
+//! The seam between the protocol core and the transports.
+//!
+//! A transport yields what the jsonrpc peer runs on, a stream of inbound frames and a sink for
+//! outbound ones, plus a [`Backend`] for its lifecycle (closing, killing, diagnostics) and an
+//! optional background future (stdio: supervising the process). The protocol core never looks
+//! past that, so the HTTP transports slot in as one more `open` arm and `Backend` variant
+//! (their stream is the SSE/JSON responses, their sink the POSTs). Today they are parsed but
+//! refused here with a clear "not yet supported" error.
+
+use std::pin::Pin;
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures_core::Stream;
+use futures_util::Sink;
+use sidewire_jsonrpc::{Config, Peer};
+use tokio::io::{AsyncRead, AsyncWrite};
+
+use crate::error::Kind;
+use crate::protocol::session::Background;
+use crate::stdio::ProcessHandle;
+use crate::{Error, ServerSpec, Transport};
+
+/// Inbound frames, boxed so every transport drives the same jsonrpc driver type.
+pub(crate) type FrameStream =
+    Pin<Box<dyn Stream<Item = Result<Bytes, sidewire_framing::Error>> + Send + 'static>>;
+/// Outbound frames.
+pub(crate) type FrameSink =
+    Pin<Box<dyn Sink<Bytes, Error = sidewire_framing::Error> + Send + 'static>>;
+
+/// How long closing an in-process connection waits for its driver to flush and finish.
+const STREAMS_CLOSE_BUDGET: Duration = Duration::from_millis(750);
+
+/// An open transport, before the protocol runs on it.
+pub(crate) struct Opened {
+    pub(crate) stream: FrameStream,
+    pub(crate) sink: FrameSink,
+    pub(crate) backend: Backend,
+    pub(crate) background: Option<Background>,
+}
+
+/// A transport's lifecycle.
+#[derive(Debug)]
+pub(crate) enum Backend {
+    /// Caller-supplied streams (in-process servers, tests): nothing to kill.
+    Streams,
+    /// A child process.
+    Stdio(ProcessHandle),
+}
+
+impl Backend {
+    /// Ends the connection gracefully within bounded budgets; idempotent.
+    pub(crate) async fn close(&self, peer: &Peer) {
+        match self {
+            Backend::Streams => {
+                let _ =
+                    tokio::time::timeout(STREAMS_CLOSE_BUDGET, peer.shutdown(Duration::ZERO)).await;
+            }
+            Backend::Stdio(process) => process.close(peer).await,
+        }
+    }
+
+    /// Kills at once, synchronously (for `Drop`).
+    pub(crate) fn kill_now(&self) {
+        if let Backend::Stdio(process) = self {
+            process.kill_now();
+        }
+    }
+
+    /// Waits up to `within` for the process to have exited and its stderr to be drained, so
+    /// an error can carry the whole story.
+    pub(crate) async fn settle(&self, within: Duration) {
+        if let Backend::Stdio(process) = self {
+            process.wait_exit(within).await;
+        }
+    }
+
+    /// The exit status (in words) and the redacted stderr tail, when there are any.
+    pub(crate) fn diagnostics(&self) -> (Option<String>, Option<String>) {
+        match self {
+            Backend::Streams => (None, None),
+            Backend::Stdio(process) => (process.exit_status(), Some(process.stderr_tail())),
+        }
+    }
+
+    /// The process id (also its process group id), for a stdio server.
+    pub(crate) fn pid(&self) -> Option<u32> {
+        match self {
+            Backend::Streams => None,
+            Backend::Stdio(process) => Some(process.pid()),
+        }
+    }
+}
+
+/// Opens the transport a spec names.
+pub(crate) async fn open(spec: &ServerSpec, config: &Config) -> Result<Opened, Error> {
+    match spec.transport {
+        Transport::Stdio => crate::stdio::open(spec, config).await,
+        Transport::StreamableHttp | Transport::Sse => Err(Error::new(Kind::Unsupported(format!(
+            "the {} transport is not supported yet (server at {}); this version connects stdio \
+             servers only",
+            spec.transport, spec.url
+        )))),
+    }
+}
+
+/// NDJSON over caller-supplied byte streams.
+pub(crate) fn streams<R, W>(reader: R, writer: W, config: &Config) -> Opened
+where
+    R: AsyncRead + Unpin + Send + 'static,
+    W: AsyncWrite + Unpin + Send + 'static,
+{
+    let (stream, sink) = sidewire_jsonrpc::ndjson(reader, writer, config);
+    Opened {
+        stream: Box::pin(stream),
+        sink: Box::pin(sink),
+        backend: Backend::Streams,
+        background: None,
+    }
+}

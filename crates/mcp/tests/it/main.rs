@@ -1,0 +1,8 @@
+//! sidewire-mcp's integration tests: the public API against an in-process mock server, real
+//! child processes, the host, and (when installed) real MCP servers.
+
+mod host;
+mod peers;
+mod protocol;
+mod stdio;
+mod support;

@@ -1,0 +1,317 @@
+//! Real MCP servers over stdio, at the pinned versions `.ci/mcp-peers/install.sh` installs:
+//! `@modelcontextprotocol/server-everything` (TypeScript SDK) and a Python server on PyPI's
+//! `mcp` (`tests/peers/py_peer.py`).
+//!
+//! They run when `SIDEWIRE_MCP_PEERS` names the install directory. Without it they print a
+//! SKIPPED line and pass, unless `SIDEWIRE_REQUIRE_PEERS=1`, which makes a missing peer fail.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Map, json};
+use sidewire_mcp::{
+    CallOptions, Client, ClientHandler, CreateMessageParams, CreateMessageResult, ElicitParams,
+    ElicitResult, ErrorObject, LogLevel, Root, ServerSpec,
+};
+
+use crate::support::*;
+
+const EVERYTHING: &str = "npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js";
+const PYTHON: &str = "py/bin/python";
+
+/// The peers directory, or `None` (after saying so) when the tests should skip.
+fn peers(what: &str, needs: &str) -> Option<PathBuf> {
+    let required = std::env::var("SIDEWIRE_REQUIRE_PEERS").is_ok_and(|v| v == "1");
+    let Some(dir) = std::env::var_os("SIDEWIRE_MCP_PEERS").map(PathBuf::from) else {
+        assert!(
+            !required,
+            "SIDEWIRE_REQUIRE_PEERS=1 but SIDEWIRE_MCP_PEERS is not set; run .ci/mcp-peers/install.sh DIR and set SIDEWIRE_MCP_PEERS=DIR"
+        );
+        // Straight to the process's stderr, past the test harness's capture, so the skip is
+        // visible in every run.
+        let _ = writeln!(
+            std::io::stderr(),
+            "SKIPPED: real MCP peer test `{what}` did not run (set SIDEWIRE_MCP_PEERS; .ci/run does)"
+        );
+        return None;
+    };
+    assert!(
+        dir.join(needs).exists(),
+        "SIDEWIRE_MCP_PEERS={} has no {needs}; run .ci/mcp-peers/install.sh {}",
+        dir.display(),
+        dir.display()
+    );
+    Some(dir)
+}
+
+/// Answers sampling and elicitation like a user who always says yes.
+#[derive(Default)]
+struct Yes {
+    samples: AtomicUsize,
+    elicitations: Mutex<Vec<ElicitParams>>,
+}
+
+struct Handler(Arc<Yes>);
+
+impl ClientHandler for Handler {
+    fn supports_sampling(&self) -> bool {
+        true
+    }
+
+    fn supports_elicitation(&self) -> bool {
+        true
+    }
+
+    async fn create_message(
+        &self,
+        _: &str,
+        _: CreateMessageParams,
+    ) -> Result<CreateMessageResult, ErrorObject> {
+        self.0.samples.fetch_add(1, Ordering::SeqCst);
+        Ok(CreateMessageResult::text(
+            "sidewire-test-model",
+            "sampled answer",
+        ))
+    }
+
+    async fn elicit(&self, _: &str, params: ElicitParams) -> Result<ElicitResult, ErrorObject> {
+        let mut content = Map::new();
+        content.insert("name".into(), json!("Ada"));
+        content.insert("colour".into(), json!("blue"));
+        content.insert("check".into(), json!(true));
+        // Only fields the schema has may be sent back.
+        if let Some(properties) = params
+            .requested_schema
+            .as_ref()
+            .and_then(|s| s.get("properties"))
+        {
+            content.retain(|key, _| properties.get(key).is_some());
+        }
+        lock(&self.0.elicitations).push(params);
+        Ok(ElicitResult::accept(content))
+    }
+}
+
+async fn connect(spec: &ServerSpec, handler: Handler) -> Client {
+    let (client, driver) = within("connect", Client::connect(spec, handler))
+        .await
+        .unwrap_or_else(|err| panic!("connect failed: {err}"));
+    tokio::spawn(driver);
+    client
+}
+
+async fn call(client: &Client, tool: &str, args: serde_json::Value) -> String {
+    let result = within(tool, client.call_tool(tool, args, CallOptions::new()))
+        .await
+        .unwrap_or_else(|err| panic!("{tool} failed: {err}"));
+    assert!(!result.is_error, "{tool}: {result:?}");
+    result.joined_text()
+}
+
+#[tokio::test]
+async fn server_everything_over_stdio() {
+    let Some(dir) = peers("server_everything_over_stdio", EVERYTHING) else {
+        return;
+    };
+    let root_dir = temp_dir("everything-root");
+    let root = Root::dir(&root_dir);
+    let spec = ServerSpec::stdio("everything", "node")
+        .arg(dir.join(EVERYTHING).to_string_lossy())
+        .arg("stdio")
+        .root(root.clone());
+    let yes = Arc::new(Yes::default());
+    let client = connect(&spec, Handler(Arc::clone(&yes))).await;
+    assert_eq!(client.protocol_version(), "2025-11-25");
+    assert!(client.instructions().is_some());
+
+    let tools = client.list_tools().await.unwrap();
+    for expected in ["echo", "get-sum", "trigger-long-running-operation"] {
+        assert!(
+            tools.iter().any(|t| t.name == expected),
+            "no {expected} in {tools:?}"
+        );
+    }
+    assert_eq!(
+        call(&client, "echo", json!({"message": "hi"})).await,
+        "Echo: hi"
+    );
+    assert!(
+        call(&client, "get-sum", json!({"a": 2, "b": 3}))
+            .await
+            .contains('5')
+    );
+
+    // Progress from a long-running tool, through the callback.
+    let reports = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&reports);
+    let options = CallOptions::new()
+        .timeout(Duration::from_secs(5))
+        .on_progress(move |p| lock(&sink).push(p.progress));
+    let done = within(
+        "the long-running operation",
+        client.call_tool(
+            "trigger-long-running-operation",
+            json!({"duration": 1, "steps": 4}),
+            options,
+        ),
+    )
+    .await
+    .unwrap();
+    assert!(done.joined_text().contains("completed"), "{done:?}");
+    assert_eq!(*lock(&reports), [1.0, 2.0, 3.0, 4.0]);
+
+    // Prompts and resources.
+    let prompts = client.list_prompts().await.unwrap();
+    assert!(prompts.iter().any(|p| p.name == "simple-prompt"));
+    let simple = client
+        .get_prompt("simple-prompt", BTreeMap::new())
+        .await
+        .unwrap();
+    assert!(!simple.messages.is_empty());
+    let args = client
+        .get_prompt(
+            "args-prompt",
+            BTreeMap::from([("city".to_owned(), "Paris".to_owned())]),
+        )
+        .await
+        .unwrap();
+    assert!(format!("{:?}", args.messages).contains("Paris"));
+    let resources = client.list_resources().await.unwrap();
+    let first = resources
+        .first()
+        .expect("server-everything lists resources");
+    let read = client.read_resource(&first.uri).await.unwrap();
+    assert!(!read.contents.is_empty());
+    client.set_log_level(LogLevel::Error).await.unwrap();
+    client.ping().await.unwrap();
+
+    // Tools that depend on our capabilities are registered after `initialized` and announced
+    // with tools/list_changed, which the client's debounced refresh picks up.
+    within("the capability tools", async {
+        while !client.tools().iter().any(|t| t.name == "get-roots-list") {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await;
+    let roots = call(&client, "get-roots-list", json!({})).await;
+    assert!(roots.contains(&root.uri), "{roots}");
+
+    // Elicitation, with the schema defaults filled in for what the "user" left out.
+    let elicited = call(&client, "trigger-elicitation-request", json!({})).await;
+    assert!(elicited.contains("Name: Ada"), "{elicited}");
+    assert!(elicited.contains("Favorite Integer: 42"), "{elicited}");
+    assert_eq!(lock(&yes.elicitations).len(), 1);
+
+    // Sampling.
+    let sampled = call(
+        &client,
+        "trigger-sampling-request",
+        json!({"prompt": "hello"}),
+    )
+    .await;
+    assert!(sampled.contains("sampled answer"), "{sampled}");
+    assert_eq!(yes.samples.load(Ordering::SeqCst), 1);
+
+    let pid = client.pid().unwrap();
+    within("close", client.close()).await;
+    wait_reaped(pid).await;
+    std::fs::remove_dir_all(root_dir).unwrap();
+}
+
+#[tokio::test]
+async fn python_sdk_server_over_stdio() {
+    let Some(dir) = peers("python_sdk_server_over_stdio", PYTHON) else {
+        return;
+    };
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers/py_peer.py");
+    let root = Root {
+        uri: "file:///tmp/sidewire-peer-root".into(),
+        name: Some("peer-root".into()),
+    };
+    let spec = ServerSpec::stdio("py", dir.join(PYTHON).to_string_lossy())
+        .arg(script.to_string_lossy())
+        .root(root.clone());
+    let yes = Arc::new(Yes::default());
+    let client = connect(&spec, Handler(Arc::clone(&yes))).await;
+    assert_eq!(client.server_info().name, "py-peer");
+
+    let tools = client.list_tools().await.unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+    for expected in ["add", "echo", "slow", "roots", "ask"] {
+        assert!(names.contains(&expected), "{names:?}");
+    }
+    assert_eq!(call(&client, "add", json!({"a": 2, "b": 3})).await, "5");
+    assert_eq!(
+        call(&client, "echo", json!({"message": "hi"})).await,
+        "echo: hi"
+    );
+    let add = client
+        .call_tool("add", json!({"a": 1, "b": 1}), CallOptions::new())
+        .await
+        .unwrap();
+    assert_eq!(add.structured_content, Some(json!({"result": 2})));
+    let bad = client
+        .call_tool("add", json!({"a": "x"}), CallOptions::new())
+        .await
+        .unwrap();
+    assert!(bad.is_error, "{bad:?}");
+
+    let reports = Arc::new(Mutex::new(Vec::new()));
+    let sink = Arc::clone(&reports);
+    let options = CallOptions::new()
+        .timeout(Duration::from_secs(5))
+        .on_progress(move |p| lock(&sink).push((p.progress, p.total, p.message)));
+    let slow = within(
+        "slow",
+        client.call_tool("slow", json!({"steps": 3}), options),
+    )
+    .await
+    .unwrap();
+    assert_eq!(slow.joined_text(), "done after 3 steps");
+    assert_eq!(
+        lock(&reports).clone(),
+        [
+            (1.0, Some(3.0), Some("step 1".to_owned())),
+            (2.0, Some(3.0), Some("step 2".to_owned())),
+            (3.0, Some(3.0), Some("step 3".to_owned())),
+        ]
+    );
+
+    assert_eq!(call(&client, "roots", json!({})).await, root.uri);
+    // The "user" gave a colour only; the number comes from the schema's default.
+    assert_eq!(call(&client, "ask", json!({})).await, "blue 7");
+
+    let prompt = client
+        .get_prompt(
+            "greet",
+            BTreeMap::from([("name".to_owned(), "Ada".to_owned())]),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        prompt.messages[0].content.as_text(),
+        Some("Say hello to Ada")
+    );
+    let templates = client.list_resource_templates().await.unwrap();
+    assert!(
+        templates
+            .iter()
+            .any(|t| t.uri_template == "peer://note/{key}"),
+        "{templates:?}"
+    );
+    let note = client.read_resource("peer://note/abc").await.unwrap();
+    assert_eq!(note.contents[0].text.as_deref(), Some("note abc"));
+    let err = client
+        .get_prompt("nope", BTreeMap::new())
+        .await
+        .unwrap_err();
+    assert!(err.is_remote(), "{err:?}");
+
+    let pid = client.pid().unwrap();
+    within("close", client.close()).await;
+    wait_reaped(pid).await;
+}
