@@ -7,10 +7,6 @@
 //! `tools/call` (one text item, "ok") and `ping`, and `-32601` to anything else (which is what
 //! rmcp's `server/discover` probe gets before it falls back to `initialize`). Both clients talk
 //! to the same server binary through the same kind of pipes, so the difference is the client.
-//!
-//! Draft for `benches/benches/mcp_stdio.rs`; it needs in `benches/Cargo.toml`:
-//! `sidewire-mcp.workspace = true`, tokio feature `io-std`, rmcp feature
-//! `transport-child-process`, and a `[[bench]] name = "mcp_stdio" harness = false` entry.
 
 // criterion_group! generates an undocumented public function.
 #![allow(missing_docs)]
