@@ -74,6 +74,7 @@ mod error;
 mod host;
 mod names;
 mod protocol;
+pub mod server;
 mod spec;
 mod stdio;
 mod transport;

@@ -223,7 +223,10 @@ fn eight_mib_frame_keeps_the_buffer_bound_and_shrinks_after() {
     assert_eq!(got.len(), cap - 1);
     assert!(peak <= cap + READ_CHUNK, "peak {peak}");
     // The codec's buffer no longer shares the frame's allocation, so dropping the frame frees it.
-    assert!(got.is_unique(), "the buffer still pins the 8 MiB allocation");
+    assert!(
+        got.is_unique(),
+        "the buffer still pins the 8 MiB allocation"
+    );
     assert!(buf.capacity() <= SHRINK_AFTER, "kept {}", buf.capacity());
 }
 

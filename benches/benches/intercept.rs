@@ -1,0 +1,225 @@
+//! Intercept benchmarks for `sidewire-ext-host`.
+//!
+//! In one run, with the same child-process plumbing: the raw pipe floor (a child that echoes
+//! each line), an `input.receive` intercept through 1 and through 4 real no-op Rust sidecars
+//! (the SDK serving an extension that answers `continue`), the host-only cost of a point with
+//! no subscriber, and spawn + handshake latency (p50/p95 printed). Like the tests, the binary
+//! re-executes itself as its own children, selected by `SIDEWIRE_BENCH_ROLE`.
+//!
+//! Targets: host cost beyond the wire ≤ 3 µs per intercept (one sidecar's time less the pipe
+//! floor); no subscriber ≤ 100 ns; one sidecar's p50 ≤ 1.3× the floor; 4 sidecars ≤ 4× one
+//! + 5 µs.
+
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use criterion::{BatchSize, Criterion};
+use serde_json::json;
+use sidewire_ext_host::{Host, HostConfig, InstallOptions, PluginStore, Runtime};
+use sidewire_ext_protocol::{HookPayload, HookPoint, InputPayload};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+const ROLE: &str = "SIDEWIRE_BENCH_ROLE";
+
+fn payload() -> HookPayload {
+    HookPayload::Input(InputPayload {
+        text: "fix teh tests in the parser module please".to_owned(),
+    })
+}
+
+/// The children: an echoing pipe, or a no-op SDK sidecar.
+fn child(role: &str) -> std::process::ExitCode {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    match role {
+        "echo" => runtime.block_on(async {
+            let mut lines = BufReader::new(tokio::io::stdin()).lines();
+            let mut out = tokio::io::stdout();
+            while let Ok(Some(line)) = lines.next_line().await {
+                let _ = out.write_all(line.as_bytes()).await;
+                let _ = out.write_all(b"\n").await;
+                let _ = out.flush().await;
+            }
+            std::process::ExitCode::SUCCESS
+        }),
+        _ => {
+            use sidewire_ext_sdk::{Decision, Extension, Options, point, serve_main};
+            let extension = Extension::new("noop", "1.0.0").on_intercept(
+                point::INPUT_RECEIVE,
+                |_ctx, _input: InputPayload| async move { Ok(Decision::Continue) },
+            );
+            runtime.block_on(serve_main(extension, Options::new()))
+        }
+    }
+}
+
+fn install(store: &PluginStore, dir: &std::path::Path, name: &str) {
+    let root = dir.join(name);
+    std::fs::create_dir_all(&root).unwrap();
+    let manifest = json!({
+        "apiVersion": "reasonix.io/plugin/v1", "name": name, "version": "1.0.0",
+        "runtime": {
+            "command": std::env::current_exe().unwrap().display().to_string(),
+            "env": {ROLE: "noop"},
+            "intercepts": ["input.receive"], "capabilities": ["interceptors"],
+        },
+    });
+    std::fs::write(
+        root.join(sidewire_ext_protocol::MANIFEST_FILE),
+        manifest.to_string(),
+    )
+    .unwrap();
+    store.install(&root, InstallOptions::link()).unwrap();
+}
+
+async fn boot(sidecars: usize) -> (Runtime, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let state = dir.path().join("state");
+    let store = PluginStore::new(&state);
+    for i in 0..sidecars {
+        install(&store, dir.path(), &format!("noop{i}"));
+    }
+    let (runtime, _events) = Host::boot(HostConfig::new(&state, "bench", dir.path()))
+        .await
+        .unwrap();
+    (runtime, dir)
+}
+
+fn benches(c: &mut Criterion) {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .unwrap();
+    let mut group = c.benchmark_group("intercept");
+    group.measurement_time(Duration::from_secs(5));
+
+    // The floor: one line out and one back through a child's pipes, the same size as an
+    // intercept frame and its answer.
+    {
+        let (pipes, mut child) = rt.block_on(async {
+            let mut child = tokio::process::Command::new(std::env::current_exe().unwrap())
+                .env(ROLE, "echo")
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .kill_on_drop(true)
+                .spawn()
+                .unwrap();
+            let stdin = child.stdin.take().unwrap();
+            let lines = BufReader::new(child.stdout.take().unwrap()).lines();
+            (
+                std::sync::Arc::new(tokio::sync::Mutex::new((stdin, lines))),
+                child,
+            )
+        });
+        let line = format!(
+            "{}\n",
+            json!({"jsonrpc":"2.0","id":2,"method":"extension/intercept","params":{
+                "event":"input.receive","seq":1,"payload":{"text":"fix teh tests in the parser module please"},
+                "timeoutMillis":5000}})
+        );
+        group.bench_function("pipe_floor", |b| {
+            b.to_async(&rt).iter_custom(|iters| {
+                let pipes = std::sync::Arc::clone(&pipes);
+                let line = line.clone();
+                async move {
+                    // Locked once per sample, outside the timed loop.
+                    let mut pipes = pipes.lock().await;
+                    let (stdin, lines) = &mut *pipes;
+                    let started = Instant::now();
+                    for _ in 0..iters {
+                        stdin.write_all(line.as_bytes()).await.unwrap();
+                        stdin.flush().await.unwrap();
+                        std::hint::black_box(lines.next_line().await.unwrap().unwrap());
+                    }
+                    started.elapsed()
+                }
+            })
+        });
+        rt.block_on(async {
+            drop(pipes);
+            let _ = child.wait().await;
+        });
+    }
+
+    for sidecars in [1, 4] {
+        let (runtime, dir) = rt.block_on(boot(sidecars));
+        group.bench_function(format!("sidecars_{sidecars}"), |b| {
+            b.to_async(&rt).iter_batched(
+                payload,
+                |payload| {
+                    let runtime = runtime.clone();
+                    async move {
+                        runtime
+                            .intercept(HookPoint::InputReceive, payload)
+                            .await
+                            .unwrap()
+                    }
+                },
+                BatchSize::SmallInput,
+            )
+        });
+        if sidecars == 1 {
+            // Host-only: a point nobody subscribes to (the payload is built outside the
+            // measurement; it is the caller's).
+            group.bench_function("no_subscriber", |b| {
+                b.to_async(&rt).iter_batched(
+                    payload,
+                    |payload| {
+                        let runtime = &runtime;
+                        async move {
+                            runtime
+                                .intercept(HookPoint::ToolBefore, payload)
+                                .await
+                                .unwrap()
+                        }
+                    },
+                    BatchSize::SmallInput,
+                )
+            });
+        }
+        rt.block_on(runtime.shutdown());
+        drop(dir);
+    }
+    group.finish();
+
+    // Spawn + handshake: a whole boot of one sidecar, p50/p95 over 30 runs.
+    let mut samples: Vec<Duration> = (0..30)
+        .map(|_| {
+            rt.block_on(async {
+                let dir = tempfile::tempdir().unwrap();
+                let state = dir.path().join("state");
+                install(&PluginStore::new(&state), dir.path(), "noop");
+                let started = Instant::now();
+                let (runtime, _events) = Host::boot(HostConfig::new(&state, "bench", dir.path()))
+                    .await
+                    .unwrap();
+                let took = started.elapsed();
+                runtime.shutdown().await;
+                took
+            })
+        })
+        .collect();
+    samples.sort();
+    let at = |q: f64| samples[((samples.len() as f64 - 1.0) * q).round() as usize];
+    #[allow(clippy::print_stdout)]
+    {
+        println!(
+            "spawn+handshake (boot of one sidecar): p50 {:?}, p95 {:?}",
+            at(0.5),
+            at(0.95)
+        );
+    }
+}
+
+fn main() -> std::process::ExitCode {
+    if let Ok(role) = std::env::var(ROLE) {
+        return child(&role);
+    }
+    let mut criterion = Criterion::default().configure_from_args();
+    benches(&mut criterion);
+    criterion.final_summary();
+    std::process::ExitCode::SUCCESS
+}

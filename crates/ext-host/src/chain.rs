@@ -1,0 +1,458 @@
+//! Interceptor chains (spec §7): the walk over chain members and the slot owner, decisions and
+//! where each is legal, replacement re-validation, the failure policy, audit of overridden
+//! denials, and the [`Outcome`] with its trace.
+//!
+//! Members are called one after another in (priority, plugin id) order, each with its
+//! predecessor's payload; a completion order never decides anything. A payload is serialized
+//! once and again only after a replacement. This module decides nothing about processes: a
+//! crashed or missing connection is just another failure.
+
+use std::time::{Duration, Instant};
+
+use serde_json::value::to_raw_value;
+use sidewire_ext_protocol::{
+    Caller, Decision, HookPayload, HookPoint, InterceptResult, Reason, Verdict,
+};
+
+use crate::Error;
+use crate::audit::AuditRecord;
+use crate::conn::{CallError, Connection, PayloadText};
+use crate::error::OperationFailure;
+use crate::events::HostEvent;
+use crate::generation::PointPlan;
+use crate::shared::Shared;
+
+/// Who a trace entry is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Role {
+    /// A chain member (§7.6).
+    Chain,
+    /// The owner of the active slot mapped to the point, answering the strategy call (§7.7).
+    SlotOwner,
+}
+
+/// What one member did.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum TraceResult {
+    /// It answered with a legal decision that was applied.
+    Decided(Decision),
+    /// It failed: a timeout, an error answer, a crash, an undecodable result or a violation.
+    Failed {
+        /// The reason.
+        reason: Reason,
+        /// What happened, redacted.
+        message: String,
+    },
+}
+
+/// One call of a walk: the plugin, its role, what it did, and how long it took.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct TraceEntry {
+    /// The plugin id.
+    pub plugin: String,
+    /// Chain member or slot owner.
+    pub role: Role,
+    /// Its decision or failure.
+    pub result: TraceResult,
+    /// From writing the call to deciding on its answer.
+    pub elapsed: Duration,
+}
+
+/// A refused operation: who blocked it and the reason to show (redacted).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Blocked {
+    /// The plugin id.
+    pub plugin: String,
+    /// The redacted reason (may be empty).
+    pub reason: String,
+}
+
+/// The result of an intercept.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Outcome {
+    /// The payload to continue with: the caller's, or the last valid replacement.
+    pub payload: HookPayload,
+    /// Set when a chain member blocked: the operation is refused.
+    pub blocked: Option<Blocked>,
+    /// At `permission.decision`, the verdict: the host's own unless a member allowed or denied
+    /// or the `permission` slot owner replaced it; `None` at other points.
+    pub permission: Option<Verdict>,
+    /// The plugins whose replacements were applied, in order.
+    pub applied: Vec<String>,
+    /// Set when a host `deny` was turned into `allow` (the record is already on disk).
+    pub audit: Option<AuditRecord>,
+    /// Every call made, in order: plugin, role, decision or failure, time taken.
+    pub trace: Vec<TraceEntry>,
+}
+
+impl Outcome {
+    /// The outcome of a point nobody intercepts: the payload unchanged.
+    pub(crate) fn unchanged(point: HookPoint, payload: HookPayload) -> Self {
+        let permission = match (&payload, point) {
+            (HookPayload::Permission(p), HookPoint::PermissionDecision) => Some(p.host_decision),
+            _ => None,
+        };
+        Outcome {
+            payload,
+            blocked: None,
+            permission,
+            applied: Vec::new(),
+            audit: None,
+            trace: Vec::new(),
+        }
+    }
+
+    /// Whether the operation may go on (nobody blocked it, and at `permission.decision` the
+    /// verdict is `allow`).
+    pub fn proceeds(&self) -> bool {
+        self.blocked.is_none() && self.permission != Some(Verdict::Deny)
+    }
+}
+
+enum Step {
+    Next,
+    Stop,
+}
+
+/// Walks the chain and then the slot owner for one occurrence of `point`.
+///
+/// # Cancel safety
+///
+/// Dropping the future abandons the walk: the call in flight is cancelled (its late answer is
+/// ignored), nothing after it is called, and no audit record is written for it.
+pub(crate) async fn walk(
+    plan: &PointPlan,
+    shared: &Shared,
+    point: HookPoint,
+    payload: HookPayload,
+) -> Result<Outcome, Error> {
+    let host_verdict = match &payload {
+        HookPayload::Permission(p) => Some(p.host_decision),
+        _ => None,
+    };
+    let mut outcome = Outcome::unchanged(point, payload);
+    outcome
+        .trace
+        .reserve(plan.chain.len() + usize::from(plan.owner.is_some()));
+    let mut text: Option<PayloadText> = None;
+    for member in &plan.chain {
+        if text.is_none() {
+            text = Some(serialize(&outcome.payload));
+        }
+        let started = Instant::now();
+        let answer = member
+            .intercept(
+                point,
+                text.as_ref().expect("set above"),
+                timeout_millis(member, point),
+            )
+            .await;
+        let elapsed = started.elapsed();
+        let failure = match answer {
+            Ok(result) => {
+                let decision = result.decision;
+                match chain_step(shared, member, point, host_verdict, &mut outcome, result) {
+                    Ok((step, replaced)) => {
+                        record(
+                            &mut outcome,
+                            member,
+                            Role::Chain,
+                            TraceResult::Decided(decision),
+                            elapsed,
+                        );
+                        if replaced {
+                            text = None;
+                        }
+                        match step {
+                            Step::Next => continue,
+                            Step::Stop => return Ok(outcome),
+                        }
+                    }
+                    Err(violation) => violation,
+                }
+            }
+            Err(failure) => failure,
+        };
+        record(
+            &mut outcome,
+            member,
+            Role::Chain,
+            TraceResult::Failed {
+                reason: failure.reason,
+                message: failure.message.clone(),
+            },
+            elapsed,
+        );
+        if member.plugin.required() {
+            return Err(operation_failure(
+                member,
+                point,
+                Some(failure.reason),
+                failure.message,
+                outcome,
+            ));
+        }
+        // §7.10: an optional plugin's failure is a `continue`, warned about once.
+        shared.warn_once(
+            &member.plugin.id,
+            "chain-failure",
+            &format!(
+                "{} (optional extension skipped; further failures of it are not reported again)",
+                failure.message
+            ),
+        );
+    }
+    if let Some(owner) = &plan.owner {
+        let text = match text {
+            Some(text) => text,
+            None => serialize(&outcome.payload),
+        };
+        let text = &text;
+        let started = Instant::now();
+        let answer = owner
+            .intercept(point, text, timeout_millis(owner, point))
+            .await;
+        let elapsed = started.elapsed();
+        let failure = match answer {
+            Ok(result) => {
+                let decision = result.decision;
+                match strategy_step(shared, owner, point, host_verdict, &mut outcome, result) {
+                    Ok(()) => {
+                        record(
+                            &mut outcome,
+                            owner,
+                            Role::SlotOwner,
+                            TraceResult::Decided(decision),
+                            elapsed,
+                        );
+                        return Ok(outcome);
+                    }
+                    Err(failure) => failure,
+                }
+            }
+            Err(failure) => (Some(failure.reason), failure.message),
+        };
+        // Strategy calls are always required (§7.7).
+        let (reason, message) = failure;
+        if let Some(reason) = reason {
+            record(
+                &mut outcome,
+                owner,
+                Role::SlotOwner,
+                TraceResult::Failed {
+                    reason,
+                    message: message.clone(),
+                },
+                elapsed,
+            );
+        } else {
+            record(
+                &mut outcome,
+                owner,
+                Role::SlotOwner,
+                TraceResult::Decided(Decision::Block),
+                elapsed,
+            );
+        }
+        return Err(operation_failure(owner, point, reason, message, outcome));
+    }
+    Ok(outcome)
+}
+
+fn serialize(payload: &HookPayload) -> PayloadText {
+    PayloadText::new(to_raw_value(payload).expect("a hook payload serializes"))
+}
+
+fn timeout_millis(conn: &Connection, point: HookPoint) -> u64 {
+    point.timeout_millis(conn.plugin.runtime.timeout_millis)
+}
+
+fn record(
+    outcome: &mut Outcome,
+    conn: &Connection,
+    role: Role,
+    result: TraceResult,
+    elapsed: Duration,
+) {
+    outcome.trace.push(TraceEntry {
+        plugin: conn.plugin.id.clone(),
+        role,
+        result,
+        elapsed,
+    });
+}
+
+fn operation_failure(
+    conn: &Connection,
+    point: HookPoint,
+    reason: Option<Reason>,
+    message: String,
+    outcome: Outcome,
+) -> Error {
+    Error::Operation(Box::new(OperationFailure {
+        plugin: conn.plugin.id.clone(),
+        point,
+        reason,
+        message,
+        trace: outcome.trace,
+    }))
+}
+
+fn violation(conn: &Connection, shared: &Shared, message: String) -> CallError {
+    CallError {
+        reason: Reason::ProtocolError,
+        message: shared.redact(&format!("extension {} {message}", conn.plugin.id)),
+    }
+}
+
+/// Applies a chain member's answer; `Ok((step, replaced))`, or the violation.
+fn chain_step(
+    shared: &Shared,
+    member: &Connection,
+    point: HookPoint,
+    host_verdict: Option<Verdict>,
+    outcome: &mut Outcome,
+    result: InterceptResult,
+) -> Result<(Step, bool), CallError> {
+    if !point.allows(result.decision, Caller::Chain) {
+        return Err(violation(
+            member,
+            shared,
+            format!(
+                "answered {:?} at {}, where it is not allowed",
+                result.decision.as_str(),
+                point.as_str()
+            ),
+        ));
+    }
+    match result.decision {
+        Decision::Continue => Ok((Step::Next, false)),
+        Decision::Block => {
+            outcome.blocked = Some(Blocked {
+                plugin: member.plugin.id.clone(),
+                reason: shared.redact(&result.reason),
+            });
+            Ok((Step::Stop, false))
+        }
+        Decision::Replace => {
+            let replacement = result.replacement.unwrap_or_default();
+            let payload = point
+                .validate_replacement(&replacement, &outcome.payload, Caller::Chain)
+                .map_err(|err| {
+                    violation(
+                        member,
+                        shared,
+                        format!("sent an invalid replacement at {}: {err}", point.as_str()),
+                    )
+                })?;
+            outcome.payload = payload;
+            outcome.applied.push(member.plugin.id.clone());
+            Ok((Step::Next, true))
+        }
+        Decision::Allow | Decision::Deny => {
+            let verdict = if result.decision == Decision::Allow {
+                Verdict::Allow
+            } else {
+                Verdict::Deny
+            };
+            outcome.permission = Some(verdict);
+            if host_verdict == Some(Verdict::Deny) && verdict == Verdict::Allow {
+                audit(shared, member, "allow", &result.reason, outcome).map_err(|err| {
+                    CallError {
+                        reason: Reason::Internal,
+                        message: format!("cannot write the audit record: {err}"),
+                    }
+                })?;
+            }
+            Ok((Step::Stop, false))
+        }
+    }
+}
+
+/// Applies the slot owner's answer to a strategy call; an error is `(reason, message)`, with no
+/// reason for a block.
+fn strategy_step(
+    shared: &Shared,
+    owner: &Connection,
+    point: HookPoint,
+    host_verdict: Option<Verdict>,
+    outcome: &mut Outcome,
+    result: InterceptResult,
+) -> Result<(), (Option<Reason>, String)> {
+    let slot = point.slot().map_or("", |s| s.as_str());
+    match result.decision {
+        Decision::Continue => Ok(()),
+        Decision::Replace => {
+            let replacement = result.replacement.unwrap_or_default();
+            let payload = point
+                .validate_replacement(&replacement, &outcome.payload, Caller::SlotOwner)
+                .map_err(|err| {
+                    let v = violation(
+                        owner,
+                        shared,
+                        format!(
+                            "sent an invalid replacement as the {slot} strategy at {}: {err}",
+                            point.as_str()
+                        ),
+                    );
+                    (Some(v.reason), v.message)
+                })?;
+            if let HookPayload::Permission(p) = &payload {
+                outcome.permission = Some(p.host_decision);
+                if host_verdict == Some(Verdict::Deny) && p.host_decision == Verdict::Allow {
+                    audit(shared, owner, "replace", &result.reason, outcome).map_err(|err| {
+                        (
+                            Some(Reason::Internal),
+                            format!("cannot write the audit record: {err}"),
+                        )
+                    })?;
+                }
+            }
+            outcome.payload = payload;
+            outcome.applied.push(owner.plugin.id.clone());
+            Ok(())
+        }
+        Decision::Block => Err((
+            None,
+            shared.redact(&format!(
+                "extension {} refused {} as the {slot} strategy: {}",
+                owner.plugin.id,
+                point.as_str(),
+                result.reason
+            )),
+        )),
+        other => {
+            let v = violation(
+                owner,
+                shared,
+                format!(
+                    "answered {:?} as the {slot} strategy at {}, where only continue or replace \
+                     is allowed",
+                    other.as_str(),
+                    point.as_str()
+                ),
+            );
+            Err((Some(v.reason), v.message))
+        }
+    }
+}
+
+/// Writes the audit record of a denial turned into an allowance (§11) and reports it.
+fn audit(
+    shared: &Shared,
+    conn: &Connection,
+    extension_decision: &str,
+    reason: &str,
+    outcome: &mut Outcome,
+) -> Result<(), Error> {
+    let record = AuditRecord::new(&conn.plugin.id, extension_decision, shared.redact(reason));
+    shared.audit.append(&record)?;
+    shared.notify(HostEvent::Audited(record.clone()));
+    outcome.audit = Some(record);
+    Ok(())
+}

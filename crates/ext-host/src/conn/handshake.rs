@@ -1,0 +1,273 @@
+//! Starting a connection: launch, spawn, and the handshake with every validation rule of
+//! spec §6.3, in order, each with its reason. Any failure kills and reaps the process tree and
+//! becomes a [`StartupFailure`] carrying the redacted stderr tail.
+
+use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
+
+use sidewire_ext_protocol::{
+    HostCapabilities, InitializeParams, InitializedParams, ManifestExpectation, Method, Reason,
+    SessionContext, decode_initialize_result, jsonrpc_config,
+};
+use sidewire_jsonrpc::{CallOptions, CloseReason};
+use tokio::sync::{Notify, mpsc, watch};
+use tokio::time::Instant;
+
+use super::barrier::{Barrier, Gate};
+use super::{Connection, EVENT_QUEUE, EventItem, HANDSHAKE, Handshake, Plugin, READY, UiState};
+use crate::content::ContentStore;
+use crate::error::{Stage, StartupFailure};
+use crate::launch;
+use crate::process;
+use crate::shared::Shared;
+
+/// Launches `plugin` for `generation` and shakes hands within `deadline` (the smaller of the
+/// handshake timeout and the generation's remaining boot budget).
+///
+/// # Cancel safety
+///
+/// Dropping the future drops the half-started connection, which kills its process group.
+pub(crate) async fn start(
+    plugin: Arc<Plugin>,
+    shared: &Arc<Shared>,
+    generation: u64,
+    ui: UiState,
+    deadline: Instant,
+) -> Result<Arc<Connection>, Box<StartupFailure>> {
+    let began = Instant::now();
+    let fail = |stage: Stage, reason: Option<Reason>, cause: String, tail: String| {
+        Box::new(StartupFailure {
+            plugin: plugin.id.clone(),
+            stage,
+            elapsed: began.elapsed(),
+            reason,
+            cause: shared.redact(&cause),
+            stderr_tail: tail,
+        })
+    };
+    let spec = launch::resolve(&plugin.id, &plugin.root, &plugin.version, &plugin.runtime)
+        .map_err(|cause| fail(Stage::Resolve, None, cause, String::new()))?;
+    let process =
+        process::spawn(&spec).map_err(|(stage, cause)| fail(stage, None, cause, String::new()))?;
+
+    let config = jsonrpc_config();
+    let (frames, sink) = sidewire_jsonrpc::ndjson(process.stdout, process.stdin, &config);
+    let gate = Arc::new(Gate::default());
+    let kill = Arc::new(Notify::new());
+    let (reader_tx, reader_done) = watch::channel(false);
+    let (events_tx, mut events_rx) = mpsc::channel(EVENT_QUEUE);
+    let mut driver_slot = None;
+    let conn = Arc::new_cyclic(|weak| {
+        let router = super::router::router(weak.clone());
+        let (peer, driver) = sidewire_jsonrpc::connect(
+            Barrier::new(frames, Arc::clone(&gate)),
+            sink,
+            router,
+            config,
+        );
+        driver_slot = Some(driver);
+        Connection {
+            plugin: Arc::clone(&plugin),
+            generation,
+            peer,
+            group: process.group,
+            tail: process.tail,
+            exit: process.exit,
+            drained: process.drained,
+            shared: Arc::clone(shared),
+            state: AtomicU8::new(HANDSHAKE),
+            cause: OnceLock::new(),
+            kill: Arc::clone(&kill),
+            reader_done,
+            seq: Mutex::new(0),
+            events: events_tx,
+            content: Mutex::new(ContentStore::default()),
+            handshake: OnceLock::new(),
+            shutdown_done: tokio::sync::OnceCell::new(),
+            ui_state: watch::channel(ui).0,
+            held_ui: AtomicUsize::new(0),
+            prompts: Mutex::new(Vec::new()),
+        }
+    });
+    let driver = driver_slot.expect("set while building the connection");
+    {
+        let weak = Arc::downgrade(&conn);
+        tokio::spawn(async move {
+            let ended = tokio::select! {
+                biased;
+                () = kill.notified() => None,
+                result = driver => Some(result),
+            };
+            // The driver is dropped by now: stdin is closed and pending calls have failed.
+            reader_tx.send_replace(true);
+            if let Some(conn) = weak.upgrade() {
+                conn.reader_ended(ended);
+            }
+        });
+    }
+    {
+        let weak = Arc::downgrade(&conn);
+        let mut exit = conn.exit.clone();
+        tokio::spawn(async move {
+            let exited = exit.wait_for(Option::is_some).await.ok().and_then(|e| *e);
+            if let (Some(exit), Some(conn)) = (exited, weak.upgrade()) {
+                conn.process_exited(exit);
+            }
+        });
+    }
+    {
+        // Events have a queue of their own (§8), fed without waiting; this task moves them to
+        // the connection's writer in order.
+        let peer = conn.peer.clone();
+        tokio::spawn(async move {
+            while let Some(item) = events_rx.recv().await {
+                match item {
+                    EventItem::Event(params) => {
+                        if peer
+                            .notify_untyped(Method::Event.as_str(), Some(&params))
+                            .await
+                            .is_err()
+                        {
+                            break;
+                        }
+                    }
+                    EventItem::Flush(done) => {
+                        let _ = done.send(());
+                    }
+                }
+            }
+        });
+    }
+
+    match handshake(&conn, shared, &gate, deadline, began).await {
+        Ok(()) => Ok(conn),
+        Err((reason, cause)) => {
+            gate.fail();
+            conn.group.kill();
+            conn.kill.notify_one();
+            let _ = conn
+                .wait_gone(sidewire_ext_protocol::SHUTDOWN_REAP_WAIT)
+                .await;
+            let tail = conn.stderr_tail();
+            Err(fail(Stage::Handshake, reason, cause, tail))
+        }
+    }
+}
+
+/// Sends `extension/initialize`, validates the answer (§6.3), marks the connection ready and
+/// sends `extension/initialized`.
+async fn handshake(
+    conn: &Arc<Connection>,
+    shared: &Shared,
+    gate: &Gate,
+    deadline: Instant,
+    began: Instant,
+) -> Result<(), (Option<Reason>, String)> {
+    let plugin = &conn.plugin;
+    let params = InitializeParams::new(
+        ManifestExpectation::from_runtime(&plugin.runtime),
+        SessionContext {
+            session_id: shared.config.session_id.clone(),
+            workspace_root: shared.workspace_root.clone(),
+            generation: conn.generation,
+        },
+        HostCapabilities {
+            content_refs: true,
+            ui_host: shared.config.ui_host,
+        },
+    );
+    let budget = deadline
+        .saturating_duration_since(Instant::now())
+        .max(Duration::from_millis(1));
+    let answer = conn
+        .peer
+        .call(
+            Method::Initialize.as_str(),
+            Some(&params),
+            CallOptions::timeout(budget),
+        )
+        .await;
+    let raw = match answer {
+        Ok(raw) => raw,
+        Err(err) => {
+            // Reported as the deadline the boot was given, rounded to whole milliseconds.
+            let nominal = deadline.saturating_duration_since(began);
+            let nominal = Duration::from_millis(((nominal.as_micros() + 500) / 1000) as u64);
+            return Err(handshake_error(conn, gate, nominal, err).await);
+        }
+    };
+    // §6.3 checks 1–3 (version, then strict decoding), then 4–8 against the installed manifest.
+    let result =
+        decode_initialize_result(raw.get()).map_err(|err| (Some(err.reason()), err.to_string()))?;
+    result
+        .check_against_manifest(&plugin.id, &plugin.runtime)
+        .map_err(|err| (Some(err.reason()), err.to_string()))?;
+    let _ = conn.handshake.set(Handshake {
+        subscriptions: result.subscriptions,
+        replaces: result.replaces,
+        ui_actions: result.ui_actions,
+    });
+    // Ready first, then open the barrier, then `initialized`: a sidecar may call us as soon as
+    // it reads that notification.
+    conn.state.store(READY, Ordering::Release);
+    gate.open();
+    conn.peer
+        .notify_untyped(Method::Initialized.as_str(), Some(&InitializedParams {}))
+        .await
+        .map_err(|err| (None, format!("cannot send extension/initialized: {err}")))?;
+    // An exit noticed while still in the handshake state found nothing to crash.
+    if let Some(exit) = *conn.exit.borrow() {
+        conn.crash(exit.to_string());
+    }
+    Ok(())
+}
+
+/// Describes a failed initialize call: a barrier violation or a fatal frame with its reason, a
+/// timeout or an early exit with the cause §13.2 words, or the sidecar's error answer.
+async fn handshake_error(
+    conn: &Connection,
+    gate: &Gate,
+    budget: Duration,
+    err: sidewire_jsonrpc::Error,
+) -> (Option<Reason>, String) {
+    use sidewire_jsonrpc::Error as E;
+    if let Some(violation) = gate.violation() {
+        return (Some(Reason::ProtocolError), violation.to_owned());
+    }
+    match err {
+        E::Timeout { .. } => (None, format!("timeout after {} ms", budget.as_millis())),
+        E::Remote { error, .. } => {
+            let reason = Reason::from_error_object(&error);
+            (
+                reason,
+                format!(
+                    "answered extension/initialize with an error: {}",
+                    error.message
+                ),
+            )
+        }
+        E::Closed(close) => match close {
+            CloseReason::Garbage(detail) => (
+                Some(Reason::ProtocolError),
+                format!("wrote a malformed frame: {detail}"),
+            ),
+            CloseReason::FrameTooLarge { limit } => (
+                Some(Reason::FrameTooLarge),
+                format!("wrote a frame over the {limit}-byte limit"),
+            ),
+            other => {
+                // The pipe ended because the process did: report how it exited.
+                match conn.wait_gone(Duration::from_secs(2)).await {
+                    Some(exit) => (None, exit.to_string()),
+                    None => (None, format!("the connection ended: {other}")),
+                }
+            }
+        },
+        E::InvalidResponse { reason, .. } => (
+            Some(Reason::ProtocolError),
+            format!("invalid initialize response: {reason}"),
+        ),
+        other => (None, other.to_string()),
+    }
+}

@@ -1,0 +1,301 @@
+//! The one error type of this crate, and the two structured failures it carries: a sidecar that
+//! did not start ([`StartupFailure`]) and an operation an extension made fail
+//! ([`OperationFailure`]).
+//!
+//! Messages are for people and are already redacted; callers branch on the `is_*` predicates,
+//! [`Error::reason`] and the structured fields, never on the text. Wire errors (`ErrorObject`,
+//! `Reason`) are plain data in `sidewire-ext-protocol`; this module only reports them.
+
+use std::fmt;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use sidewire_ext_protocol::{HookPoint, Reason, Slot};
+
+use crate::chain::TraceEntry;
+
+/// What can go wrong in the host.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// Reading or writing a file or directory failed.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The file or directory.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The installed-plugin store exists but cannot be read as one; it is never reset silently.
+    #[error("{}: the installed-plugin store is corrupt: {detail}", path.display())]
+    StoreCorrupt {
+        /// The store file.
+        path: PathBuf,
+        /// What is wrong with it.
+        detail: String,
+    },
+    /// A manifest failed strict decoding; the source names the JSON path.
+    #[error("{}: invalid manifest: {source}", path.display())]
+    Manifest {
+        /// The manifest file.
+        path: PathBuf,
+        /// Why, with the member's path.
+        #[source]
+        source: sidewire_ext_protocol::Error,
+    },
+    /// An install, link, replace or remove was refused.
+    #[error("cannot install {plugin}: {detail}")]
+    Install {
+        /// The plugin id (or the package directory when the id is not known yet).
+        plugin: String,
+        /// Why.
+        detail: String,
+    },
+    /// The plugin is not in the installed-plugin store.
+    #[error("plugin {0} is not installed")]
+    NotInstalled(String),
+    /// A sidecar failed to start (spec §13.2).
+    #[error(transparent)]
+    Startup(Box<StartupFailure>),
+    /// Two enabled plugins claim the same slot (§7.7); nothing was spawned.
+    #[error("slot {} is claimed by both {first} and {second}", slot.as_str())]
+    SlotConflict {
+        /// The slot.
+        slot: Slot,
+        /// The plugin id that comes first.
+        first: String,
+        /// The other plugin id.
+        second: String,
+    },
+    /// An extension made an intercepted operation fail (§7.10).
+    #[error(transparent)]
+    Operation(Box<OperationFailure>),
+    /// A UI action, submission or prompt answer was refused or failed.
+    #[error("{detail}")]
+    Ui {
+        /// The reason (`stale_generation`, `invalid_params`, `intercept_timeout`, …).
+        reason: Reason,
+        /// What happened, redacted.
+        detail: String,
+    },
+    /// A reload failed; the old generation keeps running (§13.3).
+    #[error("reload to generation {generation} failed: {source}")]
+    Reload {
+        /// The generation number the failed build took (never reused).
+        generation: u64,
+        /// Why.
+        #[source]
+        source: Box<Error>,
+    },
+    /// The runtime was shut down.
+    #[error("the extension runtime is shut down")]
+    ShutDown,
+    /// A reload this request joined (requested while another waited to run) failed; the text
+    /// is that reload's error.
+    #[error("{0}")]
+    Coalesced(String),
+}
+
+impl Error {
+    pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        Error::Io {
+            path: path.into(),
+            source,
+        }
+    }
+
+    pub(crate) fn install(plugin: impl Into<String>, detail: impl Into<String>) -> Self {
+        Error::Install {
+            plugin: plugin.into(),
+            detail: detail.into(),
+        }
+    }
+
+    pub(crate) fn ui(reason: Reason, detail: impl Into<String>) -> Self {
+        Error::Ui {
+            reason,
+            detail: detail.into(),
+        }
+    }
+
+    /// A file could not be read or written.
+    pub fn is_io(&self) -> bool {
+        matches!(self, Error::Io { .. })
+    }
+
+    /// The installed-plugin store is corrupt.
+    pub fn is_store_corrupt(&self) -> bool {
+        matches!(self, Error::StoreCorrupt { .. })
+    }
+
+    /// A manifest did not decode.
+    pub fn is_manifest(&self) -> bool {
+        matches!(self, Error::Manifest { .. })
+    }
+
+    /// An install operation was refused.
+    pub fn is_install(&self) -> bool {
+        matches!(self, Error::Install { .. })
+    }
+
+    /// The plugin is not installed.
+    pub fn is_not_installed(&self) -> bool {
+        matches!(self, Error::NotInstalled(_))
+    }
+
+    /// A sidecar failed to start.
+    pub fn is_startup(&self) -> bool {
+        matches!(self, Error::Startup(_))
+    }
+
+    /// Two plugins claim one slot.
+    pub fn is_slot_conflict(&self) -> bool {
+        matches!(self, Error::SlotConflict { .. })
+    }
+
+    /// An extension made the operation fail.
+    pub fn is_operation(&self) -> bool {
+        matches!(self, Error::Operation(_))
+    }
+
+    /// A UI call was refused or failed.
+    pub fn is_ui(&self) -> bool {
+        matches!(self, Error::Ui { .. })
+    }
+
+    /// A reload failed.
+    pub fn is_reload(&self) -> bool {
+        matches!(self, Error::Reload { .. })
+    }
+
+    /// The runtime is shut down.
+    pub fn is_shut_down(&self) -> bool {
+        matches!(self, Error::ShutDown)
+    }
+
+    /// The startup failure, when that is what this is (also inside a failed reload).
+    pub fn startup(&self) -> Option<&StartupFailure> {
+        match self {
+            Error::Startup(failure) => Some(failure),
+            Error::Reload { source, .. } => source.startup(),
+            _ => None,
+        }
+    }
+
+    /// The operation failure, when that is what this is.
+    pub fn operation(&self) -> Option<&OperationFailure> {
+        match self {
+            Error::Operation(failure) => Some(failure),
+            _ => None,
+        }
+    }
+
+    /// The protocol reason behind this error, when there is one.
+    pub fn reason(&self) -> Option<Reason> {
+        match self {
+            Error::Startup(failure) => failure.reason,
+            Error::Operation(failure) => failure.reason,
+            Error::Ui { reason, .. } => Some(*reason),
+            Error::Reload { source, .. } => source.reason(),
+            Error::ShutDown => Some(Reason::ProviderInterrupted),
+            _ => None,
+        }
+    }
+}
+
+/// Where a sidecar's start failed (§12.3, §13.2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Stage {
+    /// Not started: the generation's boot budget was spent before its turn.
+    Queued,
+    /// The install record, manifest or launch contract refused it before spawning.
+    Resolve,
+    /// The child's pipes could not be set up.
+    Pipes,
+    /// The process could not be spawned.
+    Spawn,
+    /// The handshake failed: timeout, early exit, an error answer or a validation rule.
+    Handshake,
+}
+
+impl Stage {
+    /// The stage's name as §13.2 writes it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Stage::Queued => "queued",
+            Stage::Resolve => "resolve",
+            Stage::Pipes => "pipes",
+            Stage::Spawn => "spawn",
+            Stage::Handshake => "handshake",
+        }
+    }
+}
+
+impl fmt::Display for Stage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A sidecar that did not start: the plugin id, the stage, the time it took, the cause, the
+/// wire reason when there is one, and the redacted stderr tail (§13.2).
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub struct StartupFailure {
+    /// The plugin id.
+    pub plugin: String,
+    /// Where it failed.
+    pub stage: Stage,
+    /// From the start of the boot to the failure.
+    pub elapsed: Duration,
+    /// The wire reason (`protocol_error`, `unsupported_version`, `capability_not_declared`, …),
+    /// or `None` for a timeout, an early exit or a launch failure.
+    pub reason: Option<Reason>,
+    /// What happened: `timeout after N ms`, `exited with status N`, `killed by signal N`, or the
+    /// validation rule that failed. Redacted.
+    pub cause: String,
+    /// The last 16 KiB of the sidecar's stderr, redacted (empty when it never ran).
+    pub stderr_tail: String,
+}
+
+impl fmt::Display for StartupFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "extension {} failed to start (stage {}, after {} ms",
+            self.plugin,
+            self.stage,
+            self.elapsed.as_millis()
+        )?;
+        if let Some(reason) = self.reason {
+            write!(f, ", {}", reason.as_str())?;
+        }
+        write!(f, "): {}", self.cause)?;
+        if !self.stderr_tail.is_empty() {
+            write!(f, "\nstderr:\n{}", self.stderr_tail.trim_end())?;
+        }
+        Ok(())
+    }
+}
+
+/// An intercepted operation an extension made fail (§7.10): a required plugin or a strategy
+/// call failed, or a slot owner blocked. The message names the plugin, the point and the cause
+/// ("extension acme did not answer tool.before within 5 s").
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{message}")]
+#[non_exhaustive]
+pub struct OperationFailure {
+    /// The plugin that failed the operation.
+    pub plugin: String,
+    /// The point.
+    pub point: HookPoint,
+    /// The reason: `intercept_timeout`, `provider_interrupted`, `protocol_error` (an illegal
+    /// decision or invalid replacement), …; `None` when a slot owner blocked the operation.
+    pub reason: Option<Reason>,
+    /// The whole message, redacted.
+    pub message: String,
+    /// What every member called so far did, and how long it took.
+    pub trace: Vec<TraceEntry>,
+}

@@ -1,0 +1,132 @@
+//! The host side of Extension Protocol v1 (`reasonix.extension.v1`): installed plugins and
+//! consent, sidecar processes, handshakes, interceptor chains, events, the UI hub, content
+//! references and the audit log.
+//!
+//! An application embeds it to run extensions as **persistent, supervised sidecars**: each
+//! enabled plugin's program is started once per generation (never per event), shakes hands,
+//! and then answers blocking intercepts in a deterministic chain (priority, then plugin id),
+//! each answer re-validated against the point's schema before anyone else sees it. Failures
+//! are loud and precise ("extension acme did not answer tool.before within 5 s"), classified
+//! per plugin (required: the operation fails; optional: skipped with one warning), and every
+//! [`Outcome`] carries a trace of who did what and how long it took.
+//!
+//! It is **not** the CLI (no prompts, no argument parsing: [`TrustSummary`] is the text the CLI
+//! shows before consent), not a sidecar SDK (`sidewire-ext-sdk`), and it does not implement the
+//! optional Provider extensions (spec §14): their notifications are dropped and the host never
+//! calls them. It never builds a Tokio runtime.
+//!
+//! # Embedding
+//!
+//! ```no_run
+//! use sidewire_ext_host::{Host, HostConfig, HostEvent, PluginStore, InstallOptions, Package};
+//! use sidewire_ext_protocol::{HookPayload, HookPoint, InputPayload};
+//!
+//! # async fn demo() -> Result<(), sidewire_ext_host::Error> {
+//! // Installing is the consent: show the FULL TRUST summary first.
+//! let store = PluginStore::new("/home/me/.local/share/sidewire");
+//! let package = Package::open("./acme-guard".as_ref())?;
+//! println!("{}", package.trust_summary());
+//! store.install(&package.root, InstallOptions::copy())?;
+//!
+//! let config = HostConfig::new("/home/me/.local/share/sidewire", "s-7f3a", "/home/me/project");
+//! let (runtime, mut events) = Host::boot(config).await?;
+//! tokio::spawn(async move {
+//!     while let Some(event) = events.recv().await {
+//!         match event {
+//!             HostEvent::Prompt(prompt) => prompt.cancel(),
+//!             other => eprintln!("{other:?}"),
+//!         }
+//!     }
+//! });
+//!
+//! let turn = runtime.turn().await; // one generation for the whole turn
+//! let outcome = turn
+//!     .intercept(HookPoint::InputReceive, HookPayload::Input(InputPayload { text: "fix teh tests".into() }))
+//!     .await?;
+//! if let Some(blocked) = &outcome.blocked {
+//!     eprintln!("refused by {}: {}", blocked.plugin, blocked.reason);
+//! }
+//! drop(turn);
+//! runtime.shutdown().await;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # How it runs
+//!
+//! [`Host::boot`] reads the [`PluginStore`] (only plugins recorded there, and enabled, ever
+//! start), checks slot ownership before anything is spawned, and boots at most 4 sidecars at a
+//! time within one 30 s budget. Each sidecar is launched directly (never through a shell) in
+//! its own process group, with stderr drained into a 16 KiB redacted tail; dropping the last
+//! [`Runtime`] kills every group synchronously, without needing a runtime. Each connection runs
+//! a few tasks on the caller's Tokio runtime (the JSON-RPC driver behind the readiness barrier,
+//! the stderr drain, the exit watcher, the event forwarder), so `Host::boot` must be called
+//! within one, with the time and I/O drivers enabled.
+//!
+//! # Where the spec is silent, and what this crate chose
+//!
+//! * **One session per runtime.** Switching sessions means booting a new runtime (§13.1 asks
+//!   for a new generation with fresh sidecars, which is exactly that).
+//! * **A turn pins a generation** ([`Runtime::turn`]); [`Runtime::intercept`] is a one-call
+//!   turn. A reload waits until no turn is held; requests made while it waits join it (they get
+//!   its report, or [`Error::Coalesced`] carrying its error).
+//! * **A slot owner's `block`** fails the operation ([`Error::Operation`] with no reason:
+//!   there is no wire reason for a refusal).
+//! * **An audit record that cannot be written fails the operation**: an overridden denial never
+//!   proceeds unaudited.
+//! * **A plugin whose manifest no longer decodes** is treated as optional (the install record
+//!   cannot vouch for its `required` flag); one that decodes with another name keeps its flag.
+//! * **Reinstalling with `replace` re-enables** the plugin: it is a fresh consent.
+//! * **A linked plugin's version** is the re-read manifest's.
+//! * **Events** go through a per-connection queue of 256 into the connection's single writer,
+//!   which they share with requests; before `extension/shutdown`, events already queued are
+//!   flushed to the writer (for at most 500 ms) so they are not overtaken.
+//! * **The host's own event stream** ([`HostEvents`]) is bounded (1,024). When it is full a
+//!   surface is answered `{"accepted":false}` (it was not shown), a prompt
+//!   `{"cancelled":true}`, and a warning is dropped.
+//! * **Prompt answers are checked** against the fields (§10.3 value types, required fields);
+//!   an empty answer is sent as `{"cancelled":true}`.
+//! * **Actions and submissions** are sent with the current published generation; a surface of
+//!   a crashed or retired connection is refused with `stale_generation` as an [`Error::Ui`].
+//! * **A crash is reported once the process is reaped** (bounded by the 5 s reap budget), so
+//!   the [`HostEvent::Crashed`] tail is complete; its surfaces are marked stale at once
+//!   ([`HostEvent::SurfacesStale`]) and its prompts dismissed ([`HostEvent::PromptDismissed`]).
+//! * **Closing stdin** during shutdown is done by dropping the connection's JSON-RPC driver,
+//!   which also fails the calls still pending with `provider_interrupted` at once (§6.6).
+//! * **Budgets** are the spec's by default; [`HostConfig`] can lower the boot budget, the
+//!   handshake deadline and the shutdown `timeoutMillis`, which tests use to stay fast.
+//!
+//! # Cancel safety
+//!
+//! Every `pub async fn` documents its own. In short: dropping an intercept abandons the walk
+//! (the call in flight is cancelled and its late answer ignored); dropping a boot kills what it
+//! started; dropping a shutdown only stops waiting; a reload should not be dropped once it
+//! started building.
+
+mod audit;
+mod chain;
+mod config;
+mod conn;
+mod content;
+mod error;
+mod events;
+mod generation;
+mod launch;
+mod package;
+mod process;
+mod redact;
+mod runtime;
+mod shared;
+mod store;
+mod ui;
+mod util;
+
+pub use crate::audit::AuditRecord;
+pub use crate::chain::{Blocked, Outcome, Role, TraceEntry, TraceResult};
+pub use crate::config::HostConfig;
+pub use crate::error::{Error, OperationFailure, Stage, StartupFailure};
+pub use crate::events::{HostEvent, HostEvents, Prompt, Surface};
+pub use crate::package::{Package, TrustSummary};
+pub use crate::redact::{REDACTED, Redactor};
+pub use crate::runtime::{GenerationReport, Host, Runtime, SidecarInfo, Turn};
+pub use crate::store::{InstallOptions, InstalledPlugin, PluginStore};

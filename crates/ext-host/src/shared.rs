@@ -1,0 +1,95 @@
+//! The state one host shares across its generations: the session, the redactor, the event
+//! stream to the application, the UI hub, the audit log and the warn-once set.
+
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, RwLock};
+
+use tokio::sync::mpsc;
+
+use crate::audit::AuditLog;
+use crate::config::HostConfig;
+use crate::events::HostEvent;
+use crate::redact::Redactor;
+use crate::ui::Hub;
+use crate::util::lock;
+
+#[derive(Debug)]
+pub(crate) struct Shared {
+    pub(crate) config: HostConfig,
+    pub(crate) workspace_root: String,
+    redactor: RwLock<Redactor>,
+    events: mpsc::Sender<HostEvent>,
+    /// (plugin, kind) pairs already warned about: §7.10 asks for one warning per plugin per host
+    /// process, and the same holds for dropped events.
+    warned: Mutex<HashSet<(String, &'static str)>>,
+    pub(crate) hub: Hub,
+    pub(crate) audit: AuditLog,
+    /// The currently published generation (0 before the first build binds the UI).
+    pub(crate) published: AtomicU64,
+}
+
+impl Shared {
+    pub(crate) fn new(
+        config: HostConfig,
+        redactor: Redactor,
+        events: mpsc::Sender<HostEvent>,
+    ) -> Self {
+        Shared {
+            workspace_root: config.workspace_root.to_string_lossy().into_owned(),
+            audit: AuditLog::new(config.audit_log.clone()),
+            config,
+            redactor: RwLock::new(redactor),
+            events,
+            warned: Mutex::new(HashSet::new()),
+            hub: Hub::default(),
+            published: AtomicU64::new(0),
+        }
+    }
+
+    pub(crate) fn redactor(&self) -> Redactor {
+        self.redactor
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    pub(crate) fn set_redactor(&self, redactor: Redactor) {
+        *self
+            .redactor
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = redactor;
+    }
+
+    pub(crate) fn redact(&self, text: &str) -> String {
+        self.redactor().redact(text)
+    }
+
+    pub(crate) fn published(&self) -> u64 {
+        self.published.load(Ordering::Acquire)
+    }
+
+    /// Hands an event to the application without waiting; `false` when the stream is full or
+    /// nobody listens.
+    pub(crate) fn notify(&self, event: HostEvent) -> bool {
+        self.events.try_send(event).is_ok()
+    }
+
+    /// Emits a (redacted) warning, once per plugin and kind for the life of the host.
+    pub(crate) fn warn_once(&self, plugin: &str, kind: &'static str, message: &str) {
+        if !lock(&self.warned).insert((plugin.to_owned(), kind)) {
+            return;
+        }
+        self.warn(Some(plugin), message);
+    }
+
+    /// Emits a (redacted) warning.
+    pub(crate) fn warn(&self, plugin: Option<&str>, message: &str) {
+        let message = self.redact(message);
+        tracing::warn!(plugin, "{message}");
+        self.notify(HostEvent::Warning {
+            plugin: plugin.map(str::to_owned),
+            message,
+        });
+    }
+}

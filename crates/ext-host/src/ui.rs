@@ -1,0 +1,368 @@
+//! The UI hub (spec §10): the gate for `host/ui/*` (§10.5), published surfaces and prompts, and
+//! user actions and form submissions sent back to sidecars (§10.4) with host-side staleness
+//! refusal.
+//!
+//! A connection's standing is its [`UiState`]: staged connections (a reload in progress) have
+//! their calls held until the swap, retired and crashed ones are stale. Surfaces remember the
+//! connection that published them (weakly), so a submission to a form of a retired or crashed
+//! connection is refused with `stale_generation` and never forwarded, while surfaces of adopted
+//! connections stay live. Rendering is the application's: it receives [`HostEvent`]s.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, Weak};
+
+use serde_json::Value;
+use serde_json::value::RawValue;
+use sidewire_ext_protocol::{
+    CALL_TIMEOUT, Capability, HELD_UI_CALLS_PER_CONNECTION, Method, Reason, SurfaceKind,
+    SurfacePayload, UiActionParams, UiActionResult, UiFormField, UiHost, UiPublishParams,
+    UiPublishResult, UiRequestParams, UiRequestResult, UiSubmitParams, UiSubmitResult,
+    decode_params, decode_result,
+};
+use sidewire_jsonrpc::ErrorObject;
+use tokio::sync::oneshot;
+
+use crate::Error;
+use crate::conn::{Connection, UiState};
+use crate::events::{HostEvent, Prompt, Surface};
+use crate::redact::Redactor;
+use crate::util::lock;
+
+struct SurfaceRecord {
+    conn: Weak<Connection>,
+    kind: SurfaceKind,
+    card_actions: Vec<String>,
+}
+
+/// Published surfaces, keyed by (plugin id, surface id).
+#[derive(Default)]
+pub(crate) struct Hub {
+    surfaces: Mutex<HashMap<(String, String), SurfaceRecord>>,
+    next_prompt: AtomicU64,
+}
+
+impl std::fmt::Debug for Hub {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Hub")
+            .field("surfaces", &lock(&self.surfaces).len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Hub {
+    /// A connection was retired or crashed: its prompts are dismissed and its surfaces go
+    /// stale.
+    pub(crate) fn connection_gone(&self, conn: &Connection) {
+        let shared = &conn.shared;
+        for prompt in std::mem::take(&mut *lock(&conn.prompts)) {
+            shared.notify(HostEvent::PromptDismissed {
+                plugin: conn.plugin.id.clone(),
+                prompt,
+            });
+        }
+        let had_surfaces = lock(&self.surfaces)
+            .values()
+            .any(|s| std::ptr::eq(s.conn.as_ptr(), conn));
+        if had_surfaces {
+            shared.notify(HostEvent::SurfacesStale {
+                plugin: conn.plugin.id.clone(),
+                generation: conn.generation,
+            });
+        }
+    }
+
+    /// The live connection that published `surface`, or why there is none.
+    fn publisher(
+        &self,
+        plugin: &str,
+        surface: &str,
+    ) -> Result<(Arc<Connection>, SurfaceKind, Vec<String>), Error> {
+        let surfaces = lock(&self.surfaces);
+        let record = surfaces
+            .get(&(plugin.to_owned(), surface.to_owned()))
+            .ok_or_else(|| {
+                Error::ui(
+                    Reason::InvalidParams,
+                    format!("extension {plugin} has no surface {surface:?}"),
+                )
+            })?;
+        let live = record
+            .conn
+            .upgrade()
+            .filter(|conn| *conn.ui_state.borrow() == UiState::Live && conn.is_ready());
+        match live {
+            Some(conn) => Ok((conn, record.kind, record.card_actions.clone())),
+            None => Err(Error::ui(
+                Reason::StaleGeneration,
+                format!(
+                    "surface {surface:?} of extension {plugin} is stale: the connection that \
+                     published it was retired or crashed"
+                ),
+            )),
+        }
+    }
+}
+
+/// Parses `raw`, redacts every string in it, and strictly decodes the result.
+fn decode_redacted<T: sidewire_ext_protocol::Dto>(
+    raw: Option<&RawValue>,
+    redactor: &Redactor,
+) -> Result<T, ErrorObject> {
+    let text = raw.map_or("{}", RawValue::get);
+    // Decode first so that repeated members and the like are judged on what was sent.
+    decode_params::<T>(Some(text)).map_err(|err| err.to_error_object())?;
+    let mut value: Value = serde_json::from_str(text)
+        .map_err(|err| Reason::InvalidParams.error_object_with(format!("invalid params: {err}")))?;
+    redact_strings(&mut value, redactor);
+    let text = serde_json::to_string(&value).expect("a value serializes");
+    decode_params::<T>(Some(&text)).map_err(|err| err.to_error_object())
+}
+
+fn redact_strings(value: &mut Value, redactor: &Redactor) {
+    match value {
+        Value::String(text) => {
+            let redacted = redactor.redact(text);
+            if redacted != *text {
+                *text = redacted;
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|v| redact_strings(v, redactor)),
+        Value::Object(map) => map.values_mut().for_each(|v| redact_strings(v, redactor)),
+        _ => {}
+    }
+}
+
+/// §10.5 steps 1–3, which answer at once with an error.
+fn gate_errors(conn: &Connection) -> Result<(), ErrorObject> {
+    if !conn.plugin.runtime.has(Capability::Ui) {
+        return Err(Reason::CapabilityNotDeclared
+            .error_object_with("the plugin's manifest does not declare capability \"ui\""));
+    }
+    Ok(())
+}
+
+fn headless(conn: &Connection) -> Result<(), ErrorObject> {
+    if conn.shared.config.ui_host == UiHost::Headless {
+        return Err(Reason::UnknownMethod.error_object_with("this host has no UI"));
+    }
+    Ok(())
+}
+
+/// §10.5 step 4: whether the call is live, holding it while the connection is staged.
+async fn is_live(conn: &Connection, session_id: &str, generation: u64) -> bool {
+    if session_id != conn.shared.config.session_id {
+        return false;
+    }
+    let mut state = conn.ui_state.subscribe();
+    let current = *state.borrow_and_update();
+    match current {
+        UiState::Retired => return false,
+        UiState::Live => {}
+        UiState::Staged => {
+            if conn.held_ui.fetch_add(1, Ordering::AcqRel) >= HELD_UI_CALLS_PER_CONNECTION {
+                conn.held_ui.fetch_sub(1, Ordering::AcqRel);
+                return false;
+            }
+            let after = state.wait_for(|s| *s != UiState::Staged).await.map(|s| *s);
+            conn.held_ui.fetch_sub(1, Ordering::AcqRel);
+            if !matches!(after, Ok(UiState::Live)) {
+                return false;
+            }
+        }
+    }
+    (conn.generation..=conn.shared.published()).contains(&generation)
+}
+
+/// `host/ui/publish`: the gate, then the surface is handed to the application.
+pub(crate) fn publish(
+    conn: Arc<Connection>,
+    raw: Option<&RawValue>,
+) -> Result<impl Future<Output = Result<UiPublishResult, ErrorObject>> + Send + use<>, ErrorObject>
+{
+    gate_errors(&conn)?;
+    let params: UiPublishParams = decode_redacted(raw, &conn.shared.redactor())?;
+    params
+        .check_card_actions(&conn.handshake().ui_actions)
+        .map_err(|err| err.to_error_object())?;
+    headless(&conn)?;
+    Ok(async move {
+        if !is_live(&conn, &params.session_id, params.generation).await {
+            return Ok(UiPublishResult { accepted: false });
+        }
+        let card_actions = match &params.payload {
+            SurfacePayload::Card(card) => {
+                card.actions.iter().map(|a| a.action_id.clone()).collect()
+            }
+            _ => Vec::new(),
+        };
+        let shown = conn.shared.notify(HostEvent::Surface(Surface {
+            plugin: conn.plugin.id.clone(),
+            surface_id: params.surface_id.clone(),
+            generation: conn.generation,
+            kind: params.kind,
+            payload: params.payload,
+        }));
+        if shown {
+            lock(&conn.shared.hub.surfaces).insert(
+                (conn.plugin.id.clone(), params.surface_id),
+                SurfaceRecord {
+                    conn: Arc::downgrade(&conn),
+                    kind: params.kind,
+                    card_actions,
+                },
+            );
+        }
+        Ok(UiPublishResult { accepted: shown })
+    })
+}
+
+/// `host/ui/request`: the gate, then a [`Prompt`] the application answers.
+pub(crate) fn request(
+    conn: Arc<Connection>,
+    raw: Option<&RawValue>,
+) -> Result<impl Future<Output = Result<UiRequestResult, ErrorObject>> + Send + use<>, ErrorObject>
+{
+    gate_errors(&conn)?;
+    let params: UiRequestParams = decode_redacted(raw, &conn.shared.redactor())?;
+    headless(&conn)?;
+    Ok(async move {
+        let cancelled = UiRequestResult {
+            cancelled: true,
+            values: BTreeMap::new(),
+        };
+        if !is_live(&conn, &params.session_id, params.generation).await {
+            return Ok(cancelled);
+        }
+        let mut fields = params.payload.fields;
+        if fields.is_empty() {
+            // §10.3: a request without fields is one field of the request's kind keyed `value`.
+            fields.push(UiFormField {
+                key: "value".to_owned(),
+                label: String::new(),
+                kind: params.kind,
+                options: Vec::new(),
+                default: None,
+                required: None,
+            });
+        }
+        let id = conn.shared.hub.next_prompt.fetch_add(1, Ordering::Relaxed) + 1;
+        let (reply, answer) = oneshot::channel();
+        lock(&conn.prompts).push(id);
+        let shown = conn.shared.notify(HostEvent::Prompt(Prompt {
+            id,
+            plugin: conn.plugin.id.clone(),
+            surface_id: params.surface_id,
+            kind: params.kind,
+            title: params.payload.title,
+            message: params.payload.message,
+            fields,
+            reply: Some(reply),
+        }));
+        let result = if shown {
+            answer.await.unwrap_or(cancelled)
+        } else {
+            cancelled
+        };
+        lock(&conn.prompts).retain(|p| *p != id);
+        Ok(result)
+    })
+}
+
+/// Sends a declared action to a connection of the current generation (§10.4).
+pub(crate) async fn action(
+    conn: &Connection,
+    action_id: &str,
+    args: BTreeMap<String, String>,
+) -> Result<UiActionResult, Error> {
+    if !conn
+        .handshake()
+        .ui_actions
+        .iter()
+        .any(|a| a.action_id == action_id)
+    {
+        return Err(Error::ui(
+            Reason::InvalidParams,
+            format!(
+                "extension {} declared no action {action_id:?}",
+                conn.plugin.id
+            ),
+        ));
+    }
+    let params = UiActionParams {
+        action_id: action_id.to_owned(),
+        session_id: conn.shared.config.session_id.clone(),
+        generation: conn.shared.published(),
+        args,
+    };
+    let what = format!("action {action_id}");
+    let raw = conn
+        .call(Method::UiAction, &params, CALL_TIMEOUT, &what)
+        .await
+        .map_err(|err| Error::ui(err.reason, err.message))?;
+    let mut result: UiActionResult = decode_result(raw.get()).map_err(|err| {
+        Error::ui(
+            Reason::ProtocolError,
+            conn.shared.redact(&format!(
+                "extension {} sent an invalid action result: {err}",
+                conn.plugin.id
+            )),
+        )
+    })?;
+    result.message = conn.shared.redact(&result.message);
+    Ok(result)
+}
+
+/// An action invoked from a card: the card must be live and list the action; its surface id
+/// goes in `args.surfaceId`.
+pub(crate) async fn card_action(
+    hub: &Hub,
+    plugin: &str,
+    surface_id: &str,
+    action_id: &str,
+) -> Result<UiActionResult, Error> {
+    let (conn, kind, actions) = hub.publisher(plugin, surface_id)?;
+    if kind != SurfaceKind::Card || !actions.iter().any(|a| a == action_id) {
+        return Err(Error::ui(
+            Reason::InvalidParams,
+            format!("surface {surface_id:?} of extension {plugin} offers no action {action_id:?}"),
+        ));
+    }
+    let mut args = BTreeMap::new();
+    args.insert("surfaceId".to_owned(), surface_id.to_owned());
+    action(&conn, action_id, args).await
+}
+
+/// A form submission: the form must be live (§10.4).
+pub(crate) async fn submit(
+    hub: &Hub,
+    plugin: &str,
+    surface_id: &str,
+    values: BTreeMap<String, Value>,
+) -> Result<UiSubmitResult, Error> {
+    let (conn, kind, _) = hub.publisher(plugin, surface_id)?;
+    if kind != SurfaceKind::Form {
+        return Err(Error::ui(
+            Reason::InvalidParams,
+            format!("surface {surface_id:?} of extension {plugin} is not a form"),
+        ));
+    }
+    let params = UiSubmitParams {
+        surface_id: surface_id.to_owned(),
+        session_id: conn.shared.config.session_id.clone(),
+        generation: conn.shared.published(),
+        values,
+    };
+    let raw = conn
+        .call(Method::UiSubmit, &params, CALL_TIMEOUT, "a form submission")
+        .await
+        .map_err(|err| Error::ui(err.reason, err.message))?;
+    decode_result(raw.get()).map_err(|err| {
+        Error::ui(
+            Reason::ProtocolError,
+            conn.shared.redact(&format!(
+                "extension {plugin} sent an invalid submit result: {err}"
+            )),
+        )
+    })
+}

@@ -1,0 +1,184 @@
+//! The integration tests of `sidewire-ext-host`: real sidecar processes (this binary,
+//! re-executed) against a real host. Run without libtest's harness: a sidecar's stdout must
+//! carry frames only, so `main` first checks whether it was started as one.
+//!
+//! Every test ends by proving that no process it started (sidecars and their grandchildren,
+//! which record their pids under the plugin root) is still alive.
+//!
+//! # Conformance checklist (spec §17, host items) → tests
+//!
+//! Items 14, 19, 22–24, 32, 33, 49, 50, 59, 60, 69, 88–90 are SDK items; 91 belongs to the
+//! Provider extensions (§14), which this host does not implement.
+//!
+//! | # | test |
+//! | --- | --- |
+//! | 1, 2 | `failures::a_frame_of_exactly_the_cap_passes_and_one_more_byte_kills` |
+//! | 3 | `chains::seq_counts_written_intercepts_only` (a 9 MiB payload fails locally with `frame_too_large`, nothing written) |
+//! | 4 | `sidewire-jsonrpc`'s `oversized_responses_become_a_small_32603` (the spec allows a peer unit test: no host result can reach the limit) |
+//! | 5, 6, 7 (frames) | `failures::junk_blank_lines_boms_and_repeated_members_are_fatal` |
+//! | 7 (params), 8, 9, 10, 12, 13, 15, 20 | `failures::malformed_requests_from_a_sidecar_get_the_right_answers` |
+//! | 11, 16 | `failures::saturated_prompts_do_not_stop_intercept_answers` |
+//! | 17 | `failures::a_sidecar_that_stops_reading_is_killed_after_the_write_stall` |
+//! | 18 | `ui::an_action_never_answered_times_out_after_30_s` |
+//! | 21 | `lifecycle::the_first_frame_is_initialize_and_nothing_precedes_its_result` |
+//! | 25 | `lifecycle::a_foreign_protocol_version_fails_with_unsupported_version_and_is_killed` |
+//! | 26, 27, 28 | `lifecycle::handshake_claims_beyond_the_manifest_are_capability_not_declared` |
+//! | 29 | `lifecycle::malformed_handshake_results_are_protocol_errors` |
+//! | 30 | `lifecycle::traffic_before_initialized_poisons_the_connection` |
+//! | 31 | `ui::the_gate_checks_capability_params_ui_and_staleness` (a publish sent right after `initialized` is served) |
+//! | 34 | `lifecycle::a_silent_or_exiting_sidecar_fails_startup_with_cause_and_stderr`, `lifecycle::an_error_answer_to_initialize_fails_startup_with_its_reason` |
+//! | 35 | `chains::intercepts_reach_only_manifest_and_handshake_subscribers` |
+//! | 36 | `chains::seq_counts_written_intercepts_only` |
+//! | 37 | `chains::members_run_by_priority_then_id_each_seeing_its_predecessor` |
+//! | 38 | `chains::block_stops_the_walk_with_a_redacted_reason` |
+//! | 39 | `chains::a_replacement_omitting_a_member_leaves_it_absent` |
+//! | 40 | `chains::history_payloads_always_carry_messages` |
+//! | 41, 45 | `chains::invalid_replacements_warn_once_when_optional_and_fail_when_required` |
+//! | 42 | `chains::allow_and_deny_are_legal_only_at_permission_decision` |
+//! | 43, 70 | `chains::the_first_permission_verdict_is_terminal_and_audited_once`, `sdk::the_allow_all_example_overrides_a_denial_and_is_audited` |
+//! | 44 | `chains::host_decision_belongs_to_the_slot_owner` |
+//! | 46 | `chains::timeouts_follow_the_point_and_the_clamped_manifest` |
+//! | 47, 48 | `chains::a_late_answer_is_a_timeout_and_policy_decides_what_follows` |
+//! | 51 | `chains::the_slot_owner_runs_after_the_chain_and_its_replace_is_final` |
+//! | 52 | `chains::strategy_failures_fail_the_operation_even_for_optional_plugins` |
+//! | 53 | `lifecycle::a_slot_claimed_twice_fails_the_build_before_any_spawn` |
+//! | 54 | `chains::events_reach_every_recipient_once_and_never_block` |
+//! | 55 | `chains::a_full_event_queue_drops_with_one_warning_and_delays_nothing` |
+//! | 56, 57 | `content::payloads_over_64_kib_are_externalized_and_read_back_in_pages` |
+//! | 58 | `content::reads_past_the_end_of_evicted_or_foreign_refs_expire` |
+//! | 61 | `chains::results_with_externalized_or_errors_are_failures_with_redacted_messages` |
+//! | 62, 63, 65, 66 (undeclared card action) | `ui::the_gate_checks_capability_params_ui_and_staleness` |
+//! | 64 | `sdk::the_status_card_example_publishes_at_once_and_answers_its_action` (first boot), `reload::ui_calls_of_staged_sidecars_wait_for_the_swap` (held during a reload; stale when it fails) |
+//! | 66 (surfaceId in args), 67 (crashed) | `ui::card_actions_carry_the_surface_and_stale_surfaces_are_refused` |
+//! | 67 (adopted) | `reload::ui_calls_of_staged_sidecars_wait_for_the_swap` |
+//! | 68 | `ui::prompts_are_answered_by_field_key_with_the_governing_type` |
+//! | 71 | `chains::block_stops_the_walk_with_a_redacted_reason` (block reason), `chains::results_with_externalized_or_errors_are_failures_with_redacted_messages` (peer error message), `lifecycle::a_silent_or_exiting_sidecar_fails_startup_with_cause_and_stderr` and `failures::a_stderr_flood_neither_blocks_nor_grows_the_tail` (stderr tails); manifest `env` secrets here, host-environment secrets in the `redact` unit tests |
+//! | 72 | `store::tests::a_manifest_with_an_unknown_member_is_refused_naming_its_path` (unit) and `sidewire-ext-protocol`'s manifest tests (`contributes`, `v1.3`, `v2`) |
+//! | 73 | `store::tests::a_copy_install_keeps_permission_bits_and_inside_symlinks`, `store::tests::a_symlink_leaving_the_package_fails_the_install_naming_it` (unit) |
+//! | 74 | `reload::reload_adopts_unchanged_and_restarts_changed_linked_plugins`, `reload::a_failed_reload_leaves_the_old_generation_and_burns_its_number` (renamed → stage `resolve`) |
+//! | 75 | `lifecycle::refused_commands_never_spawn_and_fail_at_resolve`, `launch::tests` (unit) |
+//! | 76, 77 | `lifecycle::only_the_plugin_root_is_expanded_and_reasonix_variables_win` |
+//! | 78 | `lifecycle::no_store_starts_nothing_and_disabled_plugins_never_start` |
+//! | 79 | `lifecycle::boots_run_four_at_a_time_within_one_budget` |
+//! | 80 | `failures::a_stderr_flood_neither_blocks_nor_grows_the_tail` |
+//! | 81 | `failures::a_crash_fails_pending_and_later_calls_and_is_handled_once` |
+//! | 82 | `failures::an_exit_is_a_crash_at_once_even_when_a_grandchild_holds_stdout` |
+//! | 83 | `reload::crashed_and_failed_plugins_start_again_only_on_reload` |
+//! | 84, 85 | `reload::a_failed_reload_leaves_the_old_generation_and_burns_its_number`, `reload::reload_adopts_unchanged_and_restarts_changed_linked_plugins` |
+//! | 86 | `failures::a_sidecar_ignoring_shutdown_is_killed_on_budget_and_reaped` |
+//! | 87 | `failures::shutdown_is_idempotent_and_reads_a_late_shutdown_timeout_answer` |
+
+mod chains;
+mod content;
+mod failures;
+mod lifecycle;
+mod reload;
+mod sdk;
+mod sidecar;
+mod support;
+mod ui;
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use libtest_mimic::{Arguments, Failed, Trial};
+
+/// Each test gets its own runtime and an overall deadline.
+fn run<F: Future<Output = ()>>(test: impl FnOnce() -> F) -> Result<(), Failed> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    runtime
+        .block_on(async { tokio::time::timeout(Duration::from_secs(150), test()).await })
+        .map_err(|_| Failed::from("the test did not finish within 150 s"))
+}
+
+/// The same on a current-thread runtime, for tests that must keep the host's own tasks from
+/// running while they do something synchronous.
+fn run_local<F: Future<Output = ()>>(test: impl FnOnce() -> F) -> Result<(), Failed> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    runtime
+        .block_on(async { tokio::time::timeout(Duration::from_secs(150), test()).await })
+        .map_err(|_| Failed::from("the test did not finish within 150 s"))
+}
+
+macro_rules! tests {
+    ($($path:path),* $(,)?) => {
+        vec![$(Trial::test(stringify!($path).replace(' ', ""), || run($path))),*]
+    };
+}
+
+fn main() -> ExitCode {
+    if let Some(role) = sidecar::role() {
+        return sidecar::run(&role);
+    }
+    let mut args = Arguments::from_args();
+    // Most tests wait on processes and deadlines rather than compute.
+    args.test_threads.get_or_insert(4);
+    let mut trials = vec![Trial::test(
+        "chains::a_full_event_queue_drops_with_one_warning_and_delays_nothing",
+        || run_local(chains::a_full_event_queue_drops_with_one_warning_and_delays_nothing),
+    )];
+    trials.extend(tests![
+        lifecycle::no_store_starts_nothing_and_disabled_plugins_never_start,
+        lifecycle::the_first_frame_is_initialize_and_nothing_precedes_its_result,
+        lifecycle::a_foreign_protocol_version_fails_with_unsupported_version_and_is_killed,
+        lifecycle::handshake_claims_beyond_the_manifest_are_capability_not_declared,
+        lifecycle::malformed_handshake_results_are_protocol_errors,
+        lifecycle::traffic_before_initialized_poisons_the_connection,
+        lifecycle::a_silent_or_exiting_sidecar_fails_startup_with_cause_and_stderr,
+        lifecycle::an_error_answer_to_initialize_fails_startup_with_its_reason,
+        lifecycle::refused_commands_never_spawn_and_fail_at_resolve,
+        lifecycle::only_the_plugin_root_is_expanded_and_reasonix_variables_win,
+        lifecycle::a_slot_claimed_twice_fails_the_build_before_any_spawn,
+        lifecycle::boots_run_four_at_a_time_within_one_budget,
+        chains::members_run_by_priority_then_id_each_seeing_its_predecessor,
+        chains::block_stops_the_walk_with_a_redacted_reason,
+        chains::a_replacement_omitting_a_member_leaves_it_absent,
+        chains::history_payloads_always_carry_messages,
+        chains::invalid_replacements_warn_once_when_optional_and_fail_when_required,
+        chains::allow_and_deny_are_legal_only_at_permission_decision,
+        chains::the_first_permission_verdict_is_terminal_and_audited_once,
+        chains::host_decision_belongs_to_the_slot_owner,
+        chains::timeouts_follow_the_point_and_the_clamped_manifest,
+        chains::a_late_answer_is_a_timeout_and_policy_decides_what_follows,
+        chains::the_slot_owner_runs_after_the_chain_and_its_replace_is_final,
+        chains::strategy_failures_fail_the_operation_even_for_optional_plugins,
+        chains::intercepts_reach_only_manifest_and_handshake_subscribers,
+        chains::seq_counts_written_intercepts_only,
+        chains::events_reach_every_recipient_once_and_never_block,
+        chains::a_point_without_subscribers_returns_the_payload_untouched,
+        chains::results_with_externalized_or_errors_are_failures_with_redacted_messages,
+        failures::a_crash_fails_pending_and_later_calls_and_is_handled_once,
+        failures::an_exit_is_a_crash_at_once_even_when_a_grandchild_holds_stdout,
+        failures::junk_blank_lines_boms_and_repeated_members_are_fatal,
+        failures::a_frame_of_exactly_the_cap_passes_and_one_more_byte_kills,
+        failures::a_sidecar_that_stops_reading_is_killed_after_the_write_stall,
+        failures::a_sidecar_ignoring_shutdown_is_killed_on_budget_and_reaped,
+        failures::shutdown_is_idempotent_and_reads_a_late_shutdown_timeout_answer,
+        failures::a_stderr_flood_neither_blocks_nor_grows_the_tail,
+        failures::malformed_requests_from_a_sidecar_get_the_right_answers,
+        failures::saturated_prompts_do_not_stop_intercept_answers,
+        ui::the_gate_checks_capability_params_ui_and_staleness,
+        ui::prompts_are_answered_by_field_key_with_the_governing_type,
+        ui::card_actions_carry_the_surface_and_stale_surfaces_are_refused,
+        ui::an_action_never_answered_times_out_after_30_s,
+        content::payloads_over_64_kib_are_externalized_and_read_back_in_pages,
+        content::reads_past_the_end_of_evicted_or_foreign_refs_expire,
+        reload::reload_adopts_unchanged_and_restarts_changed_linked_plugins,
+        reload::a_failed_reload_leaves_the_old_generation_and_burns_its_number,
+        reload::crashed_and_failed_plugins_start_again_only_on_reload,
+        reload::ui_calls_of_staged_sidecars_wait_for_the_swap,
+        chains::big_events_are_externalized_and_resource_changes_reach_every_sidecar,
+        ui::a_crash_dismisses_open_prompts,
+        sdk::the_starter_example_rewrites_input,
+        sdk::the_allow_all_example_overrides_a_denial_and_is_audited,
+        sdk::the_status_card_example_publishes_at_once_and_answers_its_action,
+    ]);
+    libtest_mimic::run(&args, trials).exit_code()
+}

@@ -1,0 +1,234 @@
+//! Generations: reloads that adopt, restart, fail atomically; linked manifests; UI holds.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use sidewire_ext_host::{HostEvent, Stage};
+use sidewire_ext_protocol::HookPoint;
+
+use crate::support::*;
+
+fn pid_of(runtime: &sidewire_ext_host::Runtime, plugin: &str) -> u32 {
+    runtime
+        .sidecars()
+        .into_iter()
+        .find(|s| s.plugin == plugin)
+        .unwrap_or_else(|| panic!("{plugin} is not running"))
+        .pid
+}
+
+pub(crate) async fn reload_adopts_unchanged_and_restarts_changed_linked_plugins() {
+    let env = Env::new();
+    env.plugin("steady")
+        .intercepts(&["input.receive"])
+        .install();
+    env.plugin("linked")
+        .intercepts(&["input.receive"])
+        .on("input.receive", json!("tag"))
+        .install();
+    let (runtime, _events) = env.boot().await;
+    assert_eq!(runtime.generation(), 1);
+    let steady = pid_of(&runtime, "steady");
+    let linked = pid_of(&runtime, "linked");
+    // Nothing changed: both adopted.
+    let report = within(WAIT, "reload", runtime.reload()).await.unwrap();
+    assert_eq!(report.generation, 2);
+    assert_eq!(report.adopted, ["linked", "steady"]);
+    assert!(report.started.is_empty());
+    assert_eq!(
+        (pid_of(&runtime, "steady"), pid_of(&runtime, "linked")),
+        (steady, linked)
+    );
+    // 74: a change to the linked manifest's runtime restarts its sidecar at the next reload.
+    env.plugin("linked")
+        .intercepts(&["input.receive"])
+        .priority(3)
+        .on("input.receive", json!("tag"))
+        .package();
+    let report = within(WAIT, "reload", runtime.reload()).await.unwrap();
+    assert_eq!(report.started, ["linked"]);
+    assert_eq!(report.adopted, ["steady"]);
+    assert_eq!(pid_of(&runtime, "steady"), steady);
+    assert_ne!(pid_of(&runtime, "linked"), linked);
+    assert!(!alive(linked), "the retired sidecar was shut down");
+    let outcome = runtime
+        .intercept(HookPoint::InputReceive, input("x"))
+        .await
+        .unwrap();
+    assert_eq!(text_of(&outcome.payload), "x|linked");
+    env.finish(runtime).await;
+}
+
+pub(crate) async fn a_failed_reload_leaves_the_old_generation_and_burns_its_number() {
+    let env = Env::new();
+    env.plugin("keeper")
+        .intercepts(&["input.receive"])
+        .on("input.receive", json!("tag"))
+        .install();
+    let (runtime, _events) = env.boot().await;
+    let keeper = pid_of(&runtime, "keeper");
+    // A new required plugin that cannot start fails the reload.
+    env.plugin("broken")
+        .required()
+        .script("initialize", json!("exit"))
+        .install();
+    let err = within(WAIT, "reload", runtime.reload()).await.unwrap_err();
+    assert!(err.is_reload(), "{err}");
+    assert_eq!(err.startup().unwrap().plugin, "broken");
+    let sidewire_ext_host::Error::Reload { generation, .. } = &err else {
+        panic!()
+    };
+    assert_eq!(*generation, 2);
+    assert_eq!(runtime.generation(), 1);
+    assert_eq!(pid_of(&runtime, "keeper"), keeper);
+    let outcome = runtime
+        .intercept(HookPoint::InputReceive, input("x"))
+        .await
+        .unwrap();
+    assert_eq!(text_of(&outcome.payload), "x|keeper");
+    // A linked manifest renamed under the recorded id fails at stage resolve.
+    env.store().remove("broken").unwrap();
+    env.plugin("keeper")
+        .required()
+        .manifest("name", json!("renamed"))
+        .intercepts(&["input.receive"])
+        .package();
+    let err = within(WAIT, "reload", runtime.reload()).await.unwrap_err();
+    let failure = err.startup().unwrap_or_else(|| panic!("{err}"));
+    assert_eq!(failure.stage, Stage::Resolve, "{failure}");
+    assert_eq!(runtime.generation(), 1);
+    env.plugin("keeper")
+        .intercepts(&["input.receive"])
+        .on("input.receive", json!("tag"))
+        .package();
+    let report = within(WAIT, "reload", runtime.reload()).await.unwrap();
+    assert_eq!(report.generation, 4, "numbers are never reused");
+    assert_eq!(runtime.generation(), 4);
+    env.finish(runtime).await;
+}
+
+pub(crate) async fn crashed_and_failed_plugins_start_again_only_on_reload() {
+    let env = Env::new();
+    env.plugin("crasher")
+        .intercepts(&["input.receive"])
+        .on("input.receive", json!("exit:9"))
+        .install();
+    env.plugin("late")
+        .runtime("command", json!("relative/path"))
+        .install();
+    let (runtime, mut events) = env.boot().await;
+    assert_eq!(runtime.report().failed[0].plugin, "late");
+    let crasher = pid_of(&runtime, "crasher");
+    let _ = runtime.intercept(HookPoint::InputReceive, input("x")).await;
+    next_event(&mut events, "the crash", |e| match e {
+        HostEvent::Crashed { plugin, .. } => Some(plugin),
+        _ => None,
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Not restarted by itself.
+    assert_eq!(pid_of(&runtime, "crasher"), crasher);
+    assert!(
+        !runtime
+            .sidecars()
+            .iter()
+            .find(|s| s.plugin == "crasher")
+            .unwrap()
+            .ready
+    );
+    env.plugin("late").intercepts(&["tool.before"]).package();
+    let report = within(WAIT, "reload", runtime.reload()).await.unwrap();
+    assert_eq!(report.started, ["crasher", "late"]);
+    assert_ne!(pid_of(&runtime, "crasher"), crasher);
+    env.finish(runtime).await;
+}
+
+pub(crate) async fn ui_calls_of_staged_sidecars_wait_for_the_swap() {
+    let publish = json!({"jsonrpc":"2.0","id":1,"method":"host/ui/publish","params":{
+        "surfaceId":"s","sessionId":"s-test","generation":2,"kind":"status","payload":{"label":"staged"}}});
+    let env = Env::new();
+    env.plugin("adopted")
+        .capabilities(&["ui"])
+        .script(
+            "after_init",
+            json!([{"jsonrpc":"2.0","id":1,"method":"host/ui/publish","params":{
+                "surfaceId":"f","sessionId":"s-test","generation":1,"kind":"form",
+                "payload":{"fields":[{"key":"k","kind":"input"}]}}}]),
+        )
+        .record("adopted.jsonl")
+        .install();
+    let config = env.config().handshake_timeout(Duration::from_millis(1500));
+    let (runtime, mut events) = env.boot_with(config.clone()).await.unwrap();
+    next_event(&mut events, "the form", |e| match e {
+        HostEvent::Surface(s) => Some(s),
+        _ => None,
+    })
+    .await;
+    // A new plugin publishes during the reload; a slow sibling keeps the build open.
+    env.plugin("fresh")
+        .capabilities(&["ui"])
+        .script("after_init", json!([publish]))
+        .record("fresh.jsonl")
+        .install();
+    env.plugin("slow")
+        .script("initialize", json!("never"))
+        .install();
+    let reload = {
+        let runtime = runtime.clone();
+        tokio::spawn(async move { runtime.reload().await })
+    };
+    // The publish is held while the build waits for the slow sibling.
+    tokio::time::sleep(Duration::from_millis(700)).await;
+    assert!(!reload.is_finished());
+    assert!(
+        !recorded(&env, "fresh.jsonl")
+            .iter()
+            .any(|f| f["id"] == 1 && f.get("method").is_none()),
+        "a staged publish was answered before the swap"
+    );
+    let report = within(WAIT, "reload", reload).await.unwrap().unwrap();
+    assert_eq!(report.adopted, ["adopted"]);
+    assert_eq!(report.started, ["fresh"]);
+    let answer = || -> Option<Value> {
+        recorded(&env, "fresh.jsonl")
+            .into_iter()
+            .find(|f| f["id"] == 1 && f.get("method").is_none())
+    };
+    eventually("the held publish's answer", || answer().is_some()).await;
+    assert_eq!(answer().unwrap()["result"], json!({"accepted":true}));
+    // 67: the adopted sidecar's form stays live after the reload.
+    let values = [("k".to_owned(), json!("v"))].into_iter().collect();
+    assert!(
+        runtime
+            .submit_form("adopted", "f", values)
+            .await
+            .unwrap()
+            .accepted
+    );
+    env.finish(runtime).await;
+
+    // A failed reload answers the held call as stale.
+    let env = Env::new();
+    env.plugin("base").intercepts(&["input.receive"]).install();
+    let config = env.config().handshake_timeout(Duration::from_millis(1500));
+    let (runtime, _events) = env.boot_with(config).await.unwrap();
+    env.plugin("fresh")
+        .capabilities(&["ui"])
+        .script("after_init", json!([publish]))
+        .record("fresh.jsonl")
+        .install();
+    env.plugin("zz-broken")
+        .required()
+        .script("initialize", json!("never"))
+        .install();
+    let err = within(WAIT, "reload", runtime.reload()).await.unwrap_err();
+    assert_eq!(err.startup().unwrap().stage, Stage::Handshake, "{err}");
+    let answer = || -> Option<Value> {
+        recorded(&env, "fresh.jsonl")
+            .into_iter()
+            .find(|f| f["id"] == 1 && f.get("method").is_none())
+    };
+    eventually("the stale answer", || answer().is_some()).await;
+    assert_eq!(answer().unwrap()["result"], json!({"accepted":false}));
+    env.finish(runtime).await;
+}

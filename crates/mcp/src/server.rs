@@ -1,0 +1,198 @@
+//! A minimal MCP server: tools only, over any pair of pipes.
+//!
+//! It exists for the places sidewire needs the *other* end of MCP and nothing more: the
+//! `sidewire demo` built-in server, benchmarks, and tests. It answers `initialize` (echoing a
+//! supported version the client offers, else the newest), `ping`, `tools/list` (one page) and
+//! `tools/call`, reports progress when the call carries a progress token, and answers anything
+//! else `-32601`. It is **not** a server SDK: no prompts, resources, sampling or sessions.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+use sidewire_jsonrpc::{Config, ErrorObject, Peer, Profile, RequestContext, Router};
+use tokio::io::{AsyncRead, AsyncWrite};
+
+use crate::{CallToolResult, SUPPORTED_PROTOCOL_VERSIONS, Tool};
+
+type ToolFuture = Pin<Box<dyn Future<Output = CallToolResult> + Send>>;
+type ToolHandler = Arc<dyn Fn(Value, ToolContext) -> ToolFuture + Send + Sync>;
+
+/// What a tool handler gets besides its arguments: the way to report progress.
+#[derive(Clone)]
+pub struct ToolContext {
+    peer: Peer,
+    progress_token: Option<Value>,
+}
+
+impl std::fmt::Debug for ToolContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolContext")
+            .field("progress_token", &self.progress_token)
+            .finish_non_exhaustive()
+    }
+}
+
+impl ToolContext {
+    /// Sends `notifications/progress` for this call, if the client asked for progress.
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping the future before it completes sends nothing.
+    pub async fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        let Some(token) = &self.progress_token else {
+            return;
+        };
+        let mut params = json!({ "progressToken": token, "progress": progress });
+        if let Some(total) = total {
+            params["total"] = json!(total);
+        }
+        if let Some(message) = message {
+            params["message"] = json!(message);
+        }
+        // A closed connection ends the call anyway; nothing to report.
+        let _ = self
+            .peer
+            .notify_untyped("notifications/progress", Some(&params))
+            .await;
+    }
+}
+
+/// A tools-only MCP server under construction.
+pub struct Server {
+    name: String,
+    version: String,
+    tools: Vec<(Tool, ToolHandler)>,
+}
+
+impl std::fmt::Debug for Server {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let tools: Vec<&str> = self
+            .tools
+            .iter()
+            .map(|(tool, _)| tool.name.as_str())
+            .collect();
+        f.debug_struct("Server")
+            .field("name", &self.name)
+            .field("version", &self.version)
+            .field("tools", &tools)
+            .finish()
+    }
+}
+
+impl Server {
+    /// A server that introduces itself with this name and version.
+    pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
+        Server {
+            name: name.into(),
+            version: version.into(),
+            tools: Vec::new(),
+        }
+    }
+
+    /// Offers a tool. `schema` is its input JSON Schema.
+    pub fn tool<F, Fut>(mut self, name: &str, description: &str, schema: Value, handler: F) -> Self
+    where
+        F: Fn(Value, ToolContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = CallToolResult> + Send + 'static,
+    {
+        let tool = Tool {
+            name: name.to_owned(),
+            title: None,
+            description: Some(description.to_owned()),
+            input_schema: schema,
+            output_schema: None,
+            annotations: None,
+            meta: None,
+        };
+        self.tools.push((
+            tool,
+            Arc::new(move |args, ctx| Box::pin(handler(args, ctx))),
+        ));
+        self
+    }
+
+    /// Serves MCP over `reader`/`writer` (NDJSON) until the client closes its end.
+    ///
+    /// # Errors
+    ///
+    /// The reason the connection failed, when it did not simply end.
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping the future closes the connection; calls in flight are abandoned.
+    pub async fn serve<R, W>(
+        self,
+        reader: R,
+        writer: W,
+    ) -> Result<(), sidewire_jsonrpc::CloseReason>
+    where
+        R: AsyncRead + Unpin,
+        W: AsyncWrite + Unpin,
+    {
+        let config = Config::new(Profile::Lenient, crate::DEFAULT_MAX_MESSAGE_BYTES);
+        let (stream, sink) = sidewire_jsonrpc::ndjson(reader, writer, &config);
+        let (_peer, driver) = sidewire_jsonrpc::connect(stream, sink, self.router(), config);
+        driver.await
+    }
+
+    fn router(self) -> Router {
+        let info = json!({ "name": self.name, "version": self.version });
+        let listing: Vec<Tool> = self.tools.iter().map(|(tool, _)| tool.clone()).collect();
+        let handlers: Arc<Vec<(Tool, ToolHandler)>> = Arc::new(self.tools);
+        Router::new()
+            .request_untyped("initialize", move |params: Value, _| {
+                let info = info.clone();
+                async move {
+                    let offered = params["protocolVersion"].as_str().unwrap_or_default();
+                    let version = if SUPPORTED_PROTOCOL_VERSIONS.contains(&offered) {
+                        offered.to_owned()
+                    } else {
+                        crate::PROTOCOL_VERSION.to_owned()
+                    };
+                    Ok(json!({
+                        "protocolVersion": version,
+                        "capabilities": { "tools": {} },
+                        "serverInfo": info,
+                    }))
+                }
+            })
+            .notification_raw("notifications/initialized", |_| {})
+            .request_untyped("ping", |_: Value, _| async { Ok(json!({})) })
+            .request_untyped("tools/list", move |_: Value, _| {
+                let tools = listing.clone();
+                async move { Ok(json!({ "tools": tools })) }
+            })
+            .request_untyped("tools/call", move |params: Value, ctx: RequestContext| {
+                let handlers = Arc::clone(&handlers);
+                async move {
+                    let name = params["name"].as_str().unwrap_or_default();
+                    let Some((_, handler)) = handlers.iter().find(|(tool, _)| tool.name == name)
+                    else {
+                        return Err(ErrorObject::invalid_params(format!("unknown tool: {name}")));
+                    };
+                    let context = ToolContext {
+                        peer: ctx.peer().clone(),
+                        progress_token: params["_meta"]["progressToken"].as_null_or_value(),
+                    };
+                    let arguments = params
+                        .get("arguments")
+                        .cloned()
+                        .unwrap_or_else(|| json!({}));
+                    Ok(handler(arguments, context).await)
+                }
+            })
+    }
+}
+
+/// `Some(value)` unless it is JSON `null` (absent members index as `null`).
+trait NullOr {
+    fn as_null_or_value(&self) -> Option<Value>;
+}
+
+impl NullOr for Value {
+    fn as_null_or_value(&self) -> Option<Value> {
+        (!self.is_null()).then(|| self.clone())
+    }
+}
