@@ -611,6 +611,10 @@ where
 
     fn finished_handler(&mut self, id: Id, frame: Option<Bytes>) {
         self.inbound_ids.remove(&id);
+        // Whatever the handler sent before finishing (progress notifications, say) is already
+        // in the handles' queue: write it before the response, so the peer sees them in the
+        // order the handler produced them.
+        self.drain_outbound();
         let frame = frame.unwrap_or_else(|| {
             tracing::error!(%id, "a request handler panicked");
             let config = &self.peer.shared.config;
@@ -629,6 +633,16 @@ where
 
     fn writes_full(&self) -> bool {
         self.writes.len() >= WRITE_HIGH_WATER || self.writes_bytes >= WRITE_HIGH_WATER_BYTES
+    }
+
+    /// Takes everything the handles have queued, without waiting.
+    fn drain_outbound(&mut self) {
+        while let Ok(message) = self.outbound.try_recv() {
+            match message {
+                Outbound::Frame(frame) => self.push_write(frame),
+                Outbound::Shutdown(grace) => self.start_shutdown(grace),
+            }
+        }
     }
 
     /// Takes what the handles queued; `true` when it stopped at the write high-water mark.

@@ -695,3 +695,24 @@ async fn a_call_waiting_for_queue_room_still_times_out() {
         blocker.abort();
     }
 }
+
+#[tokio::test]
+async fn notifications_a_handler_sends_arrive_before_its_response() {
+    let router = Router::new().request::<Echo, _, _>(|params, ctx| async move {
+        for n in 0..3 {
+            ctx.peer()
+                .notify::<Note>(&Seq { n })
+                .await
+                .map_err(|e| ErrorObject::internal(e.to_string()))?;
+        }
+        Ok(params)
+    });
+    let (_peer, _task, mut raw) = with_raw(strict(), router);
+    raw.send(r#"{"jsonrpc":"2.0","id":1,"method":"test/echo","params":{"x":1}}"#)
+        .await;
+    for n in 0..3 {
+        let note = raw.recv().await;
+        assert_eq!(note["params"]["n"], n, "{note}");
+    }
+    assert_eq!(raw.recv().await["result"], json!({"x": 1}));
+}

@@ -1,0 +1,151 @@
+//! The demo's built-in children, run as hidden subcommands of this same binary: an extension
+//! sidecar (the SDK's starter rewrite, allow-all at `permission.decision`, and a status card)
+//! and a tools-only MCP server (`echo`, `add`, and `slow`, which reports progress).
+
+use std::io::Write;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use sidewire_ext_sdk::protocol::{InputPayload, PermissionPayload, Severity, StatusPayload};
+use sidewire_ext_sdk::{Decision, Extension, Options, point, samples, serve_main};
+use sidewire_mcp::server::Server;
+use sidewire_mcp::{CallToolResult, Content};
+
+/// The built-in plugin's id.
+pub(crate) const SIDECAR_NAME: &str = "sidewire-demo";
+/// Its status surface.
+pub(crate) const STATUS_SURFACE: &str = "demo-status";
+
+/// The built-in extension.
+pub(crate) fn extension() -> Extension {
+    Extension::new(SIDECAR_NAME, env!("CARGO_PKG_VERSION"))
+        .on_intercept(
+            point::INPUT_RECEIVE,
+            |_ctx, input: InputPayload| async move {
+                Ok(match samples::starter_rewrite(&input.text) {
+                    Some(text) => Decision::Replace(InputPayload { text }),
+                    None => Decision::Continue,
+                })
+            },
+        )
+        .on_intercept(
+            point::PERMISSION_DECISION,
+            |_ctx, _payload: PermissionPayload| async move {
+                Ok(Decision::Allow(
+                    "allowed by the sidewire demo extension".to_owned(),
+                ))
+            },
+        )
+        .on_ready(|host| async move {
+            let status = StatusPayload {
+                label: "sidewire demo extension ready".to_owned(),
+                severity: Some(Severity::Info),
+                ..StatusPayload::default()
+            };
+            host.publish(STATUS_SURFACE, status).await?;
+            Ok(())
+        })
+}
+
+/// The manifest of the built-in plugin, launching `exe __sidecar`.
+pub(crate) fn manifest(exe: &std::path::Path) -> Value {
+    json!({
+        "apiVersion": "reasonix.io/plugin/v1",
+        "name": SIDECAR_NAME,
+        "version": env!("CARGO_PKG_VERSION"),
+        "description": "The sidewire demo extension: rewrites 'starter: ' input, allows tool calls, shows a status card",
+        "runtime": {
+            "command": exe.display().to_string(),
+            "args": ["__sidecar"],
+            "intercepts": ["input.receive", "permission.decision"],
+            "capabilities": ["interceptors", "ui"]
+        }
+    })
+}
+
+fn current_thread() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a current-thread runtime builds")
+}
+
+/// `sidewire __sidecar`.
+pub(crate) fn sidecar() -> ExitCode {
+    current_thread().block_on(serve_main(extension(), Options::new()))
+}
+
+/// The built-in MCP server.
+pub(crate) fn server() -> Server {
+    Server::new("sidewire-demo-server", env!("CARGO_PKG_VERSION"))
+        .tool(
+            "echo",
+            "Echoes its text back",
+            json!({"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]}),
+            |args, _| async move {
+                let text = args["text"].as_str().unwrap_or_default().to_owned();
+                CallToolResult::text(text)
+            },
+        )
+        .tool(
+            "add",
+            "Adds two numbers",
+            json!({"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}}, "required": ["a", "b"]}),
+            |args, _| async move {
+                match (args["a"].as_f64(), args["b"].as_f64()) {
+                    (Some(a), Some(b)) => CallToolResult::text(format_number(a + b)),
+                    _ => error_result("add needs numbers a and b"),
+                }
+            },
+        )
+        .tool(
+            "slow",
+            "Counts to `steps` (default 5), reporting progress every 100 ms",
+            json!({"type": "object", "properties": {"steps": {"type": "integer", "minimum": 1, "maximum": 100}}}),
+            |args, ctx| async move {
+                let steps = args["steps"].as_u64().unwrap_or(5).clamp(1, 100);
+                for step in 1..=steps {
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    #[allow(clippy::cast_precision_loss)]
+                    ctx.progress(step as f64, Some(steps as f64), Some(&format!("step {step} of {steps}")))
+                        .await;
+                }
+                CallToolResult::text(format!("counted to {steps}"))
+            },
+        )
+}
+
+fn error_result(message: &str) -> CallToolResult {
+    let mut result = CallToolResult::text(message);
+    result.is_error = true;
+    result
+}
+
+fn format_number(n: f64) -> String {
+    if n.fract() == 0.0 && n.abs() < 1e15 {
+        format!("{n:.0}")
+    } else {
+        n.to_string()
+    }
+}
+
+/// `sidewire __mcp-server`.
+pub(crate) fn mcp_server() -> ExitCode {
+    let served = current_thread().block_on(server().serve(tokio::io::stdin(), tokio::io::stdout()));
+    match served {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(reason) => {
+            let _ = writeln!(std::io::stderr(), "sidewire demo MCP server: {reason}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// A text content item (for the printers).
+pub(crate) fn content_text(content: &Content) -> String {
+    match content.as_text() {
+        Some(text) => text.to_owned(),
+        None => serde_json::to_string(content).unwrap_or_default(),
+    }
+}

@@ -1,0 +1,186 @@
+//! The command line's shape (clap derive): every command, flag and its help text.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+/// Host out-of-process extensions (Extension Protocol v1) and consume MCP servers.
+#[derive(Debug, Parser)]
+#[command(name = "sidewire", version, propagate_version = true)]
+pub(crate) struct Cli {
+    /// More log output on stderr (repeat for more); `RUST_LOG` overrides.
+    #[arg(short, long, global = true, action = clap::ArgAction::Count)]
+    pub(crate) verbose: u8,
+    /// Only errors on stderr.
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    pub(crate) quiet: bool,
+    /// Print machine-readable JSON on stdout instead of text.
+    #[arg(long, global = true)]
+    pub(crate) json: bool,
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// Talk to MCP servers: from a config file, or ad hoc with --url or --stdio.
+    Mcp(McpArgs),
+    /// Install and manage extension plugins (state under $SIDEWIRE_HOME).
+    #[command(subcommand)]
+    Plugin(PluginCommand),
+    /// Boot the installed extensions and use them one shot at a time.
+    #[command(subcommand)]
+    Ext(ExtCommand),
+    /// Run the built-in demo: an extension and an MCP server, no setup needed.
+    Demo,
+    /// Print shell completions.
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+    /// The built-in demo sidecar (started by `demo`; speaks the protocol on stdin/stdout).
+    #[command(name = "__sidecar", hide = true)]
+    BuiltinSidecar,
+    /// The built-in demo MCP server (started by `demo`; speaks MCP on stdin/stdout).
+    #[command(name = "__mcp-server", hide = true)]
+    BuiltinMcpServer,
+}
+
+#[derive(Debug, Args)]
+pub(crate) struct McpArgs {
+    /// The `mcpServers` config file (default: ./.mcp.json when present).
+    #[arg(long, global = true, value_name = "FILE")]
+    pub(crate) config: Option<PathBuf>,
+    /// Only these servers of the config (repeatable).
+    #[arg(long = "server", global = true, value_name = "NAME")]
+    pub(crate) servers: Vec<String>,
+    /// An ad hoc HTTP server instead of a config.
+    #[arg(long, global = true, value_name = "URL", conflicts_with_all = ["config", "stdio"])]
+    pub(crate) url: Option<String>,
+    /// A header for --url, as 'Name: value' (repeatable).
+    #[arg(long = "header", global = true, value_name = "K: V")]
+    pub(crate) headers: Vec<String>,
+    /// The transport for --url.
+    #[arg(long, global = true, value_enum, default_value_t = HttpTransport::Auto)]
+    pub(crate) transport: HttpTransport,
+    /// An ad hoc stdio server: its command and arguments follow `--` at the end of the line
+    /// (`sidewire mcp tools --stdio -- npx -y @modelcontextprotocol/server-everything`).
+    #[arg(long, global = true)]
+    pub(crate) stdio: bool,
+    /// Filled from the words after `--` (see `--stdio`).
+    #[arg(skip)]
+    pub(crate) stdio_command: Vec<String>,
+    /// Bound a call, in seconds.
+    #[arg(long, global = true, value_name = "SECS")]
+    pub(crate) timeout: Option<f64>,
+    #[command(subcommand)]
+    pub(crate) command: McpCommand,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub(crate) enum HttpTransport {
+    /// Streamable HTTP, falling back to legacy SSE.
+    Auto,
+    /// Streamable HTTP only.
+    Http,
+    /// Legacy HTTP+SSE only.
+    Sse,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum McpCommand {
+    /// The servers: status, and failures with their stderr tails.
+    Servers,
+    /// The tools, under their namespaced names.
+    Tools,
+    /// Call a tool: `call TOOL '{"a":1}'` or `call TOOL a=1 b=two`.
+    Call {
+        /// The namespaced name (`mcp__<server>__<tool>`) or, when unambiguous, the tool's own.
+        tool: String,
+        /// Arguments: one JSON object, or key=value pairs (values parsed as JSON when they are).
+        args: Vec<String>,
+    },
+    /// The prompts.
+    Prompts,
+    /// Fill in a prompt: `prompt NAME key=value...`.
+    Prompt {
+        /// The namespaced name or, when unambiguous, the prompt's own.
+        name: String,
+        /// Arguments as key=value pairs.
+        args: Vec<String>,
+    },
+    /// The resources.
+    Resources,
+    /// The resource templates.
+    Templates,
+    /// Read a resource.
+    Read {
+        /// Its URI.
+        uri: String,
+    },
+    /// Ping every server.
+    Ping,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum PluginCommand {
+    /// Install a plugin directory (asks for consent after showing what it may do).
+    Install {
+        /// The directory holding `reasonix-plugin.json`.
+        path: PathBuf,
+        /// Use the directory in place instead of copying it.
+        #[arg(long)]
+        link: bool,
+        /// Replace an installed plugin of the same name.
+        #[arg(long)]
+        replace: bool,
+        /// Consent without asking (required when not interactive).
+        #[arg(long)]
+        yes: bool,
+    },
+    /// The installed plugins.
+    List,
+    /// One plugin and what it may do.
+    Show {
+        /// The plugin id.
+        name: String,
+    },
+    /// Uninstall a plugin.
+    Remove {
+        /// The plugin id.
+        name: String,
+    },
+    /// Let a plugin start again.
+    Enable {
+        /// The plugin id.
+        name: String,
+    },
+    /// Keep a plugin from starting.
+    Disable {
+        /// The plugin id.
+        name: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum ExtCommand {
+    /// Boot and handshake the installed extensions (or one) and print what they declare.
+    Check {
+        /// Only this plugin.
+        name: Option<String>,
+    },
+    /// Run a hook point's chain over a payload and print the outcome and the trace.
+    Intercept {
+        /// The hook point, e.g. `input.receive`.
+        point: String,
+        /// The payload as JSON, or `-` to read it from stdin.
+        payload: String,
+    },
+    /// Emit an event to the extensions of a hook point.
+    Event {
+        /// The hook point.
+        point: String,
+        /// The payload as JSON.
+        payload: String,
+    },
+}

@@ -1,0 +1,219 @@
+//! `sidewire demo`: the main job on an embedded default.
+//!
+//! It needs no node, python, network or installed plugin. It makes a temporary state
+//! directory (deleted on exit), installs the built-in plugin there through the library's
+//! install flow (its command is this binary's absolute path with a hidden subcommand), starts
+//! the built-in MCP server as a child of this binary, and runs a short scripted session: input
+//! rewriting, a tool call through the permission chain (writing one audit line), a status
+//! card, a slow tool with progress, and a clean shutdown. It never reads or writes
+//! `$SIDEWIRE_HOME`.
+
+use std::time::{Duration, Instant};
+
+use anyhow::Context as _;
+use serde_json::{Value, json};
+use sidewire_ext_host::{Host, HostConfig, HostEvent, InstallOptions, PluginStore};
+use sidewire_ext_sdk::protocol::{HookPayload, HookPoint, InputPayload, UiHost};
+use sidewire_mcp::{CallOptions, ServerSpec};
+
+use crate::builtin;
+use crate::ext_cmd::{outcome_json, print_outcome};
+use crate::out::Out;
+
+/// The input the demo sends through `input.receive`.
+const DEMO_INPUT: &str = "starter: hello from the sidewire demo";
+
+/// How long the demo waits for the status card before going on without it.
+const STATUS_WAIT: Duration = Duration::from_secs(5);
+
+pub(crate) async fn run(out: &Out) -> anyhow::Result<()> {
+    let started = Instant::now();
+    let exe = std::env::current_exe().context("cannot find this program's own path")?;
+    let temp = tempfile::Builder::new()
+        .prefix("sidewire-demo-")
+        .tempdir()
+        .context("cannot make a temporary directory")?;
+    let state = temp.path().join("state");
+    let package = temp.path().join("package");
+    std::fs::create_dir_all(&package)?;
+    std::fs::write(
+        package.join("reasonix-plugin.json"),
+        serde_json::to_vec_pretty(&builtin::manifest(&exe))?,
+    )?;
+    let store = PluginStore::new(&state);
+    store
+        .install(&package, InstallOptions::link())
+        .context("installing the built-in demo plugin")?;
+    out.heading("sidewire demo");
+    out.line(format!(
+        "  state directory (temporary): {}",
+        state.display()
+    ));
+    out.line(format!(
+        "  installed plugin {} (links {})",
+        builtin::SIDECAR_NAME,
+        exe.display()
+    ));
+
+    // The MCP side: the built-in server, a child of this binary.
+    let (mcp, mcp_driver) = sidewire_mcp::Host::new(sidewire_mcp::NoHandler);
+    let mcp_task = tokio::spawn(mcp_driver);
+    let spec = ServerSpec::stdio("demo", exe.display().to_string()).args(["__mcp-server"]);
+    mcp.start_all(vec![spec])
+        .await
+        .context("starting the built-in MCP server")?;
+
+    // The extension side.
+    let workspace = std::env::current_dir().unwrap_or_else(|_| temp.path().to_path_buf());
+    let config = HostConfig::new(&state, crate::session_id(), workspace).ui_host(UiHost::Tui);
+    let audit_log = config.audit_log.clone();
+    let (runtime, mut events) = Host::boot(config).await.context("booting the extensions")?;
+    out.line(format!(
+        "  booted {} extension(s) and 1 MCP server in {} ms",
+        runtime.sidecars().len(),
+        started.elapsed().as_millis()
+    ));
+
+    let result = script(out, &runtime, &mut events, &mcp, &audit_log).await;
+
+    // A clean shutdown either way: the extension gets `extension/shutdown`, the MCP server
+    // its stdin closed; both process groups are gone before this returns.
+    runtime.shutdown().await;
+    mcp.shutdown().await;
+    let _ = tokio::time::timeout(Duration::from_secs(5), mcp_task).await;
+    let summary = result?;
+    out.line("");
+    out.line(format!(
+        "clean shutdown; demo finished in {} ms",
+        started.elapsed().as_millis()
+    ));
+    out.json(&summary);
+    drop(temp);
+    Ok(())
+}
+
+async fn script(
+    out: &Out,
+    runtime: &sidewire_ext_host::Runtime,
+    events: &mut sidewire_ext_host::HostEvents,
+    mcp: &sidewire_mcp::Host,
+    audit_log: &std::path::Path,
+) -> anyhow::Result<Value> {
+    // 1. Input rewriting.
+    out.line("");
+    out.heading("1. input.receive: the extension rewrites input");
+    out.line(format!("  you typed:  {DEMO_INPUT}"));
+    let outcome = runtime
+        .intercept(
+            HookPoint::InputReceive,
+            HookPayload::Input(InputPayload {
+                text: DEMO_INPUT.to_owned(),
+            }),
+        )
+        .await
+        .context("input.receive")?;
+    let rewritten = match &outcome.payload {
+        HookPayload::Input(input) => input.text.clone(),
+        _ => String::new(),
+    };
+    print_outcome(out, &outcome);
+    anyhow::ensure!(outcome.blocked.is_none(), "the demo input was blocked");
+    let input_json = outcome_json(&outcome);
+
+    // 2. A status card the extension published when it became ready.
+    out.line("");
+    out.heading("2. a status card from the extension");
+    let status = wait_for_status(events).await;
+    match &status {
+        Some(label) => out.line(format!("  [{}] {label}", builtin::SIDECAR_NAME)),
+        None => out.line("  (no status card arrived within 5 s)"),
+    }
+
+    // 3. A tool call through the permission chain.
+    out.line("");
+    out.heading("3. a tool call through the permission chain");
+    let tools = mcp.tools();
+    out.line(format!(
+        "  MCP tools: {}",
+        tools
+            .iter()
+            .map(|t| t.name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    ));
+    let call = crate::ext_cmd::chained_tool_call(
+        out,
+        runtime,
+        mcp,
+        "mcp__demo__add",
+        json!({"a": 2, "b": 3}),
+        CallOptions::new(),
+        false,
+    )
+    .await?;
+    let audit_lines = std::fs::read_to_string(audit_log).unwrap_or_default();
+    for line in audit_lines.lines() {
+        out.line(format!("  audit: {line}"));
+    }
+
+    // 4. A slow tool reporting progress.
+    out.line("");
+    out.heading("4. a slow tool reporting progress");
+    let progress = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let seen = std::sync::Arc::clone(&progress);
+    let json_mode = out.json;
+    let options = CallOptions::new().on_progress(move |p| {
+        let line = format!(
+            "  progress {}/{} {}",
+            p.progress,
+            p.total.map_or("?".to_owned(), |t| t.to_string()),
+            p.message.clone().unwrap_or_default()
+        );
+        if !json_mode {
+            // Printed from the MCP driver as reports arrive.
+            println_now(&line);
+        }
+        seen.lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(p.progress);
+    });
+    let slow = mcp
+        .call_tool("mcp__demo__slow", json!({"steps": 3}), options)
+        .await
+        .context("the slow tool")?;
+    let slow_text: Vec<String> = slow.content.iter().map(builtin::content_text).collect();
+    out.line(format!("  result: {}", slow_text.join(" ")));
+    let reports = progress
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+        .len();
+
+    Ok(json!({
+        "input": { "typed": DEMO_INPUT, "rewritten": rewritten, "outcome": input_json },
+        "status": status,
+        "toolCall": call,
+        "audit": audit_lines.lines().filter_map(|l| serde_json::from_str::<Value>(l).ok()).collect::<Vec<_>>(),
+        "slow": { "result": slow_text, "progressReports": reports },
+    }))
+}
+
+fn println_now(line: &str) {
+    use std::io::Write;
+    let _ = writeln!(std::io::stdout().lock(), "{line}");
+}
+
+/// The label of the demo extension's status surface, once published.
+async fn wait_for_status(events: &mut sidewire_ext_host::HostEvents) -> Option<String> {
+    let wait = async {
+        while let Some(event) = events.recv().await {
+            if let HostEvent::Surface(surface) = event
+                && surface.surface_id == builtin::STATUS_SURFACE
+            {
+                let payload = serde_json::to_value(&surface.payload).ok()?;
+                return payload["label"].as_str().map(str::to_owned);
+            }
+        }
+        None
+    };
+    tokio::time::timeout(STATUS_WAIT, wait).await.ok().flatten()
+}

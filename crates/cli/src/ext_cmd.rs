@@ -1,0 +1,338 @@
+//! `sidewire ext`: boot the installed extensions for one shot — check them, run a hook
+//! point's chain, or emit an event — and the tool-call flow through the permission chain that
+//! the demo shares.
+
+use std::time::Instant;
+
+use anyhow::Context as _;
+use serde_json::{Value, json};
+use sidewire_ext_host::{Host, HostConfig, Outcome, Runtime, TraceResult};
+use sidewire_ext_sdk::protocol::{
+    HookPayload, HookPoint, PermissionPayload, ToolAfterPayload, ToolBeforePayload, UiHost, Verdict,
+};
+use sidewire_mcp::CallOptions;
+
+use crate::Reported;
+use crate::cli::ExtCommand;
+use crate::out::Out;
+
+pub(crate) async fn run(command: ExtCommand, out: &Out) -> anyhow::Result<()> {
+    match command {
+        ExtCommand::Check { name } => check(name.as_deref(), out).await,
+        ExtCommand::Intercept { point, payload } => intercept(&point, &payload, out).await,
+        ExtCommand::Event { point, payload } => event(&point, &payload, out).await,
+    }
+}
+
+/// Boots the installed, enabled plugins for a one-shot command: headless, a fresh session,
+/// the current directory as the workspace.
+async fn boot() -> anyhow::Result<(Runtime, sidewire_ext_host::HostEvents)> {
+    let home = crate::sidewire_home()?;
+    let workspace = std::env::current_dir().context("cannot read the current directory")?;
+    let config = HostConfig::new(&home, crate::session_id(), workspace)
+        .ui_host(UiHost::Headless)
+        .audit_log(home.join("audit.jsonl"));
+    Host::boot(config)
+        .await
+        .context("booting the installed extensions")
+}
+
+async fn check(only: Option<&str>, out: &Out) -> anyhow::Result<()> {
+    let home = crate::sidewire_home()?;
+    let store = sidewire_ext_host::PluginStore::new(&home);
+    let installed = store.list().context("reading the plugin store")?;
+    if let Some(name) = only {
+        anyhow::ensure!(
+            installed.iter().any(|p| p.id == name),
+            "no installed plugin is named {name} (see `sidewire plugin list`)"
+        );
+    }
+    let started = Instant::now();
+    let (runtime, _events) = boot().await?;
+    let elapsed = started.elapsed();
+    let report = runtime.report();
+    let failed: Vec<_> = report
+        .failed
+        .iter()
+        .filter(|f| only.is_none_or(|name| f.plugin == name))
+        .collect();
+    let running: Vec<_> = runtime
+        .sidecars()
+        .into_iter()
+        .filter(|s| only.is_none_or(|name| s.plugin == name))
+        .collect();
+    let mut plugins = Vec::new();
+    for sidecar in &running {
+        let declared = installed
+            .iter()
+            .find(|p| p.id == sidecar.plugin)
+            .and_then(|p| sidewire_ext_host::Package::open(&p.root).ok())
+            .map(|package| package.trust_summary().to_string())
+            .unwrap_or_default();
+        out.line(format!("ok   {} (pid {})", sidecar.plugin, sidecar.pid));
+        for line in declared.lines() {
+            out.line(format!("     {line}"));
+        }
+        plugins.push(json!({ "plugin": sidecar.plugin, "pid": sidecar.pid, "ok": true, "declared": declared }));
+    }
+    for failure in &failed {
+        out.line(format!("FAIL {}: {}", failure.plugin, failure));
+        plugins
+            .push(json!({ "plugin": failure.plugin, "ok": false, "error": failure.to_string() }));
+    }
+    out.line(format!("boot took {} ms", elapsed.as_millis()));
+    out.json(&json!({ "plugins": plugins, "bootMillis": elapsed.as_millis() as u64 }));
+    runtime.shutdown().await;
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        Err(Reported.into())
+    }
+}
+
+fn point(name: &str) -> anyhow::Result<HookPoint> {
+    HookPoint::parse(name).with_context(|| {
+        let all: Vec<&str> = HookPoint::ALL.iter().map(|p| p.as_str()).collect();
+        format!(
+            "unknown hook point {name:?}; the points are: {}",
+            all.join(", ")
+        )
+    })
+}
+
+fn payload(point: HookPoint, text: &str) -> anyhow::Result<HookPayload> {
+    let text = if text == "-" {
+        let mut buf = String::new();
+        std::io::Read::read_to_string(&mut std::io::stdin(), &mut buf)
+            .context("reading the payload from stdin")?;
+        buf
+    } else {
+        text.to_owned()
+    };
+    point
+        .decode_payload(text.trim())
+        .map_err(|err| anyhow::anyhow!("invalid payload for {}: {err}", point.as_str()))
+}
+
+async fn intercept(point_name: &str, text: &str, out: &Out) -> anyhow::Result<()> {
+    let point = point(point_name)?;
+    let payload = payload(point, text)?;
+    let (runtime, _events) = boot().await?;
+    let outcome = runtime.intercept(point, payload).await;
+    runtime.shutdown().await;
+    let outcome = outcome.with_context(|| format!("running the {point_name} chain"))?;
+    print_outcome(out, &outcome);
+    out.json(&outcome_json(&outcome));
+    if outcome.blocked.is_some() {
+        Err(Reported.into())
+    } else {
+        Ok(())
+    }
+}
+
+async fn event(point_name: &str, text: &str, out: &Out) -> anyhow::Result<()> {
+    let point = point(point_name)?;
+    let payload = payload(point, text)?;
+    let (runtime, _events) = boot().await?;
+    runtime.event(point, &payload);
+    // Events are fire-and-forget; shutdown flushes the queue before telling sidecars to stop.
+    runtime.shutdown().await;
+    out.line(format!("event {point_name} emitted"));
+    out.json(&json!({ "point": point_name, "emitted": true }));
+    Ok(())
+}
+
+/// Prints an outcome: the final payload, blocked and why, the permission, the audit record
+/// and the per-plugin trace.
+pub(crate) fn print_outcome(out: &Out, outcome: &Outcome) {
+    for entry in &outcome.trace {
+        let what = match &entry.result {
+            TraceResult::Decided(decision) => decision.as_str().to_owned(),
+            TraceResult::Failed { reason, message } => format!("{} ({message})", reason.as_str()),
+            _ => "?".to_owned(),
+        };
+        out.line(format!(
+            "  trace: {} {} in {:.1} ms",
+            entry.plugin,
+            what,
+            entry.elapsed.as_secs_f64() * 1000.0
+        ));
+    }
+    if let Some(blocked) = &outcome.blocked {
+        out.line(format!(
+            "  BLOCKED by {}: {}",
+            blocked.plugin, blocked.reason
+        ));
+    }
+    if let Some(verdict) = outcome.permission {
+        out.line(format!("  permission: {}", verdict.as_str()));
+    }
+    if !outcome.applied.is_empty() {
+        out.line(format!("  replaced by: {}", outcome.applied.join(", ")));
+    }
+    if let Ok(payload) = serde_json::to_string(&outcome.payload) {
+        out.line(format!("  payload: {payload}"));
+    }
+}
+
+/// The outcome as JSON.
+pub(crate) fn outcome_json(outcome: &Outcome) -> Value {
+    let trace: Vec<Value> = outcome
+        .trace
+        .iter()
+        .map(|entry| {
+            let (decision, reason, message) = match &entry.result {
+                TraceResult::Decided(decision) => (Some(decision.as_str()), None, None),
+                TraceResult::Failed { reason, message } => {
+                    (None, Some(reason.as_str()), Some(message.clone()))
+                }
+                _ => (None, None, None),
+            };
+            json!({
+                "plugin": entry.plugin,
+                "role": format!("{:?}", entry.role),
+                "decision": decision,
+                "failure": reason,
+                "message": message,
+                "millis": entry.elapsed.as_secs_f64() * 1000.0,
+            })
+        })
+        .collect();
+    json!({
+        "payload": outcome.payload,
+        "blocked": outcome.blocked.as_ref().map(|b| json!({ "plugin": b.plugin, "reason": b.reason })),
+        "permission": outcome.permission.map(Verdict::as_str),
+        "applied": outcome.applied,
+        "audit": outcome.audit.as_ref().map(|a| json!({
+            "time": a.time, "plugin": a.plugin, "point": a.point,
+            "hostDecision": a.host_decision, "extensionDecision": a.extension_decision, "reason": a.reason,
+        })),
+        "trace": trace,
+    })
+}
+
+/// A tool call the way an agent host makes it: `tool.before` (which may block or rewrite the
+/// arguments) → `permission.decision` (the host's own decision from a simple policy: tools
+/// whose annotations say read-only are allowed, others denied unless `allow_tools`) → the MCP
+/// call → `tool.after`. Returns a JSON summary; a blocked or denied call is an error.
+pub(crate) async fn chained_tool_call(
+    out: &Out,
+    runtime: &Runtime,
+    mcp: &sidewire_mcp::Host,
+    name: &str,
+    arguments: Value,
+    options: CallOptions,
+    allow_tools: bool,
+) -> anyhow::Result<Value> {
+    let tool = mcp
+        .tools()
+        .into_iter()
+        .find(|t| t.name == name)
+        .with_context(|| format!("no MCP tool is named {name}"))?;
+    let call_id = crate::session_id();
+    out.line(format!("  call {name} {arguments}"));
+    let before = runtime
+        .intercept(
+            HookPoint::ToolBefore,
+            HookPayload::ToolBefore(ToolBeforePayload {
+                name: name.to_owned(),
+                arguments: arguments.to_string(),
+                call_id: call_id.clone(),
+            }),
+        )
+        .await
+        .context("tool.before")?;
+    print_outcome(out, &before);
+    if let Some(blocked) = &before.blocked {
+        anyhow::bail!(
+            "tool.before blocked by {}: {}",
+            blocked.plugin,
+            blocked.reason
+        );
+    }
+    let arguments = match &before.payload {
+        HookPayload::ToolBefore(p) => serde_json::from_str(&p.arguments)
+            .context("tool.before left arguments that are not JSON")?,
+        _ => arguments,
+    };
+    let read_only = tool
+        .tool
+        .annotations
+        .as_ref()
+        .and_then(|a| a["readOnlyHint"].as_bool())
+        .unwrap_or(false);
+    let host_decision = if read_only || allow_tools {
+        Verdict::Allow
+    } else {
+        Verdict::Deny
+    };
+    out.line(format!(
+        "  host policy: {} ({})",
+        host_decision.as_str(),
+        if read_only {
+            "read-only tool"
+        } else if allow_tools {
+            "--allow-tools"
+        } else {
+            "not read-only"
+        }
+    ));
+    let permission = runtime
+        .intercept(
+            HookPoint::PermissionDecision,
+            HookPayload::Permission(PermissionPayload {
+                name: name.to_owned(),
+                arguments: arguments.to_string(),
+                read_only: Some(read_only),
+                host_decision,
+            }),
+        )
+        .await
+        .context("permission.decision")?;
+    print_outcome(out, &permission);
+    if let Some(blocked) = &permission.blocked {
+        anyhow::bail!(
+            "permission.decision blocked by {}: {}",
+            blocked.plugin,
+            blocked.reason
+        );
+    }
+    if permission.permission != Some(Verdict::Allow) {
+        anyhow::bail!("permission denied for {name}");
+    }
+    let result = mcp
+        .call_tool(name, arguments.clone(), options)
+        .await
+        .with_context(|| format!("calling {name}"))?;
+    let text: Vec<String> = result
+        .content
+        .iter()
+        .map(crate::builtin::content_text)
+        .collect();
+    out.line(format!(
+        "  result{}: {}",
+        if result.is_error { " (isError)" } else { "" },
+        text.join(" ")
+    ));
+    let after = runtime
+        .intercept(
+            HookPoint::ToolAfter,
+            HookPayload::ToolAfter(ToolAfterPayload {
+                name: name.to_owned(),
+                arguments: arguments.to_string(),
+                call_id,
+                result: text.join("\n"),
+                is_error: Some(result.is_error),
+            }),
+        )
+        .await
+        .context("tool.after")?;
+    Ok(json!({
+        "tool": name,
+        "arguments": arguments,
+        "toolBefore": outcome_json(&before),
+        "permission": outcome_json(&permission),
+        "result": { "content": text, "isError": result.is_error },
+        "toolAfter": outcome_json(&after),
+    }))
+}

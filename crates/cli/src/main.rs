@@ -1,0 +1,176 @@
+//! `sidewire`: the thin binary that wires the extension host and the MCP client together.
+//!
+//! It holds wiring and presentation only; logic a library user would also want lives in the
+//! libraries. Exit codes: 0 ok; 1 failure (including a blocked chain or a tool result with
+//! `isError`, both printed); 2 usage; 130 after Ctrl-C, once everything is cleaned up.
+
+mod builtin;
+mod cli;
+mod demo;
+mod ext_cmd;
+mod mcp_cmd;
+mod out;
+mod plugin_cmd;
+
+use std::io::IsTerminal;
+use std::process::ExitCode;
+
+use clap::{CommandFactory, Parser};
+
+use crate::cli::{Cli, Command};
+use crate::out::Out;
+
+/// A failure that has already been printed (a blocked chain, a tool error): exit 1 quietly.
+#[derive(Debug)]
+pub(crate) struct Reported;
+
+impl std::fmt::Display for Reported {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("failed (reported above)")
+    }
+}
+
+impl std::error::Error for Reported {}
+
+fn main() -> ExitCode {
+    // `--stdio -- CMD ARGS...`: everything after the first `--` is the server's command line,
+    // taken out before clap sees it so it can sit at the end whatever the subcommand.
+    let mut argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let stdio_command: Vec<String> = match argv.iter().position(|a| a == "--") {
+        Some(at) => argv
+            .split_off(at)
+            .into_iter()
+            .skip(1)
+            .map(|a| a.to_string_lossy().into_owned())
+            .collect(),
+        None => Vec::new(),
+    };
+    let mut cli = Cli::parse_from(argv);
+    if let Command::Mcp(args) = &mut cli.command {
+        args.stdio_command = stdio_command;
+        if args.stdio && args.stdio_command.is_empty() {
+            Cli::command()
+                .error(
+                    clap::error::ErrorKind::MissingRequiredArgument,
+                    "--stdio needs the server's command after `--`",
+                )
+                .exit();
+        }
+    }
+    init_tracing(&cli);
+    let out = Out::new(cli.json);
+    match cli.command {
+        // The built-ins speak a protocol on stdout; they own their runtime and exit code.
+        Command::BuiltinSidecar => return builtin::sidecar(),
+        Command::BuiltinMcpServer => return builtin::mcp_server(),
+        Command::Completions { shell } => {
+            clap_complete::generate(
+                shell,
+                &mut Cli::command(),
+                "sidewire",
+                &mut std::io::stdout(),
+            );
+            return ExitCode::SUCCESS;
+        }
+        _ => {}
+    }
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(err) => {
+            out.error(&anyhow::anyhow!("cannot start the async runtime: {err}"));
+            return ExitCode::FAILURE;
+        }
+    };
+    let code = runtime.block_on(async {
+        let work = run(cli.command, &out);
+        tokio::select! {
+            result = work => match result {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(err) if err.is::<Reported>() => ExitCode::FAILURE,
+                Err(err) => {
+                    out.error(&err);
+                    ExitCode::FAILURE
+                }
+            },
+            _ = tokio::signal::ctrl_c() => {
+                // Dropping the command's future cancels calls in flight (MCP servers are told)
+                // and kills every child process group; then exit as the shell expects.
+                out.note("interrupted");
+                ExitCode::from(130)
+            }
+        }
+    });
+    // Children are killed synchronously on drop; give their reapers a moment, bounded.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(2));
+    code
+}
+
+async fn run(command: Command, out: &Out) -> anyhow::Result<()> {
+    match command {
+        Command::Mcp(args) => mcp_cmd::run(args, out).await,
+        Command::Plugin(command) => plugin_cmd::run(command, out),
+        Command::Ext(command) => ext_cmd::run(command, out).await,
+        Command::Demo => demo::run(out).await,
+        Command::Completions { .. } | Command::BuiltinSidecar | Command::BuiltinMcpServer => {
+            unreachable!("handled before the runtime starts")
+        }
+    }
+}
+
+fn init_tracing(cli: &Cli) {
+    let default = if cli.quiet {
+        "error"
+    } else {
+        match cli.verbose {
+            0 => "warn",
+            1 => "info",
+            2 => "debug",
+            _ => "trace",
+        }
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    let color = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(color)
+        .with_target(false)
+        .try_init();
+}
+
+/// `$SIDEWIRE_HOME`, or the platform data directory.
+pub(crate) fn sidewire_home() -> anyhow::Result<std::path::PathBuf> {
+    if let Some(home) = std::env::var_os("SIDEWIRE_HOME") {
+        return Ok(home.into());
+    }
+    if let Some(data) = std::env::var_os("XDG_DATA_HOME") {
+        return Ok(std::path::PathBuf::from(data).join("sidewire"));
+    }
+    let home = std::env::var_os("HOME").ok_or_else(|| {
+        anyhow::anyhow!("neither SIDEWIRE_HOME nor HOME is set; set SIDEWIRE_HOME")
+    })?;
+    let home = std::path::PathBuf::from(home);
+    if cfg!(target_os = "macos") {
+        Ok(home.join("Library/Application Support/sidewire"))
+    } else {
+        Ok(home.join(".local/share/sidewire"))
+    }
+}
+
+/// A fresh random session id (32 hex digits).
+pub(crate) fn session_id() -> String {
+    let mut bytes = [0u8; 16];
+    // The OS random source failing is not worth failing a command for; fall back to time.
+    if getrandom::fill(&mut bytes).is_err() {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos())
+            .unwrap_or_default();
+        bytes = nanos.to_le_bytes();
+    }
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}

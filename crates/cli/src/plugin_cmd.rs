@@ -1,0 +1,141 @@
+//! `sidewire plugin`: install, list, show, remove, enable and disable plugins in the store
+//! under `$SIDEWIRE_HOME`. Installing shows the FULL TRUST summary and asks for consent.
+
+use std::io::{BufRead, IsTerminal, Write};
+
+use anyhow::Context as _;
+use serde_json::json;
+use sidewire_ext_host::{InstallOptions, Package, PluginStore};
+
+use crate::cli::PluginCommand;
+use crate::out::Out;
+
+pub(crate) fn run(command: PluginCommand, out: &Out) -> anyhow::Result<()> {
+    let home = crate::sidewire_home()?;
+    let store = PluginStore::new(&home);
+    match command {
+        PluginCommand::Install {
+            path,
+            link,
+            replace,
+            yes,
+        } => {
+            let package = Package::open(&path)
+                .with_context(|| format!("reading the plugin at {}", path.display()))?;
+            let summary = package.trust_summary();
+            // The summary goes to stderr so `--json` output stays one document.
+            out.note(summary.to_string());
+            if !yes {
+                let interactive = std::io::stdin().is_terminal() && std::io::stderr().is_terminal();
+                anyhow::ensure!(
+                    interactive,
+                    "not installing {}: consent is needed and this is not an interactive terminal (pass --yes to consent)",
+                    summary.plugin
+                );
+                if !ask(&format!(
+                    "Install {} with FULL TRUST? [y/N] ",
+                    summary.plugin
+                ))? {
+                    anyhow::bail!("not installed: consent was not given");
+                }
+            }
+            let mut options = if link {
+                InstallOptions::link()
+            } else {
+                InstallOptions::copy()
+            };
+            if replace {
+                options = options.replacing();
+            }
+            let installed = store
+                .install(&path, options)
+                .context("installing the plugin")?;
+            out.line(format!(
+                "installed {} {} ({})",
+                installed.id,
+                installed.version,
+                if installed.linked { "linked" } else { "copied" }
+            ));
+            out.json(&json!({ "installed": installed.id, "version": installed.version, "linked": installed.linked, "root": installed.root }));
+            Ok(())
+        }
+        PluginCommand::List => {
+            let plugins = store.list().context("reading the plugin store")?;
+            if plugins.is_empty() {
+                out.line("no plugins installed");
+            }
+            for plugin in &plugins {
+                out.line(format!(
+                    "{} {}{}{}",
+                    plugin.id,
+                    plugin.version,
+                    if plugin.enabled { "" } else { " (disabled)" },
+                    if plugin.linked { " (linked)" } else { "" }
+                ));
+            }
+            out.json(&json!({ "plugins": plugins.iter().map(|p| json!({
+                "id": p.id, "version": p.version, "enabled": p.enabled, "linked": p.linked, "root": p.root,
+            })).collect::<Vec<_>>() }));
+            Ok(())
+        }
+        PluginCommand::Show { name } => {
+            let plugin = store
+                .get(&name)
+                .context("reading the plugin store")?
+                .with_context(|| {
+                    format!("no installed plugin is named {name} (see `sidewire plugin list`)")
+                })?;
+            let summary = Package::open(&plugin.root)
+                .with_context(|| {
+                    format!("reading the installed plugin at {}", plugin.root.display())
+                })?
+                .trust_summary();
+            out.line(format!(
+                "{} {} ({}, {})",
+                plugin.id,
+                plugin.version,
+                if plugin.enabled {
+                    "enabled"
+                } else {
+                    "disabled"
+                },
+                if plugin.linked { "linked" } else { "copied" }
+            ));
+            out.line(summary.to_string().trim_end());
+            out.json(&json!({ "id": plugin.id, "version": plugin.version, "enabled": plugin.enabled, "linked": plugin.linked, "root": plugin.root, "summary": summary.to_string() }));
+            Ok(())
+        }
+        PluginCommand::Remove { name } => {
+            store
+                .remove(&name)
+                .with_context(|| format!("removing {name}"))?;
+            out.line(format!("removed {name}"));
+            out.json(&json!({ "removed": name }));
+            Ok(())
+        }
+        PluginCommand::Enable { name } => set_enabled(&store, &name, true, out),
+        PluginCommand::Disable { name } => set_enabled(&store, &name, false, out),
+    }
+}
+
+fn set_enabled(store: &PluginStore, name: &str, enabled: bool, out: &Out) -> anyhow::Result<()> {
+    store
+        .set_enabled(name, enabled)
+        .with_context(|| format!("{} {name}", if enabled { "enabling" } else { "disabling" }))?;
+    out.line(format!(
+        "{} {name}",
+        if enabled { "enabled" } else { "disabled" }
+    ));
+    out.json(&json!({ "plugin": name, "enabled": enabled }));
+    Ok(())
+}
+
+/// Asks a yes/no question on stderr and reads the answer from stdin (never `/dev/tty`).
+fn ask(question: &str) -> anyhow::Result<bool> {
+    let mut stderr = std::io::stderr().lock();
+    stderr.write_all(question.as_bytes())?;
+    stderr.flush()?;
+    let mut answer = String::new();
+    std::io::stdin().lock().read_line(&mut answer)?;
+    Ok(matches!(answer.trim(), "y" | "Y" | "yes" | "YES" | "Yes"))
+}

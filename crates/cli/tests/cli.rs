@@ -1,0 +1,380 @@
+//! The `sidewire` binary run as a user would: every command, including bad input, each with a
+//! clear message on stderr, a non-zero exit, and nothing lost.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+const EXE: &str = env!("CARGO_BIN_EXE_sidewire");
+
+/// Runs `sidewire` with `args` and `SIDEWIRE_HOME=home`, stdin closed, killed after 60 s.
+fn run(home: &Path, args: &[&str]) -> Output {
+    let mut child = Command::new(EXE)
+        .args(args)
+        .env("SIDEWIRE_HOME", home)
+        .env("NO_COLOR", "1")
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("sidewire starts");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        if child.try_wait().expect("wait works").is_some() {
+            return child.wait_with_output().expect("output is collected");
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("sidewire {args:?} did not finish within 60 s");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn stdout(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn assert_fails(out: &Output, needle: &str) {
+    assert!(
+        !out.status.success(),
+        "expected failure, got success: {}",
+        stdout(out)
+    );
+    assert!(
+        stderr(out).contains(needle),
+        "stderr lacks {needle:?}:\n{}",
+        stderr(out)
+    );
+}
+
+fn home() -> tempfile::TempDir {
+    tempfile::tempdir().expect("a temp dir")
+}
+
+/// A plugin directory whose sidecar is the built-in demo sidecar of this binary.
+fn builtin_plugin(dir: &Path) -> PathBuf {
+    let package = dir.join("demo-plugin");
+    std::fs::create_dir_all(&package).unwrap();
+    let manifest = json!({
+        "apiVersion": "reasonix.io/plugin/v1",
+        "name": "sidewire-demo",
+        "version": "0.0.0",
+        "runtime": {
+            "command": EXE,
+            "args": ["__sidecar"],
+            "intercepts": ["input.receive", "permission.decision"],
+            "capabilities": ["interceptors", "ui"]
+        }
+    });
+    std::fs::write(package.join("reasonix-plugin.json"), manifest.to_string()).unwrap();
+    package
+}
+
+#[test]
+fn demo_runs_and_exits_zero_without_touching_home() {
+    let home = home();
+    let out = run(home.path(), &["demo"]);
+    assert!(
+        out.status.success(),
+        "demo failed: {}\n{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    let text = stdout(&out);
+    assert!(
+        text.contains("hello from the sidewire demo [rewritten by starter-extension]"),
+        "{text}"
+    );
+    assert!(text.contains("audit: {"), "{text}");
+    assert!(text.contains("sidewire demo extension ready"), "{text}");
+    assert!(text.contains("progress 3/3"), "{text}");
+    assert!(text.contains("clean shutdown"), "{text}");
+    assert_eq!(
+        std::fs::read_dir(home.path()).unwrap().count(),
+        0,
+        "demo wrote into SIDEWIRE_HOME"
+    );
+}
+
+#[test]
+fn demo_json_is_one_document() {
+    let home = home();
+    let out = run(home.path(), &["--json", "demo"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc: Value = serde_json::from_str(&stdout(&out)).expect("stdout is one JSON document");
+    assert_eq!(doc["toolCall"]["result"]["content"][0], "5");
+    assert_eq!(doc["audit"].as_array().unwrap().len(), 1);
+}
+
+#[test]
+fn completions_are_printed() {
+    let out = run(home().path(), &["completions", "bash"]);
+    assert!(out.status.success());
+    assert!(stdout(&out).contains("sidewire"));
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    let out = run(home().path(), &["no-such-command"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+fn adhoc<'a>(extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec!["mcp"];
+    args.extend_from_slice(extra);
+    args.extend_from_slice(&["--stdio", "--", EXE, "__mcp-server"]);
+    args
+}
+
+#[test]
+fn mcp_adhoc_stdio_lists_and_calls_tools() {
+    let home = home();
+    let out = run(home.path(), &adhoc(&["tools"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("mcp__adhoc__echo"));
+    // The server's own tool name works when unambiguous; key=value arguments.
+    let out = run(home.path(), &adhoc(&["call", "echo", "text=hi there"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out).trim(), "hi there");
+    let out = run(
+        home.path(),
+        &adhoc(&["--json", "call", "mcp__adhoc__add", r#"{"a":1,"b":2}"#]),
+    );
+    let doc: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(doc["content"][0]["text"], "3");
+    let out = run(home.path(), &adhoc(&["servers"]));
+    assert!(stdout(&out).contains("adhoc running"), "{}", stdout(&out));
+    let out = run(home.path(), &adhoc(&["ping"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+}
+
+#[test]
+fn mcp_tool_errors_exit_1_and_are_printed() {
+    let home = home();
+    let out = run(home.path(), &adhoc(&["call", "add", "a=x", "b=1"]));
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stdout(&out).contains("add needs numbers"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(stderr(&out).contains("isError"));
+}
+
+#[test]
+fn mcp_bad_input_is_reported() {
+    let home = home();
+    assert_fails(&run(home.path(), &adhoc(&["call", "nope"])), "unknown tool");
+    assert_fails(
+        &run(home.path(), &adhoc(&["call", "echo", "{not json"])),
+        "not valid JSON",
+    );
+    assert_fails(
+        &run(
+            home.path(),
+            &["mcp", "--config", "/no/such/file.json", "tools"],
+        ),
+        "cannot read",
+    );
+    let config = home.path().join("bad.json");
+    std::fs::write(&config, r#"{"mcpServers": {"x": {"command": 5}}}"#).unwrap();
+    assert_fails(
+        &run(
+            home.path(),
+            &["mcp", "--config", config.to_str().unwrap(), "tools"],
+        ),
+        "mcpServers.x",
+    );
+    // A server that cannot start: the message names the problem.
+    let out = run(
+        home.path(),
+        &["mcp", "tools", "--stdio", "--", "/no/such/server-binary"],
+    );
+    assert_fails(&out, "no MCP server started");
+}
+
+#[test]
+fn mcp_config_selects_servers() {
+    let home = home();
+    let config = home.path().join(".mcp.json");
+    std::fs::write(
+        &config,
+        json!({"mcpServers": {"one": {"command": EXE, "args": ["__mcp-server"]}, "two": {"command": EXE, "args": ["__mcp-server"]}}}).to_string(),
+    )
+    .unwrap();
+    let path = config.to_str().unwrap();
+    let out = run(
+        home.path(),
+        &["mcp", "--config", path, "--server", "two", "tools"],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("mcp__two__echo") && !stdout(&out).contains("mcp__one__"));
+    // With both servers, a bare tool name is ambiguous.
+    assert_fails(
+        &run(
+            home.path(),
+            &["mcp", "--config", path, "call", "echo", "text=x"],
+        ),
+        "several servers",
+    );
+    assert_fails(
+        &run(
+            home.path(),
+            &["mcp", "--config", path, "--server", "three", "tools"],
+        ),
+        "no server named three",
+    );
+}
+
+#[test]
+fn plugin_lifecycle_and_one_shot_extension_commands() {
+    let home = home();
+    let package = builtin_plugin(home.path());
+    let pkg = package.to_str().unwrap();
+    // Not interactive and no --yes: refused, nothing installed.
+    let out = run(home.path(), &["plugin", "install", pkg]);
+    assert_fails(&out, "--yes");
+    assert!(stderr(&out).contains("FULL TRUST"), "{}", stderr(&out));
+    assert!(stdout(&run(home.path(), &["plugin", "list"])).contains("no plugins installed"));
+    let out = run(home.path(), &["plugin", "install", pkg, "--yes", "--link"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&run(home.path(), &["plugin", "list"])).contains("sidewire-demo"));
+    assert!(stdout(&run(home.path(), &["plugin", "show", "sidewire-demo"])).contains("FULL TRUST"));
+    // Installing again without --replace fails.
+    assert!(
+        !run(home.path(), &["plugin", "install", pkg, "--yes", "--link"])
+            .status
+            .success()
+    );
+
+    let out = run(home.path(), &["ext", "check"]);
+    assert!(out.status.success(), "{}\n{}", stdout(&out), stderr(&out));
+    assert!(stdout(&out).contains("ok   sidewire-demo"));
+
+    let out = run(
+        home.path(),
+        &[
+            "ext",
+            "intercept",
+            "input.receive",
+            r#"{"text":"starter: hi"}"#,
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("hi [rewritten by starter-extension]"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(
+        stdout(&out).contains("trace: sidewire-demo replace"),
+        "{}",
+        stdout(&out)
+    );
+    let out = run(
+        home.path(),
+        &[
+            "--json",
+            "ext",
+            "intercept",
+            "permission.decision",
+            r#"{"name":"t","arguments":"{}","hostDecision":"deny"}"#,
+        ],
+    );
+    let doc: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(doc["permission"], "allow");
+    assert_eq!(doc["audit"]["hostDecision"], "deny");
+    let audit = std::fs::read_to_string(home.path().join("audit.jsonl")).unwrap();
+    assert_eq!(audit.lines().count(), 1, "{audit}");
+
+    assert_fails(
+        &run(home.path(), &["ext", "intercept", "no.such.point", "{}"]),
+        "unknown hook point",
+    );
+    assert_fails(
+        &run(
+            home.path(),
+            &["ext", "intercept", "input.receive", r#"{"txt":"x"}"#],
+        ),
+        "invalid payload",
+    );
+    assert!(
+        run(
+            home.path(),
+            &["ext", "event", "input.receive", r#"{"text":"x"}"#]
+        )
+        .status
+        .success()
+    );
+
+    assert!(
+        run(home.path(), &["plugin", "disable", "sidewire-demo"])
+            .status
+            .success()
+    );
+    assert!(stdout(&run(home.path(), &["plugin", "list"])).contains("(disabled)"));
+    assert!(
+        run(home.path(), &["plugin", "enable", "sidewire-demo"])
+            .status
+            .success()
+    );
+    assert_fails(
+        &run(home.path(), &["plugin", "show", "nope"]),
+        "no installed plugin",
+    );
+    assert_fails(&run(home.path(), &["plugin", "remove", "nope"]), "nope");
+    assert!(
+        run(home.path(), &["plugin", "remove", "sidewire-demo"])
+            .status
+            .success()
+    );
+    assert!(stdout(&run(home.path(), &["plugin", "list"])).contains("no plugins installed"));
+}
+
+#[test]
+fn a_corrupt_store_is_an_error_and_is_left_unchanged() {
+    let home = home();
+    let package = builtin_plugin(home.path());
+    assert!(
+        run(
+            home.path(),
+            &[
+                "plugin",
+                "install",
+                package.to_str().unwrap(),
+                "--yes",
+                "--link"
+            ]
+        )
+        .status
+        .success()
+    );
+    let record = std::fs::read_dir(home.path())
+        .unwrap()
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|e| e == "json"))
+        .expect("the store writes a JSON record");
+    std::fs::write(&record, b"{ not json").unwrap();
+    let out = run(home.path(), &["plugin", "list"]);
+    assert!(!out.status.success());
+    assert!(
+        stderr(&out).contains(&record.file_name().unwrap().to_string_lossy().into_owned()),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        !run(home.path(), &["plugin", "remove", "sidewire-demo"])
+            .status
+            .success()
+    );
+    assert_eq!(std::fs::read(&record).unwrap(), b"{ not json");
+}
