@@ -31,6 +31,16 @@ pub(crate) enum Command {
     /// Boot the installed extensions and use them one shot at a time.
     #[command(subcommand)]
     Ext(ExtCommand),
+    /// The interactive host: boots the installed extensions and the configured MCP servers,
+    /// then reads lines (text goes through input.receive; /tools, /call, /ui, /reload, /quit).
+    Run {
+        /// The `mcpServers` config file (default: ./.mcp.json when present).
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+        /// Let the host's policy allow tools that are not marked read-only.
+        #[arg(long)]
+        allow_tools: bool,
+    },
     /// Run the built-in demo: an extension and an MCP server, no setup needed.
     Demo,
     /// Print shell completions.

@@ -11,6 +11,7 @@ mod ext_cmd;
 mod mcp_cmd;
 mod out;
 mod plugin_cmd;
+mod run;
 
 use std::io::IsTerminal;
 use std::process::ExitCode;
@@ -114,6 +115,10 @@ async fn run(command: Command, out: &Out) -> anyhow::Result<()> {
         Command::Plugin(command) => plugin_cmd::run(command, out),
         Command::Ext(command) => ext_cmd::run(command, out).await,
         Command::Demo => demo::run(out).await,
+        Command::Run {
+            config,
+            allow_tools,
+        } => run::run(config, allow_tools, out).await,
         Command::Completions { .. } | Command::BuiltinSidecar | Command::BuiltinMcpServer => {
             unreachable!("handled before the runtime starts")
         }
@@ -173,4 +178,11 @@ pub(crate) fn session_id() -> String {
         bytes = nanos.to_le_bytes();
     }
     bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Locks a mutex, ignoring poisoning: the data is plain bookkeeping.
+pub(crate) fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }

@@ -11,16 +11,26 @@ const EXE: &str = env!("CARGO_BIN_EXE_sidewire");
 
 /// Runs `sidewire` with `args` and `SIDEWIRE_HOME=home`, stdin closed, killed after 60 s.
 fn run(home: &Path, args: &[&str]) -> Output {
+    run_with_input(home, args, "")
+}
+
+/// The same, with `input` on stdin.
+fn run_with_input(home: &Path, args: &[&str], input: &str) -> Output {
     let mut child = Command::new(EXE)
         .args(args)
         .env("SIDEWIRE_HOME", home)
         .env("NO_COLOR", "1")
         .env_remove("RUST_LOG")
-        .stdin(Stdio::null())
+        .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .expect("sidewire starts");
+    {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().expect("stdin is piped");
+        let _ = stdin.write_all(input.as_bytes());
+    }
     let deadline = Instant::now() + Duration::from_secs(60);
     loop {
         if child.try_wait().expect("wait works").is_some() {
@@ -377,4 +387,55 @@ fn a_corrupt_store_is_an_error_and_is_left_unchanged() {
             .success()
     );
     assert_eq!(std::fs::read(&record).unwrap(), b"{ not json");
+}
+
+#[test]
+fn run_is_scriptable_through_stdin() {
+    let home = home();
+    let package = builtin_plugin(home.path());
+    assert!(
+        run(
+            home.path(),
+            &[
+                "plugin",
+                "install",
+                package.to_str().unwrap(),
+                "--yes",
+                "--link"
+            ]
+        )
+        .status
+        .success()
+    );
+    let config = home.path().join("mcp.json");
+    std::fs::write(
+        &config,
+        json!({"mcpServers": {"demo": {"command": EXE, "args": ["__mcp-server"]}}}).to_string(),
+    )
+    .unwrap();
+    let script = "starter: hi there\nplain text\n/tools\n/call mcp__demo__echo {\"text\":\"echoed\"}\n/ui\n/nope:x\n/reload\n/quit\n";
+    let out = run_with_input(
+        home.path(),
+        &["run", "--config", config.to_str().unwrap()],
+        script,
+    );
+    let text = stdout(&out);
+    assert!(out.status.success(), "{text}\n{}", stderr(&out));
+    assert!(
+        text.contains("(rewritten) hi there [rewritten by starter-extension]"),
+        "{text}"
+    );
+    assert!(text.contains("> plain text"), "{text}");
+    assert!(text.contains("mcp__demo__echo"), "{text}");
+    assert!(text.contains("result: echoed"), "{text}");
+    assert!(text.contains("permission: allow"), "{text}");
+    assert!(text.contains("adopted [\"sidewire-demo\"]"), "{text}");
+    assert!(
+        stderr(&out).contains("unknown command /nope:x"),
+        "{}",
+        stderr(&out)
+    );
+    // The allowed-over-deny decision is audited in $SIDEWIRE_HOME.
+    let audit = std::fs::read_to_string(home.path().join("audit.jsonl")).unwrap();
+    assert_eq!(audit.lines().count(), 1, "{audit}");
 }

@@ -1,0 +1,327 @@
+//! `sidewire run`: the interactive host. It boots the installed extensions and the configured
+//! MCP servers, then reads lines: plain text goes through `input.receive`; `/tools`, `/call`,
+//! prompts as `/<server>:<prompt>`, plugin UI actions as `/<plugin>:<action>`, `/submit`,
+//! `/ui`, `/reload` and `/quit` are commands; `@<server>:<uri>` expands a resource into the
+//! input. It works with stdin not a terminal, so it can be scripted; `host/ui/request` prompts
+//! are then answered `{"cancelled": true}`.
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use anyhow::Context as _;
+use serde_json::Value;
+use sidewire_ext_host::{Host, HostConfig, HostEvent, Runtime};
+use sidewire_ext_sdk::protocol::{HookPayload, HookPoint, InputPayload, UiHost};
+use sidewire_mcp::{CallOptions, NoHandler};
+use tokio::io::AsyncBufReadExt;
+
+use crate::out::Out;
+
+/// The published surfaces, by (plugin, surface id), for `/ui`.
+type Surfaces = Arc<Mutex<BTreeMap<(String, String), String>>>;
+
+pub(crate) async fn run(
+    config: Option<PathBuf>,
+    allow_tools: bool,
+    out: &Out,
+) -> anyhow::Result<()> {
+    let started = Instant::now();
+    let home = crate::sidewire_home()?;
+    let workspace = std::env::current_dir().context("cannot read the current directory")?;
+
+    out.note("booting extensions...");
+    let host_config = HostConfig::new(&home, crate::session_id(), workspace)
+        .ui_host(UiHost::Tui)
+        .audit_log(home.join("audit.jsonl"));
+    let (runtime, mut events) = Host::boot(host_config)
+        .await
+        .context("booting the installed extensions")?;
+    for failure in &runtime.report().failed {
+        out.note(format!("warning: extension {failure}"));
+    }
+
+    let (mcp, driver) = sidewire_mcp::Host::new(NoHandler);
+    let mcp_task = tokio::spawn(driver);
+    let config = config.or_else(|| {
+        let default = PathBuf::from(".mcp.json");
+        default.exists().then_some(default)
+    });
+    if let Some(path) = &config {
+        out.note(format!("starting MCP servers from {}...", path.display()));
+        let specs = sidewire_mcp::load_mcp_servers(path)?;
+        for failure in mcp.start_available(specs).await {
+            out.note(format!(
+                "warning: MCP server {} failed to start: {}",
+                failure.server, failure.error
+            ));
+        }
+    }
+    out.line(format!(
+        "ready: {} extension(s), {} MCP server(s), in {} ms; /quit to leave",
+        runtime.sidecars().len(),
+        mcp.status()
+            .iter()
+            .filter(|s| s.state == sidewire_mcp::ServerState::Running)
+            .count(),
+        started.elapsed().as_millis()
+    ));
+
+    // UI and crash events are printed as they come; prompts are cancelled (this host has no
+    // forms to show them in).
+    let surfaces: Surfaces = Arc::default();
+    let events_task = {
+        let surfaces = Arc::clone(&surfaces);
+        let out = *out;
+        tokio::spawn(async move {
+            while let Some(event) = events.recv().await {
+                match event {
+                    HostEvent::Surface(surface) => {
+                        let text = serde_json::to_string(&surface.payload).unwrap_or_default();
+                        out.line(format!(
+                            "[{}:{}] {text}",
+                            surface.plugin, surface.surface_id
+                        ));
+                        crate::lock(&surfaces).insert((surface.plugin, surface.surface_id), text);
+                    }
+                    HostEvent::Prompt(prompt) => {
+                        out.line(format!(
+                            "[{}] asks: {} (cancelled: this host shows no prompts)",
+                            prompt.plugin, prompt.title
+                        ));
+                        prompt.cancel();
+                    }
+                    HostEvent::Crashed { plugin, cause, .. } => {
+                        out.note(format!("extension {plugin} crashed: {cause}"))
+                    }
+                    HostEvent::Warning {
+                        plugin, message, ..
+                    } => {
+                        out.note(format!(
+                            "warning{}: {message}",
+                            plugin.map(|p| format!(" ({p})")).unwrap_or_default()
+                        ));
+                    }
+                    _ => {}
+                }
+            }
+        })
+    };
+
+    let result = repl(&runtime, &mcp, &surfaces, allow_tools, out).await;
+    runtime.shutdown().await;
+    mcp.shutdown().await;
+    let _ = tokio::time::timeout(Duration::from_secs(5), mcp_task).await;
+    events_task.abort();
+    result
+}
+
+async fn repl(
+    runtime: &Runtime,
+    mcp: &sidewire_mcp::Host,
+    surfaces: &Surfaces,
+    allow_tools: bool,
+    out: &Out,
+) -> anyhow::Result<()> {
+    let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
+    while let Some(line) = lines.next_line().await.context("reading stdin")? {
+        let line = line.trim();
+        if line.is_empty() {
+            continue;
+        }
+        if line == "/quit" {
+            break;
+        }
+        if let Err(err) = one_line(runtime, mcp, surfaces, allow_tools, line, out).await {
+            out.note(format!("error: {err:#}"));
+        }
+    }
+    Ok(())
+}
+
+async fn one_line(
+    runtime: &Runtime,
+    mcp: &sidewire_mcp::Host,
+    surfaces: &Surfaces,
+    allow_tools: bool,
+    line: &str,
+    out: &Out,
+) -> anyhow::Result<()> {
+    let (word, rest) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
+    let rest = rest.trim();
+    match word {
+        "/tools" => {
+            for tool in mcp.tools() {
+                out.line(format!(
+                    "{}  {}",
+                    tool.name,
+                    tool.tool.description.unwrap_or_default()
+                ));
+            }
+            return Ok(());
+        }
+        "/call" => {
+            let (name, args) = rest.split_once(char::is_whitespace).unwrap_or((rest, "{}"));
+            anyhow::ensure!(!name.is_empty(), "usage: /call TOOL {{json arguments}}");
+            let arguments: Value =
+                serde_json::from_str(args.trim()).context("the arguments are not valid JSON")?;
+            crate::ext_cmd::chained_tool_call(
+                out,
+                runtime,
+                mcp,
+                name,
+                arguments,
+                CallOptions::new(),
+                allow_tools,
+            )
+            .await?;
+            return Ok(());
+        }
+        "/ui" => {
+            let surfaces = crate::lock(surfaces);
+            if surfaces.is_empty() {
+                out.line("no surfaces published");
+            }
+            for ((plugin, id), text) in surfaces.iter() {
+                out.line(format!("{plugin}:{id} {text}"));
+            }
+            for (plugin, action) in runtime.ui_actions() {
+                out.line(format!("/{plugin}:{}  {}", action.action_id, action.label));
+            }
+            return Ok(());
+        }
+        "/reload" => {
+            let report = runtime.reload().await.context("reloading the extensions")?;
+            out.line(format!(
+                "generation {}: started {:?}, adopted {:?}, failed {}",
+                report.generation,
+                report.started,
+                report.adopted,
+                report.failed.len()
+            ));
+            return Ok(());
+        }
+        "/submit" => {
+            let (surface, pairs) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+            let (plugin, surface) = surface
+                .split_once(':')
+                .context("usage: /submit PLUGIN:SURFACE key=value...")?;
+            let mut values = BTreeMap::new();
+            for pair in pairs.split_whitespace() {
+                let (key, value) = pair.split_once('=').context("form values are key=value")?;
+                values.insert(
+                    key.to_owned(),
+                    serde_json::from_str(value).unwrap_or_else(|_| Value::String(value.to_owned())),
+                );
+            }
+            let result = runtime.submit_form(plugin, surface, values).await?;
+            out.line(format!("submitted: accepted={}", result.accepted));
+            return Ok(());
+        }
+        _ => {}
+    }
+    if let Some(command) = word.strip_prefix('/') {
+        return slash(runtime, mcp, command, rest, out).await;
+    }
+    let text = expand_references(mcp, line).await?;
+    let outcome = runtime
+        .intercept(
+            HookPoint::InputReceive,
+            HookPayload::Input(InputPayload { text: text.clone() }),
+        )
+        .await
+        .context("input.receive")?;
+    match (&outcome.blocked, &outcome.payload) {
+        (Some(blocked), _) => {
+            out.line(format!("blocked by {}: {}", blocked.plugin, blocked.reason))
+        }
+        (None, HookPayload::Input(input)) if input.text != text => {
+            out.line(format!("(rewritten) {}", input.text))
+        }
+        (None, HookPayload::Input(input)) => out.line(format!("> {}", input.text)),
+        _ => {}
+    }
+    Ok(())
+}
+
+/// `/<plugin>:<action>`, `/<server>:<prompt> args`, or the long forms `/plugin:<id>:<action>`
+/// and `/mcp:<server>:<prompt>` when a plugin and a server share a name.
+async fn slash(
+    runtime: &Runtime,
+    mcp: &sidewire_mcp::Host,
+    command: &str,
+    rest: &str,
+    out: &Out,
+) -> anyhow::Result<()> {
+    let (kind, target) = match command.split_once(':') {
+        Some(("plugin", target)) => (Some("plugin"), target),
+        Some(("mcp", target)) => (Some("mcp"), target),
+        _ => (None, command),
+    };
+    let (owner, item) = target
+        .split_once(':')
+        .with_context(|| format!("unknown command /{command}"))?;
+    let is_plugin = runtime
+        .ui_actions()
+        .iter()
+        .any(|(p, a)| p == owner && a.action_id == item);
+    let prompts: HashMap<(String, String), String> = mcp
+        .prompts()
+        .into_iter()
+        .map(|p| ((p.server.clone(), p.prompt.name.clone()), p.name))
+        .collect();
+    let prompt = prompts.get(&(owner.to_owned(), item.to_owned()));
+    match (kind, is_plugin, prompt) {
+        (Some("plugin") | None, true, None) | (Some("plugin"), true, _) => {
+            let result = runtime.ui_action(owner, item).await?;
+            out.line(format!(
+                "{owner}:{item} accepted={} {}",
+                result.accepted, result.message
+            ));
+            Ok(())
+        }
+        (Some("mcp") | None, false, Some(name)) | (Some("mcp"), _, Some(name)) => {
+            let mut arguments = BTreeMap::new();
+            for pair in rest.split_whitespace() {
+                let (key, value) = pair
+                    .split_once('=')
+                    .context("prompt arguments are key=value")?;
+                arguments.insert(key.to_owned(), value.to_owned());
+            }
+            let result = mcp.get_prompt(name, arguments).await?;
+            for message in &result.messages {
+                out.line(crate::builtin::content_text(&message.content));
+            }
+            Ok(())
+        }
+        (None, true, Some(_)) => anyhow::bail!(
+            "/{command} is both a plugin action and an MCP prompt: use /plugin:{target} or /mcp:{target}"
+        ),
+        _ => anyhow::bail!("unknown command /{command}"),
+    }
+}
+
+/// Replaces each `@<server>:<uri>` word with the text of that resource.
+async fn expand_references(mcp: &sidewire_mcp::Host, line: &str) -> anyhow::Result<String> {
+    let mut words = Vec::new();
+    for word in line.split(' ') {
+        let expanded = match word.strip_prefix('@').and_then(|r| r.split_once(':')) {
+            Some((server, uri)) if mcp.client(server).is_some() => {
+                let result = mcp
+                    .read_resource(server, uri)
+                    .await
+                    .with_context(|| format!("reading @{server}:{uri}"))?;
+                result
+                    .contents
+                    .iter()
+                    .filter_map(|c| c.text.clone())
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            }
+            _ => word.to_owned(),
+        };
+        words.push(expanded);
+    }
+    Ok(words.join(" "))
+}
