@@ -439,3 +439,84 @@ fn run_is_scriptable_through_stdin() {
     let audit = std::fs::read_to_string(home.path().join("audit.jsonl")).unwrap();
     assert_eq!(audit.lines().count(), 1, "{audit}");
 }
+
+/// Processes (other than ours) whose environment carries `marker`.
+fn processes_with(marker: &str) -> Vec<u32> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().filter_map(Result::ok) {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        if pid == std::process::id() {
+            continue;
+        }
+        if let Ok(environ) = std::fs::read(entry.path().join("environ"))
+            && environ
+                .split(|b| *b == 0)
+                .any(|var| var == marker.as_bytes())
+        {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+#[test]
+fn ctrl_c_cancels_the_call_and_leaves_no_child() {
+    let marker = format!("SIDEWIRE_TEST_MARKER={}", std::process::id());
+    let (key, value) = marker.split_once('=').unwrap();
+    let home = home();
+    let mut child = Command::new(EXE)
+        .args([
+            "mcp",
+            "call",
+            "slow",
+            "steps=100",
+            "--stdio",
+            "--",
+            EXE,
+            "__mcp-server",
+        ])
+        .env("SIDEWIRE_HOME", home.path())
+        .env(key, value)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the server child is up, then interrupt.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while processes_with(&marker).len() < 2 {
+        assert!(
+            Instant::now() < deadline,
+            "the MCP server child never started"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let status = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let code = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status.code();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "sidewire did not exit after Ctrl-C"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(code, Some(130));
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !processes_with(&marker).is_empty() {
+        assert!(
+            Instant::now() < deadline,
+            "children left behind: {:?}",
+            processes_with(&marker)
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
