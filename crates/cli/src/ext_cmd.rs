@@ -170,6 +170,12 @@ pub(crate) fn print_outcome(out: &Out, outcome: &Outcome) {
     if !outcome.applied.is_empty() {
         out.line(format!("  replaced by: {}", outcome.applied.join(", ")));
     }
+    if let Some(audit) = &outcome.audit {
+        out.line(format!(
+            "  audited: {} turned the host's {} into {} ({})",
+            audit.plugin, audit.host_decision, audit.extension_decision, audit.reason
+        ));
+    }
     if let Ok(payload) = serde_json::to_string(&outcome.payload) {
         out.line(format!("  payload: {payload}"));
     }

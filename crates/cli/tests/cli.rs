@@ -520,3 +520,63 @@ fn ctrl_c_cancels_the_call_and_leaves_no_child() {
         std::thread::sleep(Duration::from_millis(50));
     }
 }
+
+/// The pinned server-everything `.ci/run` installs, or `None` (with a SKIPPED line) when the
+/// peers are not installed; a missing peer fails when `SIDEWIRE_REQUIRE_PEERS=1`.
+fn server_everything(test: &str) -> Option<PathBuf> {
+    let required = std::env::var("SIDEWIRE_REQUIRE_PEERS").is_ok_and(|v| v == "1");
+    let Some(dir) = std::env::var_os("SIDEWIRE_MCP_PEERS") else {
+        assert!(
+            !required,
+            "SIDEWIRE_REQUIRE_PEERS=1 but SIDEWIRE_MCP_PEERS is not set"
+        );
+        let _ = std::io::Write::write_all(
+            &mut std::io::stderr(),
+            format!("SKIPPED: real MCP peer test `{test}` did not run (set SIDEWIRE_MCP_PEERS; .ci/run does)\n").as_bytes(),
+        );
+        return None;
+    };
+    let entry = PathBuf::from(dir)
+        .join("npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    assert!(
+        entry.exists() || !required,
+        "server-everything is missing at {}",
+        entry.display()
+    );
+    entry.exists().then_some(entry)
+}
+
+#[test]
+fn mcp_prompts_resources_templates_and_read_against_server_everything() {
+    let Some(entry) =
+        server_everything("mcp_prompts_resources_templates_and_read_against_server_everything")
+    else {
+        return;
+    };
+    let home = home();
+    let entry = entry.to_str().unwrap();
+    let with = |cmd: &[&str]| {
+        let mut args = vec!["mcp"];
+        args.extend_from_slice(cmd);
+        args.extend_from_slice(&["--stdio", "--", "node", entry, "stdio"]);
+        run(home.path(), &args)
+    };
+    let out = with(&["prompts"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("simple-prompt"), "{}", stdout(&out));
+    let out = with(&["prompt", "args-prompt", "city=Paris"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("Paris"), "{}", stdout(&out));
+    let out = with(&["--json", "resources"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let uri = doc["resources"][0]["resource"]["uri"]
+        .as_str()
+        .expect("a resource")
+        .to_owned();
+    let out = with(&["templates"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = with(&["read", &uri]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!stdout(&out).trim().is_empty());
+}
