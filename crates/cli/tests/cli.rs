@@ -580,3 +580,44 @@ fn mcp_prompts_resources_templates_and_read_against_server_everything() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(!stdout(&out).trim().is_empty());
 }
+
+#[test]
+fn ext_check_fails_with_the_reason_when_a_plugin_cannot_start() {
+    let home = home();
+    let package = home.path().join("broken");
+    std::fs::create_dir_all(&package).unwrap();
+    let manifest = json!({
+        "apiVersion": "reasonix.io/plugin/v1",
+        "name": "broken",
+        "version": "0.0.0",
+        "runtime": { "command": "/no/such/sidecar-binary", "intercepts": ["input.receive"], "capabilities": ["interceptors"] }
+    });
+    std::fs::write(package.join("reasonix-plugin.json"), manifest.to_string()).unwrap();
+    assert!(
+        run(
+            home.path(),
+            &[
+                "plugin",
+                "install",
+                package.to_str().unwrap(),
+                "--yes",
+                "--link"
+            ]
+        )
+        .status
+        .success()
+    );
+    let out = run(home.path(), &["ext", "check"]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}\n{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    assert!(stdout(&out).contains("FAIL broken"), "{}", stdout(&out));
+    assert_fails(
+        &run(home.path(), &["ext", "check", "nope"]),
+        "no installed plugin is named nope",
+    );
+}

@@ -66,7 +66,9 @@ pub(crate) enum Kind {
     /// A spec or configuration file is invalid; the message names the field path.
     #[error("{0}")]
     Config(String),
-    /// The spec asks for something this build cannot do yet (the HTTP transports).
+    /// The spec asks for something this build cannot do yet. Nothing is refused this way at
+    /// the moment; the variant stays because `Error::is_unsupported` is public.
+    #[allow(dead_code)]
     #[error("{0}")]
     Unsupported(String),
     /// The process could not be started; the message says how to fix it.
@@ -104,6 +106,15 @@ pub(crate) enum Kind {
     /// The server's answer did not fit the protocol.
     #[error("{0}")]
     InvalidResponse(String),
+    /// An HTTP exchange failed: a non-2xx status (with up to 4 KiB of the body), or no status
+    /// at all (connecting, TLS, a broken stream).
+    #[error("{method}: {}", http_text(url, *status, detail))]
+    Http {
+        method: String,
+        url: String,
+        status: Option<u16>,
+        detail: String,
+    },
     /// No such server, tool or prompt.
     #[error("{0}")]
     NotFound(String),
@@ -185,7 +196,7 @@ impl Error {
         matches!(self.0.kind, Kind::Config(_))
     }
 
-    /// The spec asks for a transport this build does not support yet (HTTP, legacy SSE).
+    /// The spec asks for something this build does not support.
     pub fn is_unsupported(&self) -> bool {
         matches!(self.0.kind, Kind::Unsupported(_))
     }
@@ -224,6 +235,21 @@ impl Error {
     /// The server's answer did not fit the protocol (wrong shape, undecodable result).
     pub fn is_invalid_response(&self) -> bool {
         matches!(self.0.kind, Kind::InvalidResponse(_))
+    }
+
+    /// An HTTP exchange failed: a non-2xx status ([`http_status`](Error::http_status)) or a
+    /// network failure (no status). The text names the method and the URL, with up to 4 KiB
+    /// of the response body.
+    pub fn is_http(&self) -> bool {
+        matches!(self.0.kind, Kind::Http { .. })
+    }
+
+    /// The HTTP status of a failed exchange, when it got one (`401`, `404`, ...).
+    pub fn http_status(&self) -> Option<u16> {
+        match &self.0.kind {
+            Kind::Http { status, .. } => *status,
+            _ => None,
+        }
     }
 
     /// No server, tool or prompt of that name.
@@ -273,6 +299,15 @@ impl Error {
     /// The last 16 KiB of the server's stderr, with credentials redacted, when there is any.
     pub fn stderr_tail(&self) -> Option<&str> {
         self.0.stderr.as_deref()
+    }
+}
+
+/// An HTTP failure in words: the status and the body's start, or what failed.
+fn http_text(url: &str, status: Option<u16>, detail: &str) -> String {
+    match status {
+        Some(status) if detail.is_empty() => format!("HTTP {status} from {url}"),
+        Some(status) => format!("HTTP {status} from {url}: {detail}"),
+        None => format!("the HTTP exchange with {url} failed: {detail}"),
     }
 }
 

@@ -4,14 +4,40 @@
 //! [`parse_mcp_servers`]); the protocol core of the legacy era, 2024-11-05 … 2025-11-25
 //! ([`Client`]: handshake, paginated listings, tool calls with progress and cancellation,
 //! prompts, resources, subscriptions, logging, completion, server→client requests through a
-//! [`ClientHandler`]); the stdio transport (child processes, Unix); and a [`Host`] that runs
-//! many servers behind namespaced tool names.
+//! [`ClientHandler`]); three transports (stdio child processes on Unix, Streamable HTTP, legacy
+//! HTTP+SSE); and a [`Host`] that runs many servers behind namespaced tool names.
 //!
-//! It is **not** (yet): the Streamable HTTP and legacy HTTP+SSE transports (specs parse;
-//! connecting returns an [`Error::is_unsupported`] error), OAuth, the 2026-07-28 "modern" era,
-//! Windows process handling, or an MCP *server*. It never runs a server through a shell and
-//! never spawns a task: [`Client::connect`] and [`Host::new`] hand back a driver future for the
-//! caller to run.
+//! It is **not** (yet): OAuth, the 2026-07-28 "modern" era, Windows process handling, or an
+//! MCP *server*. It never runs a server through a shell and never spawns a task:
+//! [`Client::connect`] and [`Host::new`] hand back a driver future for the caller to run, and
+//! everything a connection does (hyper's HTTP connections included) happens inside it.
+//!
+//! # Transports
+//!
+//! - **stdio** ([`ServerSpec::stdio`]): newline-delimited JSON with a child process; see the
+//!   table below for how the process is looked after.
+//! - **Streamable HTTP** ([`ServerSpec::http`], `type: "http"`, or a bare `url`; MCP
+//!   2025-11-25): one POST per message (`Accept: application/json, text/event-stream`, the
+//!   configured headers over the defaults), JSON and SSE answers, server requests on a POST's
+//!   stream answered by separate POSTs, `Mcp-Session-Id` from any response on every later
+//!   request, `MCP-Protocol-Version` after initialize, the optional GET stream (none on
+//!   404/405/406), `DELETE` of the session on [`Client::close`] (not when the client is merely
+//!   dropped: that needs no runtime and sends nothing). A 404 to a request carrying a session id
+//!   is expiry: the transport re-runs the same initialize once and retries the request once. A
+//!   POST stream that ends before its response is resumed with `GET` + `Last-Event-ID` after
+//!   the server's `retry` (1 s by default; 3 attempts, growing 1.5x, at most 30 s).
+//!   When the initialize POST gets 400, 404 or 405, or its stream announces an `endpoint`, the
+//!   connection falls back to legacy HTTP+SSE.
+//! - **Legacy HTTP+SSE** ([`ServerSpec::sse`], `type: "sse"`; MCP 2024-11-05): a GET stream
+//!   whose `endpoint` event (relative URLs resolved; another origin refused) names where to POST;
+//!   answers arrive as `message` events.
+//!
+//! Over HTTP: hyper 1 (HTTP/1.1 and, over TLS, HTTP/2) with rustls and the webpki roots, https
+//! verified; redirects are followed only within the same origin, so configured credentials
+//! never leave it; each body and SSE event is capped ([`DEFAULT_MAX_HTTP_BODY_BYTES`], set with
+//! [`ServerSpec::max_message_bytes`]); a non-2xx answer is a typed error
+//! ([`Error::is_http`], [`Error::http_status`]) naming the server and the method, with up to
+//! 4 KiB of the body; call timeouts are the same as over stdio.
 //!
 //! # Example
 //!
@@ -45,7 +71,7 @@
 //! | 1 | The child blocks once its stderr pipe fills, because nobody reads it. | stderr is always drained by the connection's driver into a 16 KiB tail, credentials redacted; lines can also be forwarded to `tracing` (each cut at 4 KiB). The tail and exit status are attached to startup and exit errors. |
 //! | 2 | Orphaned and zombie servers, above all the grandchild of an `npx`/`uvx` wrapper. | Each server gets its own process group. Closing is stdin EOF → 750 ms → `SIGTERM` to the group → 2 s → `SIGKILL` to the group, bounded and idempotent; dropping the last [`Client`] kills the group synchronously (no runtime needed); when the server exits by itself, whatever is left of its group is killed; the child is always reaped. |
 //! | 3 | A hung or dead server makes calls wait for ever. | Every call has a finite timeout (300 s default, per server, tool and call); an abandoned or timed-out call sends `notifications/cancelled` (never for `initialize`); when the server dies, every pending call fails at once with its exit status and stderr tail. |
-//! | 4 | Expired HTTP sessions are reused for ever. | Not applicable yet: the HTTP transports are a later step (they are refused with a clear error). |
+//! | 4 | Expired HTTP sessions are reused for ever. | Any 404 to a request that carried a session id forgets the id, re-initializes once and retries the request once; a second 404 is an ordinary, typed status error. |
 //! | 5 | A fixed timeout kills long tools, and progress cannot extend it because the token is only sent with a callback. | Every tools/call carries a progress token; each progress report restarts the idle timeout, under an absolute cap (1 h default); a per-call callback sees the reports. |
 //! | 6 | Windows: `spawn npx ENOENT` because `npx` is `npx.cmd`. | Not handled yet: the stdio transport is Unix-only for now. |
 //! | 7 | A GUI-launched host has a thin `PATH`, so `npx`/`uvx` are not found. | The login shell's `PATH` is probed once per process (`$SHELL -l -c`, 2 s) and merged into the child's; a missing command's error names the `PATH` searched and says how to fix it. |
@@ -64,7 +90,7 @@
 //!
 //! Dropping a future is the way to cancel. Dropping a call's future removes its pending entry,
 //! sends `notifications/cancelled`, and drops a late answer. Dropping [`Client::connect`]
-//! kills a process it already started. [`Client::close`] and [`Host::shutdown`] are
+//! kills a process it already started (or drops the HTTP exchanges in flight). [`Client::close`] and [`Host::shutdown`] are
 //! idempotent: dropping them stops the waiting, and the last handle's drop still kills the
 //! process. Every `pub async fn` documents its own cancel safety. The drivers must be polled
 //! for anything to happen; dropping one closes its connections.
@@ -72,6 +98,7 @@
 mod config;
 mod error;
 mod host;
+mod http;
 mod names;
 mod protocol;
 pub mod server;
@@ -100,6 +127,6 @@ pub use crate::protocol::types::{
     ServerCapabilities, Tool,
 };
 pub use crate::spec::{
-    DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_CALL_DURATION, DEFAULT_MAX_MESSAGE_BYTES,
-    DEFAULT_STARTUP_TIMEOUT, Root, ServerSpec, Transport,
+    DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_CALL_DURATION, DEFAULT_MAX_HTTP_BODY_BYTES,
+    DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_STARTUP_TIMEOUT, Root, ServerSpec, Transport,
 };

@@ -22,6 +22,8 @@ pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(300);
 pub const DEFAULT_MAX_CALL_DURATION: Duration = Duration::from_secs(60 * 60);
 /// The default cap on one stdio message, counting its newline (8 MiB).
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 8 * 1024 * 1024;
+/// The default cap on one HTTP body or SSE event (16 MiB).
+pub const DEFAULT_MAX_HTTP_BODY_BYTES: usize = 16 * 1024 * 1024;
 
 /// How a server is reached.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -30,10 +32,11 @@ pub enum Transport {
     /// A child process speaking newline-delimited JSON on stdin/stdout (`type` absent or
     /// `"stdio"`).
     Stdio,
-    /// Streamable HTTP (`"http"`, `"streamable-http"`, `"streamable_http"`). Parsed, not yet
-    /// connectable.
+    /// Streamable HTTP (`"http"`, `"streamable-http"`, `"streamable_http"`, or a bare `url`),
+    /// falling back to the legacy HTTP+SSE transport when the server answers the initialize
+    /// POST with 400, 404 or 405 or announces a legacy `endpoint`.
     StreamableHttp,
-    /// The legacy HTTP+SSE transport of 2024-11-05 (`"sse"`). Parsed, not yet connectable.
+    /// The legacy HTTP+SSE transport of 2024-11-05 (`"sse"`).
     Sse,
 }
 
@@ -170,17 +173,21 @@ impl ServerSpec {
         spec
     }
 
-    /// A Streamable HTTP server at `url` (not yet connectable).
+    /// A Streamable HTTP server at `url` (with the automatic fallback to legacy HTTP+SSE).
+    /// Its message cap defaults to [`DEFAULT_MAX_HTTP_BODY_BYTES`].
     pub fn http(name: &str, url: impl Into<String>) -> Self {
         let mut spec = ServerSpec::base(name, Transport::StreamableHttp);
         spec.url = url.into();
+        spec.max_message_bytes = DEFAULT_MAX_HTTP_BODY_BYTES;
         spec
     }
 
-    /// A legacy HTTP+SSE server at `url` (not yet connectable).
+    /// A legacy HTTP+SSE server at `url` (its SSE endpoint). Its message cap defaults to
+    /// [`DEFAULT_MAX_HTTP_BODY_BYTES`].
     pub fn sse(name: &str, url: impl Into<String>) -> Self {
         let mut spec = ServerSpec::base(name, Transport::Sse);
         spec.url = url.into();
+        spec.max_message_bytes = DEFAULT_MAX_HTTP_BODY_BYTES;
         spec
     }
 
@@ -256,8 +263,9 @@ impl ServerSpec {
         self
     }
 
-    /// The cap on one inbound or outbound stdio message, counting its newline (default 8 MiB).
-    /// An oversized answer fails its request; the connection lives on.
+    /// The cap on one inbound or outbound message: a stdio line counting its newline (default
+    /// 8 MiB), or an HTTP body or SSE event (default 16 MiB). An oversized answer fails its
+    /// request; the connection lives on.
     pub fn max_message_bytes(mut self, bytes: usize) -> Self {
         self.max_message_bytes = bytes.max(64);
         self

@@ -2,12 +2,11 @@
 //!
 //! A transport yields what the jsonrpc peer runs on, a stream of inbound frames and a sink for
 //! outbound ones, plus a [`Backend`] for its lifecycle (closing, killing, diagnostics) and an
-//! optional background future (stdio: supervising the process). The protocol core never looks
-//! past that, so the HTTP transports slot in as one more `open` arm and `Backend` variant
-//! (their stream is the SSE/JSON responses, their sink the POSTs). Today they are parsed but
-//! refused here with a clear "not yet supported" error.
+//! optional background future (stdio: supervising the process; HTTP: the transport driver that
+//! runs the POSTs and streams). The protocol core never looks past that.
 
 use std::pin::Pin;
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -16,7 +15,7 @@ use futures_util::Sink;
 use sidewire_jsonrpc::{Config, Peer};
 use tokio::io::{AsyncRead, AsyncWrite};
 
-use crate::error::Kind;
+use crate::http::{Failures, HttpBackend};
 use crate::protocol::session::Background;
 use crate::stdio::ProcessHandle;
 use crate::{Error, ServerSpec, Transport};
@@ -46,6 +45,8 @@ pub(crate) enum Backend {
     Streams,
     /// A child process.
     Stdio(ProcessHandle),
+    /// Streamable HTTP or legacy HTTP+SSE.
+    Http(HttpBackend),
 }
 
 impl Backend {
@@ -57,6 +58,7 @@ impl Backend {
                     tokio::time::timeout(STREAMS_CLOSE_BUDGET, peer.shutdown(Duration::ZERO)).await;
             }
             Backend::Stdio(process) => process.close(peer).await,
+            Backend::Http(http) => http.close(peer).await,
         }
     }
 
@@ -78,7 +80,7 @@ impl Backend {
     /// The exit status (in words) and the redacted stderr tail, when there are any.
     pub(crate) fn diagnostics(&self) -> (Option<String>, Option<String>) {
         match self {
-            Backend::Streams => (None, None),
+            Backend::Streams | Backend::Http(_) => (None, None),
             Backend::Stdio(process) => (process.exit_status(), Some(process.stderr_tail())),
         }
     }
@@ -86,8 +88,16 @@ impl Backend {
     /// The process id (also its process group id), for a stdio server.
     pub(crate) fn pid(&self) -> Option<u32> {
         match self {
-            Backend::Streams => None,
+            Backend::Streams | Backend::Http(_) => None,
             Backend::Stdio(process) => Some(process.pid()),
+        }
+    }
+
+    /// Where an HTTP transport keeps the failures it answered requests with.
+    pub(crate) fn failures(&self) -> Option<Arc<Failures>> {
+        match self {
+            Backend::Http(http) => Some(http.failures()),
+            _ => None,
         }
     }
 }
@@ -96,11 +106,7 @@ impl Backend {
 pub(crate) async fn open(spec: &ServerSpec, config: &Config) -> Result<Opened, Error> {
     match spec.transport {
         Transport::Stdio => crate::stdio::open(spec, config).await,
-        Transport::StreamableHttp | Transport::Sse => Err(Error::new(Kind::Unsupported(format!(
-            "the {} transport is not supported yet (server at {}); this version connects stdio \
-             servers only",
-            spec.transport, spec.url
-        )))),
+        Transport::StreamableHttp | Transport::Sse => crate::http::open(spec),
     }
 }
 

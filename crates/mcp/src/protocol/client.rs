@@ -119,15 +119,16 @@ impl Client {
     ///
     /// # Errors
     ///
-    /// A config error for an invalid spec, an unsupported error for the HTTP transports (not
-    /// yet connectable), a spawn error naming `PATH` when the command is missing, a timeout,
-    /// a closed error when the server dies during the handshake (with its exit status and
-    /// stderr tail), or an incompatible-version error. Every one names the server and the
-    /// stage.
+    /// A config error for an invalid spec, a spawn error naming `PATH` when the command is
+    /// missing, an HTTP error ([`Error::http_status`]: 401, 403, ...) when the server refuses
+    /// the initialize POST, a timeout, a closed error when the server dies during the handshake
+    /// (with its exit status and stderr tail), or an incompatible-version error. Every one
+    /// names the server and the stage.
     ///
     /// # Cancel safety
     ///
-    /// Dropping the future kills a process it already started; nothing is left behind.
+    /// Dropping the future kills a process it already started, and drops every HTTP exchange
+    /// in flight; nothing is left behind.
     pub async fn connect(
         spec: &ServerSpec,
         handler: impl ClientHandler,
@@ -205,7 +206,7 @@ impl Client {
         deadline: Instant,
         started: Instant,
     ) -> Result<(Client, ClientDriver), Error> {
-        let shared = Shared::new(spec, handler);
+        let shared = Shared::new(spec, handler, opened.backend.failures());
         let router = session::router(&shared);
         let (peer, rpc) = sidewire_jsonrpc::connect(opened.stream, opened.sink, router, config);
         let (alive, alive_rx) = oneshot::channel();
@@ -273,7 +274,7 @@ impl Client {
             .peer
             .request_with::<Initialize>(&params, RpcOptions::timeout(timeout))
             .await
-            .map_err(|err| Error::rpc(Initialize::METHOD, err))?;
+            .map_err(|err| shared.rpc_error(Initialize::METHOD, err))?;
         if !SUPPORTED_PROTOCOL_VERSIONS.contains(&result.protocol_version.as_str()) {
             return Err(Error::new(Kind::Incompatible {
                 got: result.protocol_version,
@@ -285,7 +286,7 @@ impl Client {
             .peer
             .notify_untyped::<()>(INITIALIZED, None)
             .await
-            .map_err(|err| Error::rpc(INITIALIZED, err))?;
+            .map_err(|err| shared.rpc_error(INITIALIZED, err))?;
         let _ = shared.init.set(result);
         Ok(())
     }
@@ -362,7 +363,11 @@ impl Client {
     /// Maps a failed call, waiting briefly for a dead server's exit status and stderr.
     async fn failed(&self, what: &str, err: sidewire_jsonrpc::Error) -> Error {
         let closed = err.is_closed();
-        let error = Error::rpc(what, err).with_server(&self.inner.shared.name);
+        let error = self
+            .inner
+            .shared
+            .rpc_error(what, err)
+            .with_server(&self.inner.shared.name);
         if !closed {
             return error;
         }
@@ -392,7 +397,7 @@ impl Client {
         let deadline = Instant::now() + self.inner.shared.spec.call_timeout;
         let shared = &self.inner.shared;
         shared.listed.fetch_or(bit, Ordering::SeqCst);
-        match listing::list_all::<M>(&self.inner.peer, &shared.name, deadline).await {
+        match listing::list_all::<M>(&self.inner.peer, shared, deadline).await {
             Ok(items) => Ok(items),
             Err(err) if err.is_closed() => {
                 self.inner.backend.settle(SETTLE).await;

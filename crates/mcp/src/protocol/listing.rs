@@ -14,6 +14,7 @@ use tokio::time::Instant;
 use crate::Error;
 use crate::error::Kind;
 use crate::protocol::methods::{ListMethod, Page, PageParams};
+use crate::protocol::session::Shared;
 
 /// The most pages one listing fetches.
 pub(crate) const MAX_PAGES: usize = 100;
@@ -21,9 +22,10 @@ pub(crate) const MAX_PAGES: usize = 100;
 /// Every item of a listing, in server order, within `deadline`.
 pub(crate) async fn list_all<M: ListMethod>(
     peer: &Peer,
-    server: &str,
+    shared: &Shared,
     deadline: Instant,
 ) -> Result<Vec<M::Item>, Error> {
+    let server: &str = &shared.name;
     let mut items = Vec::new();
     let mut keys = HashSet::new();
     let mut cursors = HashSet::new();
@@ -36,7 +38,7 @@ pub(crate) async fn list_all<M: ListMethod>(
         let raw = peer
             .call(M::METHOD, Some(&params), CallOptions::timeout(timeout))
             .await
-            .map_err(|err| Error::rpc(M::METHOD, err))?;
+            .map_err(|err| shared.rpc_error(M::METHOD, err))?;
         let page: Page<M::Item> = raw.decode().map_err(|err| {
             Error::new(Kind::InvalidResponse(format!(
                 "the {} result does not decode: {err}",

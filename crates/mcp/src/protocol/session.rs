@@ -20,7 +20,7 @@ use sidewire_jsonrpc::{
 };
 use tokio::sync::{Notify, oneshot, watch};
 
-use crate::ServerSpec;
+use crate::http::Failures;
 use crate::protocol::handler::DynHandler;
 use crate::protocol::listing;
 use crate::protocol::methods::{
@@ -31,6 +31,7 @@ use crate::protocol::methods::{
 use crate::protocol::types::{
     InitializeResult, Progress, Prompt, Resource, ResourceTemplate, Tool,
 };
+use crate::{Error, ServerSpec};
 
 /// Bits of [`Shared::dirty`] and [`Shared::listed`].
 pub(crate) const TOOLS: u8 = 1;
@@ -78,10 +79,16 @@ pub(crate) struct Shared {
     pub(crate) refresh: Notify,
     /// Bumped whenever a cached list is replaced.
     pub(crate) revision: watch::Sender<u64>,
+    /// An HTTP transport's record of the requests it failed itself (see `crate::http`).
+    failures: Option<Arc<Failures>>,
 }
 
 impl Shared {
-    pub(crate) fn new(spec: &ServerSpec, handler: Arc<dyn DynHandler>) -> Arc<Self> {
+    pub(crate) fn new(
+        spec: &ServerSpec,
+        handler: Arc<dyn DynHandler>,
+        failures: Option<Arc<Failures>>,
+    ) -> Arc<Self> {
         Arc::new(Shared {
             name: Arc::clone(&spec.name),
             spec: spec.clone(),
@@ -94,7 +101,19 @@ impl Shared {
             listed: AtomicU8::new(0),
             refresh: Notify::new(),
             revision: watch::channel(0).0,
+            failures,
         })
+    }
+
+    /// Maps a jsonrpc error for `what`, turning the transport's own answers to requests it
+    /// could not deliver (an HTTP status, a network failure) back into typed errors.
+    pub(crate) fn rpc_error(&self, what: &str, err: sidewire_jsonrpc::Error) -> Error {
+        if let (Some(failures), Some(remote)) = (&self.failures, err.remote())
+            && let Some(error) = failures.take(remote)
+        {
+            return error;
+        }
+        Error::rpc(what, err)
     }
 
     /// A progress token unique on this connection.
@@ -250,7 +269,7 @@ async fn refresh_loop(peer: Peer, shared: Arc<Shared>) {
         let name = &shared.name;
         let mut changed = false;
         if stale & TOOLS != 0 {
-            match listing::list_all::<ListTools>(&peer, name, deadline).await {
+            match listing::list_all::<ListTools>(&peer, &shared, deadline).await {
                 Ok(tools) => {
                     shared.cache().tools = tools.into();
                     changed = true;
@@ -259,7 +278,7 @@ async fn refresh_loop(peer: Peer, shared: Arc<Shared>) {
             }
         }
         if stale & PROMPTS != 0 {
-            match listing::list_all::<ListPrompts>(&peer, name, deadline).await {
+            match listing::list_all::<ListPrompts>(&peer, &shared, deadline).await {
                 Ok(prompts) => {
                     shared.cache().prompts = prompts.into();
                     changed = true;
@@ -268,7 +287,7 @@ async fn refresh_loop(peer: Peer, shared: Arc<Shared>) {
             }
         }
         if stale & RESOURCES != 0 {
-            match listing::list_all::<ListResources>(&peer, name, deadline).await {
+            match listing::list_all::<ListResources>(&peer, &shared, deadline).await {
                 Ok(resources) => {
                     shared.cache().resources = resources.into();
                     changed = true;
@@ -276,7 +295,7 @@ async fn refresh_loop(peer: Peer, shared: Arc<Shared>) {
                 Err(err) => tracing::warn!(server = %name, %err, "refreshing resources failed"),
             }
             if let Ok(templates) =
-                listing::list_all::<ListResourceTemplates>(&peer, name, deadline).await
+                listing::list_all::<ListResourceTemplates>(&peer, &shared, deadline).await
             {
                 shared.cache().templates = templates.into();
             }

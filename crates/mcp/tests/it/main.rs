@@ -2,6 +2,9 @@
 //! child processes, the host, and (when installed) real MCP servers.
 
 mod host;
+mod http;
+mod http_mock;
+mod http_peers;
 mod peers;
 mod protocol;
 mod stdio;

@@ -20,11 +20,12 @@ use sidewire_mcp::{
 
 use crate::support::*;
 
-const EVERYTHING: &str = "npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js";
-const PYTHON: &str = "py/bin/python";
+pub(crate) const EVERYTHING: &str =
+    "npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js";
+pub(crate) const PYTHON: &str = "py/bin/python";
 
 /// The peers directory, or `None` (after saying so) when the tests should skip.
-fn peers(what: &str, needs: &str) -> Option<PathBuf> {
+pub(crate) fn peers(what: &str, needs: &str) -> Option<PathBuf> {
     let required = std::env::var("SIDEWIRE_REQUIRE_PEERS").is_ok_and(|v| v == "1");
     let Some(dir) = std::env::var_os("SIDEWIRE_MCP_PEERS").map(PathBuf::from) else {
         assert!(
@@ -50,12 +51,12 @@ fn peers(what: &str, needs: &str) -> Option<PathBuf> {
 
 /// Answers sampling and elicitation like a user who always says yes.
 #[derive(Default)]
-struct Yes {
-    samples: AtomicUsize,
-    elicitations: Mutex<Vec<ElicitParams>>,
+pub(crate) struct Yes {
+    pub(crate) samples: AtomicUsize,
+    pub(crate) elicitations: Mutex<Vec<ElicitParams>>,
 }
 
-struct Handler(Arc<Yes>);
+pub(crate) struct Handler(pub(crate) Arc<Yes>);
 
 impl ClientHandler for Handler {
     fn supports_sampling(&self) -> bool {
@@ -96,7 +97,7 @@ impl ClientHandler for Handler {
     }
 }
 
-async fn connect(spec: &ServerSpec, handler: Handler) -> Client {
+pub(crate) async fn connect(spec: &ServerSpec, handler: Handler) -> Client {
     let (client, driver) = within("connect", Client::connect(spec, handler))
         .await
         .unwrap_or_else(|err| panic!("connect failed: {err}"));
@@ -104,7 +105,7 @@ async fn connect(spec: &ServerSpec, handler: Handler) -> Client {
     client
 }
 
-async fn call(client: &Client, tool: &str, args: serde_json::Value) -> String {
+pub(crate) async fn call(client: &Client, tool: &str, args: serde_json::Value) -> String {
     let result = within(tool, client.call_tool(tool, args, CallOptions::new()))
         .await
         .unwrap_or_else(|err| panic!("{tool} failed: {err}"));

@@ -144,18 +144,6 @@ async fn a_missing_command_names_path_and_how_to_fix_it() {
 }
 
 #[tokio::test]
-async fn http_specs_are_refused_as_not_yet_supported() {
-    for spec in [
-        ServerSpec::http("web", "https://example.com/mcp"),
-        ServerSpec::sse("old", "http://127.0.0.1:1/sse"),
-    ] {
-        let err = Client::connect(&spec, NoHandler).await.unwrap_err();
-        assert!(err.is_unsupported(), "{err:?}");
-        assert!(err.to_string().contains("not supported yet"), "{err}");
-    }
-}
-
-#[tokio::test]
 async fn a_stderr_flood_does_not_block_the_server() {
     // 1 MiB of stderr before the initialize answer: far beyond a pipe buffer.
     let client = connect(fake_spec("noisy").env("FAKE_STDERR_FLOOD", "1048576")).await;

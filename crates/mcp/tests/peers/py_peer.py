@@ -1,6 +1,8 @@
 """A Python MCP server for sidewire-mcp's real-peer tests, built on PyPI's `mcp` 2.x (`MCPServer`).
 
-Installed at a pinned version by .ci/mcp-peers/install.sh; run as `python py_peer.py` (stdio).
+Installed at a pinned version by .ci/mcp-peers/install.sh; run as `python py_peer.py` (stdio),
+`python py_peer.py sse PORT` (GET /sse, POST /messages/) or `python py_peer.py streamable-http
+PORT` (/mcp), always on 127.0.0.1.
 It offers tools that exercise plain calls, progress, roots and elicitation, one prompt and one
 resource template.
 """
@@ -70,4 +72,10 @@ def note(key: str) -> str:
 
 
 if __name__ == "__main__":
-    srv.run("stdio")
+    import sys
+
+    mode = sys.argv[1] if len(sys.argv) > 1 else "stdio"
+    if mode == "stdio":
+        srv.run("stdio")
+    else:
+        srv.run(mode, host="127.0.0.1", port=int(sys.argv[2]))

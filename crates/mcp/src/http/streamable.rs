@@ -1,0 +1,418 @@
+//! The transport driver, and Streamable HTTP (2025-11-25) exchanges.
+//!
+//! Each outgoing frame becomes one POST carrying the configured headers, `Mcp-Session-Id` once
+//! the server gave one and `MCP-Protocol-Version` once initialize has answered. A request's
+//! answer is a JSON body or an SSE stream; everything on that stream (server requests and
+//! notifications too) goes to the protocol layer, and our answers to server requests go out as
+//! separate POSTs through the same bounded queue as every other frame.
+//!
+//! # Session expiry
+//!
+//! A 404 to a request that carried a session id means the session is gone, whatever the body
+//! says (servers disagree on it). The transport forgets the id, replays the protocol layer's
+//! own `initialize` request (recorded on its way out, so the capabilities and client info are
+//! the same) followed by `notifications/initialized`, and retries the request once. The
+//! replayed handshake's answer is consumed here: the protocol layer keeps the negotiated facts
+//! of its first handshake, and the transport sends the version the new session agreed. When
+//! several requests see the same expiry, the first re-initializes and the others only retry
+//! (a lock and a comparison of session ids). A second 404 for the retried request is an
+//! ordinary status error.
+//!
+//! # Resumption
+//!
+//! When a POST's SSE stream ends before the response to its request, the transport waits the
+//! server's `retry` (1 s when it sent none, growing 1.5x per further attempt up to 30 s) and
+//! resumes with a GET carrying `Last-Event-ID` (the last event id seen on that stream), up to
+//! [`MAX_RESUMES`] times; a stream that never sent an id cannot be resumed, and the request
+//! fails.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures_util::StreamExt;
+use futures_util::stream::FuturesUnordered;
+use http::{Method, StatusCode};
+use hyper::body::Incoming;
+use tokio::sync::mpsc;
+
+use crate::http::client::{
+    self, BackgroundTask, ReadError, SseBody, error_body, is_event_stream, read_body,
+};
+use crate::http::{Ctx, Failure, Mode, Outgoing, legacy, response_id};
+use crate::protocol::session::lock;
+
+/// POSTs in flight at once; past it the driver stops taking frames, and the jsonrpc writer
+/// feels the bounded queue.
+const MAX_IN_FLIGHT: usize = 32;
+/// Resumptions of one POST stream.
+pub(crate) const MAX_RESUMES: u32 = 3;
+/// Reconnections of the GET stream in a row without an event in between.
+const MAX_GET_RECONNECTS: u32 = 5;
+/// The wait before a resumption when the server never sent `retry`.
+const DEFAULT_RETRY: Duration = Duration::from_secs(1);
+/// The longest wait before a resumption.
+const MAX_RETRY: Duration = Duration::from_secs(30);
+/// How long a request waits for the GET stream's first answer.
+const GET_READY_WAIT: Duration = Duration::from_secs(2);
+
+/// The wait before resumption `attempt` (1-based).
+pub(crate) fn retry_delay(retry_ms: Option<u64>, attempt: u32) -> Duration {
+    let base = retry_ms.map_or(DEFAULT_RETRY, Duration::from_millis);
+    let factor = 1.5f64.powi(attempt.saturating_sub(1).min(16) as i32);
+    base.min(MAX_RETRY).mul_f64(factor).min(MAX_RETRY)
+}
+
+/// The transport driver: turns frames into exchanges, runs them and the streams, and hyper's
+/// connection futures. Ends when the jsonrpc side drops the sink, or the legacy stream ends;
+/// either way everything in flight is dropped, which closes the inbound queue.
+pub(crate) async fn run(
+    ctx: Arc<Ctx>,
+    mut outbound: mpsc::Receiver<Bytes>,
+    mut hyper_tasks: mpsc::UnboundedReceiver<BackgroundTask>,
+    mut tasks: mpsc::UnboundedReceiver<BackgroundTask>,
+) {
+    let mut exchanges = FuturesUnordered::<BackgroundTask>::new();
+    let mut connections = FuturesUnordered::<BackgroundTask>::new();
+    let mut ended = ctx.end.subscribe();
+    if ctx.state.mode() == Mode::Legacy {
+        ctx.run(Box::pin(legacy::stream(Arc::clone(&ctx))));
+    }
+    loop {
+        // Branch order: hyper's connections first (they carry every exchange), then finished
+        // work, then new frames, so a busy writer cannot starve the readers.
+        tokio::select! {
+            biased;
+            Some(task) = hyper_tasks.recv() => connections.push(task),
+            Some(()) = connections.next(), if !connections.is_empty() => {}
+            Some(task) = tasks.recv() => exchanges.push(task),
+            Some(()) = exchanges.next(), if !exchanges.is_empty() => {}
+            _ = ended.wait_for(|end| *end) => break,
+            frame = outbound.recv(), if exchanges.len() < MAX_IN_FLIGHT => match frame {
+                Some(frame) => exchanges.push(Box::pin(exchange(Arc::clone(&ctx), frame))),
+                None => break,
+            },
+        }
+    }
+    tracing::debug!(server = %ctx.state.server, "the HTTP transport ended");
+}
+
+/// One outgoing frame's exchange, bounded by the call budget.
+async fn exchange(ctx: Arc<Ctx>, frame: Bytes) {
+    let outgoing = Outgoing::of(&frame);
+    if let Outgoing::Request { id, method } = &outgoing
+        && method == "initialize"
+    {
+        *lock(&ctx.state.initialize) = Some((id.clone(), frame.clone()));
+    }
+    let budget = match outgoing {
+        Outgoing::Request { .. } => ctx.state.request_budget,
+        _ => ctx.state.message_budget,
+    };
+    let work = async {
+        let is_initialize =
+            matches!(&outgoing, Outgoing::Request { method, .. } if method == "initialize");
+        if matches!(outgoing, Outgoing::Request { .. })
+            && !is_initialize
+            && ctx.state.get_planned.load(Ordering::SeqCst)
+        {
+            let mut ready = ctx.state.get_ready.subscribe();
+            if tokio::time::timeout(GET_READY_WAIT, ready.wait_for(|ready| *ready))
+                .await
+                .is_err()
+            {
+                // A GET that never answers delays one request, not every one.
+                ctx.state.get_ready.send_replace(true);
+            }
+        }
+        if ctx.state.mode() == Mode::Legacy {
+            legacy::post(&ctx, &frame, &outgoing).await
+        } else {
+            post(&ctx, &frame, &outgoing, true).await
+        }
+    };
+    let url = ctx.state.url.clone();
+    let result = match tokio::time::timeout(budget, work).await {
+        Ok(result) => result,
+        Err(_) => Err(Failure::Other(format!(
+            "no answer within {} ms",
+            budget.as_millis()
+        ))),
+    };
+    match result {
+        Ok(()) => {
+            // The GET stream opens as soon as initialize has succeeded: the requests that
+            // follow wait for its first answer (see `HttpState::get_ready`).
+            if ctx.state.get_planned.load(Ordering::SeqCst)
+                && !ctx.state.get_started.swap(true, Ordering::SeqCst)
+            {
+                ctx.run(Box::pin(get_stream(Arc::clone(&ctx))));
+            }
+        }
+        Err(failure) => ctx.fail(&outgoing, &url, failure).await,
+    }
+}
+
+/// One Streamable HTTP POST and its answer; `recover` allows the one re-initialization.
+async fn post(
+    ctx: &Arc<Ctx>,
+    frame: &Bytes,
+    outgoing: &Outgoing,
+    recover: bool,
+) -> Result<(), Failure> {
+    let state = &ctx.state;
+    let sent_session = state.session();
+    let headers = state.post_headers(sent_session.as_ref());
+    let (_, mut response) = state
+        .client
+        .send(Method::POST, &state.url, &headers, frame.clone())
+        .await
+        .map_err(|err| Failure::Net(err.0))?;
+    state.capture_session(response.headers());
+    let status = response.status();
+    if status == StatusCode::NOT_FOUND
+        && recover
+        && let Some(expired) = sent_session
+    {
+        tracing::info!(server = %state.server, "the HTTP session expired; initializing a new one");
+        drop(response);
+        reinitialize(ctx, &expired).await?;
+        return Box::pin(post(ctx, frame, outgoing, false)).await;
+    }
+    let is_initialize =
+        matches!(outgoing, Outgoing::Request { method, .. } if method == "initialize");
+    if is_initialize && state.mode() == Mode::Auto && matches!(status.as_u16(), 400 | 404 | 405) {
+        tracing::info!(server = %state.server, %status, "no Streamable HTTP here; trying the legacy HTTP+SSE transport");
+        drop(response);
+        return legacy::fall_back(ctx, frame, outgoing).await;
+    }
+    if client::is_failure(status) {
+        let body = error_body(response.body_mut()).await;
+        return Err(Failure::Status {
+            status: status.as_u16(),
+            body,
+        });
+    }
+    let Outgoing::Request { id, .. } = outgoing else {
+        // Notifications and responses: 202 expected, any 2xx accepted, the body drained.
+        read_body(response.body_mut(), state.cap)
+            .await
+            .map_err(read_failure)?;
+        return Ok(());
+    };
+    if is_event_stream(&response) {
+        let body = response.into_body();
+        return match read_stream(ctx, body, id, is_initialize).await {
+            Err(Failure::UseLegacy) => {
+                tracing::info!(server = %state.server, "the server announced a legacy endpoint; switching to HTTP+SSE");
+                legacy::fall_back(ctx, frame, outgoing).await
+            }
+            other => other,
+        };
+    }
+    let body = read_body(response.body_mut(), state.cap)
+        .await
+        .map_err(read_failure)?;
+    if !body.is_empty() {
+        ctx.deliver(body).await;
+    }
+    // A 202 (or empty body) for a request: the response may come on the GET stream, and the
+    // call's timeout covers the case where it never does.
+    Ok(())
+}
+
+pub(crate) fn read_failure(err: ReadError) -> Failure {
+    match err {
+        ReadError::Net(detail) => Failure::Net(detail),
+        ReadError::TooLarge(cap) => Failure::TooLarge(cap),
+    }
+}
+
+/// Reads a POST's SSE stream until the response to `want`, resuming when it ends early.
+async fn read_stream(
+    ctx: &Arc<Ctx>,
+    body: Incoming,
+    want: &str,
+    is_initialize: bool,
+) -> Result<(), Failure> {
+    let state = &ctx.state;
+    let mut events = SseBody::new(body, state.cap);
+    let mut resumes = 0;
+    let mut too_large = None;
+    loop {
+        loop {
+            match events.next().await {
+                Ok(Some(event)) => {
+                    if event.event == "endpoint" && is_initialize && state.mode() == Mode::Auto {
+                        return Err(Failure::UseLegacy);
+                    }
+                    if event.data.trim().is_empty() {
+                        continue; // A priming event: it only sets the id.
+                    }
+                    let frame = Bytes::from(event.data);
+                    let answered = response_id(&frame).as_deref() == Some(want);
+                    ctx.deliver(frame).await;
+                    if answered {
+                        return Ok(());
+                    }
+                }
+                Ok(None) => break,
+                Err(ReadError::TooLarge(cap)) => too_large = Some(cap),
+                Err(ReadError::Net(_)) => break,
+            }
+        }
+        let Some(last) = events.last_event_id().map(str::to_owned) else {
+            return Err(too_large.map_or_else(
+                || Failure::Other("the SSE stream ended without a response".to_owned()),
+                Failure::TooLarge,
+            ));
+        };
+        if resumes == MAX_RESUMES {
+            return Err(Failure::Other(format!(
+                "the SSE stream ended without a response, {MAX_RESUMES} resumptions failed"
+            )));
+        }
+        resumes += 1;
+        tokio::time::sleep(retry_delay(events.retry(), resumes)).await;
+        let headers = state.get_headers(Some(&last));
+        let (_, mut response) = state
+            .client
+            .send(Method::GET, &state.url, &headers, Bytes::new())
+            .await
+            .map_err(|err| Failure::Net(err.0))?;
+        state.capture_session(response.headers());
+        if client::is_failure(response.status()) {
+            let status = response.status().as_u16();
+            let body = error_body(response.body_mut()).await;
+            return Err(Failure::Status { status, body });
+        }
+        if !is_event_stream(&response) {
+            return Err(Failure::Other(
+                "resuming the SSE stream did not return an event stream".to_owned(),
+            ));
+        }
+        tracing::debug!(server = %state.server, last_event_id = %last, "resumed an SSE stream");
+        events.resume(response.into_body());
+    }
+}
+
+/// Starts a new session after a 404: see the module docs.
+async fn reinitialize(ctx: &Arc<Ctx>, expired: &http::HeaderValue) -> Result<(), Failure> {
+    let state = &ctx.state;
+    let _one_at_a_time = state.reinit.lock().await;
+    if state.session().as_ref() != Some(expired) {
+        return Ok(()); // Someone else already did it (or the server moved us on).
+    }
+    state.forget_session();
+    let Some((init_id, init)) = lock(&state.initialize).clone() else {
+        return Err(Failure::Other(
+            "the session expired before initialize was sent".to_owned(),
+        ));
+    };
+    let headers = state.post_headers(None);
+    let (_, mut response) = state
+        .client
+        .send(Method::POST, &state.url, &headers, init)
+        .await
+        .map_err(|err| Failure::Net(err.0))?;
+    state.capture_session(response.headers());
+    if client::is_failure(response.status()) {
+        let status = response.status().as_u16();
+        let body = error_body(response.body_mut()).await;
+        return Err(Failure::Status {
+            status,
+            body: format!("re-initializing after the session expired: {body}"),
+        });
+    }
+    let answer = if is_event_stream(&response) {
+        let mut events = SseBody::new(response.into_body(), state.cap);
+        let mut answer = None;
+        while let Some(event) = events.next().await.map_err(read_failure)? {
+            let frame = Bytes::from(event.data);
+            if response_id(&frame).as_deref() == Some(init_id.as_str()) {
+                answer = Some(frame);
+                break;
+            }
+        }
+        answer.ok_or_else(|| Failure::Other("re-initialize got no answer".to_owned()))?
+    } else {
+        read_body(response.body_mut(), state.cap)
+            .await
+            .map_err(read_failure)?
+    };
+    let value: serde_json::Value = serde_json::from_slice(&answer)
+        .map_err(|err| Failure::Other(format!("re-initialize answered garbage: {err}")))?;
+    if let Some(error) = value.get("error") {
+        return Err(Failure::Other(format!("re-initialize failed: {error}")));
+    }
+    ctx.initialized(&answer);
+    let initialized =
+        Bytes::from_static(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    let session = state.session();
+    let headers = state.post_headers(session.as_ref());
+    let (_, mut response) = state
+        .client
+        .send(Method::POST, &state.url, &headers, initialized)
+        .await
+        .map_err(|err| Failure::Net(err.0))?;
+    if client::is_failure(response.status()) {
+        let status = response.status().as_u16();
+        let body = error_body(response.body_mut()).await;
+        return Err(Failure::Status { status, body });
+    }
+    let _ = read_body(response.body_mut(), state.cap).await;
+    Ok(())
+}
+
+/// The optional GET stream for server-initiated messages: none when the server answers
+/// 404/405/406 (or any other error); reconnects (with `Last-Event-ID`) a bounded number of
+/// times in a row.
+async fn get_stream(ctx: Arc<Ctx>) {
+    let state = &ctx.state;
+    let mut events: Option<SseBody> = None;
+    let mut reconnects = 0;
+    loop {
+        let last = events
+            .as_ref()
+            .and_then(|e| e.last_event_id().map(str::to_owned));
+        let headers = state.get_headers(last.as_deref());
+        let response = state
+            .client
+            .send(Method::GET, &state.url, &headers, Bytes::new())
+            .await;
+        state.get_ready.send_replace(true);
+        let Ok((_, response)) = response else {
+            return;
+        };
+        state.capture_session(response.headers());
+        if !response.status().is_success() || !is_event_stream(&response) {
+            tracing::debug!(server = %state.server, status = %response.status(), "no GET stream");
+            return;
+        }
+        match &mut events {
+            Some(events) => events.resume(response.into_body()),
+            None => events = Some(SseBody::new(response.into_body(), state.cap)),
+        }
+        let stream = events.as_mut().expect("set above");
+        loop {
+            match stream.next().await {
+                Ok(Some(event)) => {
+                    reconnects = 0;
+                    if !event.data.trim().is_empty() {
+                        ctx.deliver(Bytes::from(event.data)).await;
+                    }
+                }
+                Ok(None) | Err(ReadError::Net(_)) => break,
+                Err(ReadError::TooLarge(cap)) => {
+                    tracing::warn!(server = %state.server, cap, "skipped an oversized SSE event");
+                }
+            }
+        }
+        reconnects += 1;
+        if reconnects > MAX_GET_RECONNECTS {
+            return;
+        }
+        tokio::time::sleep(retry_delay(stream.retry(), reconnects)).await;
+    }
+}

@@ -1,0 +1,256 @@
+//! An in-process MCP server over HTTP (hyper, loopback only, port 0) for the HTTP transport
+//! tests: a default Streamable HTTP behaviour with sessions, a per-test `script` that can
+//! answer any request first, a legacy HTTP+SSE mode, and a log of every request it saw.
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use http::{HeaderMap, Method, Request, Response, StatusCode};
+use http_body_util::combinators::BoxBody;
+use http_body_util::{BodyExt, Full, StreamBody};
+use hyper::body::{Frame, Incoming};
+use hyper_util::rt::{TokioExecutor, TokioIo};
+use serde_json::{Value, json};
+use tokio::net::TcpListener;
+use tokio::sync::mpsc;
+
+use crate::support::lock;
+
+pub(crate) type Body = BoxBody<Bytes, Infallible>;
+
+/// One request the mock saw.
+#[derive(Debug, Clone)]
+pub(crate) struct Seen {
+    pub(crate) method: Method,
+    pub(crate) path: String,
+    pub(crate) headers: HeaderMap,
+    pub(crate) body: Value,
+    pub(crate) at: Instant,
+}
+
+impl Seen {
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+
+    /// The JSON-RPC method of a POST, or `""`.
+    pub(crate) fn rpc_method(&self) -> &str {
+        self.body
+            .get("method")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+    }
+}
+
+/// A script: may answer a request itself (`Some`), else the default behaviour runs.
+pub(crate) type Script = Box<dyn Fn(&Seen, &Mock) -> Option<Response<Body>> + Send + Sync>;
+
+/// A running mock server.
+#[derive(Clone)]
+pub(crate) struct Mock {
+    pub(crate) addr: SocketAddr,
+    pub(crate) seen: Arc<Mutex<Vec<Seen>>>,
+    script: Arc<Mutex<Option<Script>>>,
+    sessions: Arc<AtomicUsize>,
+    /// The legacy stream's sender, once a client opened it.
+    legacy: Arc<Mutex<Option<mpsc::UnboundedSender<Bytes>>>>,
+}
+
+impl Mock {
+    /// Starts a mock on 127.0.0.1 with a free port; it runs until the test's runtime ends.
+    pub(crate) async fn start() -> Mock {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let mock = Mock {
+            addr: listener.local_addr().unwrap(),
+            seen: Arc::default(),
+            script: Arc::default(),
+            sessions: Arc::default(),
+            legacy: Arc::default(),
+        };
+        let server = mock.clone();
+        tokio::spawn(async move {
+            loop {
+                let Ok((stream, _)) = listener.accept().await else {
+                    return;
+                };
+                let server = server.clone();
+                tokio::spawn(async move {
+                    let service = hyper::service::service_fn(move |request| {
+                        let server = server.clone();
+                        async move { Ok::<_, Infallible>(server.handle(request).await) }
+                    });
+                    let _ = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new())
+                        .serve_connection(TokioIo::new(stream), service)
+                        .await;
+                });
+            }
+        });
+        mock
+    }
+
+    pub(crate) fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.addr)
+    }
+
+    pub(crate) fn script(
+        &self,
+        script: impl Fn(&Seen, &Mock) -> Option<Response<Body>> + Send + Sync + 'static,
+    ) {
+        *lock(&self.script) = Some(Box::new(script));
+    }
+
+    pub(crate) fn seen(&self) -> Vec<Seen> {
+        lock(&self.seen).clone()
+    }
+
+    /// The POSTs of one JSON-RPC method.
+    pub(crate) fn posts(&self, method: &str) -> Vec<Seen> {
+        self.seen()
+            .into_iter()
+            .filter(|s| s.method == Method::POST && s.rpc_method() == method)
+            .collect()
+    }
+
+    /// Sends an event on the open legacy stream.
+    pub(crate) fn legacy_send(&self, event: &str) {
+        if let Some(tx) = lock(&self.legacy).as_ref() {
+            let _ = tx.send(Bytes::from(event.to_owned()));
+        }
+    }
+
+    async fn handle(&self, request: Request<Incoming>) -> Response<Body> {
+        let (parts, body) = request.into_parts();
+        let body = body
+            .collect()
+            .await
+            .map(|b| b.to_bytes())
+            .unwrap_or_default();
+        let seen = Seen {
+            method: parts.method,
+            path: parts
+                .uri
+                .path_and_query()
+                .map_or("/".to_owned(), |p| p.to_string()),
+            headers: parts.headers,
+            body: serde_json::from_slice(&body).unwrap_or(Value::Null),
+            at: Instant::now(),
+        };
+        lock(&self.seen).push(seen.clone());
+        let scripted = lock(&self.script).as_ref().and_then(|s| s(&seen, self));
+        if let Some(response) = scripted {
+            return response;
+        }
+        if seen.path.starts_with("/sse") || seen.path.starts_with("/messages") {
+            return self.legacy(&seen);
+        }
+        self.streamable(&seen)
+    }
+
+    /// The default Streamable HTTP behaviour: sessions `s1`, `s2`, ...; JSON answers.
+    fn streamable(&self, seen: &Seen) -> Response<Body> {
+        match seen.method {
+            Method::GET => return status(405, ""),
+            Method::DELETE => return status(200, ""),
+            _ => {}
+        }
+        if seen.rpc_method() == "initialize" {
+            let n = self.sessions.fetch_add(1, Ordering::SeqCst) + 1;
+            let mut response = json_response(&answer(seen));
+            response
+                .headers_mut()
+                .insert("mcp-session-id", format!("s{n}").parse().unwrap());
+            return response;
+        }
+        match seen.body.get("id") {
+            Some(_) if seen.body.get("method").is_some() => json_response(&answer(seen)),
+            _ => status(202, ""),
+        }
+    }
+
+    /// The legacy transport: GET /sse streams, POST /messages answers on the stream.
+    fn legacy(&self, seen: &Seen) -> Response<Body> {
+        if seen.method == Method::GET {
+            let (tx, rx) = mpsc::unbounded_channel();
+            let _ = tx.send(Bytes::from_static(
+                b"event: endpoint\ndata: /messages?session=1\n\n",
+            ));
+            *lock(&self.legacy) = Some(tx);
+            return sse_channel(rx);
+        }
+        if seen.body.get("method").is_some() && seen.body.get("id").is_some() {
+            let message = answer(seen);
+            self.legacy_send(&format!("event: message\ndata: {message}\n\n"));
+        }
+        status(202, "Accepted")
+    }
+}
+
+/// The default answer to a request.
+pub(crate) fn answer(seen: &Seen) -> Value {
+    let id = seen.body.get("id").cloned().unwrap_or(Value::Null);
+    let result = match seen.rpc_method() {
+        "initialize" => json!({
+            "protocolVersion": seen.body.pointer("/params/protocolVersion").cloned()
+                .unwrap_or(json!("2025-11-25")),
+            "capabilities": { "tools": {} },
+            "serverInfo": { "name": "mock", "version": "1" },
+        }),
+        "tools/list" => json!({ "tools": [
+            { "name": "echo", "inputSchema": { "type": "object" } },
+        ]}),
+        "tools/call" => json!({ "content": [
+            { "type": "text", "text": format!("echo: {}", seen.body.pointer("/params/arguments/message").and_then(Value::as_str).unwrap_or("")) },
+        ]}),
+        _ => json!({}),
+    };
+    json!({ "jsonrpc": "2.0", "id": id, "result": result })
+}
+
+pub(crate) fn full(body: impl Into<Bytes>) -> Body {
+    Full::new(body.into()).boxed()
+}
+
+pub(crate) fn status(code: u16, body: &str) -> Response<Body> {
+    let mut response = Response::new(full(body.to_owned()));
+    *response.status_mut() = StatusCode::from_u16(code).unwrap();
+    response
+}
+
+pub(crate) fn json_response(value: &Value) -> Response<Body> {
+    let mut response = Response::new(full(value.to_string()));
+    response
+        .headers_mut()
+        .insert("content-type", "application/json".parse().unwrap());
+    response
+}
+
+/// An SSE response whose chunks come after the given delays; the body ends after the last.
+pub(crate) fn sse(chunks: Vec<(Duration, String)>) -> Response<Body> {
+    let stream = futures_util::stream::unfold(chunks.into_iter(), |mut chunks| async move {
+        let (delay, chunk) = chunks.next()?;
+        tokio::time::sleep(delay).await;
+        Some((Ok::<_, Infallible>(Frame::data(Bytes::from(chunk))), chunks))
+    });
+    sse_response(StreamBody::new(stream).boxed())
+}
+
+/// An SSE response fed by a channel; it ends when the sender goes.
+pub(crate) fn sse_channel(rx: mpsc::UnboundedReceiver<Bytes>) -> Response<Body> {
+    let stream = futures_util::stream::unfold(rx, |mut rx| async move {
+        let chunk = rx.recv().await?;
+        Some((Ok::<_, Infallible>(Frame::data(chunk)), rx))
+    });
+    sse_response(StreamBody::new(stream).boxed())
+}
+
+fn sse_response(body: Body) -> Response<Body> {
+    let mut response = Response::new(body);
+    response
+        .headers_mut()
+        .insert("content-type", "text/event-stream".parse().unwrap());
+    response
+}
