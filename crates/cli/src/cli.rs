@@ -89,9 +89,9 @@ pub(crate) struct McpArgs {
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub(crate) enum HttpTransport {
-    /// Streamable HTTP, falling back to legacy SSE.
+    /// Streamable HTTP, falling back to legacy HTTP+SSE when the server answers like one.
     Auto,
-    /// Streamable HTTP only.
+    /// The same as `auto` (the MCP `type: "http"`).
     Http,
     /// Legacy HTTP+SSE only.
     Sse,

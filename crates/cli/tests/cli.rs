@@ -621,3 +621,49 @@ fn ext_check_fails_with_the_reason_when_a_plugin_cannot_start() {
         "no installed plugin is named nope",
     );
 }
+
+#[test]
+fn mcp_url_talks_streamable_http_to_the_python_peer() {
+    let Some(everything) = server_everything("mcp_url_talks_streamable_http_to_the_python_peer")
+    else {
+        return;
+    };
+    // `<peers>/npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js`.
+    let peers = everything
+        .ancestors()
+        .nth(6)
+        .expect("the peers directory")
+        .to_path_buf();
+    let python = peers.join("py/bin/python");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../mcp/tests/peers/py_peer.py");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut server = Command::new(&python)
+        .arg(&script)
+        .arg("streamable-http")
+        .arg(port.to_string())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("the python peer starts");
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            Instant::now() < deadline,
+            "the python peer never listened on {port}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let home = home();
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let out = run(home.path(), &["mcp", "--url", &url, "tools"]);
+    let listed = out.status.success() && stdout(&out).contains("mcp__adhoc__");
+    let out2 = run(home.path(), &["mcp", "--url", &url, "ping"]);
+    let _ = server.kill();
+    let _ = server.wait();
+    assert!(listed, "{}\n{}", stdout(&out), stderr(&out));
+    assert!(out2.status.success(), "{}", stderr(&out2));
+}
