@@ -7,7 +7,9 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use sidewire_ext_sdk::protocol::{InputPayload, PermissionPayload, Severity, StatusPayload};
+use sidewire_ext_sdk::protocol::{
+    InputPayload, PermissionPayload, Severity, StatusPayload, UiActionResult,
+};
 use sidewire_ext_sdk::{Decision, Extension, Options, point, samples, serve_main};
 use sidewire_mcp::server::Server;
 use sidewire_mcp::{CallToolResult, Content};
@@ -46,7 +48,27 @@ pub(crate) fn extension() -> Extension {
             host.publish(STATUS_SURFACE, status).await?;
             Ok(())
         })
+        // A UI action that asks the user something (`host/ui/request`) and shows the answer.
+        .on_action(GREET_ACTION, "Say hello", |host, _params| async move {
+            let label = match host.input("demo-greet", "What is your name?").await? {
+                Some(name) => format!("hello, {name}"),
+                None => "no name given".to_owned(),
+            };
+            let status = StatusPayload {
+                label,
+                severity: Some(Severity::Info),
+                ..StatusPayload::default()
+            };
+            let accepted = host.publish(STATUS_SURFACE, status).await?;
+            Ok(UiActionResult {
+                accepted,
+                message: String::new(),
+            })
+        })
 }
+
+/// The built-in extension's UI action that prompts the user.
+pub(crate) const GREET_ACTION: &str = "greet";
 
 /// The manifest of the built-in plugin, launching `exe __sidecar`.
 pub(crate) fn manifest(exe: &std::path::Path) -> Value {

@@ -2,17 +2,19 @@
 //! MCP servers, then reads lines: plain text goes through `input.receive`; `/tools`, `/call`,
 //! prompts as `/<server>:<prompt>`, plugin UI actions as `/<plugin>:<action>`, `/submit`,
 //! `/ui`, `/reload` and `/quit` are commands; `@<server>:<uri>` expands a resource into the
-//! input. It works with stdin not a terminal, so it can be scripted; `host/ui/request` prompts
-//! are then answered `{"cancelled": true}`.
+//! input. On a terminal, a plugin's `host/ui/request` prompt is asked field by field on the
+//! next lines (an empty line dismisses it). It works with stdin not a terminal, so it can be
+//! scripted; prompts are then answered `{"cancelled": true}`.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use serde_json::Value;
-use sidewire_ext_host::{Host, HostConfig, HostEvent, Runtime};
+use sidewire_ext_host::{Host, HostConfig, HostEvent, Prompt, Runtime};
+use sidewire_ext_sdk::protocol::FieldKind;
 use sidewire_ext_sdk::protocol::{HookPayload, HookPoint, InputPayload, UiHost};
 use sidewire_mcp::{CallOptions, NoHandler};
 use tokio::io::AsyncBufReadExt;
@@ -21,6 +23,10 @@ use crate::out::Out;
 
 /// The published surfaces, by (plugin, surface id), for `/ui`.
 type Surfaces = Arc<Mutex<BTreeMap<(String, String), String>>>;
+
+/// Prompts waiting for the user's answer on a terminal, oldest first, with the answers to the
+/// fields asked so far.
+type Pending = Arc<Mutex<VecDeque<(Prompt, BTreeMap<String, Value>)>>>;
 
 pub(crate) async fn run(
     config: Option<PathBuf>,
@@ -68,11 +74,15 @@ pub(crate) async fn run(
         started.elapsed().as_millis()
     ));
 
-    // UI and crash events are printed as they come; prompts are cancelled (this host has no
-    // forms to show them in).
+    // UI and crash events are printed as they come. Prompts are asked on a terminal and
+    // cancelled otherwise (nobody could answer them).
+    let interactive = std::io::IsTerminal::is_terminal(&std::io::stdin())
+        && std::io::IsTerminal::is_terminal(&std::io::stderr());
     let surfaces: Surfaces = Arc::default();
+    let pending: Pending = Arc::default();
     let events_task = {
         let surfaces = Arc::clone(&surfaces);
+        let pending = Arc::clone(&pending);
         let out = *out;
         tokio::spawn(async move {
             while let Some(event) = events.recv().await {
@@ -85,9 +95,16 @@ pub(crate) async fn run(
                         ));
                         crate::lock(&surfaces).insert((surface.plugin, surface.surface_id), text);
                     }
+                    HostEvent::Prompt(prompt) if interactive => {
+                        let mut queue = crate::lock(&pending);
+                        if queue.is_empty() {
+                            ask(&out, &prompt, 0);
+                        }
+                        queue.push_back((prompt, BTreeMap::new()));
+                    }
                     HostEvent::Prompt(prompt) => {
                         out.line(format!(
-                            "[{}] asks: {} (cancelled: this host shows no prompts)",
+                            "[{}] asks: {} (cancelled: stdin is not a terminal)",
                             prompt.plugin, prompt.title
                         ));
                         prompt.cancel();
@@ -109,7 +126,10 @@ pub(crate) async fn run(
         })
     };
 
-    let result = repl(&runtime, &mcp, &surfaces, allow_tools, out).await;
+    let result = repl(&runtime, &mcp, &surfaces, &pending, allow_tools, out).await;
+    for (prompt, _) in crate::lock(&pending).drain(..) {
+        prompt.cancel();
+    }
     runtime.shutdown().await;
     mcp.shutdown().await;
     let _ = tokio::time::timeout(Duration::from_secs(5), mcp_task).await;
@@ -121,11 +141,15 @@ async fn repl(
     runtime: &Runtime,
     mcp: &sidewire_mcp::Host,
     surfaces: &Surfaces,
+    pending: &Pending,
     allow_tools: bool,
     out: &Out,
 ) -> anyhow::Result<()> {
     let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
     while let Some(line) = lines.next_line().await.context("reading stdin")? {
+        if answer_prompt(pending, line.trim(), out) {
+            continue;
+        }
         let line = line.trim();
         if line.is_empty() {
             continue;
@@ -274,11 +298,19 @@ async fn slash(
     let prompt = prompts.get(&(owner.to_owned(), item.to_owned()));
     match (kind, is_plugin, prompt) {
         (Some("plugin") | None, true, None) | (Some("plugin"), true, _) => {
-            let result = runtime.ui_action(owner, item).await?;
-            out.line(format!(
-                "{owner}:{item} accepted={} {}",
-                result.accepted, result.message
-            ));
+            // The action may ask the user something, answered on a later line: run it beside
+            // the input loop instead of blocking it.
+            let (runtime, out, owner, item) =
+                (runtime.clone(), *out, owner.to_owned(), item.to_owned());
+            tokio::spawn(async move {
+                match runtime.ui_action(&owner, &item).await {
+                    Ok(result) => out.line(format!(
+                        "{owner}:{item} accepted={} {}",
+                        result.accepted, result.message
+                    )),
+                    Err(err) => out.note(format!("error: {owner}:{item}: {err}")),
+                }
+            });
             Ok(())
         }
         (Some("mcp") | None, false, Some(name)) | (Some("mcp"), _, Some(name)) => {
@@ -324,4 +356,78 @@ async fn expand_references(mcp: &sidewire_mcp::Host, line: &str) -> anyhow::Resu
         words.push(expanded);
     }
     Ok(words.join(" "))
+}
+
+/// Shows field `index` of `prompt` as a question on stdout.
+fn ask(out: &Out, prompt: &Prompt, index: usize) {
+    let Some(field) = prompt.fields.get(index) else {
+        return;
+    };
+    let how = match field.kind {
+        FieldKind::Confirm => "y/n",
+        FieldKind::Input => "text",
+        FieldKind::Select => "one of the options",
+        FieldKind::Multiselect => "options separated by commas",
+    };
+    let options = if field.options.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " [{}]",
+            field
+                .options
+                .iter()
+                .map(String::as_str)
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
+    let label = if field.label.is_empty() {
+        prompt.title.as_str()
+    } else {
+        field.label.as_str()
+    };
+    out.line(format!(
+        "[{}] {label}{options} ({how}; an empty line dismisses)",
+        prompt.plugin
+    ));
+}
+
+/// Takes `line` as the answer to the oldest pending prompt's next field, if a prompt is
+/// waiting; returns whether it did.
+fn answer_prompt(pending: &Pending, line: &str, out: &Out) -> bool {
+    let mut queue = crate::lock(pending);
+    let Some((prompt, values)) = queue.front_mut() else {
+        return false;
+    };
+    if line.is_empty() {
+        let (prompt, _) = queue.pop_front().expect("checked non-empty");
+        prompt.cancel();
+        out.line("dismissed");
+    } else {
+        let field = &prompt.fields[values.len()];
+        let value = match field.kind {
+            FieldKind::Confirm => Value::Bool(matches!(line, "y" | "Y" | "yes" | "true")),
+            FieldKind::Input | FieldKind::Select => Value::String(line.to_owned()),
+            FieldKind::Multiselect => Value::Array(
+                line.split(',')
+                    .map(|s| Value::String(s.trim().to_owned()))
+                    .collect(),
+            ),
+        };
+        values.insert(field.key.clone(), value);
+        if values.len() < prompt.fields.len() {
+            ask(out, prompt, values.len());
+            return true;
+        }
+        let (mut prompt, values) = queue.pop_front().expect("checked non-empty");
+        if let Err(err) = prompt.answer(values) {
+            out.note(format!("error: {err}; the prompt is dismissed"));
+            prompt.cancel();
+        }
+    }
+    if let Some((next, _)) = queue.front() {
+        ask(out, next, 0);
+    }
+    true
 }

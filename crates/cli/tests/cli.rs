@@ -667,3 +667,135 @@ fn mcp_url_talks_streamable_http_to_the_python_peer() {
     assert!(listed, "{}\n{}", stdout(&out), stderr(&out));
     assert!(out2.status.success(), "{}", stderr(&out2));
 }
+
+/// Runs `sidewire run` on a pseudo-terminal (through `script`, which the base system has), so
+/// it prompts; `steps` are (text to wait for on the terminal, line to type then).
+fn run_on_a_terminal(home: &Path, steps: &[(&str, &str)]) -> String {
+    let mut command = Command::new("script");
+    command.args(["-qfec", &format!("{EXE} run"), "/dev/null"]);
+    interact(command, home, steps)
+}
+
+/// Runs `command` with `SIDEWIRE_HOME=home`, typing each step's line once its text was seen on
+/// stdout; returns everything seen.
+fn interact(mut command: Command, home: &Path, steps: &[(&str, &str)]) -> String {
+    use std::io::{BufRead, Write};
+    let mut child = command
+        .env("SIDEWIRE_HOME", home)
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("script starts");
+    let (lines_tx, lines) = std::sync::mpsc::channel::<String>();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if lines_tx.send(line.replace('\r', "")).is_err() {
+                break;
+            }
+        }
+    });
+    let mut stdin = child.stdin.take().unwrap();
+    let mut seen = String::new();
+    for (wait_for, then_type) in steps {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !seen.contains(wait_for) {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match lines.recv_timeout(left) {
+                Ok(line) => {
+                    seen.push_str(&line);
+                    seen.push('\n');
+                }
+                Err(_) => {
+                    let _ = child.kill();
+                    panic!("never saw {wait_for:?} on the terminal; saw:\n{seen}");
+                }
+            }
+        }
+        writeln!(stdin, "{then_type}").unwrap();
+    }
+    drop(stdin);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while child.try_wait().unwrap().is_none() {
+        assert!(
+            Instant::now() < deadline,
+            "sidewire run did not exit; saw:\n{seen}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    while let Ok(line) = lines.recv_timeout(Duration::from_millis(200)) {
+        seen.push_str(&line);
+        seen.push('\n');
+    }
+    seen
+}
+
+#[test]
+fn run_asks_a_plugins_prompt_on_a_terminal() {
+    let home = home();
+    let package = builtin_plugin(home.path());
+    assert!(
+        run(
+            home.path(),
+            &[
+                "plugin",
+                "install",
+                package.to_str().unwrap(),
+                "--yes",
+                "--link"
+            ]
+        )
+        .status
+        .success()
+    );
+    let seen = run_on_a_terminal(
+        home.path(),
+        &[
+            ("ready:", "/sidewire-demo:greet"),
+            ("What is your name?", "Ada"),
+            ("hello, Ada", "/quit"),
+        ],
+    );
+    assert!(
+        seen.contains("sidewire-demo:greet accepted=true") || seen.contains("hello, Ada"),
+        "{seen}"
+    );
+}
+
+#[test]
+fn run_cancels_prompts_when_not_on_a_terminal() {
+    let home = home();
+    let package = builtin_plugin(home.path());
+    assert!(
+        run(
+            home.path(),
+            &[
+                "plugin",
+                "install",
+                package.to_str().unwrap(),
+                "--yes",
+                "--link"
+            ]
+        )
+        .status
+        .success()
+    );
+    let mut command = Command::new(EXE);
+    command.arg("run");
+    let seen = interact(
+        command,
+        home.path(),
+        // The action finishes because its prompt is answered `cancelled`, not left waiting.
+        &[
+            ("ready:", "/sidewire-demo:greet"),
+            ("sidewire-demo:greet accepted=", "/quit"),
+        ],
+    );
+    assert!(
+        seen.contains("cancelled: stdin is not a terminal"),
+        "{seen}"
+    );
+}
