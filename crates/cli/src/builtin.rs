@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use sidewire_ext_sdk::protocol::{
-    InputPayload, PermissionPayload, Severity, StatusPayload, UiActionResult,
+    FieldKind, InputPayload, PermissionPayload, Severity, StatusPayload, UiActionResult,
+    UiFormField, UiFormPayload, UiSubmitResult,
 };
 use sidewire_ext_sdk::{Decision, Extension, Options, point, samples, serve_main};
 use sidewire_mcp::server::Server;
@@ -46,7 +47,35 @@ pub(crate) fn extension() -> Extension {
                 ..StatusPayload::default()
             };
             host.publish(STATUS_SURFACE, status).await?;
+            // A form the user can submit (`/submit sidewire-demo:demo-form name=...` in `run`).
+            let form = UiFormPayload {
+                title: "Introduce yourself".to_owned(),
+                message: String::new(),
+                fields: vec![UiFormField {
+                    key: "name".to_owned(),
+                    label: "Your name".to_owned(),
+                    kind: FieldKind::Input,
+                    options: Vec::new(),
+                    default: None,
+                    required: Some(true),
+                }],
+            };
+            host.publish(FORM_SURFACE, form).await?;
             Ok(())
+        })
+        .on_submit(|host, params| async move {
+            let name = params
+                .values
+                .get("name")
+                .and_then(|v| v.as_str())
+                .unwrap_or("?");
+            let status = StatusPayload {
+                label: format!("form says hello, {name}"),
+                severity: Some(Severity::Info),
+                ..StatusPayload::default()
+            };
+            let accepted = host.publish(STATUS_SURFACE, status).await?;
+            Ok(UiSubmitResult { accepted })
         })
         // A UI action that asks the user something (`host/ui/request`) and shows the answer.
         .on_action(GREET_ACTION, "Say hello", |host, _params| async move {
@@ -66,6 +95,9 @@ pub(crate) fn extension() -> Extension {
             })
         })
 }
+
+/// The built-in extension's form surface.
+pub(crate) const FORM_SURFACE: &str = "demo-form";
 
 /// The built-in extension's UI action that prompts the user.
 pub(crate) const GREET_ACTION: &str = "greet";

@@ -413,7 +413,7 @@ fn run_is_scriptable_through_stdin() {
         json!({"mcpServers": {"demo": {"command": EXE, "args": ["__mcp-server"]}}}).to_string(),
     )
     .unwrap();
-    let script = "starter: hi there\nplain text\n/tools\n/call mcp__demo__echo {\"text\":\"echoed\"}\n/ui\n/nope:x\n/reload\n/quit\n";
+    let script = "starter: hi there\nplain text\n/tools\n/call mcp__demo__echo {\"text\":\"echoed\"}\n/submit sidewire-demo:demo-form name=Bob\n/ui\n/nope:x\n/reload\n/quit\n";
     let out = run_with_input(
         home.path(),
         &["run", "--config", config.to_str().unwrap()],
@@ -430,6 +430,7 @@ fn run_is_scriptable_through_stdin() {
     assert!(text.contains("result: echoed"), "{text}");
     assert!(text.contains("permission: allow"), "{text}");
     assert!(text.contains("adopted [\"sidewire-demo\"]"), "{text}");
+    assert!(text.contains("submitted: accepted=true"), "{text}");
     assert!(
         stderr(&out).contains("unknown command /nope:x"),
         "{}",
@@ -578,7 +579,31 @@ fn mcp_prompts_resources_templates_and_read_against_server_everything() {
     assert!(out.status.success(), "{}", stderr(&out));
     let out = with(&["read", &uri]);
     assert!(out.status.success(), "{}", stderr(&out));
-    assert!(!stdout(&out).trim().is_empty());
+    let content = stdout(&out);
+    assert!(!content.trim().is_empty());
+
+    // The same server inside `run`: a prompt as a slash command, a resource as an @ reference.
+    let config = home.path().join("everything.json");
+    std::fs::write(
+        &config,
+        json!({"mcpServers": {"everything": {"command": "node", "args": [entry, "stdio"]}}})
+            .to_string(),
+    )
+    .unwrap();
+    let script = format!("/everything:args-prompt city=Oslo\nsee @everything:{uri}\n/quit\n");
+    let out = run_with_input(
+        home.path(),
+        &["run", "--config", config.to_str().unwrap()],
+        &script,
+    );
+    let text = stdout(&out);
+    assert!(out.status.success(), "{text}\n{}", stderr(&out));
+    assert!(text.contains("Oslo"), "{text}");
+    let first_line = content.lines().next().unwrap_or_default().trim().to_owned();
+    assert!(
+        text.contains(&format!("> see {first_line}")) || text.contains(&first_line),
+        "{text}"
+    );
 }
 
 #[test]
