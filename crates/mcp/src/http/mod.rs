@@ -92,8 +92,13 @@ pub(crate) struct HttpState {
     /// The optional GET stream is due: initialize succeeded over Streamable HTTP. Set before
     /// the initialize response reaches the protocol layer, so every later request sees it.
     pub(crate) get_planned: AtomicBool,
-    /// The optional GET stream was started (once per transport).
+    /// The optional GET stream was started (once per transport, then once per re-initialized
+    /// session).
     pub(crate) get_started: AtomicBool,
+    /// Which GET stream is current: bumped when a re-initialized session opens its own, which
+    /// ends the expired session's stream (its events, and its `Last-Event-ID`, belong to a
+    /// session the server no longer knows).
+    pub(crate) get_generation: watch::Sender<u64>,
     /// The GET stream's first answer arrived (or it failed): requests wait for it, so a
     /// server that sends server-initiated messages on it (an elicitation for a tool call) has
     /// it before it needs it.
@@ -491,6 +496,7 @@ pub(crate) fn open(spec: &ServerSpec) -> Result<Opened, Error> {
         initialize: Mutex::new(None),
         get_planned: AtomicBool::new(false),
         get_started: AtomicBool::new(false),
+        get_generation: watch::channel(0).0,
         get_ready: watch::channel(false).0,
         reinit: tokio::sync::Mutex::new(()),
         endpoint: watch::channel(None).0,

@@ -18,6 +18,11 @@
 //! (a lock and a comparison of session ids). A second 404 for the retried request is an
 //! ordinary status error.
 //!
+//! The new session gets its own GET stream, like the first one did: the expired session's
+//! stream is ended (a newer generation supersedes it), a fresh GET goes out with the new
+//! session id and no `Last-Event-ID`, and the retried request waits for its first answer, as
+//! requests after the first initialize do.
+//!
 //! # Resumption
 //!
 //! When a POST's SSE stream ends before the response to its request, the transport waits the
@@ -147,7 +152,8 @@ async fn exchange(ctx: Arc<Ctx>, frame: Bytes) {
             if ctx.state.get_planned.load(Ordering::SeqCst)
                 && !ctx.state.get_started.swap(true, Ordering::SeqCst)
             {
-                ctx.run(Box::pin(get_stream(Arc::clone(&ctx))));
+                let generation = *ctx.state.get_generation.borrow();
+                ctx.run(Box::pin(get_stream(Arc::clone(&ctx), generation)));
             }
         }
         Err(failure) => ctx.fail(&outgoing, &url, failure).await,
@@ -362,13 +368,56 @@ async fn reinitialize(ctx: &Arc<Ctx>, expired: &http::HeaderValue) -> Result<(),
         return Err(Failure::Status { status, body });
     }
     let _ = read_body(response.body_mut(), state.cap).await;
+    reopen_get_stream(ctx).await;
     Ok(())
+}
+
+/// Gives a re-initialized session its own GET stream (when the transport runs one at all) and
+/// waits, like the requests after the first initialize, for its first answer. Runs under the
+/// re-initialization lock, so the requests that saw the same expiry wait for it too.
+async fn reopen_get_stream(ctx: &Arc<Ctx>) {
+    let state = &ctx.state;
+    if !state.get_planned.load(Ordering::SeqCst) {
+        return;
+    }
+    // Whatever happened to the old stream (still open, reconnecting, given up, or never
+    // started), it is superseded. No await separates the bump from the reset, and a stream
+    // checks for a newer generation before anything else, so no old stream can mark the new
+    // one ready.
+    state.get_started.store(true, Ordering::SeqCst);
+    let generation = *state.get_generation.borrow() + 1;
+    state.get_generation.send_replace(generation);
+    state.get_ready.send_replace(false);
+    ctx.run(Box::pin(get_stream(Arc::clone(ctx), generation)));
+    let mut ready = state.get_ready.subscribe();
+    if tokio::time::timeout(GET_READY_WAIT, ready.wait_for(|ready| *ready))
+        .await
+        .is_err()
+    {
+        // As in `exchange`: a GET that never answers delays one request, not every one.
+        state.get_ready.send_replace(true);
+    }
+}
+
+/// The GET stream of `generation`, until it ends or a newer generation supersedes it.
+async fn get_stream(ctx: Arc<Ctx>, generation: u64) {
+    let mut current = ctx.state.get_generation.subscribe();
+    tokio::select! {
+        // Superseded first, so a stale stream never delivers or marks anything ready once a
+        // new session has its own. The sender lives in the state this task holds, so the
+        // wait only ends on a change.
+        biased;
+        _ = current.wait_for(|g| *g != generation) => {
+            tracing::debug!(server = %ctx.state.server, "the expired session's GET stream ended");
+        }
+        () = get_stream_of_session(&ctx) => {}
+    }
 }
 
 /// The optional GET stream for server-initiated messages: none when the server answers
 /// 404/405/406 (or any other error); reconnects (with `Last-Event-ID`) a bounded number of
 /// times in a row.
-async fn get_stream(ctx: Arc<Ctx>) {
+async fn get_stream_of_session(ctx: &Arc<Ctx>) {
     let state = &ctx.state;
     let mut events: Option<SseBody> = None;
     let mut reconnects = 0;

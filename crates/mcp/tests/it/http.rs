@@ -391,3 +391,56 @@ async fn the_get_stream_carries_server_initiated_requests() {
     let list = &mock.posts("tools/list")[0];
     assert!(get.at <= list.at);
 }
+
+#[tokio::test]
+async fn a_reinitialized_session_reopens_the_get_stream() {
+    let mock = Mock::start().await;
+    mock.script(|seen, mock| {
+        if seen.method == Method::GET {
+            // Each session's stream pings once (with an id naming the session, so our answer
+            // shows which stream it came from) and then stays open.
+            let session = seen.header("mcp-session-id").unwrap_or("none");
+            let ping = json!({"jsonrpc": "2.0", "id": format!("ping-{session}"), "method": "ping"});
+            return Some(sse(vec![
+                (Duration::ZERO, format!("data: {ping}\n\n")),
+                (Duration::from_secs(30), String::new()),
+            ]));
+        }
+        let first_call = seen.rpc_method() == "tools/call"
+            && seen.header("mcp-session-id") == Some("s1")
+            && mock.posts("tools/call").len() == 1;
+        first_call.then(|| status(404, "gone"))
+    });
+    let client = connect(&ServerSpec::http("web", mock.url("/mcp"))).await;
+    assert_eq!(echo(&client, "again").await.unwrap(), "echo: again");
+
+    let gets: Vec<_> = mock
+        .seen()
+        .into_iter()
+        .filter(|s| s.method == Method::GET)
+        .collect();
+    assert_eq!(gets.len(), 2, "{gets:?}");
+    assert_eq!(gets[0].header("mcp-session-id"), Some("s1"));
+    assert_eq!(gets[1].header("mcp-session-id"), Some("s2"));
+    // A new session's stream starts from scratch: the old stream's event ids mean nothing to it.
+    assert_eq!(gets[1].header("last-event-id"), None);
+    // Like after the first initialize, the retried request waited for the new stream.
+    let reinit = &mock.posts("initialize")[1];
+    let retried = &mock.posts("tools/call")[1];
+    assert_eq!(retried.header("mcp-session-id"), Some("s2"));
+    assert!(reinit.at <= gets[1].at && gets[1].at <= retried.at);
+
+    // The new stream is live: the server's request on it is answered within the new session.
+    eventually("our answer to the ping on the new GET stream", || {
+        mock.seen()
+            .iter()
+            .any(|s| s.body.get("id") == Some(&json!("ping-s2")) && s.method == Method::POST)
+    })
+    .await;
+    let answer = mock
+        .seen()
+        .into_iter()
+        .find(|s| s.body.get("id") == Some(&json!("ping-s2")))
+        .unwrap();
+    assert_eq!(answer.header("mcp-session-id"), Some("s2"));
+}

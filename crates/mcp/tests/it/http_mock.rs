@@ -1,6 +1,7 @@
 //! An in-process MCP server over HTTP (hyper, loopback only, port 0) for the HTTP transport
 //! tests: a default Streamable HTTP behaviour with sessions, a per-test `script` that can
-//! answer any request first, a legacy HTTP+SSE mode, and a log of every request it saw.
+//! answer any request first, a legacy HTTP+SSE mode, an optional TLS front, and a log of every
+//! request it saw.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
@@ -17,6 +18,7 @@ use hyper_util::rt::{TokioExecutor, TokioIo};
 use serde_json::{Value, json};
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
+use tokio_rustls::TlsAcceptor;
 
 use crate::support::lock;
 
@@ -53,7 +55,9 @@ pub(crate) type Script = Box<dyn Fn(&Seen, &Mock) -> Option<Response<Body>> + Se
 #[derive(Clone)]
 pub(crate) struct Mock {
     pub(crate) addr: SocketAddr,
+    scheme: &'static str,
     pub(crate) seen: Arc<Mutex<Vec<Seen>>>,
+    tls_failures: Arc<AtomicUsize>,
     script: Arc<Mutex<Option<Script>>>,
     sessions: Arc<AtomicUsize>,
     /// The legacy stream's sender, once a client opened it.
@@ -63,10 +67,23 @@ pub(crate) struct Mock {
 impl Mock {
     /// Starts a mock on 127.0.0.1 with a free port; it runs until the test's runtime ends.
     pub(crate) async fn start() -> Mock {
+        Mock::serve(None).await
+    }
+
+    /// The same mock behind TLS: every accepted connection goes through `acceptor` first, and
+    /// a handshake that fails is counted in [`tls_failures`](Mock::tls_failures) (it never
+    /// becomes a request in [`seen`](Mock::seen)).
+    pub(crate) async fn start_tls(acceptor: TlsAcceptor) -> Mock {
+        Mock::serve(Some(acceptor)).await
+    }
+
+    async fn serve(tls: Option<TlsAcceptor>) -> Mock {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let mock = Mock {
             addr: listener.local_addr().unwrap(),
+            scheme: if tls.is_some() { "https" } else { "http" },
             seen: Arc::default(),
+            tls_failures: Arc::default(),
             script: Arc::default(),
             sessions: Arc::default(),
             legacy: Arc::default(),
@@ -78,22 +95,45 @@ impl Mock {
                     return;
                 };
                 let server = server.clone();
+                let tls = tls.clone();
                 tokio::spawn(async move {
-                    let service = hyper::service::service_fn(move |request| {
-                        let server = server.clone();
-                        async move { Ok::<_, Infallible>(server.handle(request).await) }
-                    });
-                    let _ = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new())
-                        .serve_connection(TokioIo::new(stream), service)
-                        .await;
+                    match tls {
+                        None => server.connection(TokioIo::new(stream)).await,
+                        Some(acceptor) => match acceptor.accept(stream).await {
+                            Ok(stream) => server.connection(TokioIo::new(stream)).await,
+                            Err(err) => {
+                                tracing::debug!(error = %err, "a TLS handshake failed");
+                                server.tls_failures.fetch_add(1, Ordering::SeqCst);
+                            }
+                        },
+                    }
                 });
             }
         });
         mock
     }
 
+    /// Serves one accepted (and, for TLS, handshaken) connection.
+    async fn connection<I>(self, io: TokioIo<I>)
+    where
+        I: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+    {
+        let service = hyper::service::service_fn(move |request| {
+            let server = self.clone();
+            async move { Ok::<_, Infallible>(server.handle(request).await) }
+        });
+        let _ = hyper_util::server::conn::auto::Builder::new(TokioExecutor::new())
+            .serve_connection(io, service)
+            .await;
+    }
+
+    /// TLS handshakes that failed (always 0 for a plain mock).
+    pub(crate) fn tls_failures(&self) -> usize {
+        self.tls_failures.load(Ordering::SeqCst)
+    }
+
     pub(crate) fn url(&self, path: &str) -> String {
-        format!("http://{}{path}", self.addr)
+        format!("{}://{}{path}", self.scheme, self.addr)
     }
 
     pub(crate) fn script(

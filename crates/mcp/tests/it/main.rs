@@ -9,3 +9,4 @@ mod peers;
 mod protocol;
 mod stdio;
 mod support;
+mod tls;
