@@ -40,8 +40,23 @@ fn noop_server() {
         .expect("a runtime");
     rt.block_on(async {
         let config = Config::new(Profile::Lenient, 8 * 1024 * 1024);
-        let (stream, sink) =
-            sidewire_jsonrpc::ndjson(tokio::io::stdin(), tokio::io::stdout(), &config);
+        // The pipes as non-blocking pipes on the runtime's reactor: `tokio::io::stdin` reads on
+        // a blocking-pool thread, and that hand-off per message would be most of what both
+        // clients measure.
+        use std::os::fd::AsFd;
+        let stdin = std::io::stdin()
+            .as_fd()
+            .try_clone_to_owned()
+            .expect("stdin");
+        let stdout = std::io::stdout()
+            .as_fd()
+            .try_clone_to_owned()
+            .expect("stdout");
+        let reader =
+            tokio::net::unix::pipe::Receiver::from_owned_fd(stdin).expect("stdin is a pipe");
+        let writer =
+            tokio::net::unix::pipe::Sender::from_owned_fd(stdout).expect("stdout is a pipe");
+        let (stream, sink) = sidewire_jsonrpc::ndjson(reader, writer, &config);
         let router = Router::new()
             .request_untyped::<Value, Value, _, _>("initialize", |params: Value, _| async move {
                 let version = params["protocolVersion"]

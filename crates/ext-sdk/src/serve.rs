@@ -105,8 +105,23 @@ impl Options {
 /// nothing more is written.
 pub async fn serve(extension: Extension, options: Options) -> Result<(), Error> {
     extension.check()?;
-    let stdin = crate::stdio::stdin()?;
-    serve_io(extension, options, stdin, tokio::io::stdout()).await
+    // When the host gave us pipes (it always does), read and write them as non-blocking pipes
+    // on the runtime's reactor: `tokio::io::stdout` writes (and a reader thread reads) on
+    // other threads, and that hand-off on every frame is most of an intercept's latency.
+    match (crate::stdio::pipe_in(), crate::stdio::pipe_out()) {
+        (Some(reader), Some(writer)) => serve_io(extension, options, reader, writer).await,
+        (Some(reader), None) => serve_io(extension, options, reader, tokio::io::stdout()).await,
+        (None, Some(writer)) => serve_io(extension, options, crate::stdio::stdin()?, writer).await,
+        (None, None) => {
+            serve_io(
+                extension,
+                options,
+                crate::stdio::stdin()?,
+                tokio::io::stdout(),
+            )
+            .await
+        }
+    }
 }
 
 /// [`serve`] for a sidecar's `main`: writes a fatal error to stderr (always stderr, whatever

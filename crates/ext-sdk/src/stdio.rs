@@ -1,5 +1,6 @@
-//! Standard input as an `AsyncRead`, read by a plain thread rather than the runtime's blocking
-//! pool.
+//! Standard input and output for [`serve`](crate::serve): as non-blocking pipes on the
+//! runtime's reactor when they are pipes (the host's case), else standard input read by a
+//! plain thread rather than the runtime's blocking pool.
 //!
 //! `tokio::io::stdin` reads on the blocking pool, and a runtime waits for its blocking tasks
 //! when it shuts down; a read that never returns (the host keeps stdin open after a fatal
@@ -87,4 +88,18 @@ impl AsyncRead for Stdin {
         this.at += n;
         Poll::Ready(Ok(()))
     }
+}
+
+/// Standard input as a non-blocking pipe, when it is one.
+pub(crate) fn pipe_in() -> Option<tokio::net::unix::pipe::Receiver> {
+    use std::os::fd::AsFd;
+    let fd = std::io::stdin().as_fd().try_clone_to_owned().ok()?;
+    tokio::net::unix::pipe::Receiver::from_owned_fd(fd).ok()
+}
+
+/// Standard output as a non-blocking pipe, when it is one.
+pub(crate) fn pipe_out() -> Option<tokio::net::unix::pipe::Sender> {
+    use std::os::fd::AsFd;
+    let fd = std::io::stdout().as_fd().try_clone_to_owned().ok()?;
+    tokio::net::unix::pipe::Sender::from_owned_fd(fd).ok()
 }
