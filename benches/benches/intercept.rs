@@ -35,19 +35,8 @@ fn child(role: &str) -> std::process::ExitCode {
         .expect("a runtime");
     match role {
         "echo" => runtime.block_on(async {
-            // Non-blocking pipes on the reactor, as the SDK uses: `tokio::io::stdin`/`stdout`
-            // would add a blocking-pool hand-off per line and make the floor no floor.
-            use std::os::fd::AsFd;
-            let stdin = std::io::stdin()
-                .as_fd()
-                .try_clone_to_owned()
-                .expect("stdin");
-            let stdout = std::io::stdout()
-                .as_fd()
-                .try_clone_to_owned()
-                .expect("stdout");
-            let reader = tokio::net::unix::pipe::Receiver::from_owned_fd(stdin).expect("a pipe");
-            let mut out = tokio::net::unix::pipe::Sender::from_owned_fd(stdout).expect("a pipe");
+            // Non-blocking pipes, as the SDK uses (see `stdio_pipes`).
+            let (reader, mut out) = sidewire_benches::stdio_pipes();
             let mut lines = BufReader::new(reader).lines();
             while let Ok(Some(line)) = lines.next_line().await {
                 let _ = out.write_all(line.as_bytes()).await;

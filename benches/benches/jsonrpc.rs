@@ -4,12 +4,11 @@
 // criterion_group! generates an undocumented public function.
 #![allow(missing_docs)]
 
-use std::future::Future;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use futures_util::stream::{FuturesUnordered, StreamExt};
 use serde::{Deserialize, Serialize};
+use sidewire_benches::pipelined;
 use sidewire_jsonrpc::{Config, Peer, Profile, Request, Router};
 use tokio::runtime::Runtime;
 
@@ -85,35 +84,6 @@ async fn rmcp_ping(client: &rmcp::Peer<rmcp::RoleClient>) {
         .send_request(ClientRequest::PingRequest(PingRequest::default()))
         .await
         .expect("rmcp ping");
-}
-
-/// Runs `iters` calls with `depth` in flight and returns the elapsed time.
-async fn pipelined<F, Fut>(iters: u64, depth: usize, call: F) -> Duration
-where
-    F: Fn() -> Fut,
-    Fut: Future<Output = ()>,
-{
-    let start = Instant::now();
-    if depth == 1 {
-        // One at a time, with no harness in between.
-        for _ in 0..iters {
-            call().await;
-        }
-        return start.elapsed();
-    }
-    let mut in_flight = FuturesUnordered::new();
-    let mut issued = 0;
-    while issued < iters && in_flight.len() < depth {
-        in_flight.push(call());
-        issued += 1;
-    }
-    while in_flight.next().await.is_some() {
-        if issued < iters {
-            in_flight.push(call());
-            issued += 1;
-        }
-    }
-    start.elapsed()
 }
 
 fn round_trips(c: &mut Criterion) {

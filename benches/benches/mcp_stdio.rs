@@ -11,12 +11,11 @@
 // criterion_group! generates an undocumented public function.
 #![allow(missing_docs)]
 
-use std::future::Future;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group};
-use futures_util::stream::{FuturesUnordered, StreamExt};
 use serde_json::{Value, json};
+use sidewire_benches::pipelined;
 use sidewire_jsonrpc::{Config, Profile, Router};
 use tokio::runtime::Runtime;
 
@@ -40,22 +39,7 @@ fn noop_server() {
         .expect("a runtime");
     rt.block_on(async {
         let config = Config::new(Profile::Lenient, 8 * 1024 * 1024);
-        // The pipes as non-blocking pipes on the runtime's reactor: `tokio::io::stdin` reads on
-        // a blocking-pool thread, and that hand-off per message would be most of what both
-        // clients measure.
-        use std::os::fd::AsFd;
-        let stdin = std::io::stdin()
-            .as_fd()
-            .try_clone_to_owned()
-            .expect("stdin");
-        let stdout = std::io::stdout()
-            .as_fd()
-            .try_clone_to_owned()
-            .expect("stdout");
-        let reader =
-            tokio::net::unix::pipe::Receiver::from_owned_fd(stdin).expect("stdin is a pipe");
-        let writer =
-            tokio::net::unix::pipe::Sender::from_owned_fd(stdout).expect("stdout is a pipe");
+        let (reader, writer) = sidewire_benches::stdio_pipes();
         let (stream, sink) = sidewire_jsonrpc::ndjson(reader, writer, &config);
         let router = Router::new()
             .request_untyped::<Value, Value, _, _>("initialize", |params: Value, _| async move {
@@ -119,34 +103,6 @@ fn rmcp_client(rt: &Runtime) -> RmcpClient {
             .await
             .expect("rmcp connects to the no-op server")
     })
-}
-
-/// Runs `iters` calls with `depth` in flight and returns the elapsed time.
-async fn pipelined<F, Fut>(iters: u64, depth: usize, call: F) -> Duration
-where
-    F: Fn() -> Fut,
-    Fut: Future<Output = ()>,
-{
-    let start = Instant::now();
-    if depth == 1 {
-        for _ in 0..iters {
-            call().await;
-        }
-        return start.elapsed();
-    }
-    let mut in_flight = FuturesUnordered::new();
-    let mut issued = 0;
-    while issued < iters && in_flight.len() < depth {
-        in_flight.push(call());
-        issued += 1;
-    }
-    while in_flight.next().await.is_some() {
-        if issued < iters {
-            in_flight.push(call());
-            issued += 1;
-        }
-    }
-    start.elapsed()
 }
 
 fn tools_call(c: &mut Criterion) {

@@ -3,7 +3,11 @@
 //! Not a library for users: it exists so every bench feeds its codecs the same bytes the same
 //! way, which is what makes the ratios in BENCHMARKS.md meaningful.
 
+use std::future::Future;
+use std::time::{Duration, Instant};
+
 use bytes::{BufMut, Bytes, BytesMut};
+use futures_util::stream::{FuturesUnordered, StreamExt};
 use tokio_util::codec::Decoder;
 
 /// About `total` bytes of realistic ~200-byte JSON-RPC `tools/call` lines.
@@ -88,4 +92,59 @@ impl Decoder for ZeroCopyFloor {
             }
         }
     }
+}
+
+/// Runs `iters` calls with `depth` in flight and returns the elapsed time; with `depth == 1`
+/// the calls run one after another with no harness in between.
+pub async fn pipelined<F, Fut>(iters: u64, depth: usize, call: F) -> Duration
+where
+    F: Fn() -> Fut,
+    Fut: Future<Output = ()>,
+{
+    let start = Instant::now();
+    if depth == 1 {
+        for _ in 0..iters {
+            call().await;
+        }
+        return start.elapsed();
+    }
+    let mut in_flight = FuturesUnordered::new();
+    let mut issued = 0;
+    while issued < iters && in_flight.len() < depth {
+        in_flight.push(call());
+        issued += 1;
+    }
+    while in_flight.next().await.is_some() {
+        if issued < iters {
+            in_flight.push(call());
+            issued += 1;
+        }
+    }
+    start.elapsed()
+}
+
+/// This process's stdin and stdout as non-blocking pipes on the runtime's reactor, for the
+/// benches' child processes. `tokio::io::stdin`/`stdout` would add a blocking-pool hand-off
+/// per message and make a floor no floor.
+///
+/// # Panics
+///
+/// When stdin or stdout is not a pipe, or outside a Tokio runtime.
+pub fn stdio_pipes() -> (
+    tokio::net::unix::pipe::Receiver,
+    tokio::net::unix::pipe::Sender,
+) {
+    use std::os::fd::AsFd;
+    let stdin = std::io::stdin()
+        .as_fd()
+        .try_clone_to_owned()
+        .expect("stdin");
+    let stdout = std::io::stdout()
+        .as_fd()
+        .try_clone_to_owned()
+        .expect("stdout");
+    (
+        tokio::net::unix::pipe::Receiver::from_owned_fd(stdin).expect("stdin is a pipe"),
+        tokio::net::unix::pipe::Sender::from_owned_fd(stdout).expect("stdout is a pipe"),
+    )
 }
