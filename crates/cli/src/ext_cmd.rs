@@ -149,6 +149,9 @@ pub(crate) fn print_outcome(out: &Out, outcome: &Outcome) {
         let what = match &entry.result {
             TraceResult::Decided(decision) => decision.as_str().to_owned(),
             TraceResult::Failed { reason, message } => format!("{} ({message})", reason.as_str()),
+            TraceResult::Unaudited { decision, message } => {
+                format!("{} NOT APPLIED ({message})", decision.as_str())
+            }
             _ => "?".to_owned(),
         };
         out.line(format!(
@@ -192,6 +195,12 @@ pub(crate) fn outcome_json(outcome: &Outcome) -> Value {
                 TraceResult::Failed { reason, message } => {
                     (None, Some(reason.as_str()), Some(message.clone()))
                 }
+                // The decision was not applied: its audit record could not be written.
+                TraceResult::Unaudited { decision, message } => (
+                    Some(decision.as_str()),
+                    Some("audit_failed"),
+                    Some(message.clone()),
+                ),
                 _ => (None, None, None),
             };
             json!({
@@ -237,7 +246,10 @@ pub(crate) async fn chained_tool_call(
         .with_context(|| format!("no MCP tool is named {name}"))?;
     let call_id = crate::session_id();
     out.line(format!("  call {name} {arguments}"));
-    let before = runtime
+    // One turn for the whole call: `tool.before`, `permission.decision` and `tool.after` are
+    // answered by one generation, even if a reload is requested meanwhile (§13.3).
+    let turn = runtime.turn().await;
+    let before = turn
         .intercept(
             HookPoint::ToolBefore,
             HookPayload::ToolBefore(ToolBeforePayload {
@@ -283,7 +295,7 @@ pub(crate) async fn chained_tool_call(
             "not read-only"
         }
     ));
-    let permission = runtime
+    let permission = turn
         .intercept(
             HookPoint::PermissionDecision,
             HookPayload::Permission(PermissionPayload {
@@ -320,7 +332,7 @@ pub(crate) async fn chained_tool_call(
         if result.is_error { " (isError)" } else { "" },
         text.join(" ")
     ));
-    let after = runtime
+    let after = turn
         .intercept(
             HookPoint::ToolAfter,
             HookPayload::ToolAfter(ToolAfterPayload {

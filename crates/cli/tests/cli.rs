@@ -441,6 +441,76 @@ fn run_is_scriptable_through_stdin() {
     assert_eq!(audit.lines().count(), 1, "{audit}");
 }
 
+#[test]
+fn an_override_whose_audit_record_cannot_be_written_runs_no_tool() {
+    let home = home();
+    let package = builtin_plugin(home.path());
+    let install = run(
+        home.path(),
+        &[
+            "plugin",
+            "install",
+            package.to_str().unwrap(),
+            "--yes",
+            "--link",
+        ],
+    );
+    assert!(install.status.success(), "{}", stderr(&install));
+    // A directory where the audit log should be: the record cannot be written.
+    std::fs::create_dir(home.path().join("audit.jsonl")).unwrap();
+    let config = home.path().join("mcp.json");
+    std::fs::write(
+        &config,
+        json!({"mcpServers": {"demo": {"command": EXE, "args": ["__mcp-server"]}}}).to_string(),
+    )
+    .unwrap();
+    let script = "/call mcp__demo__echo {\"text\":\"echoed\"}\n/call mcp__demo__echo {\"text\":\"echoed\"}\n/quit\n";
+    let out = run_with_input(
+        home.path(),
+        &["run", "--config", config.to_str().unwrap()],
+        script,
+    );
+    let (text, errors) = (stdout(&out), stderr(&out));
+    // The built-in sidecar allowed, but the host's deny stood: the tool never ran.
+    assert!(!text.contains("result: echoed"), "{text}");
+    assert_eq!(
+        text.matches("allow NOT APPLIED").count(),
+        2,
+        "{text}\n{errors}"
+    );
+    assert_eq!(text.matches("permission: deny").count(), 2, "{text}");
+    // Each time, the user is told (a warning on stderr, and the refused call).
+    assert_eq!(
+        errors
+            .matches("permission denied for mcp__demo__echo")
+            .count(),
+        2,
+        "{errors}"
+    );
+    assert!(
+        errors.matches("warning (sidewire-demo)").count() >= 2,
+        "{errors}"
+    );
+    assert!(home.path().join("audit.jsonl").is_dir());
+
+    // The one-shot command says the same in JSON: the decision and why it was not applied.
+    let out = run(
+        home.path(),
+        &[
+            "--json",
+            "ext",
+            "intercept",
+            "permission.decision",
+            r#"{"name":"t","arguments":"{}","hostDecision":"deny"}"#,
+        ],
+    );
+    let doc: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(doc["permission"], "deny");
+    assert_eq!(doc["audit"], Value::Null);
+    assert_eq!(doc["trace"][0]["decision"], "allow");
+    assert_eq!(doc["trace"][0]["failure"], "audit_failed");
+}
+
 /// Processes (other than ours) whose environment carries `marker`.
 fn processes_with(marker: &str) -> Vec<u32> {
     let mut found = Vec::new();

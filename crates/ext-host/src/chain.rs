@@ -45,6 +45,16 @@ pub enum TraceResult {
         /// What happened, redacted.
         message: String,
     },
+    /// It turned the host's `deny` into `allow` (`allow` from a chain member, `replace` from the
+    /// `permission` slot owner), but the audit record could not be made durable, so the decision
+    /// was **not** applied (§11: no override without its record). For the chain this counts as
+    /// the member's failure; for the slot owner it fails the operation.
+    Unaudited {
+        /// The decision that was not applied.
+        decision: Decision,
+        /// Why the record could not be written.
+        message: String,
+    },
 }
 
 /// One call of a walk: the plugin, its role, what it did, and how long it took.
@@ -117,6 +127,18 @@ impl Outcome {
 enum Step {
     Next,
     Stop,
+    /// An `allow` over the host's `deny`: applied only once its record is durable.
+    Override(AuditRecord),
+}
+
+/// What one chain member's answer came to.
+enum Answer {
+    Applied {
+        step: Step,
+        replaced: bool,
+        decision: Decision,
+    },
+    Failed(CallError),
 }
 
 /// Walks the chain and then the slot owner for one occurrence of `point`.
@@ -144,6 +166,7 @@ pub(crate) async fn walk(
         if text.is_none() {
             text = Some(serialize(&outcome.payload));
         }
+        let budget = Duration::from_millis(timeout_millis(member, point));
         let started = Instant::now();
         let answer = member
             .intercept(
@@ -152,33 +175,86 @@ pub(crate) async fn walk(
                 timeout_millis(member, point),
             )
             .await;
-        let elapsed = started.elapsed();
-        let failure = match answer {
+        let answer = match answer {
             Ok(result) => {
                 let decision = result.decision;
                 match chain_step(shared, member, point, host_verdict, &mut outcome, result) {
-                    Ok((step, replaced)) => {
-                        record(
-                            &mut outcome,
-                            member,
-                            Role::Chain,
-                            TraceResult::Decided(decision),
-                            elapsed,
-                        );
-                        if replaced {
-                            text = None;
-                        }
-                        match step {
-                            Step::Next => continue,
-                            Step::Stop => return Ok(outcome),
-                        }
-                    }
-                    Err(violation) => violation,
+                    Ok((step, replaced)) => Answer::Applied {
+                        step,
+                        replaced,
+                        decision,
+                    },
+                    Err(violation) => Answer::Failed(violation),
                 }
             }
-            Err(failure) => failure,
+            Err(failure) => Answer::Failed(failure),
         };
-        record(
+        let failure = match answer {
+            Answer::Applied {
+                step: Step::Override(record),
+                ..
+            } => match audit(shared, record, budget.saturating_sub(started.elapsed())).await {
+                Ok(record) => {
+                    outcome.permission = Some(Verdict::Allow);
+                    outcome.audit = Some(record);
+                    let elapsed = started.elapsed();
+                    record_entry(
+                        &mut outcome,
+                        member,
+                        Role::Chain,
+                        TraceResult::Decided(Decision::Allow),
+                        elapsed,
+                    );
+                    return Ok(outcome);
+                }
+                Err(message) => {
+                    record_entry(
+                        &mut outcome,
+                        member,
+                        Role::Chain,
+                        TraceResult::Unaudited {
+                            decision: Decision::Allow,
+                            message: message.clone(),
+                        },
+                        started.elapsed(),
+                    );
+                    // A failure that changes a security decision is reported every time.
+                    shared.warn(Some(&member.plugin.id), &message);
+                    if member.plugin.required() {
+                        return Err(operation_failure(
+                            member,
+                            point,
+                            Some(Reason::Internal),
+                            message,
+                            outcome,
+                        ));
+                    }
+                    continue;
+                }
+            },
+            Answer::Applied {
+                step,
+                replaced,
+                decision,
+            } => {
+                record_entry(
+                    &mut outcome,
+                    member,
+                    Role::Chain,
+                    TraceResult::Decided(decision),
+                    started.elapsed(),
+                );
+                if replaced {
+                    text = None;
+                }
+                match step {
+                    Step::Next => continue,
+                    Step::Stop | Step::Override(_) => return Ok(outcome),
+                }
+            }
+            Answer::Failed(failure) => failure,
+        };
+        record_entry(
             &mut outcome,
             member,
             Role::Chain,
@@ -186,7 +262,7 @@ pub(crate) async fn walk(
                 reason: failure.reason,
                 message: failure.message.clone(),
             },
-            elapsed,
+            started.elapsed(),
         );
         if member.plugin.required() {
             return Err(operation_failure(
@@ -213,34 +289,76 @@ pub(crate) async fn walk(
             None => serialize(&outcome.payload),
         };
         let text = &text;
+        let budget = Duration::from_millis(timeout_millis(owner, point));
         let started = Instant::now();
         let answer = owner
             .intercept(point, text, timeout_millis(owner, point))
             .await;
-        let elapsed = started.elapsed();
         let failure = match answer {
             Ok(result) => {
                 let decision = result.decision;
                 match strategy_step(shared, owner, point, host_verdict, &mut outcome, result) {
-                    Ok(()) => {
-                        record(
+                    Ok(None) => {
+                        record_entry(
                             &mut outcome,
                             owner,
                             Role::SlotOwner,
                             TraceResult::Decided(decision),
-                            elapsed,
+                            started.elapsed(),
                         );
                         return Ok(outcome);
+                    }
+                    Ok(Some((payload, record))) => {
+                        match audit(shared, record, budget.saturating_sub(started.elapsed())).await
+                        {
+                            Ok(record) => {
+                                outcome.payload = payload;
+                                outcome.permission = Some(Verdict::Allow);
+                                outcome.applied.push(owner.plugin.id.clone());
+                                outcome.audit = Some(record);
+                                record_entry(
+                                    &mut outcome,
+                                    owner,
+                                    Role::SlotOwner,
+                                    TraceResult::Decided(decision),
+                                    started.elapsed(),
+                                );
+                                return Ok(outcome);
+                            }
+                            Err(message) => {
+                                // Strategy calls are always required (§7.7): the operation
+                                // fails, and the host's `deny` is never replaced unaudited.
+                                record_entry(
+                                    &mut outcome,
+                                    owner,
+                                    Role::SlotOwner,
+                                    TraceResult::Unaudited {
+                                        decision,
+                                        message: message.clone(),
+                                    },
+                                    started.elapsed(),
+                                );
+                                shared.warn(Some(&owner.plugin.id), &message);
+                                return Err(operation_failure(
+                                    owner,
+                                    point,
+                                    Some(Reason::Internal),
+                                    message,
+                                    outcome,
+                                ));
+                            }
+                        }
                     }
                     Err(failure) => failure,
                 }
             }
             Err(failure) => (Some(failure.reason), failure.message),
         };
+        let elapsed = started.elapsed();
         // Strategy calls are always required (§7.7).
         let (reason, message) = failure;
         if let Some(reason) = reason {
-            record(
+            record_entry(
                 &mut outcome,
                 owner,
                 Role::SlotOwner,
@@ -251,7 +369,7 @@ pub(crate) async fn walk(
                 elapsed,
             );
         } else {
-            record(
+            record_entry(
                 &mut outcome,
                 owner,
                 Role::SlotOwner,
@@ -272,7 +390,7 @@ fn timeout_millis(conn: &Connection, point: HookPoint) -> u64 {
     point.timeout_millis(conn.plugin.runtime.timeout_millis)
 }
 
-fn record(
+fn record_entry(
     outcome: &mut Outcome,
     conn: &Connection,
     role: Role,
@@ -360,22 +478,24 @@ fn chain_step(
             } else {
                 Verdict::Deny
             };
-            outcome.permission = Some(verdict);
             if host_verdict == Some(Verdict::Deny) && verdict == Verdict::Allow {
-                audit(shared, member, "allow", &result.reason, outcome).map_err(|err| {
-                    CallError {
-                        reason: Reason::Internal,
-                        message: format!("cannot write the audit record: {err}"),
-                    }
-                })?;
+                // The verdict changes only once the record is durable (the walk writes it).
+                let record =
+                    AuditRecord::new(&member.plugin.id, "allow", shared.redact(&result.reason));
+                return Ok((Step::Override(record), false));
             }
+            outcome.permission = Some(verdict);
             Ok((Step::Stop, false))
         }
     }
 }
 
-/// Applies the slot owner's answer to a strategy call; an error is `(reason, message)`, with no
-/// reason for a block.
+/// A slot owner's replacement of the host's `deny` by `allow`, waiting for its audit record.
+type Override = (HookPayload, AuditRecord);
+
+/// Applies the slot owner's answer to a strategy call. `Ok(Some((payload, record)))` is a
+/// replacement turning the host's `deny` into `allow`, which the walk applies only once its
+/// record is durable. An error is `(reason, message)`, with no reason for a block.
 fn strategy_step(
     shared: &Shared,
     owner: &Connection,
@@ -383,10 +503,10 @@ fn strategy_step(
     host_verdict: Option<Verdict>,
     outcome: &mut Outcome,
     result: InterceptResult,
-) -> Result<(), (Option<Reason>, String)> {
+) -> Result<Option<Override>, (Option<Reason>, String)> {
     let slot = point.slot().map_or("", |s| s.as_str());
     match result.decision {
-        Decision::Continue => Ok(()),
+        Decision::Continue => Ok(None),
         Decision::Replace => {
             let replacement = result.replacement.unwrap_or_default();
             let payload = point
@@ -403,19 +523,19 @@ fn strategy_step(
                     (Some(v.reason), v.message)
                 })?;
             if let HookPayload::Permission(p) = &payload {
-                outcome.permission = Some(p.host_decision);
                 if host_verdict == Some(Verdict::Deny) && p.host_decision == Verdict::Allow {
-                    audit(shared, owner, "replace", &result.reason, outcome).map_err(|err| {
-                        (
-                            Some(Reason::Internal),
-                            format!("cannot write the audit record: {err}"),
-                        )
-                    })?;
+                    let record = AuditRecord::new(
+                        &owner.plugin.id,
+                        "replace",
+                        shared.redact(&result.reason),
+                    );
+                    return Ok(Some((payload, record)));
                 }
+                outcome.permission = Some(p.host_decision);
             }
             outcome.payload = payload;
             outcome.applied.push(owner.plugin.id.clone());
-            Ok(())
+            Ok(None)
         }
         Decision::Block => Err((
             None,
@@ -442,17 +562,23 @@ fn strategy_step(
     }
 }
 
-/// Writes the audit record of a denial turned into an allowance (§11) and reports it.
-fn audit(
+/// Writes the audit record of a denial turned into an allowance (§11) within `deadline` (what
+/// is left of the point's budget) and reports it; the error is the message for the trace and
+/// the warning.
+async fn audit(
     shared: &Shared,
-    conn: &Connection,
-    extension_decision: &str,
-    reason: &str,
-    outcome: &mut Outcome,
-) -> Result<(), Error> {
-    let record = AuditRecord::new(&conn.plugin.id, extension_decision, shared.redact(reason));
-    shared.audit.append(&record)?;
-    shared.notify(HostEvent::Audited(record.clone()));
-    outcome.audit = Some(record);
-    Ok(())
+    record: AuditRecord,
+    deadline: Duration,
+) -> Result<AuditRecord, String> {
+    match shared.audit.append(&record, deadline).await {
+        Ok(()) => {
+            shared.notify(HostEvent::Audited(record.clone()));
+            Ok(record)
+        }
+        Err(failure) => Err(shared.redact(&format!(
+            "extension {} turned the host's deny into allow, but {}, so the override was not applied",
+            record.plugin,
+            failure.chain()
+        ))),
+    }
 }

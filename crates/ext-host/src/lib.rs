@@ -72,8 +72,12 @@
 //!   its report, or [`Error::Coalesced`] carrying its error).
 //! * **A slot owner's `block`** fails the operation ([`Error::Operation`] with no reason:
 //!   there is no wire reason for a refusal).
-//! * **An audit record that cannot be written fails the operation**: an overridden denial never
-//!   proceeds unaudited.
+//! * **No override without its durable record** (§11): a host `deny` turned into `allow` takes
+//!   effect only once its audit line is written and synced, within what is left of the point's
+//!   budget. The log is opened non-blocking and must be a regular file. When the record cannot
+//!   be written the decision is not applied ([`TraceResult::Unaudited`]) and a warning is sent
+//!   every time: an optional member counts as failed and the chain goes on with the host's
+//!   verdict; a required member or the `permission` slot owner fails the operation.
 //! * **A plugin whose manifest no longer decodes** is treated as optional (the install record
 //!   cannot vouch for its `required` flag); one that decodes with another name keeps its flag.
 //! * **Reinstalling with `replace` re-enables** the plugin: it is a fresh consent.

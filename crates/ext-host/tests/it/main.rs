@@ -35,7 +35,7 @@
 //! | 40 | `chains::history_payloads_always_carry_messages` |
 //! | 41, 45 | `chains::invalid_replacements_warn_once_when_optional_and_fail_when_required` |
 //! | 42 | `chains::allow_and_deny_are_legal_only_at_permission_decision` |
-//! | 43, 70 | `chains::the_first_permission_verdict_is_terminal_and_audited_once`, `sdk::the_allow_all_example_overrides_a_denial_and_is_audited` |
+//! | 43, 70 | `chains::the_first_permission_verdict_is_terminal_and_audited_once`, `sdk::the_allow_all_example_overrides_a_denial_and_is_audited`, `audit::an_override_is_never_granted_without_its_record` (no override without its durable record), `audit::a_required_or_slot_owner_override_without_its_record_fails_the_operation`, `audit::a_deny_or_continue_writes_no_audit_line` |
 //! | 44 | `chains::host_decision_belongs_to_the_slot_owner` |
 //! | 46 | `chains::timeouts_follow_the_point_and_the_clamped_manifest` |
 //! | 47, 48 | `chains::a_late_answer_is_a_timeout_and_policy_decides_what_follows` |
@@ -68,6 +68,7 @@
 //! | 86 | `failures::a_sidecar_ignoring_shutdown_is_killed_on_budget_and_reaped` |
 //! | 87 | `failures::shutdown_is_idempotent_and_reads_a_late_shutdown_timeout_answer` |
 
+mod audit;
 mod chains;
 mod content;
 mod failures;
@@ -179,6 +180,9 @@ fn main() -> ExitCode {
         sdk::the_starter_example_rewrites_input,
         sdk::the_allow_all_example_overrides_a_denial_and_is_audited,
         sdk::the_status_card_example_publishes_at_once_and_answers_its_action,
+        audit::an_override_is_never_granted_without_its_record,
+        audit::a_required_or_slot_owner_override_without_its_record_fails_the_operation,
+        audit::a_deny_or_continue_writes_no_audit_line,
     ]);
     libtest_mimic::run(&args, trials).exit_code()
 }
