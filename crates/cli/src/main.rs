@@ -147,15 +147,17 @@ fn init_tracing(cli: &Cli) {
         .try_init();
 }
 
-/// `$SIDEWIRE_HOME`, or the platform data directory.
+/// `$SIDEWIRE_HOME`, or the platform data directory. An empty variable counts as unset (as
+/// XDG says of `XDG_DATA_HOME`): an empty path would silently mean the current directory.
 pub(crate) fn sidewire_home() -> anyhow::Result<std::path::PathBuf> {
-    if let Some(home) = std::env::var_os("SIDEWIRE_HOME") {
+    let set = |name: &str| std::env::var_os(name).filter(|value| !value.is_empty());
+    if let Some(home) = set("SIDEWIRE_HOME") {
         return Ok(home.into());
     }
-    if let Some(data) = std::env::var_os("XDG_DATA_HOME") {
+    if let Some(data) = set("XDG_DATA_HOME") {
         return Ok(std::path::PathBuf::from(data).join("sidewire"));
     }
-    let home = std::env::var_os("HOME").ok_or_else(|| {
+    let home = set("HOME").ok_or_else(|| {
         anyhow::anyhow!("neither SIDEWIRE_HOME nor HOME is set; set SIDEWIRE_HOME")
     })?;
     let home = std::path::PathBuf::from(home);

@@ -894,3 +894,24 @@ fn run_cancels_prompts_when_not_on_a_terminal() {
         "{seen}"
     );
 }
+
+#[test]
+fn an_empty_sidewire_home_counts_as_unset_and_reads_create_nothing() {
+    let home = home();
+    let cwd = home.path().join("cwd");
+    let data = home.path().join("data");
+    std::fs::create_dir_all(&cwd).unwrap();
+    let out = Command::new(EXE)
+        .args(["plugin", "list"])
+        .current_dir(&cwd)
+        .env("SIDEWIRE_HOME", "")
+        .env("XDG_DATA_HOME", &data)
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    // Nothing was created in the current directory, nor in the data directory a read uses.
+    assert_eq!(std::fs::read_dir(&cwd).unwrap().count(), 0);
+    assert!(!data.exists());
+}

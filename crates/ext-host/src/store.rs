@@ -26,6 +26,10 @@ use crate::{Error, Package};
 const RECORD_FILE: &str = "plugins.json";
 const LOCK_FILE: &str = "plugins.lock";
 const PACKAGES_DIR: &str = "plugins";
+/// A copy being made; renamed to its final name when complete.
+const STAGING_PREFIX: &str = ".staging-";
+/// A replaced copy being removed.
+const RETIRED_PREFIX: &str = ".retired-";
 /// The record's format number; a record of another format is refused, not guessed at.
 const FORMAT: u32 = 1;
 
@@ -113,7 +117,9 @@ impl PluginStore {
         self.dir.join(RECORD_FILE)
     }
 
-    fn lock(&self, exclusive: bool) -> Result<Lock, Error> {
+    /// Takes the lock exclusively, for a change: creates the state directory and the lock file
+    /// when needed, then collects what interrupted installs left behind.
+    fn lock_exclusive(&self) -> Result<Lock, Error> {
         fs::create_dir_all(&self.dir).map_err(|err| Error::io(&self.dir, err))?;
         let path = self.dir.join(LOCK_FILE);
         let file = OpenOptions::new()
@@ -123,13 +129,45 @@ impl PluginStore {
             .write(true)
             .open(&path)
             .map_err(|err| Error::io(&path, err))?;
-        let operation = if exclusive {
-            rustix::fs::FlockOperation::LockExclusive
-        } else {
-            rustix::fs::FlockOperation::LockShared
-        };
-        rustix::fs::flock(&file, operation).map_err(|err| Error::io(&path, err.into()))?;
+        rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive)
+            .map_err(|err| Error::io(&path, err.into()))?;
+        self.collect_stale();
         Ok(Lock { _file: file })
+    }
+
+    /// Takes the lock shared, for a read, creating nothing: a read-only or missing state
+    /// directory still lists. Without a lock file nobody has written under the lock yet, and the
+    /// record is replaced by an atomic rename anyway, so the read goes on unlocked.
+    fn lock_shared(&self) -> Result<Option<Lock>, Error> {
+        let path = self.dir.join(LOCK_FILE);
+        let file = match File::open(&path) {
+            Ok(file) => file,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(err) => return Err(Error::io(&path, err)),
+        };
+        rustix::fs::flock(&file, rustix::fs::FlockOperation::LockShared)
+            .map_err(|err| Error::io(&path, err.into()))?;
+        Ok(Some(Lock { _file: file }))
+    }
+
+    /// Removes the staging and retired copies an interrupted install left under `plugins/`.
+    /// Called with the exclusive lock held, so no install is running: every such directory is
+    /// stale. Best effort: a directory that cannot be removed now is tried again next time.
+    fn collect_stale(&self) {
+        let packages = self.dir.join(PACKAGES_DIR);
+        let Ok(entries) = fs::read_dir(&packages) else {
+            return;
+        };
+        for entry in entries.flatten() {
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            if name.starts_with(STAGING_PREFIX) || name.starts_with(RETIRED_PREFIX) {
+                let path = entry.path();
+                if let Err(err) = fs::remove_dir_all(&path) {
+                    tracing::warn!("cannot remove the stale copy {}: {err}", path.display());
+                }
+            }
+        }
     }
 
     fn read_record(&self) -> Result<Record, Error> {
@@ -198,7 +236,7 @@ impl PluginStore {
     ///
     /// [`Error::StoreCorrupt`] naming the file, or [`Error::Io`].
     pub fn list(&self) -> Result<Vec<InstalledPlugin>, Error> {
-        let _lock = self.lock(false)?;
+        let _lock = self.lock_shared()?;
         let mut plugins = self.read_record()?.plugins;
         plugins.sort_by(|a, b| a.id.cmp(&b.id));
         Ok(plugins)
@@ -234,7 +272,7 @@ impl PluginStore {
         let package = Package::open(source)?;
         let id = package.id().to_owned();
         let source_root = fs::canonicalize(source).map_err(|err| Error::io(source, err))?;
-        let _lock = self.lock(true)?;
+        let _lock = self.lock_exclusive()?;
         let mut record = self.read_record()?;
         let existing = record.plugins.iter().position(|p| p.id == id);
         if existing.is_some() && !options.replace {
@@ -249,14 +287,14 @@ impl PluginStore {
             source_root.clone()
         } else {
             fs::create_dir_all(&packages).map_err(|err| Error::io(&packages, err))?;
-            let staging = packages.join(format!(".staging-{id}-{}", random_suffix()));
+            let staging = packages.join(format!("{STAGING_PREFIX}{id}-{}", random_suffix()));
             if let Err(err) = copy::copy_package(&source_root, &staging, &id) {
                 let _ = fs::remove_dir_all(&staging);
                 return Err(err);
             }
             // Swap the copy in: move the old one aside first so the final name is never half
             // written, then remove it.
-            let retired = packages.join(format!(".retired-{id}-{}", random_suffix()));
+            let retired = packages.join(format!("{RETIRED_PREFIX}{id}-{}", random_suffix()));
             let had_old = final_dir.exists();
             if had_old {
                 fs::rename(&final_dir, &retired).map_err(|err| Error::io(&final_dir, err))?;
@@ -295,7 +333,7 @@ impl PluginStore {
     ///
     /// [`Error::NotInstalled`], and the store's own errors.
     pub fn remove(&self, id: &str) -> Result<(), Error> {
-        let _lock = self.lock(true)?;
+        let _lock = self.lock_exclusive()?;
         let mut record = self.read_record()?;
         let index = record
             .plugins
@@ -319,7 +357,7 @@ impl PluginStore {
     ///
     /// [`Error::NotInstalled`], and the store's own errors.
     pub fn set_enabled(&self, id: &str, enabled: bool) -> Result<(), Error> {
-        let _lock = self.lock(true)?;
+        let _lock = self.lock_exclusive()?;
         let mut record = self.read_record()?;
         let plugin = record
             .plugins

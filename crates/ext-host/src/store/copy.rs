@@ -36,8 +36,7 @@ fn copy_dir(root: &Path, src: &Path, dst: &Path, id: &str) -> Result<(), Error> 
         } else if kind.is_dir() {
             copy_dir(root, &from, &to, id)?;
         } else if kind.is_file() {
-            // `fs::copy` copies the permission bits too.
-            fs::copy(&from, &to).map_err(|err| Error::io(&from, err))?;
+            copy_file(&from, &to, &meta)?;
         } else {
             return Err(Error::install(
                 id,
@@ -51,6 +50,35 @@ fn copy_dir(root: &Path, src: &Path, dst: &Path, id: &str) -> Result<(), Error> 
         .permissions();
     fs::set_permissions(dst, perms).map_err(|err| Error::io(dst, err))?;
     Ok(())
+}
+
+/// Copies one regular file with its permission bits. Unlike `fs::copy`, a failure names the
+/// path that failed: the source when reading it failed, the destination when creating or
+/// writing it did (a full disk is the destination's fault, not the package's).
+pub(super) fn copy_file(from: &Path, to: &Path, meta: &fs::Metadata) -> Result<(), Error> {
+    use std::io::{ErrorKind, Read, Write};
+    use std::os::unix::fs::OpenOptionsExt;
+
+    let mut src = fs::File::open(from).map_err(|err| Error::io(from, err))?;
+    let mut dst = fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(to)
+        .map_err(|err| Error::io(to, err))?;
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let n = match src.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(err) if err.kind() == ErrorKind::Interrupted => continue,
+            Err(err) => return Err(Error::io(from, err)),
+        };
+        dst.write_all(&buf[..n]).map_err(|err| Error::io(to, err))?;
+    }
+    dst.flush().map_err(|err| Error::io(to, err))?;
+    // Set the bits last, so a read-only file can still be written first.
+    fs::set_permissions(to, meta.permissions()).map_err(|err| Error::io(to, err))
 }
 
 /// Whether a symlink at `link` with `target` resolves inside `root`: lexically first (so a

@@ -238,3 +238,127 @@ fn concurrent_writers_serialize_on_the_lock() {
     });
     assert_eq!(PluginStore::new(&state).list().unwrap().len(), 6);
 }
+
+/// Makes `path` immutable (read-only even for root) for the life of the guard.
+struct Immutable(PathBuf);
+
+impl Immutable {
+    fn new(path: &Path) -> Option<Self> {
+        let ok = std::process::Command::new("chattr")
+            .arg("+i")
+            .arg(path)
+            .status()
+            .is_ok_and(|s| s.success());
+        ok.then(|| Immutable(path.to_path_buf()))
+    }
+}
+
+impl Drop for Immutable {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("chattr")
+            .arg("-i")
+            .arg(&self.0)
+            .status();
+    }
+}
+
+#[test]
+fn reads_create_nothing_and_work_in_a_read_only_state_directory() {
+    let tmp = tempfile::tempdir().unwrap();
+    // A state directory that does not exist lists as empty and is not created.
+    let missing = PluginStore::new(tmp.path().join("nowhere"));
+    assert!(missing.list().unwrap().is_empty());
+    assert!(missing.get("acme").unwrap().is_none());
+    assert!(!tmp.path().join("nowhere").exists());
+
+    // A record written by hand (as a backup restore would), with no lock file, in a directory
+    // nobody may write to.
+    let state = tmp.path().join("state");
+    let store = PluginStore::new(&state);
+    store
+        .install(
+            &package(tmp.path(), "acme", "1.0.0"),
+            InstallOptions::link(),
+        )
+        .unwrap();
+    fs::remove_file(state.join(LOCK_FILE)).unwrap();
+    let before: Vec<_> = fs::read_dir(&state)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    let mut perms = fs::metadata(&state).unwrap().permissions();
+    perms.set_mode(0o555);
+    fs::set_permissions(&state, perms.clone()).unwrap();
+    let guard = Immutable::new(&state);
+    if guard.is_none() {
+        let _ = std::io::Write::write_all(
+            &mut std::io::stdout(),
+            b"SKIPPED: immutable state directory (no chattr); checked with mode 0555 only\n",
+        );
+    }
+    let listed = store.list().unwrap();
+    assert_eq!(listed.len(), 1);
+    assert_eq!(listed[0].id, "acme");
+    drop(guard);
+    perms.set_mode(0o755);
+    fs::set_permissions(&state, perms).unwrap();
+    let after: Vec<_> = fs::read_dir(&state)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert_eq!(before, after, "a read created files");
+}
+
+#[test]
+fn the_next_write_collects_what_interrupted_installs_left() {
+    let tmp = tempfile::tempdir().unwrap();
+    let state = tmp.path().join("state");
+    let store = PluginStore::new(&state);
+    let packages = state.join(PACKAGES_DIR);
+    // What a killed install leaves: a half-made copy and a half-removed old one.
+    for stale in [
+        ".staging-acme-0123456789abcdef",
+        ".retired-acme-fedcba9876543210",
+    ] {
+        fs::create_dir_all(packages.join(stale).join("bin")).unwrap();
+        fs::write(packages.join(stale).join("bin/big"), vec![0u8; 4096]).unwrap();
+    }
+    // Reads leave them alone (they take no exclusive lock).
+    store.list().unwrap();
+    assert_eq!(fs::read_dir(&packages).unwrap().count(), 2);
+    store
+        .install(
+            &package(tmp.path(), "other", "1.0.0"),
+            InstallOptions::copy(),
+        )
+        .unwrap();
+    let left: Vec<String> = fs::read_dir(&packages)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(left, ["other"]);
+}
+
+#[test]
+fn a_copy_failure_names_the_path_that_failed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = tmp.path().join("src.txt");
+    fs::write(&src, "data").unwrap();
+    let meta = fs::metadata(&src).unwrap();
+    // The destination cannot be created: the destination is named.
+    let dst = tmp.path().join("no/such/dir/dst.txt");
+    match copy::copy_file(&src, &dst, &meta).unwrap_err() {
+        Error::Io { path, .. } => assert_eq!(path, dst),
+        other => panic!("{other:?}"),
+    }
+    // The source cannot be read: the source is named.
+    let unreadable = Path::new("/proc/self/mem");
+    let dst = tmp.path().join("dst.txt");
+    match copy::copy_file(unreadable, &dst, &meta).unwrap_err() {
+        Error::Io { path, .. } => assert_eq!(path, unreadable),
+        other => panic!("{other:?}"),
+    }
+}
