@@ -9,7 +9,9 @@
 use std::collections::BTreeMap;
 
 use serde_json::Value;
-use sidewire_ext_protocol::{FieldKind, SurfaceKind, SurfacePayload, UiFormField, UiRequestResult};
+use sidewire_ext_protocol::{
+    FieldKind, Reason, SurfaceKind, SurfacePayload, UiFormField, UiRequestResult,
+};
 use tokio::sync::{mpsc, oneshot};
 
 use crate::Error;
@@ -29,6 +31,10 @@ pub enum HostEvent {
         plugin: Option<String>,
         /// What happened.
         message: String,
+        /// The protocol reason, when there is one: `shutdown_timeout` for a sidecar whose
+        /// shutdown hook overran (it answered `extension/shutdown` so) or that was killed at
+        /// shutdown.
+        reason: Option<Reason>,
     },
     /// A sidecar crashed after its handshake (§13.4); emitted exactly once per connection. It
     /// is not restarted until a reload.

@@ -5,6 +5,7 @@ use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, RwLock};
 
+use sidewire_ext_protocol::Reason;
 use tokio::sync::mpsc;
 
 use crate::audit::AuditLog;
@@ -85,11 +86,17 @@ impl Shared {
 
     /// Emits a (redacted) warning.
     pub(crate) fn warn(&self, plugin: Option<&str>, message: &str) {
+        self.warn_because(plugin, None, message);
+    }
+
+    /// Emits a (redacted) warning with its protocol reason.
+    pub(crate) fn warn_because(&self, plugin: Option<&str>, reason: Option<Reason>, message: &str) {
         let message = self.redact(message);
         tracing::warn!(plugin, "{message}");
         self.notify(HostEvent::Warning {
             plugin: plugin.map(str::to_owned),
             message,
+            reason,
         });
     }
 }

@@ -538,13 +538,27 @@ impl Connection {
                     CallOptions::timeout(Duration::from_millis(millis) + SHUTDOWN_ANSWER_GRACE),
                 )
                 .await;
-            // Only logged (§6.6 step 2).
+            // Only logged (§6.6 step 2); a hook that overran is worth telling the application.
             match answer {
                 Ok(raw) => {
                     tracing::debug!(plugin = %self.plugin.id, answer = raw.get(), "shutdown answered")
                 }
                 Err(err) => {
-                    tracing::debug!(plugin = %self.plugin.id, %err, "shutdown not answered")
+                    let failure = self.call_error(Method::Shutdown.as_str(), err);
+                    if failure.reason == Reason::ShutdownTimeout {
+                        self.shared.warn_because(
+                            Some(&self.plugin.id),
+                            Some(Reason::ShutdownTimeout),
+                            &format!(
+                                "extension {}'s shutdown hook overran its {} budget \
+                                 (shutdown_timeout)",
+                                self.plugin.id,
+                                human(Duration::from_millis(millis))
+                            ),
+                        );
+                    } else {
+                        tracing::debug!(plugin = %self.plugin.id, message = failure.message, "shutdown not answered");
+                    }
                 }
             }
         }
@@ -553,8 +567,9 @@ impl Connection {
         let exited = tokio::time::timeout(SHUTDOWN_EXIT_WAIT, self.wait_exit()).await;
         if exited.is_err() {
             self.group.kill();
-            self.shared.warn(
+            self.shared.warn_because(
                 Some(&self.plugin.id),
+                Some(Reason::ShutdownTimeout),
                 &format!(
                     "extension {} did not exit within {} of its stdin closing and was killed \
                      (shutdown_timeout)",

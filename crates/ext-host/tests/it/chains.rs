@@ -16,7 +16,9 @@ fn warnings(events: &mut sidewire_ext_host::HostEvents) -> Vec<(Option<String>, 
     drain(events)
         .into_iter()
         .filter_map(|e| match e {
-            HostEvent::Warning { plugin, message } => Some((plugin, message)),
+            HostEvent::Warning {
+                plugin, message, ..
+            } => Some((plugin, message)),
             _ => None,
         })
         .collect()
@@ -47,6 +49,32 @@ pub(crate) async fn members_run_by_priority_then_id_each_seeing_its_predecessor(
             .all(|t| t.role == Role::Chain && t.result == TraceResult::Decided(Decision::Replace))
     );
     env.finish(runtime).await;
+}
+
+/// Item 71 for the host's own environment: `Redactor::from_process_env` at boot, observed in a
+/// host process started with `FOO_TOKEN` set (the test process cannot change its own).
+pub(crate) async fn secrets_of_the_hosts_environment_are_redacted() {
+    let env = Env::new();
+    env.plugin("leaky")
+        .intercepts(&["input.receive"])
+        .on(
+            "input.receive",
+            json!({"decision":"block","reason":"t=host-secret-777 s=short-1 Bearer x"}),
+        )
+        .install();
+    let out = tokio::process::Command::new(std::env::current_exe().unwrap())
+        .env(crate::sidecar::ROLE, "host")
+        .env("SIDEWIRE_TEST_STATE", &env.state)
+        .env("FOO_TOKEN", "host-secret-777")
+        .env("BAR_TOKEN", "short-1")
+        .kill_on_drop(true)
+        .output();
+    let out = within(WAIT, "the host process", out).await.unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{text}");
+    // Eight characters or more are secret; shorter values are too weak to match safely.
+    assert_eq!(text.trim(), "t=[REDACTED] s=short-1 Bearer [REDACTED]");
+    env.assert_no_processes();
 }
 
 pub(crate) async fn block_stops_the_walk_with_a_redacted_reason() {
@@ -619,7 +647,7 @@ pub(crate) async fn seq_counts_written_intercepts_only() {
     assert_eq!(seqs, [1, 2, 3]);
 }
 
-pub(crate) async fn events_reach_every_recipient_once_and_never_block() {
+pub(crate) async fn events_reach_every_recipient_once_as_notifications() {
     let env = Env::new();
     env.plugin("member")
         .intercepts(&["frontend.event"])

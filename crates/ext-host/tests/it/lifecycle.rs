@@ -71,13 +71,20 @@ pub(crate) async fn the_first_frame_is_initialize_and_nothing_precedes_its_resul
 /// Adjusts a plugin's manifest for one case.
 type Shape = fn(PluginBuilder<'_>) -> PluginBuilder<'_>;
 
-/// Boots one plugin whose script answers initialize with `init` and returns the failure.
+/// Boots one plugin whose script answers initialize with `init` and returns the failure. The
+/// sidecar outlives stdin EOF, so the check that no process is left proves the host's kill.
 async fn failed_handshake(
     init: Value,
     manifest: impl FnOnce(PluginBuilder<'_>) -> PluginBuilder<'_>,
 ) -> (Env, sidewire_ext_host::StartupFailure) {
     let env = Env::new();
-    manifest(env.plugin("bad").required().script("initialize", init)).install();
+    manifest(
+        env.plugin("bad")
+            .required()
+            .script("initialize", init)
+            .script("eof", json!("linger")),
+    )
+    .install();
     let err = env.boot_with(env.config()).await.unwrap_err();
     let failure = startup(&err).clone();
     assert_eq!(failure.plugin, "bad");
@@ -224,13 +231,32 @@ pub(crate) async fn an_error_answer_to_initialize_fails_startup_with_its_reason(
 pub(crate) async fn refused_commands_never_spawn_and_fail_at_resolve() {
     for command in ["/usr/bin/bash", "/bin/SH", "/opt/pwsh.exe", "bin/relative"] {
         let env = Env::new();
-        env.plugin("shelly")
+        // Whatever runs would leave a mark: the shell through its `-c`, the relative command
+        // (a real script in the package, found if it were resolved against the root or the
+        // current directory) by itself.
+        let marker = env.path("spawned");
+        let touch = format!("#!/bin/sh\ntouch '{}'\n", marker.display());
+        let args = json!(["-c", format!("touch '{}'", marker.display())]);
+        // Installed with a good command, then the linked manifest is edited in place: install
+        // refuses such commands too, and the launch contract must hold at every start anyway.
+        env.plugin("shelly").required().install();
+        let root = env
+            .plugin("shelly")
             .required()
             .runtime("command", json!(command))
-            .install();
+            .runtime("args", args)
+            .package();
+        std::fs::create_dir_all(root.join("bin")).unwrap();
+        std::fs::write(root.join("bin/relative"), &touch).unwrap();
+        std::fs::set_permissions(
+            root.join("bin/relative"),
+            std::os::unix::fs::PermissionsExt::from_mode(0o755),
+        )
+        .unwrap();
         let err = env.boot_with(env.config()).await.unwrap_err();
         let failure = startup(&err);
         assert_eq!(failure.stage, Stage::Resolve, "{command}: {failure}");
+        assert!(!marker.exists(), "{command} was spawned");
         assert!(env.pids().is_empty());
     }
 }

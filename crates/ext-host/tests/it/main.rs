@@ -42,7 +42,7 @@
 //! | 51 | `chains::the_slot_owner_runs_after_the_chain_and_its_replace_is_final` |
 //! | 52 | `chains::strategy_failures_fail_the_operation_even_for_optional_plugins` |
 //! | 53 | `lifecycle::a_slot_claimed_twice_fails_the_build_before_any_spawn` |
-//! | 54 | `chains::events_reach_every_recipient_once_and_never_block` |
+//! | 54 | `chains::events_reach_every_recipient_once_as_notifications` |
 //! | 55 | `chains::a_full_event_queue_drops_with_one_warning_and_delays_nothing` |
 //! | 56, 57 | `content::payloads_over_64_kib_are_externalized_and_read_back_in_pages` |
 //! | 58 | `content::reads_past_the_end_of_evicted_or_foreign_refs_expire` |
@@ -52,7 +52,7 @@
 //! | 66 (surfaceId in args), 67 (crashed) | `ui::card_actions_carry_the_surface_and_stale_surfaces_are_refused` |
 //! | 67 (adopted) | `reload::ui_calls_of_staged_sidecars_wait_for_the_swap` |
 //! | 68 | `ui::prompts_are_answered_by_field_key_with_the_governing_type` |
-//! | 71 | `chains::block_stops_the_walk_with_a_redacted_reason` (block reason), `chains::results_with_externalized_or_errors_are_failures_with_redacted_messages` (peer error message), `lifecycle::a_silent_or_exiting_sidecar_fails_startup_with_cause_and_stderr` and `failures::a_stderr_flood_neither_blocks_nor_grows_the_tail` (stderr tails); manifest `env` secrets here, host-environment secrets in the `redact` unit tests |
+//! | 71 | `chains::block_stops_the_walk_with_a_redacted_reason` (block reason), `chains::results_with_externalized_or_errors_are_failures_with_redacted_messages` (peer error message), `lifecycle::a_silent_or_exiting_sidecar_fails_startup_with_cause_and_stderr` and `failures::a_stderr_flood_neither_blocks_nor_grows_the_tail` (stderr tails); manifest `env` secrets here, host-environment secrets in `chains::secrets_of_the_hosts_environment_are_redacted` (a host process started with `FOO_TOKEN` set, through `Redactor::from_process_env`) |
 //! | 72 | `store::tests::a_manifest_with_an_unknown_member_is_refused_naming_its_path` (unit) and `sidewire-ext-protocol`'s manifest tests (`contributes`, `v1.3`, `v2`) |
 //! | 73 | `store::tests::a_copy_install_keeps_permission_bits_and_inside_symlinks`, `store::tests::a_symlink_leaving_the_package_fails_the_install_naming_it` (unit) |
 //! | 74 | `reload::reload_adopts_unchanged_and_restarts_changed_linked_plugins`, `reload::a_failed_reload_leaves_the_old_generation_and_burns_its_number` (renamed → stage `resolve`) |
@@ -140,6 +140,7 @@ fn main() -> ExitCode {
         lifecycle::boots_run_four_at_a_time_within_one_budget,
         chains::members_run_by_priority_then_id_each_seeing_its_predecessor,
         chains::block_stops_the_walk_with_a_redacted_reason,
+        chains::secrets_of_the_hosts_environment_are_redacted,
         chains::a_replacement_omitting_a_member_leaves_it_absent,
         chains::history_payloads_always_carry_messages,
         chains::invalid_replacements_warn_once_when_optional_and_fail_when_required,
@@ -152,7 +153,7 @@ fn main() -> ExitCode {
         chains::strategy_failures_fail_the_operation_even_for_optional_plugins,
         chains::intercepts_reach_only_manifest_and_handshake_subscribers,
         chains::seq_counts_written_intercepts_only,
-        chains::events_reach_every_recipient_once_and_never_block,
+        chains::events_reach_every_recipient_once_as_notifications,
         chains::a_point_without_subscribers_returns_the_payload_untouched,
         chains::results_with_externalized_or_errors_are_failures_with_redacted_messages,
         failures::a_crash_fails_pending_and_later_calls_and_is_handled_once,

@@ -52,6 +52,7 @@ pub(crate) fn run(role: &str) -> ExitCode {
             ExitCode::SUCCESS
         }
         "script" => script(),
+        "host" => host(),
         other => {
             let _ = writeln!(std::io::stderr(), "unknown test sidecar role {other:?}");
             ExitCode::from(2)
@@ -285,11 +286,45 @@ fn script() -> ExitCode {
             _ => {}
         }
     }
-    if script["shutdown"].as_str() == Some("ignore") {
+    // `"eof": "linger"` outlives stdin (as a sidecar that never checks for EOF would), so only
+    // the host's kill ends it: a test of a kill then proves the kill, not a polite exit.
+    if script["shutdown"].as_str() == Some("ignore") || script["eof"].as_str() == Some("linger") {
         loop {
             std::thread::sleep(Duration::from_secs(3600));
         }
     }
+    ExitCode::SUCCESS
+}
+
+/// Not a sidecar: a host in a process of its own, so that a test can give the host an
+/// environment (`FOO_TOKEN`) without changing its own. It boots the store in
+/// `SIDEWIRE_TEST_STATE`, runs one `input.receive`, prints the block reason (or the error) on
+/// stdout, and shuts down.
+fn host() -> ExitCode {
+    let state = std::env::var("SIDEWIRE_TEST_STATE").expect("SIDEWIRE_TEST_STATE is set");
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    runtime.block_on(async {
+        let config = sidewire_ext_host::HostConfig::new(&state, "s-host", &state);
+        let (host, _events) = sidewire_ext_host::Host::boot(config)
+            .await
+            .expect("the host boots");
+        let payload =
+            sidewire_ext_protocol::HookPayload::Input(sidewire_ext_protocol::InputPayload {
+                text: "x".into(),
+            });
+        let text = match host
+            .intercept(sidewire_ext_protocol::HookPoint::InputReceive, payload)
+            .await
+        {
+            Ok(outcome) => outcome.blocked.map(|b| b.reason).unwrap_or_default(),
+            Err(err) => err.to_string(),
+        };
+        host.shutdown().await;
+        let _ = writeln!(std::io::stdout(), "{text}");
+    });
     ExitCode::SUCCESS
 }
 
