@@ -43,7 +43,7 @@
 //! | 52 | `chains::strategy_failures_fail_the_operation_even_for_optional_plugins` |
 //! | 53 | `lifecycle::a_slot_claimed_twice_fails_the_build_before_any_spawn` |
 //! | 54 | `chains::events_reach_every_recipient_once_and_never_block` |
-//! | 55 | `chains::a_full_event_queue_drops_with_one_warning_and_delays_nothing` |
+//! | 55 | `chains::a_full_event_queue_drops_with_one_warning_and_delays_nothing`, `bounds::an_intercept_overtakes_a_backed_up_event_queue` (a slow reader: the intercept is written ahead of the backed-up events) |
 //! | 56, 57 | `content::payloads_over_64_kib_are_externalized_and_read_back_in_pages` |
 //! | 58 | `content::reads_past_the_end_of_evicted_or_foreign_refs_expire` |
 //! | 61 | `chains::results_with_externalized_or_errors_are_failures_with_redacted_messages` |
@@ -68,6 +68,7 @@
 //! | 86 | `failures::a_sidecar_ignoring_shutdown_is_killed_on_budget_and_reaped` |
 //! | 87 | `failures::shutdown_is_idempotent_and_reads_a_late_shutdown_timeout_answer` |
 
+mod bounds;
 mod chains;
 mod content;
 mod failures;
@@ -179,6 +180,7 @@ fn main() -> ExitCode {
         sdk::the_starter_example_rewrites_input,
         sdk::the_allow_all_example_overrides_a_denial_and_is_audited,
         sdk::the_status_card_example_publishes_at_once_and_answers_its_action,
+        bounds::an_intercept_overtakes_a_backed_up_event_queue,
     ]);
     libtest_mimic::run(&args, trials).exit_code()
 }

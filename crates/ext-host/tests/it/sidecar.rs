@@ -6,7 +6,7 @@
 //! The scripted sidecar speaks the protocol by hand, synchronously, so it can misbehave in
 //! ways the SDK never would: hang, crash mid-intercept, write junk or an over-cap frame, talk
 //! before `extension/initialized`, claim undeclared capabilities, send bad replacements, stop
-//! reading stdin, ignore shutdown, flood stderr, spawn a grandchild. Every process started
+//! reading stdin, read events slowly, ignore shutdown, flood stderr, spawn a grandchild. Every process started
 //! here records its pid under `$REASONIX_PLUGIN_ROOT/.pids/` so tests can prove it is gone.
 
 use std::collections::HashMap;
@@ -221,6 +221,12 @@ fn script() -> ExitCode {
                 }
                 out.frame(&json!({"jsonrpc":"2.0","id":id,"result":{"accepted":true}}));
             }
+            "extension/event" => {
+                // A slow reader: every event costs this long, so the host's writes back up.
+                if let Some(ms) = script["event_delay_ms"].as_u64() {
+                    std::thread::sleep(Duration::from_millis(ms));
+                }
+            }
             "extension/ui/action" | "extension/ui/submit" => {
                 if script["ui_action"].as_str() == Some("hang") {
                     continue;
@@ -394,6 +400,20 @@ fn intercept(
     let params = &frame["params"];
     if let Some(ms) = action.get("delay_ms").and_then(Value::as_u64) {
         std::thread::sleep(Duration::from_millis(ms));
+        let then = action
+            .get("then")
+            .cloned()
+            .unwrap_or(json!({"decision":"continue"}));
+        return intercept(out, frame, id, &then, next_id);
+    }
+    if let Some(frames) = action.get("send").and_then(Value::as_array) {
+        // Frames to write first (strings verbatim), then the action under `then`.
+        for frame in frames {
+            match frame.as_str() {
+                Some(text) => out.line(text),
+                None => out.frame(frame),
+            }
+        }
         let then = action
             .get("then")
             .cloned()
