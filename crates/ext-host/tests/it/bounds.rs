@@ -58,3 +58,50 @@ pub(crate) async fn an_intercept_overtakes_a_backed_up_event_queue() {
     assert!(elapsed < INTERCEPT_BUDGET, "{elapsed:?}");
     env.finish(runtime).await;
 }
+
+pub(crate) async fn turns_start_while_a_reload_retires_old_sidecars() {
+    // The retired sidecar takes 4 s to answer its shutdown. New turns pin the new generation,
+    // so they must not wait for that: one is granted while the reload is still retiring.
+    let env = Env::new();
+    env.plugin("old")
+        .intercepts(&["input.receive"])
+        .on("input.receive", json!("tag"))
+        .script(
+            "shutdown",
+            json!({"delay_ms": 4000, "error": {"code": -32603, "message": "slow",
+                "data": {"reason": "internal", "retryable": true}}}),
+        )
+        .install();
+    let (runtime, _events) = env.boot().await;
+    // A changed runtime member restarts it at the reload; the new one shuts down at once.
+    env.plugin("old")
+        .intercepts(&["input.receive"])
+        .priority(1)
+        .on("input.receive", json!("tag"))
+        .package();
+    let mut reload = {
+        let runtime = runtime.clone();
+        tokio::spawn(async move { runtime.reload().await })
+    };
+    eventually("the new generation", || runtime.generation() == 2).await;
+    let turn = within(
+        Duration::from_secs(2),
+        "a turn while the old sidecar shuts down",
+        runtime.turn(),
+    )
+    .await;
+    assert!(!reload.is_finished(), "the retirement is still running");
+    assert_eq!(turn.generation(), 2);
+    let outcome = turn
+        .intercept(HookPoint::InputReceive, input("x"))
+        .await
+        .unwrap();
+    assert_eq!(text_of(&outcome.payload), "x|old");
+    drop(turn);
+    let report = within(WAIT, "the reload", &mut reload)
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(report.started, ["old"]);
+    env.finish(runtime).await;
+}

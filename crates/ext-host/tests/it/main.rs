@@ -64,7 +64,7 @@
 //! | 81 | `failures::a_crash_fails_pending_and_later_calls_and_is_handled_once` |
 //! | 82 | `failures::an_exit_is_a_crash_at_once_even_when_a_grandchild_holds_stdout` |
 //! | 83 | `reload::crashed_and_failed_plugins_start_again_only_on_reload` |
-//! | 84, 85 | `reload::a_failed_reload_leaves_the_old_generation_and_burns_its_number`, `reload::reload_adopts_unchanged_and_restarts_changed_linked_plugins` |
+//! | 84, 85 | `reload::a_failed_reload_leaves_the_old_generation_and_burns_its_number`, `reload::reload_adopts_unchanged_and_restarts_changed_linked_plugins`; idle-time reloads and merged requests (§13.3): `reload::a_reload_waits_for_running_turns_and_queued_requests_merge`, `bounds::turns_start_while_a_reload_retires_old_sidecars` |
 //! | 86 | `failures::a_sidecar_ignoring_shutdown_is_killed_on_budget_and_reaped` |
 //! | 87 | `failures::shutdown_is_idempotent_and_reads_a_late_shutdown_timeout_answer` |
 
@@ -181,6 +181,8 @@ fn main() -> ExitCode {
         sdk::the_allow_all_example_overrides_a_denial_and_is_audited,
         sdk::the_status_card_example_publishes_at_once_and_answers_its_action,
         bounds::an_intercept_overtakes_a_backed_up_event_queue,
+        bounds::turns_start_while_a_reload_retires_old_sidecars,
+        reload::a_reload_waits_for_running_turns_and_queued_requests_merge,
     ]);
     libtest_mimic::run(&args, trials).exit_code()
 }
