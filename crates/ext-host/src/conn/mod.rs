@@ -606,6 +606,8 @@ impl Drop for Connection {
         // The group's own `Drop` kills it when this was the last handle; a crash reporter task
         // may still hold one briefly, so kill here too.
         self.group.kill();
+        // Its surfaces go with it: nothing can act on them any more.
+        self.shared.hub.forget(self);
     }
 }
 

@@ -20,12 +20,12 @@ use sidewire_ext_protocol::{
     HookPayload, HookPoint, Method, ResourcesChangedParams, UiActionDecl, UiActionResult,
     UiSubmitResult,
 };
-use tokio::sync::{OwnedRwLockReadGuard, mpsc};
+use tokio::sync::OwnedRwLockReadGuard;
 
 use crate::chain::{Outcome, walk};
 use crate::config::HostConfig;
 use crate::conn::{Connection, PayloadText, UiState};
-use crate::events::{EVENT_STREAM_CAPACITY, HostEvents};
+use crate::events::HostEvents;
 use crate::generation::{Generation, bit};
 use crate::redact::Redactor;
 use crate::shared::Shared;
@@ -57,7 +57,7 @@ impl Host {
     ///
     /// Dropping the future kills every sidecar it started.
     pub async fn boot(config: HostConfig) -> Result<(Runtime, HostEvents), Error> {
-        let (tx, rx) = mpsc::channel(EVENT_STREAM_CAPACITY);
+        let (tx, events) = crate::events::stream();
         let store = PluginStore::new(&config.state_dir);
         let base_redactor = Redactor::from_process_env();
         let shared = Arc::new(Shared::new(config, base_redactor.clone(), tx));
@@ -81,7 +81,7 @@ impl Host {
                 shutdown_done: tokio::sync::OnceCell::new(),
             }),
         };
-        Ok((runtime, HostEvents { rx }))
+        Ok((runtime, events))
     }
 }
 

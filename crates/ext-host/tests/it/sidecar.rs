@@ -99,6 +99,37 @@ impl Out {
     }
 }
 
+/// The generation the host started this sidecar in (from `extension/initialize`).
+static GENERATION: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// A scripted frame as text: `"@gen"` (quoted) and `@gen` become the generation this sidecar
+/// was started in, and `@fill:<n>@` becomes `n` bytes of padding (the script travels in an
+/// environment variable, which cannot carry megabytes).
+fn expand(frame: &Value) -> String {
+    let text = match frame.as_str() {
+        Some(text) => text.to_owned(),
+        None => frame.to_string(),
+    };
+    let generation = GENERATION
+        .load(std::sync::atomic::Ordering::Relaxed)
+        .to_string();
+    let text = text
+        .replace("\"@gen\"", &generation)
+        .replace("@gen", &generation);
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text.as_str();
+    while let Some(at) = rest.find("@fill:") {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + "@fill:".len()..];
+        let end = after.find('@').expect("@fill:<n>@ is closed");
+        let n: usize = after[..end].parse().expect("@fill:<n>@ has a number");
+        out.extend(std::iter::repeat_n('x', n));
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
 fn env_var(name: &str) -> String {
     std::env::var(name).unwrap_or_default()
 }
@@ -182,12 +213,9 @@ fn script() -> ExitCode {
                 return ExitCode::from(1);
             }
             "extension/initialized" => {
-                // Strings are written verbatim; objects as they are.
+                // Strings are written verbatim; objects as they are (both through `expand`).
                 for frame in script["after_init"].as_array().cloned().unwrap_or_default() {
-                    match frame.as_str() {
-                        Some(text) => out.line(text),
-                        None => out.frame(&frame),
-                    }
+                    out.line(&expand(&frame));
                 }
                 if script["stdin"].as_str() == Some("never") {
                     // Stop reading: the host's writes fill the pipe and stall.
@@ -339,6 +367,9 @@ fn reply(out: &Out, id: Value, result: Value) {
 /// Answers `extension/initialize` as the script says; `false` to exit.
 fn initialize(script: &Value, out: &Out, frame: &Value) -> bool {
     let id = frame["id"].clone();
+    if let Some(generation) = frame["params"]["session"]["generation"].as_u64() {
+        GENERATION.store(generation, std::sync::atomic::Ordering::Relaxed);
+    }
     let expectation = &frame["params"]["manifest"];
     let spec = script.get("initialize").cloned().unwrap_or(json!("auto"));
     match spec.as_str() {
@@ -409,10 +440,7 @@ fn intercept(
     if let Some(frames) = action.get("send").and_then(Value::as_array) {
         // Frames to write first (strings verbatim), then the action under `then`.
         for frame in frames {
-            match frame.as_str() {
-                Some(text) => out.line(text),
-                None => out.frame(frame),
-            }
+            out.line(&expand(frame));
         }
         let then = action
             .get("then")
