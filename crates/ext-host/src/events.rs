@@ -53,7 +53,8 @@ pub enum HostEvent {
     Surface(Surface),
     /// A blocking prompt; answer or cancel it through [`Prompt`].
     Prompt(Prompt),
-    /// A prompt was dismissed because its sidecar went away; remove it from the screen.
+    /// A prompt was dismissed because its sidecar went away or its deadline passed; remove it
+    /// from the screen (an answer to it is ignored).
     PromptDismissed {
         /// The plugin id.
         plugin: String,
@@ -88,7 +89,9 @@ pub struct Surface {
 }
 
 /// A blocking prompt from `host/ui/request` (§10.3). The sidecar waits until it is answered,
-/// cancelled or dropped (dropping cancels).
+/// cancelled or dropped (dropping cancels), or until the prompt deadline
+/// ([`HostConfig::prompt_timeout`](crate::HostConfig::prompt_timeout), 5 minutes) dismisses it
+/// ([`HostEvent::PromptDismissed`]).
 #[derive(Debug)]
 #[non_exhaustive]
 pub struct Prompt {

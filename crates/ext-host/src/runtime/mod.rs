@@ -331,8 +331,8 @@ impl Runtime {
     /// # Errors
     ///
     /// [`Error::Ui`]: `invalid_params` for an undeclared action or unknown plugin,
-    /// `provider_interrupted` for a crashed sidecar, `intercept_timeout` after 30 s, or the
-    /// sidecar's error.
+    /// `provider_interrupted` for a crashed sidecar, `intercept_timeout` after the UI deadline
+    /// ([`HostConfig::ui_call_timeout`], 30 s), or the sidecar's error.
     ///
     /// # Cancel safety
     ///
