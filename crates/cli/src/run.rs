@@ -21,8 +21,11 @@ use tokio::io::AsyncBufReadExt;
 
 use crate::out::Out;
 
-/// The published surfaces, by (plugin, surface id), for `/ui`.
-type Surfaces = Arc<Mutex<BTreeMap<(String, String), String>>>;
+/// The published surfaces, by (plugin, surface id), for `/ui`: the generation of the connection
+/// that published each (so a crashed or retired one's can be dropped) and its payload as text.
+/// The host caps surfaces per plugin, so this map is bounded too.
+type Surfaces = Arc<Mutex<SurfaceMap>>;
+type SurfaceMap = BTreeMap<(String, String), (u64, String)>;
 
 /// Prompts waiting for the user's answer on a terminal, oldest first, with the answers to the
 /// fields asked so far.
@@ -93,7 +96,27 @@ pub(crate) async fn run(
                             "[{}:{}] {text}",
                             surface.plugin, surface.surface_id
                         ));
-                        crate::lock(&surfaces).insert((surface.plugin, surface.surface_id), text);
+                        crate::lock(&surfaces).insert(
+                            (surface.plugin, surface.surface_id),
+                            (surface.generation, text),
+                        );
+                    }
+                    HostEvent::SurfacesStale { plugin, generation } => {
+                        drop_stale(&mut crate::lock(&surfaces), &plugin, generation);
+                    }
+                    HostEvent::PromptDismissed { plugin, prompt } => {
+                        // The sidecar went away or the prompt's deadline passed: the host has
+                        // answered it already, so it leaves the queue unasked.
+                        let mut queue = crate::lock(&pending);
+                        if let Some(at) = queue.iter().position(|(p, _)| p.id == prompt) {
+                            queue.remove(at);
+                            out.line(format!("[{plugin}] the prompt was dismissed"));
+                            if at == 0
+                                && let Some((next, _)) = queue.front()
+                            {
+                                ask(&out, next, 0);
+                            }
+                        }
                     }
                     HostEvent::Prompt(prompt) if interactive => {
                         let mut queue = crate::lock(&pending);
@@ -207,7 +230,7 @@ async fn one_line(
             if surfaces.is_empty() {
                 out.line("no surfaces published");
             }
-            for ((plugin, id), text) in surfaces.iter() {
+            for ((plugin, id), (_, text)) in surfaces.iter() {
                 out.line(format!("{plugin}:{id} {text}"));
             }
             for (plugin, action) in runtime.ui_actions() {
@@ -334,6 +357,12 @@ async fn slash(
     }
 }
 
+/// Forgets the surfaces that `plugin`'s connection of `generation` published: it crashed or was
+/// retired, so they can no longer be acted on.
+fn drop_stale(surfaces: &mut SurfaceMap, plugin: &str, generation: u64) {
+    surfaces.retain(|(p, _), (g, _)| !(p == plugin && *g == generation));
+}
+
 /// Replaces each `@<server>:<uri>` word with the text of that resource.
 async fn expand_references(mcp: &sidewire_mcp::Host, line: &str) -> anyhow::Result<String> {
     let mut words = Vec::new();
@@ -430,4 +459,28 @@ fn answer_prompt(pending: &Pending, line: &str, out: &Out) -> bool {
         ask(out, next, 0);
     }
     true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stale_surfaces_of_one_connection_are_dropped_and_no_others() {
+        let mut surfaces = SurfaceMap::new();
+        for (plugin, id, generation) in [
+            ("a", "s1", 1),
+            ("a", "s2", 1),
+            ("a", "s3", 2),
+            ("b", "s1", 1),
+        ] {
+            surfaces.insert(
+                (plugin.to_owned(), id.to_owned()),
+                (generation, "{}".to_owned()),
+            );
+        }
+        drop_stale(&mut surfaces, "a", 1);
+        let left: Vec<_> = surfaces.keys().map(|(p, s)| format!("{p}:{s}")).collect();
+        assert_eq!(left, ["a:s3", "b:s1"]);
+    }
 }

@@ -5,8 +5,14 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use sidewire_ext_protocol::{
-    GENERATION_BOOT_BUDGET, HANDSHAKE_TIMEOUT, SHUTDOWN_TIMEOUT_MILLIS, UiHost,
+    CALL_TIMEOUT, GENERATION_BOOT_BUDGET, HANDSHAKE_TIMEOUT, SHUTDOWN_TIMEOUT_MILLIS, UiHost,
 };
+
+/// How long a `host/ui/request` prompt stays open before it is dismissed (the spec sets no
+/// deadline; an unbounded wait would let a sidecar pin a prompt for ever).
+pub(crate) const PROMPT_TIMEOUT: Duration = Duration::from_secs(5 * 60);
+/// How many prompts one connection may have open at once by default.
+pub(crate) const PROMPTS_PER_CONNECTION: usize = 4;
 
 /// The host's configuration. The budgets default to the spec's values; tests lower them to
 /// stay fast, and applications should leave them alone.
@@ -29,6 +35,14 @@ pub struct HostConfig {
     pub handshake_timeout: Duration,
     /// The `timeoutMillis` sent with `extension/shutdown` (spec default: 5,000).
     pub shutdown_timeout_millis: u64,
+    /// The deadline of `extension/ui/action` and `extension/ui/submit` (spec: 30 s).
+    pub ui_call_timeout: Duration,
+    /// How long a prompt (`host/ui/request`) may stay open before it is dismissed and the
+    /// sidecar answered `{"cancelled":true}` (default 5 minutes).
+    pub prompt_timeout: Duration,
+    /// How many prompts one connection may have open at once (default 4); one more is
+    /// answered at once with `invalid_params`.
+    pub prompts_per_connection: usize,
 }
 
 impl HostConfig {
@@ -48,6 +62,9 @@ impl HostConfig {
             boot_budget: GENERATION_BOOT_BUDGET,
             handshake_timeout: HANDSHAKE_TIMEOUT,
             shutdown_timeout_millis: SHUTDOWN_TIMEOUT_MILLIS,
+            ui_call_timeout: CALL_TIMEOUT,
+            prompt_timeout: PROMPT_TIMEOUT,
+            prompts_per_connection: PROMPTS_PER_CONNECTION,
         }
     }
 
@@ -78,6 +95,25 @@ impl HostConfig {
     /// With another `extension/shutdown` budget (at least 1 ms).
     pub fn shutdown_timeout_millis(mut self, millis: u64) -> Self {
         self.shutdown_timeout_millis = millis.max(1);
+        self
+    }
+
+    /// With another deadline for UI actions and form submissions.
+    pub fn ui_call_timeout(mut self, timeout: Duration) -> Self {
+        self.ui_call_timeout = timeout;
+        self
+    }
+
+    /// With another prompt deadline.
+    pub fn prompt_timeout(mut self, timeout: Duration) -> Self {
+        self.prompt_timeout = timeout;
+        self
+    }
+
+    /// With another cap on open prompts per connection (at least 1, at most 32: a connection
+    /// runs at most 32 requests at once anyway).
+    pub fn prompts_per_connection(mut self, prompts: usize) -> Self {
+        self.prompts_per_connection = prompts.clamp(1, 32);
         self
     }
 }

@@ -1,9 +1,12 @@
 //! Content references (spec §9): payloads too large to inline are stored on the connection that
 //! will read them and served back in pages by `host/content/read`.
 //!
-//! Each connection keeps at most 64 objects; storing a 65th evicts the oldest. Refs die with the
-//! connection, never by time. This module measures, stores and pages; deciding when to
-//! externalize is the caller's (`EXTERNALIZE_FIELD_BYTES`).
+//! Each connection keeps at most 64 objects and [`CONTENT_STORE_BYTES`] (32 MiB) of them;
+//! storing one more evicts the oldest until both hold (the newest object is always kept). Refs
+//! die with the connection, never by time. Stored bytes are shared, not copied: one payload
+//! sent to several members (or as an event to several sidecars) is one buffer. This module
+//! measures, stores and pages; deciding when to externalize is the caller's
+//! (`EXTERNALIZE_FIELD_BYTES`).
 
 use std::collections::VecDeque;
 
@@ -22,16 +25,24 @@ struct Stored {
     sha256: String,
 }
 
+/// The most bytes one connection's stored objects may hold together (counted per connection,
+/// even where buffers are shared): four objects of the largest size. The spec's 64-object
+/// bound alone would let one sidecar pin 512 MiB.
+pub(crate) const CONTENT_STORE_BYTES: usize = 32 * 1024 * 1024;
+
 /// One connection's stored objects, oldest first.
 #[derive(Default)]
 pub(crate) struct ContentStore {
     objects: VecDeque<Stored>,
+    /// The bytes in `objects`.
+    bytes: usize,
 }
 
 impl std::fmt::Debug for ContentStore {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ContentStore")
             .field("objects", &self.objects.len())
+            .field("bytes", &self.bytes)
             .finish()
     }
 }
@@ -39,9 +50,14 @@ impl std::fmt::Debug for ContentStore {
 impl ContentStore {
     /// Stores a payload's bytes and returns its `/payload` descriptor.
     pub(crate) fn store(&mut self, bytes: Bytes, sha256: &str) -> ExternalizedField {
-        if self.objects.len() >= CONTENT_REFS_PER_CONNECTION {
-            self.objects.pop_front();
+        while self.objects.len() >= CONTENT_REFS_PER_CONNECTION
+            || (!self.objects.is_empty() && self.bytes + bytes.len() > CONTENT_STORE_BYTES)
+        {
+            if let Some(oldest) = self.objects.pop_front() {
+                self.bytes -= oldest.bytes.len();
+            }
         }
+        self.bytes += bytes.len();
         let reference = new_ref();
         let field = ExternalizedField {
             json_pointer: PAYLOAD_POINTER.to_owned(),
@@ -55,6 +71,12 @@ impl ContentStore {
             sha256: sha256.to_owned(),
         });
         field
+    }
+
+    /// How many objects and bytes are stored.
+    #[cfg(test)]
+    pub(crate) fn held(&self) -> (usize, usize) {
+        (self.objects.len(), self.bytes)
     }
 
     /// Serves one page.

@@ -1,12 +1,15 @@
 //! What the host tells the embedding application, outside any call: warnings, crashes, UI
 //! surfaces and prompts, dismissals and audited overrides.
 //!
-//! Everything arrives in order through one bounded [`HostEvents`] stream (1,024 entries). The
-//! host never waits for the application: when the stream is full, a warning is dropped, a
-//! surface is answered `{"accepted":false}` (it was not shown) and a prompt `{"cancelled":true}`.
-//! Every string a sidecar supplied is already redacted.
+//! Everything arrives in order through one bounded [`HostEvents`] stream: at most 1,024 events
+//! and 16 MiB (what the events hold, accounted when sent and given back when received). The
+//! host never waits for the application: when the stream is full in either measure, a warning
+//! is dropped, a surface is answered `{"accepted":false}` (it was not shown) and a prompt
+//! `{"cancelled":true}`. Every string a sidecar supplied is already redacted.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use serde_json::Value;
 use sidewire_ext_protocol::{
@@ -19,6 +22,10 @@ use crate::audit::AuditRecord;
 
 /// How many events wait for the application before new ones are dropped.
 pub(crate) const EVENT_STREAM_CAPACITY: usize = 1024;
+/// How many bytes the waiting events may hold (their strings and payloads, measured as
+/// serialized JSON) before new ones are dropped: a sidecar's largest surface (one 8 MiB
+/// frame) fits, but the stream cannot pin 1,024 of them.
+pub(crate) const EVENT_STREAM_BYTES: usize = 16 * 1024 * 1024;
 
 /// One thing the host reports.
 #[derive(Debug)]
@@ -52,7 +59,8 @@ pub enum HostEvent {
     Surface(Surface),
     /// A blocking prompt; answer or cancel it through [`Prompt`].
     Prompt(Prompt),
-    /// A prompt was dismissed because its sidecar went away; remove it from the screen.
+    /// A prompt was dismissed because its sidecar went away or its deadline passed; remove it
+    /// from the screen (an answer to it is ignored).
     PromptDismissed {
         /// The plugin id.
         plugin: String,
@@ -87,7 +95,9 @@ pub struct Surface {
 }
 
 /// A blocking prompt from `host/ui/request` (§10.3). The sidecar waits until it is answered,
-/// cancelled or dropped (dropping cancels).
+/// cancelled or dropped (dropping cancels), or until the prompt deadline
+/// ([`HostConfig::prompt_timeout`](crate::HostConfig::prompt_timeout), 5 minutes) dismisses it
+/// ([`HostEvent::PromptDismissed`]).
 #[derive(Debug)]
 #[non_exhaustive]
 pub struct Prompt {
@@ -176,11 +186,122 @@ impl Prompt {
     }
 }
 
+impl HostEvent {
+    /// What the event holds, for the stream's byte bound: its strings and payloads (measured
+    /// as compact JSON, without allocating) plus the event itself.
+    fn weight(&self) -> usize {
+        use self::measure::Measure as _;
+        let strings = match self {
+            HostEvent::Warning {
+                plugin, message, ..
+            } => plugin.as_ref().map_or(0, String::len) + message.len(),
+            HostEvent::Crashed {
+                plugin,
+                cause,
+                stderr_tail,
+                ..
+            } => plugin.len() + cause.len() + stderr_tail.len(),
+            HostEvent::Surface(surface) => {
+                surface.plugin.len() + surface.surface_id.len() + surface.payload.measure()
+            }
+            HostEvent::Prompt(prompt) => {
+                prompt.plugin.len()
+                    + prompt.surface_id.len()
+                    + prompt.title.len()
+                    + prompt.message.len()
+                    + prompt.fields.measure()
+            }
+            HostEvent::PromptDismissed { plugin, .. } | HostEvent::SurfacesStale { plugin, .. } => {
+                plugin.len()
+            }
+            HostEvent::Audited(record) => record.measure(),
+        };
+        std::mem::size_of::<HostEvent>() + strings
+    }
+}
+
+/// Measuring a value's compact JSON without building it.
+mod measure {
+    /// Counts bytes written.
+    struct Count(usize);
+
+    impl std::io::Write for Count {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 += buf.len();
+            Ok(buf.len())
+        }
+
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    pub(super) trait Measure {
+        fn measure(&self) -> usize;
+    }
+
+    impl<T: serde::Serialize> Measure for T {
+        fn measure(&self) -> usize {
+            let mut count = Count(0);
+            // Writing to a counter cannot fail; a value that does not serialize weighs nothing
+            // more than the event.
+            let _ = serde_json::to_writer(&mut count, self);
+            count.0
+        }
+    }
+}
+
+/// The sending side of the event stream: the channel and the byte budget it shares with
+/// [`HostEvents`].
+#[derive(Debug)]
+pub(crate) struct EventSender {
+    tx: mpsc::Sender<(HostEvent, usize)>,
+    held: Arc<AtomicUsize>,
+}
+
+/// A new event stream: its sending side and the application's end.
+pub(crate) fn stream() -> (EventSender, HostEvents) {
+    let (tx, rx) = mpsc::channel(EVENT_STREAM_CAPACITY);
+    let held = Arc::new(AtomicUsize::new(0));
+    (
+        EventSender {
+            tx,
+            held: Arc::clone(&held),
+        },
+        HostEvents { rx, held },
+    )
+}
+
+impl EventSender {
+    /// Sends without waiting; `false` when the stream is full in count or bytes, or nobody
+    /// listens.
+    pub(crate) fn try_send(&self, event: HostEvent) -> bool {
+        let weight = event.weight();
+        // Reserve the bytes first, so concurrent senders cannot together go over the budget.
+        let reserved = self
+            .held
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |held| {
+                held.checked_add(weight)
+                    .filter(|total| *total <= EVENT_STREAM_BYTES)
+            });
+        if reserved.is_err() {
+            return false;
+        }
+        if self.tx.try_send((event, weight)).is_err() {
+            self.held.fetch_sub(weight, Ordering::AcqRel);
+            return false;
+        }
+        true
+    }
+}
+
 /// The stream of [`HostEvent`]s. Keep reading it; when it is full, new events are dropped as
 /// described in the module docs.
 #[derive(Debug)]
 pub struct HostEvents {
-    pub(crate) rx: mpsc::Receiver<HostEvent>,
+    rx: mpsc::Receiver<(HostEvent, usize)>,
+    /// The bytes the waiting events hold; received events give theirs back.
+    held: Arc<AtomicUsize>,
 }
 
 impl HostEvents {
@@ -190,11 +311,19 @@ impl HostEvents {
     ///
     /// Cancel safe: no event is lost when the future is dropped.
     pub async fn recv(&mut self) -> Option<HostEvent> {
-        self.rx.recv().await
+        let received = self.rx.recv().await;
+        self.received(received)
     }
 
     /// The next event if one is waiting.
     pub fn try_recv(&mut self) -> Option<HostEvent> {
-        self.rx.try_recv().ok()
+        let received = self.rx.try_recv().ok();
+        self.received(received)
+    }
+
+    fn received(&self, received: Option<(HostEvent, usize)>) -> Option<HostEvent> {
+        let (event, weight) = received?;
+        self.held.fetch_sub(weight, Ordering::AcqRel);
+        Some(event)
     }
 }

@@ -69,7 +69,9 @@
 //!   for a new generation with fresh sidecars, which is exactly that).
 //! * **A turn pins a generation** ([`Runtime::turn`]); [`Runtime::intercept`] is a one-call
 //!   turn. A reload waits until no turn is held; requests made while it waits join it (they get
-//!   its report, or [`Error::Coalesced`] carrying its error).
+//!   its report, or [`Error::Coalesced`] carrying its error). New turns may start as soon as the
+//!   new generation is published: the retired sidecars are shut down after that, so a slow
+//!   shutdown never stalls a turn.
 //! * **A slot owner's `block`** fails the operation ([`Error::Operation`] with no reason:
 //!   there is no wire reason for a refusal).
 //! * **No override without its durable record** (§11): a host `deny` turned into `allow` takes
@@ -82,12 +84,30 @@
 //!   cannot vouch for its `required` flag); one that decodes with another name keeps its flag.
 //! * **Reinstalling with `replace` re-enables** the plugin: it is a fresh consent.
 //! * **A linked plugin's version** is the re-read manifest's.
-//! * **Events** go through a per-connection queue of 256 into the connection's single writer,
-//!   which they share with requests; before `extension/shutdown`, events already queued are
-//!   flushed to the writer (for at most 500 ms) so they are not overtaken.
-//! * **The host's own event stream** ([`HostEvents`]) is bounded (1,024). When it is full a
+//! * **Events** go through a per-connection queue of 256 to the connection's writer on a
+//!   background lane, which the writer serves only while less than 64 KiB waits for it:
+//!   requests and responses overtake queued events, so a full event queue never delays an
+//!   intercept (§8) even when the sidecar reads slowly. Before `extension/shutdown`, events
+//!   already queued are flushed to the writer (for at most 500 ms) so they are not overtaken.
+//! * **The host's own event stream** ([`HostEvents`]) is bounded: 1,024 events and 16 MiB
+//!   (strings and payloads as JSON, given back as the application reads). When it is full a
 //!   surface is answered `{"accepted":false}` (it was not shown), a prompt
 //!   `{"cancelled":true}`, and a warning is dropped.
+//! * **Surfaces** are capped: 64 per plugin and a `surfaceId` of at most 256 bytes. A publish
+//!   of a new id over the cap, or of a longer id, is answered `invalid_params` (replacing an
+//!   existing id is always fine). The host keeps no payloads, only what staleness checks need,
+//!   and forgets a connection's surfaces when the connection is dropped; at the cap, the
+//!   plugin's stale surfaces (of a retired or crashed connection) make room first.
+//! * **Prompts** are capped at 4 open per connection ([`HostConfig::prompts_per_connection()`]);
+//!   one more is answered `invalid_params` at once. The spec sets no deadline; this host
+//!   dismisses a prompt after [`HostConfig::prompt_timeout()`] (5 minutes): the sidecar gets
+//!   `{"cancelled":true}` and the application [`HostEvent::PromptDismissed`].
+//! * **Inbound requests** of one sidecar run 32 at a time with at most 1,024 more, holding at
+//!   most 16 MiB of request frames, queued; one over is answered `-32603` (`internal`).
+//! * **Content refs**: at most 64 objects and 32 MiB per connection (the spec bounds only the
+//!   count, which allows 512 MiB); storing one more evicts the oldest until both hold, the
+//!   newest always kept. A payload externalized for several members or recipients is one
+//!   shared buffer.
 //! * **Prompt answers are checked** against the fields (§10.3 value types, required fields);
 //!   an empty answer is sent as `{"cancelled":true}`.
 //! * **Actions and submissions** are sent with the current published generation; a surface of
@@ -98,7 +118,8 @@
 //! * **Closing stdin** during shutdown is done by dropping the connection's JSON-RPC driver,
 //!   which also fails the calls still pending with `provider_interrupted` at once (§6.6).
 //! * **Budgets** are the spec's by default; [`HostConfig`] can lower the boot budget, the
-//!   handshake deadline and the shutdown `timeoutMillis`, which tests use to stay fast.
+//!   handshake deadline, the shutdown `timeoutMillis` and the 30 s deadline of UI actions and
+//!   submissions, which tests use to stay fast.
 //!
 //! # Cancel safety
 //!

@@ -6,11 +6,10 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Mutex, RwLock};
 
 use sidewire_ext_protocol::Reason;
-use tokio::sync::mpsc;
 
 use crate::audit::AuditLog;
 use crate::config::HostConfig;
-use crate::events::HostEvent;
+use crate::events::{EventSender, HostEvent};
 use crate::redact::Redactor;
 use crate::ui::Hub;
 use crate::util::lock;
@@ -20,7 +19,7 @@ pub(crate) struct Shared {
     pub(crate) config: HostConfig,
     pub(crate) workspace_root: String,
     redactor: RwLock<Redactor>,
-    events: mpsc::Sender<HostEvent>,
+    events: EventSender,
     /// (plugin, kind) pairs already warned about: §7.10 asks for one warning per plugin per host
     /// process, and the same holds for dropped events.
     warned: Mutex<HashSet<(String, &'static str)>>,
@@ -31,11 +30,7 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
-    pub(crate) fn new(
-        config: HostConfig,
-        redactor: Redactor,
-        events: mpsc::Sender<HostEvent>,
-    ) -> Self {
+    pub(crate) fn new(config: HostConfig, redactor: Redactor, events: EventSender) -> Self {
         Shared {
             workspace_root: config.workspace_root.to_string_lossy().into_owned(),
             audit: AuditLog::new(config.audit_log.clone()),
@@ -70,10 +65,10 @@ impl Shared {
         self.published.load(Ordering::Acquire)
     }
 
-    /// Hands an event to the application without waiting; `false` when the stream is full or
-    /// nobody listens.
+    /// Hands an event to the application without waiting; `false` when the stream is full
+    /// (in count or bytes) or nobody listens.
     pub(crate) fn notify(&self, event: HostEvent) -> bool {
-        self.events.try_send(event).is_ok()
+        self.events.try_send(event)
     }
 
     /// Emits a (redacted) warning, once per plugin and kind for the life of the host.

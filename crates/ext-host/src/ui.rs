@@ -7,6 +7,15 @@
 //! connection that published them (weakly), so a submission to a form of a retired or crashed
 //! connection is refused with `stale_generation` and never forwarded, while surfaces of adopted
 //! connections stay live. Rendering is the application's: it receives [`HostEvent`]s.
+//!
+//! Everything here is bounded against a sidecar that publishes or asks without end: a surface
+//! id has at most [`SURFACE_ID_BYTES`] bytes, a plugin has at most [`SURFACES_PER_PLUGIN`]
+//! surfaces (a new id over that is refused with `invalid_params`; replacing an existing id is
+//! fine), and a connection has at most 4 prompts open (`HostConfig::prompts_per_connection`;
+//! one more is refused with `invalid_params`), each for at most the prompt deadline
+//! (`HostConfig::prompt_timeout`, 5 minutes). The hub keeps no payloads, and a connection's records
+//! go when the connection does (or, at the cap, when a newer connection of the plugin needs the
+//! room).
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -15,10 +24,9 @@ use std::sync::{Arc, Mutex, Weak};
 use serde_json::Value;
 use serde_json::value::RawValue;
 use sidewire_ext_protocol::{
-    CALL_TIMEOUT, Capability, HELD_UI_CALLS_PER_CONNECTION, Method, Reason, SurfaceKind,
-    SurfacePayload, UiActionParams, UiActionResult, UiFormField, UiHost, UiPublishParams,
-    UiPublishResult, UiRequestParams, UiRequestResult, UiSubmitParams, UiSubmitResult,
-    decode_params, decode_result,
+    Capability, HELD_UI_CALLS_PER_CONNECTION, Method, Reason, SurfaceKind, SurfacePayload,
+    UiActionParams, UiActionResult, UiFormField, UiHost, UiPublishParams, UiPublishResult,
+    UiRequestParams, UiRequestResult, UiSubmitParams, UiSubmitResult, decode_params, decode_result,
 };
 use sidewire_jsonrpc::ErrorObject;
 use tokio::sync::oneshot;
@@ -29,9 +37,16 @@ use crate::events::{HostEvent, Prompt, Surface};
 use crate::redact::Redactor;
 use crate::util::lock;
 
+/// The most surfaces one plugin may have published at once (all its connections together).
+pub(crate) const SURFACES_PER_PLUGIN: usize = 64;
+/// The longest `surfaceId`, in bytes, of a surface or a prompt.
+pub(crate) const SURFACE_ID_BYTES: usize = 256;
+
 struct SurfaceRecord {
     conn: Weak<Connection>,
     kind: SurfaceKind,
+    /// The card's action ids, each once: they are handshake-declared, so this is bounded by
+    /// the declaration, not by what the card repeats.
     card_actions: Vec<String>,
 }
 
@@ -72,27 +87,42 @@ impl Hub {
         }
     }
 
+    /// Forgets the surfaces of a connection that is being dropped. Called from its `Drop`, so
+    /// nothing may drop a `Connection` while holding the surface lock: records hold weak
+    /// references only, and `publisher` upgrades outside the lock.
+    pub(crate) fn forget(&self, conn: *const Connection) {
+        lock(&self.surfaces).retain(|_, s| !std::ptr::eq(s.conn.as_ptr(), conn));
+    }
+
     /// The live connection that published `surface`, or why there is none.
     fn publisher(
         &self,
         plugin: &str,
         surface: &str,
     ) -> Result<(Arc<Connection>, SurfaceKind, Vec<String>), Error> {
-        let surfaces = lock(&self.surfaces);
-        let record = surfaces
-            .get(&(plugin.to_owned(), surface.to_owned()))
-            .ok_or_else(|| {
-                Error::ui(
-                    Reason::InvalidParams,
-                    format!("extension {plugin} has no surface {surface:?}"),
-                )
-            })?;
-        let live = record
-            .conn
+        let (conn, kind, card_actions) = {
+            let surfaces = lock(&self.surfaces);
+            let record = surfaces
+                .get(&(plugin.to_owned(), surface.to_owned()))
+                .ok_or_else(|| {
+                    Error::ui(
+                        Reason::InvalidParams,
+                        format!("extension {plugin} has no surface {surface:?}"),
+                    )
+                })?;
+            (
+                record.conn.clone(),
+                record.kind,
+                record.card_actions.clone(),
+            )
+        };
+        // Upgraded outside the lock: dropping the last strong reference runs the connection's
+        // `Drop`, which takes the lock to forget its surfaces.
+        let live = conn
             .upgrade()
             .filter(|conn| *conn.ui_state.borrow() == UiState::Live && conn.is_ready());
         match live {
-            Some(conn) => Ok((conn, record.kind, record.card_actions.clone())),
+            Some(conn) => Ok((conn, kind, card_actions)),
             None => Err(Error::ui(
                 Reason::StaleGeneration,
                 format!(
@@ -131,6 +161,17 @@ fn redact_strings(value: &mut Value, redactor: &Redactor) {
         Value::Object(map) => map.values_mut().for_each(|v| redact_strings(v, redactor)),
         _ => {}
     }
+}
+
+/// A `surfaceId` over [`SURFACE_ID_BYTES`] is `invalid_params`.
+fn check_surface_id(surface_id: &str) -> Result<(), ErrorObject> {
+    if surface_id.len() > SURFACE_ID_BYTES {
+        return Err(Reason::InvalidParams.error_object_with(format!(
+            "surfaceId has {} bytes; at most {SURFACE_ID_BYTES} are allowed",
+            surface_id.len()
+        )));
+    }
+    Ok(())
 }
 
 /// §10.5 steps 1–3, which answer at once with an error.
@@ -182,6 +223,7 @@ pub(crate) fn publish(
 {
     gate_errors(&conn)?;
     let params: UiPublishParams = decode_redacted(raw, &conn.shared.redactor())?;
+    check_surface_id(&params.surface_id)?;
     params
         .check_card_actions(&conn.handshake().ui_actions)
         .map_err(|err| err.to_error_object())?;
@@ -190,24 +232,49 @@ pub(crate) fn publish(
         if !is_live(&conn, &params.session_id, params.generation).await {
             return Ok(UiPublishResult { accepted: false });
         }
-        let card_actions = match &params.payload {
+        let mut card_actions: Vec<String> = match &params.payload {
             SurfacePayload::Card(card) => {
                 card.actions.iter().map(|a| a.action_id.clone()).collect()
             }
             _ => Vec::new(),
         };
-        let shown = conn.shared.notify(HostEvent::Surface(Surface {
-            plugin: conn.plugin.id.clone(),
-            surface_id: params.surface_id.clone(),
+        card_actions.sort_unstable();
+        card_actions.dedup();
+        let plugin = conn.plugin.id.clone();
+        let key = (plugin.clone(), params.surface_id.clone());
+        let event = HostEvent::Surface(Surface {
+            plugin: plugin.clone(),
+            surface_id: params.surface_id,
             generation: conn.generation,
             kind: params.kind,
             payload: params.payload,
-        }));
+        });
+        let me = Arc::downgrade(&conn);
+        // One lock from the cap check to the insert, so concurrent publishes cannot both take
+        // the last place. Only weak references are dropped under it (see `Hub::forget`).
+        let mut surfaces = lock(&conn.shared.hub.surfaces);
+        if !surfaces.contains_key(&key) {
+            let count = |surfaces: &HashMap<(String, String), SurfaceRecord>| {
+                surfaces.keys().filter(|(p, _)| *p == plugin).count()
+            };
+            if count(&surfaces) >= SURFACES_PER_PLUGIN {
+                // Another connection of this plugin is retired or crashed by the time this one
+                // publishes (§10.5): its stale records make room first.
+                surfaces.retain(|(p, _), s| *p != plugin || Weak::ptr_eq(&s.conn, &me));
+            }
+            if count(&surfaces) >= SURFACES_PER_PLUGIN {
+                return Err(Reason::InvalidParams.error_object_with(format!(
+                    "extension {plugin} already has {SURFACES_PER_PLUGIN} surfaces, the most a \
+                     plugin may publish; replace one (publish an existing surfaceId) instead"
+                )));
+            }
+        }
+        let shown = conn.shared.notify(event);
         if shown {
-            lock(&conn.shared.hub.surfaces).insert(
-                (conn.plugin.id.clone(), params.surface_id),
+            surfaces.insert(
+                key,
                 SurfaceRecord {
-                    conn: Arc::downgrade(&conn),
+                    conn: me,
                     kind: params.kind,
                     card_actions,
                 },
@@ -225,6 +292,7 @@ pub(crate) fn request(
 {
     gate_errors(&conn)?;
     let params: UiRequestParams = decode_redacted(raw, &conn.shared.redactor())?;
+    check_surface_id(&params.surface_id)?;
     headless(&conn)?;
     Ok(async move {
         let cancelled = UiRequestResult {
@@ -247,8 +315,21 @@ pub(crate) fn request(
             });
         }
         let id = conn.shared.hub.next_prompt.fetch_add(1, Ordering::Relaxed) + 1;
+        {
+            // The check and the registration under one lock, so the cap holds under
+            // concurrent requests.
+            let mut open = lock(&conn.prompts);
+            let cap = conn.shared.config.prompts_per_connection;
+            if open.len() >= cap {
+                return Err(Reason::InvalidParams.error_object_with(format!(
+                    "extension {} already has {cap} prompts open, the most a connection may \
+                     have; ask again once one is answered",
+                    conn.plugin.id
+                )));
+            }
+            open.push(id);
+        }
         let (reply, answer) = oneshot::channel();
-        lock(&conn.prompts).push(id);
         let shown = conn.shared.notify(HostEvent::Prompt(Prompt {
             id,
             plugin: conn.plugin.id.clone(),
@@ -260,7 +341,19 @@ pub(crate) fn request(
             reply: Some(reply),
         }));
         let result = if shown {
-            answer.await.unwrap_or(cancelled)
+            // The spec sets no deadline for a prompt; ours keeps a forgotten one from holding
+            // its slot (and the sidecar's call) for ever. On expiry the application is told
+            // to take the prompt off the screen, and the sidecar sees a dismissal.
+            match tokio::time::timeout(conn.shared.config.prompt_timeout, answer).await {
+                Ok(answer) => answer.unwrap_or(cancelled),
+                Err(_) => {
+                    conn.shared.notify(HostEvent::PromptDismissed {
+                        plugin: conn.plugin.id.clone(),
+                        prompt: id,
+                    });
+                    cancelled
+                }
+            }
         } else {
             cancelled
         };
@@ -297,7 +390,12 @@ pub(crate) async fn action(
     };
     let what = format!("action {action_id}");
     let raw = conn
-        .call(Method::UiAction, &params, CALL_TIMEOUT, &what)
+        .call(
+            Method::UiAction,
+            &params,
+            conn.shared.config.ui_call_timeout,
+            &what,
+        )
         .await
         .map_err(|err| Error::ui(err.reason, err.message))?;
     let mut result: UiActionResult = decode_result(raw.get()).map_err(|err| {
@@ -354,7 +452,12 @@ pub(crate) async fn submit(
         values,
     };
     let raw = conn
-        .call(Method::UiSubmit, &params, CALL_TIMEOUT, "a form submission")
+        .call(
+            Method::UiSubmit,
+            &params,
+            conn.shared.config.ui_call_timeout,
+            "a form submission",
+        )
         .await
         .map_err(|err| Error::ui(err.reason, err.message))?;
     decode_result(raw.get()).map_err(|err| {

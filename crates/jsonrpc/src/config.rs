@@ -41,7 +41,7 @@ pub enum LocalError {
     Internal,
     /// `-32603`: the handler's result did not fit in a frame.
     ResponseTooLarge,
-    /// `-32603`: the request queue was full, so no handler ran.
+    /// `-32603`: the request queue was full (in count or bytes), so no handler ran.
     Overloaded,
     /// `-32603`: the peer is shutting down and takes no new requests.
     ShuttingDown,
@@ -100,7 +100,9 @@ pub struct Config {
     pub(crate) batches: bool,
     pub(crate) max_concurrent_requests: usize,
     pub(crate) max_queued_requests: usize,
+    pub(crate) max_queued_request_bytes: usize,
     pub(crate) outbound_queue: usize,
+    pub(crate) background_queue: usize,
     pub(crate) request_timeout: Duration,
     pub(crate) write_stall: Duration,
     pub(crate) hooks: Arc<dyn Hooks>,
@@ -110,8 +112,9 @@ impl Config {
     /// A configuration with the given profile and frame cap (bytes, counting the newline, the
     /// same number the framing codec is given) and these defaults: garbage fatal in
     /// [`Profile::Strict`] and skipped in [`Profile::Lenient`], batches off, 32 concurrent
-    /// inbound requests with 1,024 more queued, an outbound queue of 256 frames, a 60 s request
-    /// timeout, a 10 s write-stall bound, no hooks.
+    /// inbound requests with 1,024 (and at most 16 MiB of request frames) more queued, an
+    /// outbound queue of 256 frames, a background lane of 16 frames, a 60 s request timeout, a
+    /// 10 s write-stall bound, no hooks.
     pub fn new(profile: Profile, max_frame: usize) -> Self {
         Config {
             profile,
@@ -123,7 +126,9 @@ impl Config {
             batches: false,
             max_concurrent_requests: 32,
             max_queued_requests: 1024,
+            max_queued_request_bytes: 16 * 1024 * 1024,
             outbound_queue: 256,
+            background_queue: 16,
             request_timeout: Duration::from_secs(60),
             write_stall: Duration::from_secs(10),
             hooks: Arc::new(NoHooks),
@@ -152,6 +157,22 @@ impl Config {
     /// How many inbound requests may wait for a slot; one more is answered `-32603`.
     pub fn max_queued_requests(mut self, limit: usize) -> Self {
         self.max_queued_requests = limit;
+        self
+    }
+
+    /// How many bytes of request frames may wait for a slot, all queued requests together; a
+    /// request that would go over is answered `-32603` like one over the count. The queued
+    /// requests' handlers already decoded their params, so this bounds what they pin.
+    pub fn max_queued_request_bytes(mut self, bytes: usize) -> Self {
+        self.max_queued_request_bytes = bytes;
+        self
+    }
+
+    /// How many notifications may wait in the background lane
+    /// ([`Peer::notify_background`](crate::Peer::notify_background)) before senders wait (at
+    /// least 1).
+    pub fn background_queue(mut self, frames: usize) -> Self {
+        self.background_queue = frames.max(1);
         self
     }
 
@@ -225,7 +246,9 @@ impl fmt::Debug for Config {
             .field("batches", &self.batches)
             .field("max_concurrent_requests", &self.max_concurrent_requests)
             .field("max_queued_requests", &self.max_queued_requests)
+            .field("max_queued_request_bytes", &self.max_queued_request_bytes)
             .field("outbound_queue", &self.outbound_queue)
+            .field("background_queue", &self.background_queue)
             .field("request_timeout", &self.request_timeout)
             .field("write_stall", &self.write_stall)
             .finish_non_exhaustive()

@@ -3,9 +3,11 @@
 //!
 //! Each poll round does, in order: notice a shutdown request; read and route frames (unless the
 //! write queue is over its high-water mark, which is the only thing that stops the reader);
-//! collect finished handlers; pull frames the handles queued; write everything queued and flush
-//! once. The order matters: routing before writing lets one flush carry every response the
-//! round produced.
+//! collect finished handlers; pull frames the handles queued, then background frames while the
+//! write queue is nearly empty; write everything queued and flush once. The order matters:
+//! routing before writing lets one flush carry every response the round produced, and taking
+//! the ordinary lane before the background lane is what lets a request overtake a flood of
+//! background notifications.
 
 use std::collections::{HashSet, VecDeque};
 use std::future::Future;
@@ -26,7 +28,7 @@ use tokio::time::Sleep;
 
 use crate::config::LocalError;
 use crate::envelope::{self, Garbage, Inbound, Outcome, pending_key};
-use crate::peer::{Outbound, Reply, lock};
+use crate::peer::{Background, Outbound, Reply, lock};
 use crate::router::{ResponseFuture, Router, error_frame};
 use crate::{CloseReason, GarbagePolicy, Id, Peer, Profile, RequestContext};
 
@@ -42,6 +44,10 @@ const WRITE_HIGH_WATER: usize = 1024;
 /// queue too, so callers feel the bounded queue's backpressure instead of frames piling up
 /// here.
 const WRITE_HIGH_WATER_BYTES: usize = 1024 * 1024;
+/// Background frames are taken only while fewer bytes than this wait for the writer: enough to
+/// keep a fast peer's pipe busy, small enough that a request queued behind them waits for
+/// little more than one frame.
+const BACKGROUND_LOW_WATER_BYTES: usize = 64 * 1024;
 
 /// The future that runs a connection. Spawn it (or poll it) for the [`Peer`] to work.
 ///
@@ -54,6 +60,10 @@ pub struct Driver<S, K> {
     stream: S,
     sink: K,
     outbound: mpsc::Receiver<Outbound>,
+    background: mpsc::Receiver<Background>,
+    /// The background lane was left alone this round because the write queue was above its
+    /// low-water mark; a write that drains it below the mark asks for another round.
+    background_waiting: bool,
     router: Router,
     running: FuturesUnordered<InFlight>,
     /// Requests started this round, polled once in place before they join `running`: most
@@ -61,6 +71,8 @@ pub struct Driver<S, K> {
     /// for them is a measurable share of a round trip.
     fresh: Vec<InFlight>,
     queued: VecDeque<InFlight>,
+    /// The frame bytes of the requests in `queued`.
+    queued_bytes: usize,
     inbound_ids: HashSet<Id>,
     writes: VecDeque<Bytes>,
     /// The bytes in `writes`.
@@ -93,6 +105,8 @@ impl<S, K> std::fmt::Debug for Driver<S, K> {
 struct InFlight {
     id: Id,
     work: ResponseFuture,
+    /// The request frame's length, counted against the queue's byte bound while it waits.
+    bytes: usize,
 }
 
 impl Future for InFlight {
@@ -121,6 +135,7 @@ where
         stream: S,
         sink: K,
         outbound: mpsc::Receiver<Outbound>,
+        background: mpsc::Receiver<Background>,
         router: Router,
     ) -> Self {
         Driver {
@@ -128,10 +143,13 @@ where
             stream,
             sink,
             outbound,
+            background,
+            background_waiting: false,
             router,
             running: FuturesUnordered::new(),
             fresh: Vec::new(),
             queued: VecDeque::new(),
+            queued_bytes: 0,
             inbound_ids: HashSet::new(),
             writes: VecDeque::new(),
             writes_bytes: 0,
@@ -158,6 +176,9 @@ where
                 again |= self.poll_read(cx);
                 self.poll_handlers(cx);
                 again |= self.poll_outbound(cx);
+                // After the ordinary lane, so that requests and responses queued by now are
+                // ahead of any background frame taken this round.
+                self.poll_background(cx);
                 // After the outbound queue, which carries the frames of requests whose deadlines
                 // may be earlier than the timer.
                 self.poll_deadlines(cx);
@@ -174,6 +195,13 @@ where
             if let Err(reason) = self.poll_write(cx) {
                 self.close(reason);
                 return Poll::Ready(self.finish());
+            }
+            if self.background_waiting
+                && self.writes_bytes < BACKGROUND_LOW_WATER_BYTES
+                && !self.writes_full()
+            {
+                // The write drained the queue below the mark: the background lane may go on.
+                again = true;
             }
             if self.closing.is_some() && self.writes.is_empty() && !self.unflushed {
                 // Close the sink (for a pipe: the peer sees end of input), bounded by the
@@ -399,7 +427,9 @@ where
     ) -> Option<Bytes> {
         let config = &self.peer.shared.config;
         match inbound {
-            Inbound::Request { id, method, params } => self.on_request(id, &method, params, batch),
+            Inbound::Request { id, method, params } => {
+                self.on_request(id, &method, params, frame.len(), batch)
+            }
             Inbound::Notification { method, params } => {
                 let ran = catch_unwind(AssertUnwindSafe(|| self.router.notify(&method, params)));
                 match ran {
@@ -455,6 +485,7 @@ where
         id: Id,
         method: &str,
         params: Option<&RawValue>,
+        bytes: usize,
         batch: Option<&mut Vec<ResponseFuture>>,
     ) -> Option<Bytes> {
         let config = &self.peer.shared.config;
@@ -477,7 +508,12 @@ where
                 return Some(error_frame(config, Some(&id), &error));
             }
             let full = self.running.len() + self.fresh.len() >= config.max_concurrent_requests;
-            if full && self.queued.len() >= config.max_queued_requests {
+            // Bounded in count and in bytes: a queued request's handler has decoded its params
+            // already, so its frame's length is what it pins while it waits.
+            if full
+                && (self.queued.len() >= config.max_queued_requests
+                    || self.queued_bytes.saturating_add(bytes) > config.max_queued_request_bytes)
+            {
                 return Some(error_frame(
                     config,
                     Some(&id),
@@ -514,10 +550,11 @@ where
             return None;
         }
         self.inbound_ids.insert(id.clone());
-        let in_flight = InFlight { id, work };
+        let in_flight = InFlight { id, work, bytes };
         if self.running.len() + self.fresh.len() < config.max_concurrent_requests {
             self.fresh.push(in_flight);
         } else {
+            self.queued_bytes += bytes;
             self.queued.push_back(in_flight);
         }
         None
@@ -572,6 +609,7 @@ where
         self.running.push(InFlight {
             id: Id::string("\u{0}batch"),
             work,
+            bytes: 0,
         });
     }
 
@@ -622,6 +660,7 @@ where
         });
         self.push_write(frame);
         if let Some(next) = self.queued.pop_front() {
+            self.queued_bytes -= next.bytes;
             self.running.push(next);
         }
     }
@@ -655,6 +694,27 @@ where
                 Poll::Ready(Some(Outbound::Frame(frame))) => self.push_write(frame),
                 Poll::Ready(Some(Outbound::Shutdown(grace))) => self.start_shutdown(grace),
                 Poll::Ready(None) | Poll::Pending => return false,
+            }
+        }
+    }
+
+    /// Takes background frames while the write queue is below its low-water mark, signalling
+    /// the markers it reaches. Nothing it takes can be ready again before a write drains the
+    /// queue, so it never asks for another round itself (`poll_round` does, after a write).
+    fn poll_background(&mut self, cx: &mut Context<'_>) {
+        self.background_waiting = false;
+        loop {
+            if self.writes_bytes >= BACKGROUND_LOW_WATER_BYTES || self.writes_full() {
+                self.background_waiting = true;
+                return;
+            }
+            match self.background.poll_recv(cx) {
+                Poll::Ready(Some(Background::Frame(frame))) => self.push_write(frame),
+                Poll::Ready(Some(Background::Marker(reached))) => {
+                    // The waiter may have given up; then nobody needs the signal.
+                    let _ = reached.send(());
+                }
+                Poll::Ready(None) | Poll::Pending => return,
             }
         }
     }
@@ -724,8 +784,14 @@ where
         self.running = FuturesUnordered::new();
         self.fresh.clear();
         self.queued.clear();
+        self.queued_bytes = 0;
         self.inbound_ids.clear();
         self.outbound.close();
+        // Background frames not taken yet are dropped with the lane; a waiting marker's
+        // sender is dropped too, which tells its waiter the connection closed.
+        self.background.close();
+        while self.background.try_recv().is_ok() {}
+        self.background_waiting = false;
         if !matches!(reason, CloseReason::Eof | CloseReason::ShutDown) {
             // A fatal error: nothing more is written.
             self.writes.clear();
@@ -755,6 +821,7 @@ fn catch_panics(work: ResponseFuture, peer: Peer, id: Id) -> ResponseFuture {
         let (_, frame) = InFlight {
             id: id.clone(),
             work,
+            bytes: 0,
         }
         .await;
         frame.unwrap_or_else(|| {

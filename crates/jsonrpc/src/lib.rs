@@ -95,8 +95,9 @@ where
     F: Into<sidewire_framing::Error>,
 {
     let (tx, rx) = tokio::sync::mpsc::channel(config.outbound_queue);
-    let peer = Peer::new(config, tx);
-    let driver = Driver::new(peer.clone(), stream, sink, rx, router);
+    let (background_tx, background_rx) = tokio::sync::mpsc::channel(config.background_queue);
+    let peer = Peer::new(config, tx, background_tx);
+    let driver = Driver::new(peer.clone(), stream, sink, rx, background_rx, router);
     (peer, driver)
 }
 

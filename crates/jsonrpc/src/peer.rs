@@ -28,6 +28,9 @@ pub struct Peer {
 pub(crate) struct Shared {
     pub(crate) config: Config,
     pub(crate) outbound: mpsc::Sender<Outbound>,
+    /// The background lane: notifications the driver writes only when the writer is nearly
+    /// idle, so they never delay requests and responses.
+    pub(crate) background: mpsc::Sender<Background>,
     pub(crate) pending: Mutex<HashMap<u64, Pending>>,
     /// The origin of deadlines: they are kept as nanoseconds since it, so the earliest one
     /// fits in an atomic. It is on tokio's clock, the clock the deadline timer runs on: with
@@ -50,6 +53,15 @@ pub(crate) enum Outbound {
     Frame(Bytes),
     /// Stop taking requests; give in-flight work this long.
     Shutdown(Duration),
+}
+
+/// What the background lane carries.
+pub(crate) enum Background {
+    /// A notification frame to write when the writer is nearly idle.
+    Frame(Bytes),
+    /// Signalled when the driver reaches it: every background frame queued before it has been
+    /// handed to the writer.
+    Marker(oneshot::Sender<()>),
 }
 
 /// A request of ours waiting for its response.
@@ -176,12 +188,17 @@ impl Shared {
 }
 
 impl Peer {
-    pub(crate) fn new(config: Config, outbound: mpsc::Sender<Outbound>) -> Self {
+    pub(crate) fn new(
+        config: Config,
+        outbound: mpsc::Sender<Outbound>,
+        background: mpsc::Sender<Background>,
+    ) -> Self {
         let (finished, _) = watch::channel(false);
         Peer {
             shared: Arc::new(Shared {
                 config,
                 outbound,
+                background,
                 pending: Mutex::new(HashMap::new()),
                 epoch: tokio::time::Instant::now(),
                 wake_at: AtomicU64::new(u64::MAX),
@@ -375,6 +392,53 @@ impl Peer {
             .send(Outbound::Frame(frame))
             .await
             .map_err(|_| Error::Closed(self.close_reason()))
+    }
+
+    /// Sends a notification on the background lane, waiting for room in it. The driver takes
+    /// background frames only while less than 64 KiB waits for the writer, so requests,
+    /// responses and ordinary notifications sent later overtake them: a flood of background
+    /// notifications to a peer that reads slowly delays a request by at most one background
+    /// frame and what the writer's buffers already hold. Background frames keep their order
+    /// among themselves.
+    ///
+    /// # Errors
+    ///
+    /// As for [`notify`](Peer::notify).
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping the future before it completes sends nothing.
+    pub async fn notify_background<P: Serialize + ?Sized>(
+        &self,
+        method: &str,
+        params: Option<&P>,
+    ) -> Result<(), Error> {
+        let frame = self.notification_frame(method, params)?;
+        self.shared
+            .background
+            .send(Background::Frame(frame))
+            .await
+            .map_err(|_| Error::Closed(self.close_reason()))
+    }
+
+    /// Waits until every background notification sent before this call has been handed to
+    /// the writer, so a frame sent afterwards on the ordinary lane goes out after them.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Closed`] when the connection closed first.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: it only waits.
+    pub async fn background_flushed(&self) -> Result<(), Error> {
+        let (reached, done) = oneshot::channel();
+        self.shared
+            .background
+            .send(Background::Marker(reached))
+            .await
+            .map_err(|_| Error::Closed(self.close_reason()))?;
+        done.await.map_err(|_| Error::Closed(self.close_reason()))
     }
 
     /// Queues a notification without waiting; fails when the outbound queue is full.

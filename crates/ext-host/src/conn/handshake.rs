@@ -117,15 +117,16 @@ pub(crate) async fn start(
         });
     }
     {
-        // Events have a queue of their own (§8), fed without waiting; this task moves them to
-        // the connection's writer in order.
+        // Events have a queue of their own (§8), fed without waiting; this task moves them, in
+        // order, to the peer's background lane, which the writer serves only when no request
+        // or response waits: a full event queue never delays an intercept.
         let peer = conn.peer.clone();
         tokio::spawn(async move {
             while let Some(item) = events_rx.recv().await {
                 match item {
                     EventItem::Event(params) => {
                         if peer
-                            .notify_untyped(Method::Event.as_str(), Some(&params))
+                            .notify_background(Method::Event.as_str(), Some(&params))
                             .await
                             .is_err()
                         {
@@ -133,6 +134,11 @@ pub(crate) async fn start(
                         }
                     }
                     EventItem::Flush(done) => {
+                        // Signalled once the events before it were handed to the writer, so
+                        // a request sent afterwards goes out after them.
+                        if peer.background_flushed().await.is_err() {
+                            break;
+                        }
                         let _ = done.send(());
                     }
                 }

@@ -165,12 +165,14 @@ fn null() -> &'static RawValue {
     NULL.get_or_init(|| RawValue::from_string("null".to_owned()).expect("null is JSON"))
 }
 
-/// A payload serialized once for a walk or an event: its compact JSON and, once measured, its
-/// hash (externalized payloads share one hash across connections).
+/// A payload serialized once for a walk or an event: its compact JSON and, once externalized,
+/// its bytes and hash, shared by every connection that stores it (one buffer, not a copy per
+/// chain member or event recipient).
 #[derive(Debug)]
 pub(crate) struct PayloadText {
     pub(crate) raw: Box<RawValue>,
     sha256: OnceLock<String>,
+    bytes: OnceLock<Bytes>,
 }
 
 impl PayloadText {
@@ -178,7 +180,15 @@ impl PayloadText {
         PayloadText {
             raw,
             sha256: OnceLock::new(),
+            bytes: OnceLock::new(),
         }
+    }
+
+    /// The payload's bytes as a shared buffer, copied out of the text once.
+    pub(crate) fn shared_bytes(&self) -> Bytes {
+        self.bytes
+            .get_or_init(|| Bytes::copy_from_slice(self.raw.get().as_bytes()))
+            .clone()
     }
 
     fn len(&self) -> usize {
@@ -336,8 +346,7 @@ impl Connection {
                     ),
                 });
             }
-            let bytes = Bytes::copy_from_slice(payload.raw.get().as_bytes());
-            let field = lock(&self.content).store(bytes, payload.sha256());
+            let field = lock(&self.content).store(payload.shared_bytes(), payload.sha256());
             (null(), vec![field])
         } else {
             (&*payload.raw, Vec::new())
@@ -407,8 +416,7 @@ impl Connection {
             let Ok(permit) = self.events.try_reserve() else {
                 return false;
             };
-            let bytes = Bytes::copy_from_slice(payload.raw.get().as_bytes());
-            let field = lock(&self.content).store(bytes, payload.sha256());
+            let field = lock(&self.content).store(payload.shared_bytes(), payload.sha256());
             let text = serde_json::to_string(&serde_json::json!({
                 "event": point.as_str(),
                 "payload": null,
@@ -613,6 +621,8 @@ impl Drop for Connection {
         // The group's own `Drop` kills it when this was the last handle; a crash reporter task
         // may still hold one briefly, so kill here too.
         self.group.kill();
+        // Its surfaces go with it: nothing can act on them any more.
+        self.shared.hub.forget(self);
     }
 }
 

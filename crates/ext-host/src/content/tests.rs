@@ -1,5 +1,6 @@
 use base64::Engine;
-use sidewire_ext_protocol::{CONTENT_CHUNK_BYTES, is_content_ref};
+use serde_json::value::RawValue;
+use sidewire_ext_protocol::{CONTENT_CHUNK_BYTES, CONTENT_OBJECT_BYTES, is_content_ref};
 
 use super::*;
 
@@ -69,4 +70,59 @@ fn past_the_end_unknown_and_evicted_refs_are_expired() {
         reason(read(&store, &first.content_ref, 0)),
         Some(Reason::ContentRefExpired)
     );
+}
+
+#[test]
+fn the_store_is_bounded_in_bytes_and_keeps_the_newest() {
+    // Ten objects of the largest size: without the byte bound the store would hold all ten
+    // (80 MiB); with it, the newest four (32 MiB), and the newest is always readable.
+    let mut store = ContentStore::default();
+    let big = Bytes::from(vec![b'x'; CONTENT_OBJECT_BYTES]);
+    let sha = sha256_hex(&big);
+    let mut fields = Vec::new();
+    for _ in 0..10 {
+        fields.push(store.store(big.clone(), &sha));
+        let (objects, bytes) = store.held();
+        assert!(
+            bytes <= CONTENT_STORE_BYTES,
+            "{bytes} bytes in {objects} objects"
+        );
+    }
+    assert_eq!(store.held(), (4, 4 * CONTENT_OBJECT_BYTES));
+    let expired = |field: &ExternalizedField| {
+        Reason::from_error_object(&read(&store, &field.content_ref, 0).unwrap_err())
+    };
+    assert_eq!(expired(&fields[5]), Some(Reason::ContentRefExpired));
+    for field in &fields[6..] {
+        assert_eq!(
+            read(&store, &field.content_ref, 0).unwrap().total_bytes,
+            CONTENT_OBJECT_BYTES as u64
+        );
+    }
+    // Small objects still obey the count bound.
+    for _ in 0..100 {
+        store.store(Bytes::from_static(b"{}"), &sha256_hex(b"{}"));
+    }
+    assert_eq!(
+        store.held(),
+        (CONTENT_REFS_PER_CONNECTION, 2 * CONTENT_REFS_PER_CONNECTION)
+    );
+}
+
+#[test]
+fn one_payload_stored_on_many_connections_is_one_buffer() {
+    let text = format!("{{\"text\":\"{}\"}}", "y".repeat(100_000));
+    let payload = crate::conn::PayloadText::new(RawValue::from_string(text).unwrap());
+    let mut stores: Vec<ContentStore> = (0..3).map(|_| ContentStore::default()).collect();
+    for store in &mut stores {
+        store.store(
+            payload.shared_bytes(),
+            &sha256_hex(payload.raw.get().as_bytes()),
+        );
+    }
+    let first = stores[0].objects[0].bytes.as_ptr();
+    for store in &stores {
+        assert_eq!(store.objects[0].bytes.as_ptr(), first, "a copy per store");
+        assert_eq!(store.objects[0].bytes.len(), payload.raw.get().len());
+    }
 }

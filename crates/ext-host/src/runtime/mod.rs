@@ -20,12 +20,12 @@ use sidewire_ext_protocol::{
     HookPayload, HookPoint, Method, ResourcesChangedParams, UiActionDecl, UiActionResult,
     UiSubmitResult,
 };
-use tokio::sync::{OwnedRwLockReadGuard, mpsc};
+use tokio::sync::OwnedRwLockReadGuard;
 
 use crate::chain::{Outcome, walk};
 use crate::config::HostConfig;
-use crate::conn::{PayloadText, UiState};
-use crate::events::{EVENT_STREAM_CAPACITY, HostEvents};
+use crate::conn::{Connection, PayloadText, UiState};
+use crate::events::HostEvents;
 use crate::generation::{Generation, bit};
 use crate::redact::Redactor;
 use crate::shared::Shared;
@@ -57,7 +57,7 @@ impl Host {
     ///
     /// Dropping the future kills every sidecar it started.
     pub async fn boot(config: HostConfig) -> Result<(Runtime, HostEvents), Error> {
-        let (tx, rx) = mpsc::channel(EVENT_STREAM_CAPACITY);
+        let (tx, events) = crate::events::stream();
         let store = PluginStore::new(&config.state_dir);
         let base_redactor = Redactor::from_process_env();
         let shared = Arc::new(Shared::new(config, base_redactor.clone(), tx));
@@ -81,7 +81,7 @@ impl Host {
                 shutdown_done: tokio::sync::OnceCell::new(),
             }),
         };
-        Ok((runtime, HostEvents { rx }))
+        Ok((runtime, events))
     }
 }
 
@@ -331,8 +331,8 @@ impl Runtime {
     /// # Errors
     ///
     /// [`Error::Ui`]: `invalid_params` for an undeclared action or unknown plugin,
-    /// `provider_interrupted` for a crashed sidecar, `intercept_timeout` after 30 s, or the
-    /// sidecar's error.
+    /// `provider_interrupted` for a crashed sidecar, `intercept_timeout` after the UI deadline
+    /// ([`HostConfig::ui_call_timeout`], 30 s), or the sidecar's error.
     ///
     /// # Cancel safety
     ///
@@ -414,7 +414,17 @@ impl Runtime {
         // Every request made up to now is served by this reload.
         let served = self.inner.reload_requests.load(Ordering::Acquire);
         let result = self.reload_now().await;
+        // New turns may start as soon as the new generation is published: they pin it, not the
+        // retired one, so the retired sidecars' shutdown (up to the shutdown budget and the
+        // exit wait, several seconds for one that does not answer) must not hold them up.
         drop(idle);
+        let result = match result {
+            Ok((report, retired)) => {
+                join_all(retired.iter().map(|c| c.shutdown())).await;
+                Ok(report)
+            }
+            Err(err) => Err(err),
+        };
         ledger.served = served;
         ledger.last = Some(match &result {
             Ok(report) => Ok(report.clone()),
@@ -424,7 +434,9 @@ impl Runtime {
         result
     }
 
-    async fn reload_now(&self) -> Result<GenerationReport, Error> {
+    /// Builds and publishes the next generation; returns its report and the connections it
+    /// retired, which the caller shuts down once turns may run again.
+    async fn reload_now(&self) -> Result<(GenerationReport, Vec<Arc<Connection>>), Error> {
         if self.inner.shut.load(Ordering::Acquire) {
             return Err(Error::ShutDown);
         }
@@ -467,8 +479,7 @@ impl Runtime {
             .filter(|old| !next.conns.values().any(|c| Arc::ptr_eq(c, old)))
             .cloned()
             .collect();
-        join_all(retired.iter().map(|c| c.shutdown())).await;
-        Ok(built.report)
+        Ok((built.report, retired))
     }
 
     /// Shuts every sidecar down (§6.6), concurrently; idempotent and safe to call from many

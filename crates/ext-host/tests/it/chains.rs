@@ -694,8 +694,11 @@ pub(crate) async fn a_full_event_queue_drops_with_one_warning_and_delays_nothing
         runtime.event(HookPoint::FrontendEvent, &payload);
     }
     let emitting = started.elapsed();
+    // On this current-thread runtime an emit that waited for the queue would never return (the
+    // forwarder cannot run): finishing at all proves it never blocks. The bound is 10× the
+    // time 20,000 serializations take on a loaded 2-core machine.
     assert!(
-        emitting < Duration::from_secs(2),
+        emitting < Duration::from_secs(20),
         "emitting took {emitting:?}"
     );
     let started = Instant::now();

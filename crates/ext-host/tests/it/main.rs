@@ -17,9 +17,9 @@
 //! | 4 | `sidewire-jsonrpc`'s `oversized_responses_become_a_small_32603` (the spec allows a peer unit test: no host result can reach the limit) |
 //! | 5, 6, 7 (frames) | `failures::junk_blank_lines_boms_and_repeated_members_are_fatal` |
 //! | 7 (params), 8, 9, 10, 12, 13, 15, 20 | `failures::malformed_requests_from_a_sidecar_get_the_right_answers` |
-//! | 11, 16 | `failures::saturated_prompts_do_not_stop_intercept_answers` |
+//! | 11, 16 | `failures::saturated_prompts_do_not_stop_intercept_answers` (with `prompts_per_connection(32)`: by default a connection may have 4 prompts open, see `bounds::prompts_are_capped_per_connection_and_expire`) |
 //! | 17 | `failures::a_sidecar_that_stops_reading_is_killed_after_the_write_stall` |
-//! | 18 | `ui::an_action_never_answered_times_out_after_30_s` |
+//! | 18 | `ui::an_action_never_answered_times_out_on_the_ui_deadline` |
 //! | 21 | `lifecycle::the_first_frame_is_initialize_and_nothing_precedes_its_result` |
 //! | 25 | `lifecycle::a_foreign_protocol_version_fails_with_unsupported_version_and_is_killed` |
 //! | 26, 27, 28 | `lifecycle::handshake_claims_beyond_the_manifest_are_capability_not_declared` |
@@ -43,7 +43,7 @@
 //! | 52 | `chains::strategy_failures_fail_the_operation_even_for_optional_plugins` |
 //! | 53 | `lifecycle::a_slot_claimed_twice_fails_the_build_before_any_spawn` |
 //! | 54 | `chains::events_reach_every_recipient_once_as_notifications` |
-//! | 55 | `chains::a_full_event_queue_drops_with_one_warning_and_delays_nothing` |
+//! | 55 | `chains::a_full_event_queue_drops_with_one_warning_and_delays_nothing`, `bounds::an_intercept_overtakes_a_backed_up_event_queue` (a slow reader: the intercept is written ahead of the backed-up events) |
 //! | 56, 57 | `content::payloads_over_64_kib_are_externalized_and_read_back_in_pages` |
 //! | 58 | `content::reads_past_the_end_of_evicted_or_foreign_refs_expire` |
 //! | 61 | `chains::results_with_externalized_or_errors_are_failures_with_redacted_messages` |
@@ -64,11 +64,13 @@
 //! | 81 | `failures::a_crash_fails_pending_and_later_calls_and_is_handled_once` |
 //! | 82 | `failures::an_exit_is_a_crash_at_once_even_when_a_grandchild_holds_stdout` |
 //! | 83 | `reload::crashed_and_failed_plugins_start_again_only_on_reload` |
-//! | 84, 85 | `reload::a_failed_reload_leaves_the_old_generation_and_burns_its_number`, `reload::reload_adopts_unchanged_and_restarts_changed_linked_plugins` |
+//! | 84, 85 | `reload::a_failed_reload_leaves_the_old_generation_and_burns_its_number`, `reload::reload_adopts_unchanged_and_restarts_changed_linked_plugins`; idle-time reloads and merged requests (§13.3): `reload::a_reload_waits_for_running_turns_and_queued_requests_merge`, `bounds::turns_start_while_a_reload_retires_old_sidecars` |
 //! | 86 | `failures::a_sidecar_ignoring_shutdown_is_killed_on_budget_and_reaped` |
 //! | 87 | `failures::shutdown_is_idempotent_and_reads_a_late_shutdown_timeout_answer` |
+//! | bounds (no checklist item) | `bounds::surfaces_are_capped_per_plugin_and_in_id_length`, `bounds::prompts_are_capped_per_connection_and_expire`, `bounds::the_event_stream_is_bounded_in_bytes`; content refs in the `content` unit tests |
 
 mod audit;
+mod bounds;
 mod chains;
 mod content;
 mod failures;
@@ -169,7 +171,7 @@ fn main() -> ExitCode {
         ui::the_gate_checks_capability_params_ui_and_staleness,
         ui::prompts_are_answered_by_field_key_with_the_governing_type,
         ui::card_actions_carry_the_surface_and_stale_surfaces_are_refused,
-        ui::an_action_never_answered_times_out_after_30_s,
+        ui::an_action_never_answered_times_out_on_the_ui_deadline,
         content::payloads_over_64_kib_are_externalized_and_read_back_in_pages,
         content::reads_past_the_end_of_evicted_or_foreign_refs_expire,
         reload::reload_adopts_unchanged_and_restarts_changed_linked_plugins,
@@ -184,6 +186,12 @@ fn main() -> ExitCode {
         audit::an_override_is_never_granted_without_its_record,
         audit::a_required_or_slot_owner_override_without_its_record_fails_the_operation,
         audit::a_deny_or_continue_writes_no_audit_line,
+        bounds::an_intercept_overtakes_a_backed_up_event_queue,
+        bounds::surfaces_are_capped_per_plugin_and_in_id_length,
+        bounds::prompts_are_capped_per_connection_and_expire,
+        bounds::the_event_stream_is_bounded_in_bytes,
+        bounds::turns_start_while_a_reload_retires_old_sidecars,
+        reload::a_reload_waits_for_running_turns_and_queued_requests_merge,
     ]);
     libtest_mimic::run(&args, trials).exit_code()
 }

@@ -232,3 +232,88 @@ pub(crate) async fn ui_calls_of_staged_sidecars_wait_for_the_swap() {
     assert_eq!(answer().unwrap()["result"], json!({"accepted":false}));
     env.finish(runtime).await;
 }
+
+pub(crate) async fn a_reload_waits_for_running_turns_and_queued_requests_merge() {
+    let env = Env::new();
+    env.plugin("p")
+        .intercepts(&["input.receive"])
+        .on("input.receive", json!("tag"))
+        .install();
+    let (runtime, _events) = env.boot().await;
+    // Three reloads requested while a turn runs: each takes its ticket on its first poll; the
+    // first then waits for the turn, the others for the first.
+    let turn = runtime.turn().await;
+    let [a, b, c] = {
+        let mut reloads = [
+            Box::pin(runtime.reload()),
+            Box::pin(runtime.reload()),
+            Box::pin(runtime.reload()),
+        ];
+        for reload in &mut reloads {
+            let first_poll = std::future::poll_fn(|cx| {
+                std::task::Poll::Ready(reload.as_mut().poll(cx).is_pending())
+            })
+            .await;
+            assert!(first_poll, "a reload finished while a turn runs");
+        }
+        // Idle-time only: nothing is rebuilt while the turn runs (a bounded look, not a sync).
+        let waited = tokio::time::timeout(Duration::from_millis(300), reloads[0].as_mut()).await;
+        assert!(waited.is_err(), "the reload ran during a turn: {waited:?}");
+        assert_eq!(runtime.generation(), 1);
+        let outcome = turn
+            .intercept(HookPoint::InputReceive, input("x"))
+            .await
+            .unwrap();
+        assert_eq!(text_of(&outcome.payload), "x|p");
+        drop(turn);
+        reloads
+    };
+    let (a, b, c) = within(WAIT, "the reloads", async { tokio::join!(a, b, c) }).await;
+    let generations: Vec<u64> = [a, b, c]
+        .into_iter()
+        .map(|r| r.unwrap().generation)
+        .collect();
+    assert_eq!(generations, [2, 2, 2], "one build served all three");
+    // Generation 3 was never built (numbers burn per build): the next reload is 3.
+    let report = within(WAIT, "reload", runtime.reload()).await.unwrap();
+    assert_eq!(report.generation, 3);
+
+    // A failed reload's queued requests get its error as `Coalesced`.
+    env.plugin("broken")
+        .required()
+        .script("initialize", json!("exit"))
+        .install();
+    let turn = runtime.turn().await;
+    let [a, b] = {
+        let mut reloads = [Box::pin(runtime.reload()), Box::pin(runtime.reload())];
+        for reload in &mut reloads {
+            let first_poll = std::future::poll_fn(|cx| {
+                std::task::Poll::Ready(reload.as_mut().poll(cx).is_pending())
+            })
+            .await;
+            assert!(first_poll, "a reload finished while a turn runs");
+        }
+        drop(turn);
+        reloads
+    };
+    let (a, b) = within(WAIT, "the failing reloads", async { tokio::join!(a, b) }).await;
+    let (a, b) = (a.unwrap_err(), b.unwrap_err());
+    assert_eq!(
+        a.startup().map(|f| f.plugin.as_str()),
+        Some("broken"),
+        "{a}"
+    );
+    match &b {
+        sidewire_ext_host::Error::Reload { generation, source } => {
+            assert_eq!(*generation, 4);
+            assert!(
+                matches!(**source, sidewire_ext_host::Error::Coalesced(_)),
+                "{source:?}"
+            );
+        }
+        other => panic!("not a reload error: {other}"),
+    }
+    assert_eq!(runtime.generation(), 3);
+    env.store().remove("broken").unwrap();
+    env.finish(runtime).await;
+}

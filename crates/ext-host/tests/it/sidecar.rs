@@ -6,7 +6,7 @@
 //! The scripted sidecar speaks the protocol by hand, synchronously, so it can misbehave in
 //! ways the SDK never would: hang, crash mid-intercept, write junk or an over-cap frame, talk
 //! before `extension/initialized`, claim undeclared capabilities, send bad replacements, stop
-//! reading stdin, ignore shutdown, flood stderr, spawn a grandchild. Every process started
+//! reading stdin, read events slowly, ignore shutdown, flood stderr, spawn a grandchild. Every process started
 //! here records its pid under `$REASONIX_PLUGIN_ROOT/.pids/` so tests can prove it is gone.
 
 use std::collections::HashMap;
@@ -100,6 +100,37 @@ impl Out {
     }
 }
 
+/// The generation the host started this sidecar in (from `extension/initialize`).
+static GENERATION: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// A scripted frame as text: `"@gen"` (quoted) and `@gen` become the generation this sidecar
+/// was started in, and `@fill:<n>@` becomes `n` bytes of padding (the script travels in an
+/// environment variable, which cannot carry megabytes).
+fn expand(frame: &Value) -> String {
+    let text = match frame.as_str() {
+        Some(text) => text.to_owned(),
+        None => frame.to_string(),
+    };
+    let generation = GENERATION
+        .load(std::sync::atomic::Ordering::Relaxed)
+        .to_string();
+    let text = text
+        .replace("\"@gen\"", &generation)
+        .replace("@gen", &generation);
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text.as_str();
+    while let Some(at) = rest.find("@fill:") {
+        out.push_str(&rest[..at]);
+        let after = &rest[at + "@fill:".len()..];
+        let end = after.find('@').expect("@fill:<n>@ is closed");
+        let n: usize = after[..end].parse().expect("@fill:<n>@ has a number");
+        out.extend(std::iter::repeat_n('x', n));
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
 fn env_var(name: &str) -> String {
     std::env::var(name).unwrap_or_default()
 }
@@ -183,12 +214,9 @@ fn script() -> ExitCode {
                 return ExitCode::from(1);
             }
             "extension/initialized" => {
-                // Strings are written verbatim; objects as they are.
+                // Strings are written verbatim; objects as they are (both through `expand`).
                 for frame in script["after_init"].as_array().cloned().unwrap_or_default() {
-                    match frame.as_str() {
-                        Some(text) => out.line(text),
-                        None => out.frame(&frame),
-                    }
+                    out.line(&expand(&frame));
                 }
                 if script["stdin"].as_str() == Some("never") {
                     // Stop reading: the host's writes fill the pipe and stall.
@@ -221,6 +249,12 @@ fn script() -> ExitCode {
                     }
                 }
                 out.frame(&json!({"jsonrpc":"2.0","id":id,"result":{"accepted":true}}));
+            }
+            "extension/event" => {
+                // A slow reader: every event costs this long, so the host's writes back up.
+                if let Some(ms) = script["event_delay_ms"].as_u64() {
+                    std::thread::sleep(Duration::from_millis(ms));
+                }
             }
             "extension/ui/action" | "extension/ui/submit" => {
                 if script["ui_action"].as_str() == Some("hang") {
@@ -368,6 +402,9 @@ fn reply(out: &Out, id: Value, result: Value) {
 /// Answers `extension/initialize` as the script says; `false` to exit.
 fn initialize(script: &Value, out: &Out, frame: &Value) -> bool {
     let id = frame["id"].clone();
+    if let Some(generation) = frame["params"]["session"]["generation"].as_u64() {
+        GENERATION.store(generation, std::sync::atomic::Ordering::Relaxed);
+    }
     let expectation = &frame["params"]["manifest"];
     let spec = script.get("initialize").cloned().unwrap_or(json!("auto"));
     match spec.as_str() {
@@ -429,6 +466,17 @@ fn intercept(
     let params = &frame["params"];
     if let Some(ms) = action.get("delay_ms").and_then(Value::as_u64) {
         std::thread::sleep(Duration::from_millis(ms));
+        let then = action
+            .get("then")
+            .cloned()
+            .unwrap_or(json!({"decision":"continue"}));
+        return intercept(out, frame, id, &then, next_id);
+    }
+    if let Some(frames) = action.get("send").and_then(Value::as_array) {
+        // Frames to write first (strings verbatim), then the action under `then`.
+        for frame in frames {
+            out.line(&expand(frame));
+        }
         let then = action
             .get("then")
             .cloned()

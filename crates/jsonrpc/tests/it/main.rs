@@ -716,3 +716,131 @@ async fn notifications_a_handler_sends_arrive_before_its_response() {
     }
     assert_eq!(raw.recv().await["result"], json!({"x": 1}));
 }
+
+#[tokio::test]
+async fn queued_requests_are_bounded_in_bytes_too() {
+    // One slot, room for 100 queued requests but only 1,000 bytes of them: the third padded
+    // request would go over the bytes and is refused at once, without running.
+    let started = Arc::new(AtomicUsize::new(0));
+    let router = {
+        let started = Arc::clone(&started);
+        Router::new().request::<Sleep, _, _>(move |p, _| {
+            started.fetch_add(1, Ordering::SeqCst);
+            async move {
+                tokio::time::sleep(Duration::from_millis(p.ms)).await;
+                Ok(p.ms)
+            }
+        })
+    };
+    let config = strict()
+        .max_concurrent_requests(1)
+        .max_queued_requests(100)
+        .max_queued_request_bytes(1000);
+    let (_peer, _task, mut raw) = with_raw(config, router);
+    let pad = "p".repeat(350);
+    for id in 1..=4 {
+        raw.send(&format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"test/sleep","params":{{"ms":200,"pad":"{pad}"}}}}"#
+        ))
+        .await;
+    }
+    // 1 runs, 2 and 3 wait (about 800 bytes), the 4th would make about 1,200 and is refused.
+    let refused = raw.recv().await;
+    assert_eq!(refused["id"], 4);
+    assert_eq!(refused["error"]["code"], -32603);
+    let mut done = Vec::new();
+    for _ in 0..3 {
+        done.push(raw.recv().await["id"].as_u64().unwrap());
+    }
+    done.sort_unstable();
+    assert_eq!(done, vec![1, 2, 3]);
+    // The bytes were given back: the queue takes as much again.
+    for id in 5..=7 {
+        raw.send(&format!(
+            r#"{{"jsonrpc":"2.0","id":{id},"method":"test/sleep","params":{{"ms":50,"pad":"{pad}"}}}}"#
+        ))
+        .await;
+    }
+    let mut done = Vec::new();
+    for _ in 0..3 {
+        let answer = raw.recv().await;
+        assert!(answer.get("result").is_some(), "{answer}");
+        done.push(answer["id"].as_u64().unwrap());
+    }
+    done.sort_unstable();
+    assert_eq!(done, vec![5, 6, 7]);
+    assert_eq!(started.load(Ordering::SeqCst), 6);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn background_notifications_never_delay_a_request() {
+    // A 16 KiB pipe whose far end does not read yet, and a flood of 8 KiB background
+    // notifications: a request sent after the flood is written after at most the frames the
+    // pipe, the sink's 64 KiB buffer and the background low-water mark hold, not after all
+    // 200 of them.
+    let (ours, theirs) = tokio::io::duplex(16 * 1024);
+    let (peer, _task) = spawn(ours, strict(), Router::new());
+    let (read, write) = tokio::io::split(theirs);
+    let mut raw = Raw {
+        lines: sidewire_framing::FrameReader::new(
+            read,
+            sidewire_framing::NdjsonCodec::new(CAP, sidewire_framing::Oversize::Terminate),
+        ),
+        write,
+    };
+    const FLOOD: u64 = 200;
+    let (twenty, mut queued) = tokio::sync::mpsc::channel(1);
+    let flood = {
+        let peer = peer.clone();
+        tokio::spawn(async move {
+            let pad = "n".repeat(8 * 1024);
+            for n in 0..FLOOD {
+                peer.notify_background("test/note", Some(&json!({"n": n, "pad": pad})))
+                    .await
+                    .unwrap();
+                if n == 20 {
+                    twenty.send(()).await.unwrap();
+                }
+            }
+            // Everything above is handed to the writer before a frame sent after this.
+            peer.background_flushed().await.unwrap();
+            peer.notify_untyped("test/after", Some(&json!({})))
+                .await
+                .unwrap();
+        })
+    };
+    within("the flood to back up", queued.recv()).await.unwrap();
+    let call = {
+        let peer = peer.clone();
+        tokio::spawn(async move { peer.request::<Echo>(&json!("urgent")).await })
+    };
+    // The request is queued once its frame reached the handles' queue; wait for that from the
+    // writer side by reading, which is what lets everything move.
+    let mut notes = Vec::new();
+    let mut request_at = None;
+    loop {
+        let frame = raw.recv().await;
+        match frame["method"].as_str() {
+            Some("test/note") => notes.push(frame["params"]["n"].as_u64().unwrap()),
+            Some("test/echo") => {
+                request_at = Some(notes.len());
+                raw.send(&json!({"jsonrpc":"2.0","id":frame["id"],"result":"urgent"}).to_string())
+                    .await;
+            }
+            Some("test/after") => break,
+            other => panic!("unexpected frame {other:?}"),
+        }
+    }
+    let request_at = request_at.expect("the request was written");
+    assert!(
+        request_at < 60,
+        "the request waited behind {request_at} background frames"
+    );
+    assert_eq!(within("the call", call).await.unwrap().unwrap(), "urgent");
+    assert_eq!(
+        notes,
+        (0..FLOOD).collect::<Vec<_>>(),
+        "background frames keep their order"
+    );
+    within("the flood task", flood).await.unwrap();
+}
