@@ -102,7 +102,6 @@ fn every_kind_has_its_predicate() {
         (
             Error::new(Kind::Spawn {
                 message: String::new(),
-                source: None,
             }),
             Error::is_spawn,
         ),
