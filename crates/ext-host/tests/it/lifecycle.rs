@@ -224,10 +224,13 @@ pub(crate) async fn an_error_answer_to_initialize_fails_startup_with_its_reason(
 pub(crate) async fn refused_commands_never_spawn_and_fail_at_resolve() {
     for command in ["/usr/bin/bash", "/bin/SH", "/opt/pwsh.exe", "bin/relative"] {
         let env = Env::new();
+        // Install refuses such a command (the same rule); a linked plugin edited into one
+        // after install must still never spawn.
+        env.plugin("shelly").required().install();
         env.plugin("shelly")
             .required()
             .runtime("command", json!(command))
-            .install();
+            .package();
         let err = env.boot_with(env.config()).await.unwrap_err();
         let failure = startup(&err);
         assert_eq!(failure.stage, Stage::Resolve, "{command}: {failure}");
