@@ -77,3 +77,6 @@ impl Error {
         matches!(self, Error::Serialize(_))
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -158,3 +158,6 @@ impl Error {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;
