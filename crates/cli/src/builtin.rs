@@ -1,6 +1,11 @@
 //! The demo's built-in children, run as hidden subcommands of this same binary: an extension
 //! sidecar (the SDK's starter rewrite, allow-all at `permission.decision`, and a status card)
 //! and a tools-only MCP server (`echo`, `add`, and `slow`, which reports progress).
+//!
+//! With `--hostile`, every text either peer sends carries [`HOSTILE`] (an ESC sequence that
+//! erases the line, a carriage return and a bidi override), and the sidecar blocks
+//! `input.receive` with it; with `--hostile-exit` it is written to stderr before the peer exits
+//! with status 3. The CLI's tests use them to check that no such byte reaches the terminal raw.
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -8,12 +13,36 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use sidewire_ext_sdk::protocol::{
-    FieldKind, InputPayload, PermissionPayload, Severity, StatusPayload, UiActionResult,
-    UiFormField, UiFormPayload, UiSubmitResult,
+    FieldKind, InputPayload, NotificationPayload, PermissionPayload, Severity, StatusPayload,
+    UiActionResult, UiFormField, UiFormPayload, UiSubmitResult,
 };
 use sidewire_ext_sdk::{Decision, Extension, Options, point, samples, serve_main};
 use sidewire_mcp::server::Server;
 use sidewire_mcp::{CallToolResult, Content};
+
+use crate::cli::BuiltinArgs;
+
+/// What the hostile modes append to every text: erase the line, return to its start, and
+/// reverse what follows.
+pub(crate) const HOSTILE: &str = "\u{1b}[2K\r\u{202e}evil";
+
+/// `normal`, with [`HOSTILE`] appended in the hostile mode.
+fn say(hostile: bool, normal: &str) -> String {
+    if hostile {
+        format!("{normal} {HOSTILE}")
+    } else {
+        normal.to_owned()
+    }
+}
+
+/// The `--hostile-exit` mode: the hostile text on stderr, then exit 3.
+fn hostile_exit() -> ExitCode {
+    let _ = writeln!(
+        std::io::stderr(),
+        "starting {HOSTILE}\nsecond line {HOSTILE}"
+    );
+    ExitCode::from(3)
+}
 
 /// The built-in plugin's id.
 pub(crate) const SIDECAR_NAME: &str = "sidewire-demo";
@@ -21,11 +50,14 @@ pub(crate) const SIDECAR_NAME: &str = "sidewire-demo";
 pub(crate) const STATUS_SURFACE: &str = "demo-status";
 
 /// The built-in extension.
-pub(crate) fn extension() -> Extension {
+pub(crate) fn extension(hostile: bool) -> Extension {
     Extension::new(SIDECAR_NAME, env!("CARGO_PKG_VERSION"))
         .on_intercept(
             point::INPUT_RECEIVE,
-            |_ctx, input: InputPayload| async move {
+            move |_ctx, input: InputPayload| async move {
+                if hostile {
+                    return Ok(Decision::Block(say(true, "blocked")));
+                }
                 Ok(match samples::starter_rewrite(&input.text) {
                     Some(text) => Decision::Replace(InputPayload { text }),
                     None => Decision::Continue,
@@ -40,20 +72,33 @@ pub(crate) fn extension() -> Extension {
                 ))
             },
         )
-        .on_ready(|host| async move {
+        .on_ready(move |host| async move {
             let status = StatusPayload {
-                label: "sidewire demo extension ready".to_owned(),
+                label: say(hostile, "sidewire demo extension ready"),
+                detail: if hostile {
+                    HOSTILE.to_owned()
+                } else {
+                    String::new()
+                },
                 severity: Some(Severity::Info),
                 ..StatusPayload::default()
             };
             host.publish(STATUS_SURFACE, status).await?;
+            if hostile {
+                let notification = NotificationPayload {
+                    title: say(true, "a notification"),
+                    body: HOSTILE.to_owned(),
+                    severity: None,
+                };
+                host.publish("demo-notification", notification).await?;
+            }
             // A form the user can submit (`/submit sidewire-demo:demo-form name=...` in `run`).
             let form = UiFormPayload {
-                title: "Introduce yourself".to_owned(),
+                title: say(hostile, "Introduce yourself"),
                 message: String::new(),
                 fields: vec![UiFormField {
                     key: "name".to_owned(),
-                    label: "Your name".to_owned(),
+                    label: say(hostile, "Your name"),
                     kind: FieldKind::Input,
                     options: Vec::new(),
                     default: None,
@@ -78,10 +123,11 @@ pub(crate) fn extension() -> Extension {
             Ok(UiSubmitResult { accepted })
         })
         // A UI action that asks the user something (`host/ui/request`) and shows the answer.
-        .on_action(GREET_ACTION, "Say hello", |host, _params| async move {
-            let label = match host.input("demo-greet", "What is your name?").await? {
+        .on_action(GREET_ACTION, "Say hello", move |host, _params| async move {
+            let question = say(hostile, "What is your name?");
+            let label = match host.input("demo-greet", &question).await? {
                 Some(name) => format!("hello, {name}"),
-                None => "no name given".to_owned(),
+                None => say(hostile, "no name given"),
             };
             let status = StatusPayload {
                 label,
@@ -91,7 +137,11 @@ pub(crate) fn extension() -> Extension {
             let accepted = host.publish(STATUS_SURFACE, status).await?;
             Ok(UiActionResult {
                 accepted,
-                message: String::new(),
+                message: if hostile {
+                    HOSTILE.to_owned()
+                } else {
+                    String::new()
+                },
             })
         })
 }
@@ -126,13 +176,32 @@ fn current_thread() -> tokio::runtime::Runtime {
 }
 
 /// `sidewire __sidecar`.
-pub(crate) fn sidecar() -> ExitCode {
-    current_thread().block_on(serve_main(extension(), Options::new()))
+pub(crate) fn sidecar(args: &BuiltinArgs) -> ExitCode {
+    if args.hostile_exit {
+        return hostile_exit();
+    }
+    current_thread().block_on(serve_main(extension(args.hostile), Options::new()))
 }
 
 /// The built-in MCP server.
-pub(crate) fn server() -> Server {
-    Server::new("sidewire-demo-server", env!("CARGO_PKG_VERSION"))
+pub(crate) fn server(hostile: bool) -> Server {
+    let server = Server::new(
+        say(hostile, "sidewire-demo-server"),
+        say(hostile, env!("CARGO_PKG_VERSION")),
+    );
+    let server = if hostile {
+        server.tool(
+            "hostile",
+            &format!("Answers with hostile text {HOSTILE}\nand a second line {HOSTILE}"),
+            json!({"type": "object"}),
+            |_args, _| async move {
+                CallToolResult::text(format!("result {HOSTILE}\nsecond line {HOSTILE}"))
+            },
+        )
+    } else {
+        server
+    };
+    server
         .tool(
             "echo",
             "Echoes its text back",
@@ -185,8 +254,12 @@ fn format_number(n: f64) -> String {
 }
 
 /// `sidewire __mcp-server`.
-pub(crate) fn mcp_server() -> ExitCode {
-    let served = current_thread().block_on(server().serve(tokio::io::stdin(), tokio::io::stdout()));
+pub(crate) fn mcp_server(args: &BuiltinArgs) -> ExitCode {
+    if args.hostile_exit {
+        return hostile_exit();
+    }
+    let served = current_thread()
+        .block_on(server(args.hostile).serve(tokio::io::stdin(), tokio::io::stdout()));
     match served {
         Ok(()) => ExitCode::SUCCESS,
         Err(reason) => {

@@ -50,10 +50,23 @@ pub(crate) enum Command {
     },
     /// The built-in demo sidecar (started by `demo`; speaks the protocol on stdin/stdout).
     #[command(name = "__sidecar", hide = true)]
-    BuiltinSidecar,
+    BuiltinSidecar(BuiltinArgs),
     /// The built-in demo MCP server (started by `demo`; speaks MCP on stdin/stdout).
     #[command(name = "__mcp-server", hide = true)]
-    BuiltinMcpServer,
+    BuiltinMcpServer(BuiltinArgs),
+}
+
+/// How a built-in peer behaves; the hostile modes exist for the tests of what reaches the
+/// terminal.
+#[derive(Debug, Args)]
+pub(crate) struct BuiltinArgs {
+    /// Put terminal escape sequences, carriage returns and bidi overrides in every text it
+    /// sends (names, labels, reasons, results, prompts).
+    #[arg(long)]
+    pub(crate) hostile: bool,
+    /// Write such text to stderr and exit with status 3 before speaking the protocol.
+    #[arg(long)]
+    pub(crate) hostile_exit: bool,
 }
 
 #[derive(Debug, Args)]

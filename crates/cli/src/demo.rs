@@ -19,6 +19,7 @@ use sidewire_mcp::{CallOptions, ServerSpec};
 use crate::builtin;
 use crate::ext_cmd::{outcome_json, print_outcome};
 use crate::out::Out;
+use crate::safe;
 
 /// The input the demo sends through `input.receive`.
 const DEMO_INPUT: &str = "starter: hello from the sidewire demo";
@@ -125,7 +126,11 @@ async fn script(
     out.heading("2. a status card from the extension");
     let status = wait_for_status(events).await;
     match &status {
-        Some(label) => out.line(format!("  [{}] {label}", builtin::SIDECAR_NAME)),
+        Some(label) => out.line(format!(
+            "  [{}] {}",
+            builtin::SIDECAR_NAME,
+            safe::line(label)
+        )),
         None => out.line("  (no status card arrived within 5 s)"),
     }
 
@@ -137,7 +142,7 @@ async fn script(
         "  MCP tools: {}",
         tools
             .iter()
-            .map(|t| t.name.as_str())
+            .map(|t| safe::line(&t.name))
             .collect::<Vec<_>>()
             .join(", ")
     ));
@@ -153,7 +158,7 @@ async fn script(
     .await?;
     let audit_lines = std::fs::read_to_string(audit_log).unwrap_or_default();
     for line in audit_lines.lines() {
-        out.line(format!("  audit: {line}"));
+        out.line(format!("  audit: {}", safe::line(line)));
     }
 
     // 4. A slow tool reporting progress.
@@ -167,7 +172,7 @@ async fn script(
             "  progress {}/{} {}",
             p.progress,
             p.total.map_or("?".to_owned(), |t| t.to_string()),
-            p.message.clone().unwrap_or_default()
+            safe::line(p.message.as_deref().unwrap_or_default())
         );
         if !json_mode {
             // Printed from the MCP driver as reports arrive.
@@ -182,7 +187,10 @@ async fn script(
         .await
         .context("the slow tool")?;
     let slow_text: Vec<String> = slow.content.iter().map(builtin::content_text).collect();
-    out.line(format!("  result: {}", slow_text.join(" ")));
+    out.line(format!(
+        "  result: {}",
+        safe::block(&slow_text.join(" "), "    ")
+    ));
     let reports = progress
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner)

@@ -15,6 +15,7 @@ use sidewire_mcp::CallOptions;
 use crate::Reported;
 use crate::cli::ExtCommand;
 use crate::out::Out;
+use crate::safe;
 
 pub(crate) async fn run(command: ExtCommand, out: &Out) -> anyhow::Result<()> {
     match command {
@@ -69,14 +70,23 @@ async fn check(only: Option<&str>, out: &Out) -> anyhow::Result<()> {
             .and_then(|p| sidewire_ext_host::Package::open(&p.root).ok())
             .map(|package| package.trust_summary().to_string())
             .unwrap_or_default();
-        out.line(format!("ok   {} (pid {})", sidecar.plugin, sidecar.pid));
+        out.line(format!(
+            "ok   {} (pid {})",
+            safe::line(&sidecar.plugin),
+            sidecar.pid
+        ));
         for line in declared.lines() {
-            out.line(format!("     {line}"));
+            out.line(format!("     {}", safe::line(line)));
         }
         plugins.push(json!({ "plugin": sidecar.plugin, "pid": sidecar.pid, "ok": true, "declared": declared }));
     }
     for failure in &failed {
-        out.line(format!("FAIL {}: {}", failure.plugin, failure));
+        // The failure's text carries the sidecar's cause and stderr tail over several lines.
+        out.line(format!(
+            "FAIL {}: {}",
+            safe::line(&failure.plugin),
+            safe::block(&failure.to_string(), "     ")
+        ));
         plugins
             .push(json!({ "plugin": failure.plugin, "ok": false, "error": failure.to_string() }));
     }
@@ -148,15 +158,21 @@ pub(crate) fn print_outcome(out: &Out, outcome: &Outcome) {
     for entry in &outcome.trace {
         let what = match &entry.result {
             TraceResult::Decided(decision) => decision.as_str().to_owned(),
-            TraceResult::Failed { reason, message } => format!("{} ({message})", reason.as_str()),
+            TraceResult::Failed { reason, message } => {
+                format!("{} ({})", reason.as_str(), safe::line(message))
+            }
             TraceResult::Unaudited { decision, message } => {
-                format!("{} NOT APPLIED ({message})", decision.as_str())
+                format!(
+                    "{} NOT APPLIED ({})",
+                    decision.as_str(),
+                    safe::line(message)
+                )
             }
             _ => "?".to_owned(),
         };
         out.line(format!(
             "  trace: {} {} in {:.1} ms",
-            entry.plugin,
+            safe::line(&entry.plugin),
             what,
             entry.elapsed.as_secs_f64() * 1000.0
         ));
@@ -164,23 +180,31 @@ pub(crate) fn print_outcome(out: &Out, outcome: &Outcome) {
     if let Some(blocked) = &outcome.blocked {
         out.line(format!(
             "  BLOCKED by {}: {}",
-            blocked.plugin, blocked.reason
+            safe::line(&blocked.plugin),
+            safe::line(&blocked.reason)
         ));
     }
     if let Some(verdict) = outcome.permission {
         out.line(format!("  permission: {}", verdict.as_str()));
     }
     if !outcome.applied.is_empty() {
-        out.line(format!("  replaced by: {}", outcome.applied.join(", ")));
+        out.line(format!(
+            "  replaced by: {}",
+            safe::line(&outcome.applied.join(", "))
+        ));
     }
     if let Some(audit) = &outcome.audit {
         out.line(format!(
             "  audited: {} turned the host's {} into {} ({})",
-            audit.plugin, audit.host_decision, audit.extension_decision, audit.reason
+            safe::line(&audit.plugin),
+            safe::line(&audit.host_decision),
+            safe::line(&audit.extension_decision),
+            safe::line(&audit.reason)
         ));
     }
     if let Ok(payload) = serde_json::to_string(&outcome.payload) {
-        out.line(format!("  payload: {payload}"));
+        // Compact JSON is one line (serde_json escapes C0); the rest of the set is escaped here.
+        out.line(format!("  payload: {}", safe::line(&payload)));
     }
 }
 
@@ -245,7 +269,11 @@ pub(crate) async fn chained_tool_call(
         .find(|t| t.name == name)
         .with_context(|| format!("no MCP tool is named {name}"))?;
     let call_id = crate::session_id();
-    out.line(format!("  call {name} {arguments}"));
+    out.line(format!(
+        "  call {} {}",
+        safe::line(name),
+        safe::line(&arguments.to_string())
+    ));
     // One turn for the whole call: `tool.before`, `permission.decision` and `tool.after` are
     // answered by one generation, even if a reload is requested meanwhile (§13.3).
     let turn = runtime.turn().await;
@@ -330,7 +358,7 @@ pub(crate) async fn chained_tool_call(
     out.line(format!(
         "  result{}: {}",
         if result.is_error { " (isError)" } else { "" },
-        text.join(" ")
+        safe::block(&text.join(" "), "    ")
     ));
     let after = turn
         .intercept(

@@ -12,6 +12,7 @@ mod mcp_cmd;
 mod out;
 mod plugin_cmd;
 mod run;
+mod safe;
 
 use std::io::IsTerminal;
 use std::process::ExitCode;
@@ -62,8 +63,8 @@ fn main() -> ExitCode {
     let out = Out::new(cli.json);
     match cli.command {
         // The built-ins speak a protocol on stdout; they own their runtime and exit code.
-        Command::BuiltinSidecar => return builtin::sidecar(),
-        Command::BuiltinMcpServer => return builtin::mcp_server(),
+        Command::BuiltinSidecar(args) => return builtin::sidecar(&args),
+        Command::BuiltinMcpServer(args) => return builtin::mcp_server(&args),
         Command::Completions { shell } => {
             clap_complete::generate(
                 shell,
@@ -119,7 +120,7 @@ async fn run(command: Command, out: &Out) -> anyhow::Result<()> {
             config,
             allow_tools,
         } => run::run(config, allow_tools, out).await,
-        Command::Completions { .. } | Command::BuiltinSidecar | Command::BuiltinMcpServer => {
+        Command::Completions { .. } | Command::BuiltinSidecar(_) | Command::BuiltinMcpServer(_) => {
             unreachable!("handled before the runtime starts")
         }
     }
@@ -139,7 +140,20 @@ fn init_tracing(cli: &Cli) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
     let color = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    // Log fields carry peer text (an MCP server's stderr inside an error, a sidecar's reason):
+    // each is escaped like any other peer value, newlines included, so one event stays one
+    // line and no control byte reaches the terminal. The formatter's own colours are not
+    // field text and stay.
+    let fields = tracing_subscriber::fmt::format::debug_fn(|writer, field, value| {
+        let text = format!("{value:?}");
+        if field.name() == "message" {
+            write!(writer, "{}", safe::line(&text))
+        } else {
+            write!(writer, "{field}={}", safe::line(&text))
+        }
+    });
     let _ = tracing_subscriber::fmt()
+        .fmt_fields(tracing_subscriber::field::MakeExt::delimited(fields, " "))
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .with_ansi(color)

@@ -1,5 +1,8 @@
 //! `sidewire mcp`: start the selected MCP servers (from a config file, or one ad hoc server),
 //! run one command against them, and shut them down.
+//!
+//! Everything a server says (names, descriptions, results, stderr, error bodies) is printed
+//! through [`safe`]: one-line values with [`safe::line()`], content with [`safe::block`].
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -12,6 +15,21 @@ use sidewire_mcp::{CallOptions, Host, NoHandler, ServerSpec, ServerState};
 use crate::Reported;
 use crate::cli::{HttpTransport, McpArgs, McpCommand};
 use crate::out::Out;
+use crate::safe;
+
+/// The indent of a peer's continuation lines under a listing entry.
+const LIST_INDENT: &str = "    ";
+/// The indent of a peer's continuation lines in printed content.
+const CONTENT_INDENT: &str = "  ";
+
+/// A listing entry: a name and a description that may span lines.
+fn entry(name: &str, description: Option<&str>) -> String {
+    format!(
+        "{}  {}",
+        safe::line(name),
+        safe::block(description.unwrap_or_default().trim_end(), LIST_INDENT)
+    )
+}
 
 /// The server specs the arguments select.
 fn specs(args: &McpArgs) -> anyhow::Result<Vec<ServerSpec>> {
@@ -98,7 +116,8 @@ async fn command(
         for failure in failures {
             out.note(format!(
                 "warning: server {} failed to start: {}",
-                failure.server, failure.error
+                safe::line(&failure.server),
+                safe::line(&failure.error)
             ));
         }
         if host
@@ -117,11 +136,11 @@ async fn command(
                 let state = format!("{:?}", status.state).to_lowercase();
                 out.line(format!(
                     "{} {state}{}{}",
-                    status.name,
+                    safe::line(&status.name),
                     status
                         .server_info
                         .as_ref()
-                        .map(|i| format!(" {} {}", i.name, i.version))
+                        .map(|i| format!(" {} {}", safe::line(&i.name), safe::line(&i.version)))
                         .unwrap_or_default(),
                     status
                         .startup
@@ -129,8 +148,10 @@ async fn command(
                         .unwrap_or_default(),
                 ));
                 if let Some(failure) = &status.failure {
+                    // One printed line per line of the text, each escaped on its own, so a
+                    // stderr line cannot pass for another server's row.
                     for line in failure_text(failure).lines() {
-                        out.line(format!("  {line}"));
+                        out.line(format!("  {}", safe::line(line)));
                     }
                 }
                 rows.push(json!({
@@ -150,11 +171,7 @@ async fn command(
         McpCommand::Tools => {
             let tools = host.tools();
             for tool in &tools {
-                out.line(format!(
-                    "{}  {}",
-                    tool.name,
-                    tool.tool.description.clone().unwrap_or_default()
-                ));
+                out.line(entry(&tool.name, tool.tool.description.as_deref()));
             }
             out.json(&json!({ "tools": tools.iter().map(|t| json!({
                 "name": t.name, "server": t.server, "tool": t.tool,
@@ -181,9 +198,15 @@ async fn command(
                 options = options.on_progress(|p| {
                     let total = p.total.map(|t| format!("/{t}")).unwrap_or_default();
                     let message = p.message.unwrap_or_default();
+                    // The CLI's own line-clearing sequence, around the server's escaped text.
                     let _ = std::io::Write::write_all(
                         &mut std::io::stderr(),
-                        format!("\r\x1b[2Kprogress {}{total} {message}", p.progress).as_bytes(),
+                        format!(
+                            "\r\x1b[2Kprogress {}{total} {}",
+                            p.progress,
+                            safe::line(&message)
+                        )
+                        .as_bytes(),
                     );
                 });
             }
@@ -195,14 +218,17 @@ async fn command(
                 let _ = std::io::Write::write_all(&mut std::io::stderr(), b"\r\x1b[2K");
             }
             for content in &result.content {
-                out.line(crate::builtin::content_text(content));
+                out.line(safe::block(
+                    &crate::builtin::content_text(content),
+                    CONTENT_INDENT,
+                ));
             }
             if let Some(structured) = &result.structured_content {
-                out.line(serde_json::to_string_pretty(structured).unwrap_or_default());
+                out.line(safe::json(structured));
             }
             out.json(&serde_json::to_value(&result).unwrap_or_default());
             if result.is_error {
-                out.note(format!("{name} reported an error (isError)"));
+                out.note(format!("{} reported an error (isError)", safe::line(&name)));
                 return Err(Reported.into());
             }
             Ok(())
@@ -210,11 +236,7 @@ async fn command(
         McpCommand::Prompts => {
             let prompts = host.prompts();
             for prompt in &prompts {
-                out.line(format!(
-                    "{}  {}",
-                    prompt.name,
-                    prompt.prompt.description.clone().unwrap_or_default()
-                ));
+                out.line(entry(&prompt.name, prompt.prompt.description.as_deref()));
             }
             out.json(&json!({ "prompts": prompts.iter().map(|p| json!({
                 "name": p.name, "server": p.server, "prompt": p.prompt,
@@ -249,7 +271,10 @@ async fn command(
                         .unwrap_or_default()
                         .as_str()
                         .unwrap_or("?"),
-                    crate::builtin::content_text(&message.content)
+                    safe::block(
+                        &crate::builtin::content_text(&message.content),
+                        CONTENT_INDENT
+                    )
                 ));
             }
             out.json(&serde_json::to_value(&result).unwrap_or_default());
@@ -263,14 +288,18 @@ async fn command(
                     (Some(resource), _) if !templates => {
                         out.line(format!(
                             "{}:{}  {}",
-                            entry.server, resource.uri, resource.name
+                            safe::line(&entry.server),
+                            safe::line(&resource.uri),
+                            safe::line(&resource.name)
                         ));
                         rows.push(json!({ "server": entry.server, "resource": resource }));
                     }
                     (_, Some(template)) if templates => {
                         out.line(format!(
                             "{}:{}  {}",
-                            entry.server, template.uri_template, template.name
+                            safe::line(&entry.server),
+                            safe::line(&template.uri_template),
+                            safe::line(&template.name)
                         ));
                         rows.push(json!({ "server": entry.server, "template": template }));
                     }
@@ -302,11 +331,11 @@ async fn command(
                 .with_context(|| format!("reading {uri}"))?;
             for contents in &result.contents {
                 match (&contents.text, &contents.blob) {
-                    (Some(text), _) => out.line(text),
+                    (Some(text), _) => out.line(safe::block(text, CONTENT_INDENT)),
                     (None, Some(blob)) => out.line(format!(
                         "({} bytes of base64 data, {})",
                         blob.len(),
-                        contents.mime_type.clone().unwrap_or_default()
+                        safe::line(contents.mime_type.as_deref().unwrap_or_default())
                     )),
                     _ => {}
                 }
@@ -329,10 +358,16 @@ async fn command(
                 let result = client.ping().await;
                 let millis = started.elapsed().as_secs_f64() * 1000.0;
                 match &result {
-                    Ok(()) => out.line(format!("{} ok in {millis:.1} ms", status.name)),
+                    Ok(()) => {
+                        out.line(format!("{} ok in {millis:.1} ms", safe::line(&status.name)))
+                    }
                     Err(err) => {
                         failed = true;
-                        out.line(format!("{} failed: {err}", status.name));
+                        out.line(format!(
+                            "{} failed: {}",
+                            safe::line(&status.name),
+                            safe::block(&err.to_string(), CONTENT_INDENT)
+                        ));
                     }
                 }
                 rows.push(json!({ "server": status.name, "ok": result.is_ok(), "millis": millis }));

@@ -1,7 +1,14 @@
 //! Presentation: human text or `--json` on stdout, diagnostics on stderr, colour only on a
 //! terminal and never with `NO_COLOR`.
+//!
+//! Every line goes through [`safe::controls`] on its way out, so no raw control character
+//! reaches the terminal even from a print site that forgot to escape a peer's text; the
+//! print sites still escape each peer value with [`safe::line()`] or [`safe::block`], which also
+//! stops a peer's newline from faking a line of ours. JSON is written by [`safe::json`].
 
 use std::io::{IsTerminal, Write};
+
+use crate::safe;
 
 /// Where and how results are printed.
 #[derive(Debug, Clone, Copy)]
@@ -21,38 +28,50 @@ impl Out {
     pub(crate) fn line(&self, text: impl AsRef<str>) {
         if !self.json {
             let mut stdout = std::io::stdout().lock();
-            let _ = writeln!(stdout, "{}", text.as_ref());
+            let _ = writeln!(stdout, "{}", safe::controls(text.as_ref()));
         }
     }
 
-    /// A heading, bold on a terminal.
+    /// A heading (the CLI's own text), bold on a terminal.
     pub(crate) fn heading(&self, text: impl AsRef<str>) {
-        if self.color {
-            self.line(format!("\x1b[1m{}\x1b[0m", text.as_ref()));
-        } else {
-            self.line(text);
+        if self.json {
+            return;
         }
+        let text = safe::controls(text.as_ref());
+        let mut stdout = std::io::stdout().lock();
+        // The only escape sequence the CLI writes on stdout on purpose, around text that is
+        // itself escaped.
+        let _ = if self.color {
+            writeln!(stdout, "\x1b[1m{text}\x1b[0m")
+        } else {
+            writeln!(stdout, "{text}")
+        };
     }
 
     /// The JSON document of a command (only with `--json`).
     pub(crate) fn json(&self, value: &serde_json::Value) {
         if self.json {
             let mut stdout = std::io::stdout().lock();
-            let _ = writeln!(
-                stdout,
-                "{}",
-                serde_json::to_string_pretty(value).unwrap_or_default()
-            );
+            let _ = writeln!(stdout, "{}", safe::json(value));
         }
     }
 
     /// A note on stderr.
     pub(crate) fn note(&self, text: impl AsRef<str>) {
-        let _ = writeln!(std::io::stderr().lock(), "{}", text.as_ref());
+        let _ = writeln!(
+            std::io::stderr().lock(),
+            "{}",
+            safe::controls(text.as_ref())
+        );
     }
 
-    /// An error on stderr, with its causes.
+    /// An error on stderr, with its causes, each escaped (they carry peer text: HTTP bodies,
+    /// stderr tails, reasons).
     pub(crate) fn error(&self, err: &anyhow::Error) {
-        let _ = writeln!(std::io::stderr().lock(), "error: {err:#}");
+        let _ = writeln!(
+            std::io::stderr().lock(),
+            "error: {}",
+            safe::error_chain(err)
+        );
     }
 }

@@ -1,5 +1,10 @@
 //! `sidewire plugin`: install, list, show, remove, enable and disable plugins in the store
 //! under `$SIDEWIRE_HOME`. Installing shows the FULL TRUST summary and asks for consent.
+//!
+//! A package that could never be installed (a control character in a member the summary
+//! shows, a relative or shell command) is refused before the summary is shown, so nobody is
+//! asked to consent to it. The summary escapes the manifest's text itself (see
+//! `sidewire_ext_host::TrustSummary`), and still goes through [`safe`] like all output.
 
 use std::io::{BufRead, IsTerminal, Write};
 
@@ -9,6 +14,7 @@ use sidewire_ext_host::{InstallOptions, Package, PluginStore};
 
 use crate::cli::PluginCommand;
 use crate::out::Out;
+use crate::safe;
 
 pub(crate) fn run(command: PluginCommand, out: &Out) -> anyhow::Result<()> {
     let home = crate::sidewire_home()?;
@@ -22,6 +28,7 @@ pub(crate) fn run(command: PluginCommand, out: &Out) -> anyhow::Result<()> {
         } => {
             let package = Package::open(&path)
                 .with_context(|| format!("reading the plugin at {}", path.display()))?;
+            package.check_installable()?;
             let summary = package.trust_summary();
             // The summary goes to stderr so `--json` output stays one document.
             out.note(summary.to_string());
@@ -34,7 +41,7 @@ pub(crate) fn run(command: PluginCommand, out: &Out) -> anyhow::Result<()> {
                 );
                 if !ask(&format!(
                     "Install {} with FULL TRUST? [y/N] ",
-                    summary.plugin
+                    safe::line(&summary.plugin)
                 ))? {
                     anyhow::bail!("not installed: consent was not given");
                 }
@@ -52,8 +59,8 @@ pub(crate) fn run(command: PluginCommand, out: &Out) -> anyhow::Result<()> {
                 .context("installing the plugin")?;
             out.line(format!(
                 "installed {} {} ({})",
-                installed.id,
-                installed.version,
+                safe::line(&installed.id),
+                safe::line(&installed.version),
                 if installed.linked { "linked" } else { "copied" }
             ));
             out.json(&json!({ "installed": installed.id, "version": installed.version, "linked": installed.linked, "root": installed.root }));
@@ -65,10 +72,12 @@ pub(crate) fn run(command: PluginCommand, out: &Out) -> anyhow::Result<()> {
                 out.line("no plugins installed");
             }
             for plugin in &plugins {
+                // The record file is ours, but a hand-edited one must not reach the terminal
+                // raw either.
                 out.line(format!(
                     "{} {}{}{}",
-                    plugin.id,
-                    plugin.version,
+                    safe::line(&plugin.id),
+                    safe::line(&plugin.version),
                     if plugin.enabled { "" } else { " (disabled)" },
                     if plugin.linked { " (linked)" } else { "" }
                 ));
@@ -92,8 +101,8 @@ pub(crate) fn run(command: PluginCommand, out: &Out) -> anyhow::Result<()> {
                 .trust_summary();
             out.line(format!(
                 "{} {} ({}, {})",
-                plugin.id,
-                plugin.version,
+                safe::line(&plugin.id),
+                safe::line(&plugin.version),
                 if plugin.enabled {
                     "enabled"
                 } else {

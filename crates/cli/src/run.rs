@@ -20,6 +20,7 @@ use sidewire_mcp::{CallOptions, NoHandler};
 use tokio::io::AsyncBufReadExt;
 
 use crate::out::Out;
+use crate::safe;
 
 /// The published surfaces, by (plugin, surface id), for `/ui`: the generation of the connection
 /// that published each (so a crashed or retired one's can be dropped) and its payload as text.
@@ -48,7 +49,10 @@ pub(crate) async fn run(
         .await
         .context("booting the installed extensions")?;
     for failure in &runtime.report().failed {
-        out.note(format!("warning: extension {failure}"));
+        out.note(format!(
+            "warning: extension {}",
+            safe::block(&failure.to_string(), "  ")
+        ));
     }
 
     let (mcp, driver) = sidewire_mcp::Host::new(NoHandler);
@@ -63,7 +67,8 @@ pub(crate) async fn run(
         for failure in mcp.start_available(specs).await {
             out.note(format!(
                 "warning: MCP server {} failed to start: {}",
-                failure.server, failure.error
+                safe::line(&failure.server),
+                safe::line(&failure.error)
             ));
         }
     }
@@ -93,8 +98,10 @@ pub(crate) async fn run(
                     HostEvent::Surface(surface) => {
                         let text = serde_json::to_string(&surface.payload).unwrap_or_default();
                         out.line(format!(
-                            "[{}:{}] {text}",
-                            surface.plugin, surface.surface_id
+                            "[{}:{}] {}",
+                            safe::line(&surface.plugin),
+                            safe::line(&surface.surface_id),
+                            safe::line(&text)
                         ));
                         crate::lock(&surfaces).insert(
                             (surface.plugin, surface.surface_id),
@@ -128,19 +135,25 @@ pub(crate) async fn run(
                     HostEvent::Prompt(prompt) => {
                         out.line(format!(
                             "[{}] asks: {} (cancelled: stdin is not a terminal)",
-                            prompt.plugin, prompt.title
+                            safe::line(&prompt.plugin),
+                            safe::line(&prompt.title)
                         ));
                         prompt.cancel();
                     }
-                    HostEvent::Crashed { plugin, cause, .. } => {
-                        out.note(format!("extension {plugin} crashed: {cause}"))
-                    }
+                    HostEvent::Crashed { plugin, cause, .. } => out.note(format!(
+                        "extension {} crashed: {}",
+                        safe::line(&plugin),
+                        safe::block(&cause, "  ")
+                    )),
                     HostEvent::Warning {
                         plugin, message, ..
                     } => {
                         out.note(format!(
-                            "warning{}: {message}",
-                            plugin.map(|p| format!(" ({p})")).unwrap_or_default()
+                            "warning{}: {}",
+                            plugin
+                                .map(|p| format!(" ({})", safe::line(&p)))
+                                .unwrap_or_default(),
+                            safe::line(&message)
                         ));
                     }
                     _ => {}
@@ -181,7 +194,7 @@ async fn repl(
             break;
         }
         if let Err(err) = one_line(runtime, mcp, surfaces, allow_tools, line, out).await {
-            out.note(format!("error: {err:#}"));
+            out.error(&err);
         }
     }
     Ok(())
@@ -202,8 +215,8 @@ async fn one_line(
             for tool in mcp.tools() {
                 out.line(format!(
                     "{}  {}",
-                    tool.name,
-                    tool.tool.description.unwrap_or_default()
+                    safe::line(&tool.name),
+                    safe::block(tool.tool.description.unwrap_or_default().trim_end(), "    ")
                 ));
             }
             return Ok(());
@@ -231,10 +244,20 @@ async fn one_line(
                 out.line("no surfaces published");
             }
             for ((plugin, id), (_, text)) in surfaces.iter() {
-                out.line(format!("{plugin}:{id} {text}"));
+                out.line(format!(
+                    "{}:{} {}",
+                    safe::line(plugin),
+                    safe::line(id),
+                    safe::line(text)
+                ));
             }
             for (plugin, action) in runtime.ui_actions() {
-                out.line(format!("/{plugin}:{}  {}", action.action_id, action.label));
+                out.line(format!(
+                    "/{}:{}  {}",
+                    safe::line(&plugin),
+                    safe::line(&action.action_id),
+                    safe::line(&action.label)
+                ));
             }
             return Ok(());
         }
@@ -280,13 +303,17 @@ async fn one_line(
         .await
         .context("input.receive")?;
     match (&outcome.blocked, &outcome.payload) {
-        (Some(blocked), _) => {
-            out.line(format!("blocked by {}: {}", blocked.plugin, blocked.reason))
-        }
+        (Some(blocked), _) => out.line(format!(
+            "blocked by {}: {}",
+            safe::line(&blocked.plugin),
+            safe::line(&blocked.reason)
+        )),
         (None, HookPayload::Input(input)) if input.text != text => {
-            out.line(format!("(rewritten) {}", input.text))
+            out.line(format!("(rewritten) {}", safe::block(&input.text, "  ")))
         }
-        (None, HookPayload::Input(input)) => out.line(format!("> {}", input.text)),
+        (None, HookPayload::Input(input)) => {
+            out.line(format!("> {}", safe::block(&input.text, "  ")))
+        }
         _ => {}
     }
     Ok(())
@@ -328,10 +355,18 @@ async fn slash(
             tokio::spawn(async move {
                 match runtime.ui_action(&owner, &item).await {
                     Ok(result) => out.line(format!(
-                        "{owner}:{item} accepted={} {}",
-                        result.accepted, result.message
+                        "{}:{} accepted={} {}",
+                        safe::line(&owner),
+                        safe::line(&item),
+                        result.accepted,
+                        safe::line(&result.message)
                     )),
-                    Err(err) => out.note(format!("error: {owner}:{item}: {err}")),
+                    Err(err) => out.note(format!(
+                        "error: {}:{}: {}",
+                        safe::line(&owner),
+                        safe::line(&item),
+                        safe::block(&err.to_string(), "  ")
+                    )),
                 }
             });
             Ok(())
@@ -346,7 +381,10 @@ async fn slash(
             }
             let result = mcp.get_prompt(name, arguments).await?;
             for message in &result.messages {
-                out.line(crate::builtin::content_text(&message.content));
+                out.line(safe::block(
+                    &crate::builtin::content_text(&message.content),
+                    "  ",
+                ));
             }
             Ok(())
         }
@@ -406,7 +444,7 @@ fn ask(out: &Out, prompt: &Prompt, index: usize) {
             field
                 .options
                 .iter()
-                .map(String::as_str)
+                .map(|option| safe::line(option))
                 .collect::<Vec<_>>()
                 .join(", ")
         )
@@ -417,8 +455,9 @@ fn ask(out: &Out, prompt: &Prompt, index: usize) {
         field.label.as_str()
     };
     out.line(format!(
-        "[{}] {label}{options} ({how}; an empty line dismisses)",
-        prompt.plugin
+        "[{}] {}{options} ({how}; an empty line dismisses)",
+        safe::line(&prompt.plugin),
+        safe::line(label)
     ));
 }
 
@@ -451,7 +490,10 @@ fn answer_prompt(pending: &Pending, line: &str, out: &Out) -> bool {
         }
         let (mut prompt, values) = queue.pop_front().expect("checked non-empty");
         if let Err(err) = prompt.answer(values) {
-            out.note(format!("error: {err}; the prompt is dismissed"));
+            out.note(format!(
+                "error: {}; the prompt is dismissed",
+                safe::line(&err.to_string())
+            ));
             prompt.cancel();
         }
     }

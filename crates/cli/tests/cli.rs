@@ -772,8 +772,13 @@ fn run_on_a_terminal(home: &Path, steps: &[(&str, &str)]) -> String {
 }
 
 /// Runs `command` with `SIDEWIRE_HOME=home`, typing each step's line once its text was seen on
-/// stdout; returns everything seen.
-fn interact(mut command: Command, home: &Path, steps: &[(&str, &str)]) -> String {
+/// stdout; returns everything seen, without the terminal's carriage returns.
+fn interact(command: Command, home: &Path, steps: &[(&str, &str)]) -> String {
+    interact_raw(command, home, steps).replace('\r', "")
+}
+
+/// [`interact`], returning stdout exactly as written (carriage returns included).
+fn interact_raw(mut command: Command, home: &Path, steps: &[(&str, &str)]) -> String {
     use std::io::{BufRead, Write};
     let mut child = command
         .env("SIDEWIRE_HOME", home)
@@ -788,7 +793,7 @@ fn interact(mut command: Command, home: &Path, steps: &[(&str, &str)]) -> String
     std::thread::spawn(move || {
         for line in std::io::BufReader::new(stdout).lines() {
             let Ok(line) = line else { break };
-            if lines_tx.send(line.replace('\r', "")).is_err() {
+            if lines_tx.send(line).is_err() {
                 break;
             }
         }
@@ -914,4 +919,373 @@ fn an_empty_sidewire_home_counts_as_unset_and_reads_create_nothing() {
     // Nothing was created in the current directory, nor in the data directory a read uses.
     assert_eq!(std::fs::read_dir(&cwd).unwrap().count(), 0);
     assert!(!data.exists());
+}
+
+/// The spoof from issue 11: on a terminal it erases its own line and prints a fake one.
+const SPOOF: &str = "${REASONIX_PLUGIN_ROOT}/run\u{1b}[2K\r  command:      node index.js";
+
+/// What the built-in peers' `--hostile` modes append to their texts (`builtin::HOSTILE`).
+const HOSTILE: &str = "\u{1b}[2K\r\u{202e}evil";
+
+/// How [`HOSTILE`] looks once escaped for a terminal.
+const HOSTILE_SHOWN: &str = "\\x1b[2K\\r\\u{202e}evil";
+
+/// Asserts that no ESC, CR (other than a terminal's CRLF), C1 control or bidi override is in
+/// `text`, naming `what`.
+fn assert_no_raw_controls(what: &str, text: &str) {
+    let raw = text.replace("\r\n", "\n");
+    for bad in ['\u{1b}', '\r', '\u{9b}', '\u{7f}', '\u{202e}', '\u{2066}'] {
+        assert!(!raw.contains(bad), "{what} has a raw {bad:?}:\n{text:?}");
+    }
+}
+
+/// Both streams of `out`, checked with [`assert_no_raw_controls`].
+fn assert_output_is_clean(what: &str, out: &Output) {
+    assert_no_raw_controls(&format!("{what} (stdout)"), &stdout(out));
+    assert_no_raw_controls(&format!("{what} (stderr)"), &stderr(out));
+}
+
+fn write_manifest(package: &Path, runtime: Value) {
+    std::fs::create_dir_all(package).unwrap();
+    let manifest = json!({
+        "apiVersion": "reasonix.io/plugin/v1", "name": "acme", "version": "1.0.0",
+        "runtime": runtime,
+    });
+    std::fs::write(package.join("reasonix-plugin.json"), manifest.to_string()).unwrap();
+}
+
+#[test]
+fn plugin_install_refuses_the_spoof_and_commands_that_can_never_start() {
+    let home = home();
+    let package = home.path().join("acme");
+    let cases = [
+        (json!({ "command": SPOOF }), "U+001B"),
+        (
+            json!({ "command": "/bin/run", "args": ["ok", "a\u{202e}b"] }),
+            "runtime.args[1]",
+        ),
+        (
+            json!({ "command": "node", "args": ["index.js"] }),
+            "absolute",
+        ),
+        (
+            json!({ "command": "/bin/bash", "args": ["-c", "run"] }),
+            "shell",
+        ),
+    ];
+    for (runtime, needle) in cases {
+        write_manifest(&package, runtime);
+        let out = run(
+            home.path(),
+            &["plugin", "install", package.to_str().unwrap(), "--yes"],
+        );
+        assert_fails(&out, "runtime.");
+        assert_fails(&out, needle);
+        assert_output_is_clean("plugin install", &out);
+        // Refused before the consent screen: nobody is asked to agree to it.
+        assert!(!stderr(&out).contains("FULL TRUST"), "{}", stderr(&out));
+    }
+    let out = run(home.path(), &["plugin", "list"]);
+    assert!(
+        stdout(&out).contains("no plugins installed"),
+        "{}",
+        stdout(&out)
+    );
+}
+
+#[test]
+fn a_linked_manifest_edited_into_the_spoof_shows_its_escape_and_does_not_start() {
+    let home = home();
+    let package = builtin_plugin(home.path());
+    let out = run(
+        home.path(),
+        &[
+            "plugin",
+            "install",
+            package.to_str().unwrap(),
+            "--yes",
+            "--link",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    // The linked directory is edited after consent: its manifest is re-read every time.
+    let manifest = json!({
+        "apiVersion": "reasonix.io/plugin/v1", "name": "sidewire-demo", "version": "0.0.0\u{202e}",
+        "runtime": { "command": SPOOF, "args": ["__sidecar\r"], "intercepts": ["input.receive"], "capabilities": ["interceptors"] }
+    });
+    std::fs::write(package.join("reasonix-plugin.json"), manifest.to_string()).unwrap();
+    let out = run(home.path(), &["plugin", "show", "sidewire-demo"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_output_is_clean("plugin show", &out);
+    let text = stdout(&out);
+    assert!(
+        text.contains("/run\\u{1b}[2K\\r  command:      node index.js"),
+        "{text}"
+    );
+    assert!(text.contains("0.0.0\\u{202e}"), "{text}");
+    assert_eq!(
+        text.lines()
+            .filter(|l| l.trim_start().starts_with("command:"))
+            .count(),
+        1,
+        "{text}"
+    );
+    // Launch applies the install rules: it fails at resolve, visibly and cleanly.
+    let out = run(home.path(), &["ext", "check"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert_output_is_clean("ext check", &out);
+    assert!(
+        stdout(&out).contains("FAIL sidewire-demo"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(stdout(&out).contains("U+202E"), "{}", stdout(&out));
+}
+
+#[test]
+fn each_cause_appears_once_in_an_error() {
+    let home = home();
+    let missing = home.path().join("missing");
+    let out = run(
+        home.path(),
+        &["plugin", "install", missing.to_str().unwrap(), "--yes"],
+    );
+    assert_fails(&out, "os error 2");
+    assert_eq!(
+        stderr(&out).matches("os error 2").count(),
+        1,
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(
+        stderr(&out).matches("No such file or directory").count(),
+        1,
+        "{}",
+        stderr(&out)
+    );
+    let broken = home.path().join("broken");
+    std::fs::create_dir_all(&broken).unwrap();
+    std::fs::write(
+        broken.join("reasonix-plugin.json"),
+        r#"{"apiVersion":"reasonix.io/plugin/v1","name":"x","version":"1","bogus":1}"#,
+    )
+    .unwrap();
+    let out = run(
+        home.path(),
+        &["plugin", "install", broken.to_str().unwrap(), "--yes"],
+    );
+    assert_fails(&out, "unknown member");
+    assert_eq!(
+        stderr(&out).matches("unknown member").count(),
+        1,
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(stderr(&out).matches("bogus").count(), 1, "{}", stderr(&out));
+    // A server that cannot be spawned: the OS error once.
+    let out = run(
+        home.path(),
+        &["mcp", "tools", "--stdio", "--", "/no/such/server-binary"],
+    );
+    assert!(!out.status.success());
+    for line in stderr(&out).lines() {
+        assert!(line.matches("os error").count() <= 1, "{line}");
+    }
+}
+
+fn hostile_mcp<'a>(extra: &[&'a str], mode: &'a str) -> Vec<&'a str> {
+    let mut args = vec!["mcp"];
+    args.extend_from_slice(extra);
+    args.extend_from_slice(&["--stdio", "--", EXE, "__mcp-server", mode]);
+    args
+}
+
+#[test]
+fn mcp_names_descriptions_and_results_never_reach_the_terminal_raw() {
+    let home = home();
+    let out = run(home.path(), &hostile_mcp(&["tools"], "--hostile"));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_output_is_clean("mcp tools", &out);
+    // The description's second line is indented under its entry.
+    assert!(
+        stdout(&out).contains(&format!(
+            "hostile text {HOSTILE_SHOWN}\n    and a second line"
+        )),
+        "{}",
+        stdout(&out)
+    );
+    let out = run(home.path(), &hostile_mcp(&["call", "hostile"], "--hostile"));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_output_is_clean("mcp call", &out);
+    assert!(
+        stdout(&out).contains(&format!(
+            "result {HOSTILE_SHOWN}\n  second line {HOSTILE_SHOWN}"
+        )),
+        "{}",
+        stdout(&out)
+    );
+    let out = run(home.path(), &hostile_mcp(&["servers"], "--hostile"));
+    assert_output_is_clean("mcp servers", &out);
+    assert!(
+        stdout(&out).contains(&format!("sidewire-demo-server {HOSTILE_SHOWN}")),
+        "{}",
+        stdout(&out)
+    );
+    // JSON stays lossless: the document holds the text exactly, spelled with escapes.
+    let out = run(
+        home.path(),
+        &hostile_mcp(&["--json", "call", "hostile"], "--hostile"),
+    );
+    assert_output_is_clean("mcp --json call", &out);
+    let doc: Value = serde_json::from_str(&stdout(&out)).expect("one JSON document");
+    assert_eq!(
+        doc["content"][0]["text"],
+        format!("result {HOSTILE}\nsecond line {HOSTILE}")
+    );
+}
+
+#[test]
+fn a_failing_servers_stderr_tail_never_reaches_the_terminal_raw() {
+    let home = home();
+    let out = run(home.path(), &hostile_mcp(&["servers"], "--hostile-exit"));
+    assert!(!out.status.success());
+    assert_output_is_clean("mcp servers", &out);
+    assert!(
+        stdout(&out).contains(&format!("  second line {HOSTILE_SHOWN}")),
+        "{}",
+        stdout(&out)
+    );
+    let out = run(home.path(), &hostile_mcp(&["tools"], "--hostile-exit"));
+    assert_fails(&out, "no MCP server started");
+    assert_output_is_clean("mcp tools", &out);
+    assert!(stderr(&out).contains(HOSTILE_SHOWN), "{}", stderr(&out));
+}
+
+#[test]
+fn an_http_error_body_never_reaches_the_terminal_raw() {
+    use std::io::{BufRead, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    // Every request is answered 500 with a hostile body; the thread ends with the test process.
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { break };
+            let mut reader = std::io::BufReader::new(stream.try_clone().unwrap());
+            let mut length = 0usize;
+            loop {
+                let mut line = String::new();
+                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
+                    break;
+                }
+                if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                    length = value.trim().parse().unwrap_or(0);
+                }
+            }
+            let mut body = vec![0; length];
+            let _ = std::io::Read::read_exact(&mut reader, &mut body);
+            let reply = format!("upstream failed {HOSTILE}\nsecond line {HOSTILE}");
+            let _ = write!(
+                stream,
+                "HTTP/1.1 500 Internal Server Error\r\ncontent-type: text/plain\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{reply}",
+                reply.len()
+            );
+        }
+    });
+    let home = home();
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let out = run(home.path(), &["mcp", "--url", &url, "tools"]);
+    assert_fails(&out, "500");
+    assert_output_is_clean("mcp --url tools", &out);
+    assert!(stderr(&out).contains(HOSTILE_SHOWN), "{}", stderr(&out));
+}
+
+/// A plugin whose sidecar is the built-in one in a hostile mode.
+fn hostile_plugin(dir: &Path, mode: &str) -> PathBuf {
+    let package = dir.join("hostile-plugin");
+    std::fs::create_dir_all(&package).unwrap();
+    let manifest = json!({
+        "apiVersion": "reasonix.io/plugin/v1",
+        "name": "sidewire-demo",
+        "version": "0.0.0",
+        "runtime": {
+            "command": EXE,
+            "args": ["__sidecar", mode],
+            "intercepts": ["input.receive", "permission.decision"],
+            "capabilities": ["interceptors", "ui"]
+        }
+    });
+    std::fs::write(package.join("reasonix-plugin.json"), manifest.to_string()).unwrap();
+    let out = run(
+        dir,
+        &[
+            "plugin",
+            "install",
+            package.to_str().unwrap(),
+            "--yes",
+            "--link",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    package
+}
+
+#[test]
+fn plugin_ui_prompts_and_reasons_never_reach_the_terminal_raw() {
+    let home = home();
+    hostile_plugin(home.path(), "--hostile");
+    // A blocking reason, one shot.
+    let out = run(
+        home.path(),
+        &["ext", "intercept", "input.receive", r#"{"text":"hi"}"#],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_output_is_clean("ext intercept", &out);
+    assert!(
+        stdout(&out).contains(&format!(
+            "BLOCKED by sidewire-demo: blocked {HOSTILE_SHOWN}"
+        )),
+        "{}",
+        stdout(&out)
+    );
+    // Status cards, notifications, forms, a prompt's title and an action's message in `run`.
+    let mut command = Command::new(EXE);
+    command.arg("run");
+    let seen = interact_raw(
+        command,
+        home.path(),
+        &[
+            ("a notification", "hello"),
+            ("blocked by sidewire-demo", "/sidewire-demo:greet"),
+            ("sidewire-demo:greet accepted=", "/quit"),
+        ],
+    );
+    assert_no_raw_controls("sidewire run", &seen);
+    assert!(seen.contains("\\u{202e}evil"), "{seen}");
+    assert!(
+        seen.contains(&format!("asks: What is your name? {HOSTILE_SHOWN}")),
+        "{seen}"
+    );
+    assert!(seen.contains(&format!("blocked {HOSTILE_SHOWN}")), "{seen}");
+    assert!(
+        seen.contains(&format!("accepted=true {HOSTILE_SHOWN}")),
+        "{seen}"
+    );
+}
+
+#[test]
+fn a_failing_sidecars_stderr_never_reaches_the_terminal_raw() {
+    let home = home();
+    hostile_plugin(home.path(), "--hostile-exit");
+    let out = run(home.path(), &["ext", "check"]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_output_is_clean("ext check", &out);
+    assert!(stdout(&out).contains(HOSTILE_SHOWN), "{}", stdout(&out));
+    let out = run_with_input(home.path(), &["run"], "/quit\n");
+    assert_output_is_clean("sidewire run", &out);
+    assert!(
+        stderr(&out).contains("warning: extension"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(stderr(&out).contains(HOSTILE_SHOWN), "{}", stderr(&out));
 }

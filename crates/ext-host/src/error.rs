@@ -3,7 +3,13 @@
 //! ([`OperationFailure`]).
 //!
 //! Messages are for people and are already redacted; callers branch on the `is_*` predicates,
-//! [`Error::reason`] and the structured fields, never on the text. Wire errors (`ErrorObject`,
+//! [`Error::reason`] and the structured fields, never on the text.
+//!
+//! Each cause appears once when a chain is printed (`anyhow`'s `{:#}` prints every
+//! [`source`](std::error::Error::source) after the message): a variant either says its cause
+//! in its message and returns no source (an I/O error, a manifest decoding error: the message is
+//! the whole story, so code that only formats `{err}` loses nothing), or leaves the cause out
+//! of its message and returns it as the source ([`Error::Reload`]). Never both. Wire errors (`ErrorObject`,
 //! `Reason`) are plain data in `sidewire-ext-protocol`; this module only reports them.
 
 use std::fmt;
@@ -18,14 +24,15 @@ use crate::chain::TraceEntry;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// Reading or writing a file or directory failed.
-    #[error("{}: {source}", path.display())]
+    /// Reading or writing a file or directory failed. The message names the path and the I/O
+    /// error; the I/O error is not also returned as the `source`, so a printed chain shows it
+    /// once (see the module documentation).
+    #[error("{}: {error}", path.display())]
     Io {
         /// The file or directory.
         path: PathBuf,
         /// Why.
-        #[source]
-        source: std::io::Error,
+        error: std::io::Error,
     },
     /// The installed-plugin store exists but cannot be read as one; it is never reset silently.
     #[error("{}: the installed-plugin store is corrupt: {detail}", path.display())]
@@ -35,14 +42,14 @@ pub enum Error {
         /// What is wrong with it.
         detail: String,
     },
-    /// A manifest failed strict decoding; the source names the JSON path.
-    #[error("{}: invalid manifest: {source}", path.display())]
+    /// A manifest failed strict decoding; the message names the file and the member's JSON
+    /// path.
+    #[error("{}: invalid manifest: {error}", path.display())]
     Manifest {
         /// The manifest file.
         path: PathBuf,
         /// Why, with the member's path.
-        #[source]
-        source: sidewire_ext_protocol::Error,
+        error: sidewire_ext_protocol::Error,
     },
     /// An install, link, replace or remove was refused.
     #[error("cannot install {plugin}: {detail}")]
@@ -51,6 +58,19 @@ pub enum Error {
         plugin: String,
         /// Why.
         detail: String,
+    },
+    /// A package decodes but can never be installed (spec §12.1, §12.3): a member the consent
+    /// screen shows holds a control character, or the command could never be launched. The
+    /// message names the member and states the rule, and never repeats the member's value.
+    #[error("cannot install {plugin}: manifest member {field} {refusal}")]
+    Refused {
+        /// The plugin id (the manifest `name`, or the package directory when the name itself is
+        /// refused).
+        plugin: String,
+        /// The member's path: `name`, `version`, `runtime.command`, `runtime.args[2]`.
+        field: String,
+        /// Which rule it breaks.
+        refusal: Refusal,
     },
     /// The plugin is not in the installed-plugin store.
     #[error("plugin {0} is not installed")]
@@ -79,8 +99,10 @@ pub enum Error {
         /// What happened, redacted.
         detail: String,
     },
-    /// A reload failed; the old generation keeps running (§13.3).
-    #[error("reload to generation {generation} failed: {source}")]
+    /// A reload failed; the old generation keeps running (§13.3). Why is the
+    /// [`source`](std::error::Error::source) (not repeated in this message), also reachable
+    /// typed through [`Error::startup`] and [`Error::reason`].
+    #[error("reload to generation {generation} failed")]
     Reload {
         /// The generation number the failed build took (never reused).
         generation: u64,
@@ -98,10 +120,10 @@ pub enum Error {
 }
 
 impl Error {
-    pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+    pub(crate) fn io(path: impl Into<PathBuf>, error: std::io::Error) -> Self {
         Error::Io {
             path: path.into(),
-            source,
+            error,
         }
     }
 
@@ -137,6 +159,19 @@ impl Error {
     /// An install operation was refused.
     pub fn is_install(&self) -> bool {
         matches!(self, Error::Install { .. })
+    }
+
+    /// A package was refused at install: see [`refusal`](Error::refusal).
+    pub fn is_refused(&self) -> bool {
+        matches!(self, Error::Refused { .. })
+    }
+
+    /// The member and the rule, when a package was refused at install.
+    pub fn refusal(&self) -> Option<(&str, &Refusal)> {
+        match self {
+            Error::Refused { field, refusal, .. } => Some((field, refusal)),
+            _ => None,
+        }
     }
 
     /// The plugin is not installed.
@@ -200,6 +235,57 @@ impl Error {
             Error::Reload { source, .. } => source.reason(),
             Error::ShutDown => Some(Reason::ProviderInterrupted),
             _ => None,
+        }
+    }
+}
+
+/// Why a manifest member makes a package uninstallable (and its sidecar unlaunchable).
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Refusal {
+    /// The member holds a character for which
+    /// [`is_terminal_control`](crate::is_terminal_control) holds: it could forge what the
+    /// consent screen shows.
+    ControlCharacter {
+        /// The first such character.
+        character: char,
+        /// Its byte offset in the member.
+        at: usize,
+    },
+    /// After replacing `${REASONIX_PLUGIN_ROOT}`, the command is not an absolute path; there is
+    /// no `PATH` lookup (§12.3 rule 2).
+    RelativeCommand,
+    /// The command's base name is a shell (§12.3 rule 3).
+    ShellCommand {
+        /// The base name as written (`bash`, `PWSH.EXE`).
+        name: String,
+    },
+    /// The plugin root is not valid UTF-8, so `${REASONIX_PLUGIN_ROOT}` cannot be expanded.
+    NonUtf8Root,
+}
+
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Refusal::ControlCharacter { character, at } => write!(
+                f,
+                "contains the control character U+{:04X} at byte {at} (control characters, DEL \
+                 and bidi overrides are refused: they could change what the consent screen shows)",
+                u32::from(*character)
+            ),
+            Refusal::RelativeCommand => f.write_str(
+                "is not an absolute path: a sidecar command must be an absolute path or start with \
+                 ${REASONIX_PLUGIN_ROOT}/, and is run directly (no PATH lookup, no shell)",
+            ),
+            Refusal::ShellCommand { name } => write!(
+                f,
+                "is a shell ({name}): sidecars are launched directly, never through a shell; \
+                 point the command at the program itself"
+            ),
+            Refusal::NonUtf8Root => f.write_str(
+                "cannot be expanded: the plugin root is not valid UTF-8, so \
+                 ${REASONIX_PLUGIN_ROOT} has no value",
+            ),
         }
     }
 }

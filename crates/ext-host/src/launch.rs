@@ -14,6 +14,9 @@ use sidewire_ext_protocol::{
     REFUSED_COMMAND_NAMES, RuntimeSpec,
 };
 
+use crate::error::Refusal;
+use crate::text::first_terminal_control;
+
 /// Everything needed to spawn one sidecar.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct LaunchSpec {
@@ -30,32 +33,26 @@ pub(crate) struct LaunchSpec {
 
 /// Resolves the launch of `runtime` for plugin `id` installed at `root` with `version`; the
 /// error is the cause of a `resolve`-stage startup failure.
+///
+/// It applies [`check`] first, so a linked plugin whose manifest was edited after install into
+/// something the install would refuse does not start either.
 pub(crate) fn resolve(
     id: &str,
     root: &Path,
     version: &str,
     runtime: &RuntimeSpec,
 ) -> Result<LaunchSpec, String> {
-    let Some(root_text) = root.to_str() else {
-        return Err(format!(
-            "the plugin root {} is not valid UTF-8",
-            root.display()
-        ));
-    };
+    check(id, version, root, Some(runtime)).map_err(|(field, refusal)| match refusal {
+        // The command has no control character here, and Debug quoting would escape one.
+        Refusal::RelativeCommand | Refusal::ShellCommand { .. } => {
+            format!("manifest member {field} {:?} {refusal}", runtime.command)
+        }
+        _ => format!("manifest member {field} {refusal}"),
+    })?;
+    let root_text = root
+        .to_str()
+        .expect("check refuses a root that is not UTF-8");
     let expand = |text: &str| text.replace(PLUGIN_ROOT_PLACEHOLDER, root_text);
-    let command = expand(&runtime.command);
-    if !Path::new(&command).is_absolute() {
-        return Err(format!(
-            "command {command:?} is not an absolute path (there is no PATH lookup)"
-        ));
-    }
-    let base = base_name(&command);
-    if is_refused_name(base) {
-        return Err(format!(
-            "command {command:?} is a shell ({base}); sidecars are launched directly, never \
-             through a shell"
-        ));
-    }
     let mut env: Vec<(String, String)> = runtime
         .env
         .iter()
@@ -65,11 +62,60 @@ pub(crate) fn resolve(
     env.push((ENV_PLUGIN_NAME.to_owned(), id.to_owned()));
     env.push((ENV_PLUGIN_VERSION.to_owned(), version.to_owned()));
     Ok(LaunchSpec {
-        command: PathBuf::from(command),
+        command: PathBuf::from(expand(&runtime.command)),
         args: runtime.args.iter().map(|a| expand(a)).collect(),
         env,
         cwd: root.to_path_buf(),
     })
+}
+
+/// The rules a plugin must meet to be installed and, identically, to be launched: the members
+/// the consent screen shows (`name`, `version`, `runtime.command`, `runtime.args[i]`) hold no
+/// [`is_terminal_control`](crate::is_terminal_control) character, the root is UTF-8, and the
+/// command expanded against `root` is absolute and not a shell (§12.3 rules 1–3; only when
+/// there is a `runtime`). Returns the first offending member's path and the rule it breaks.
+///
+/// Install and launch both call this one function, so a package that installs is one that can
+/// start, and a command that could never start is refused with the rule while the user is
+/// still looking at it.
+pub(crate) fn check(
+    id: &str,
+    version: &str,
+    root: &Path,
+    runtime: Option<&RuntimeSpec>,
+) -> Result<(), (String, Refusal)> {
+    let mut members = vec![("name".to_owned(), id), ("version".to_owned(), version)];
+    if let Some(runtime) = runtime {
+        members.push(("runtime.command".to_owned(), &runtime.command));
+        for (i, arg) in runtime.args.iter().enumerate() {
+            members.push((format!("runtime.args[{i}]"), arg));
+        }
+    }
+    for (field, text) in members {
+        if let Some((at, character)) = first_terminal_control(text) {
+            return Err((field, Refusal::ControlCharacter { character, at }));
+        }
+    }
+    let Some(runtime) = runtime else {
+        return Ok(());
+    };
+    let Some(root_text) = root.to_str() else {
+        return Err(("runtime.command".to_owned(), Refusal::NonUtf8Root));
+    };
+    let command = runtime.command.replace(PLUGIN_ROOT_PLACEHOLDER, root_text);
+    if !Path::new(&command).is_absolute() {
+        return Err(("runtime.command".to_owned(), Refusal::RelativeCommand));
+    }
+    let base = base_name(&command);
+    if is_refused_name(base) {
+        return Err((
+            "runtime.command".to_owned(),
+            Refusal::ShellCommand {
+                name: base.to_owned(),
+            },
+        ));
+    }
+    Ok(())
 }
 
 /// The last path component as written: after the last `/` or `\` (symlinks are not resolved).

@@ -25,7 +25,8 @@
 //! // Installing is the consent: show the FULL TRUST summary first.
 //! let store = PluginStore::new("/home/me/.local/share/sidewire");
 //! let package = Package::open("./acme-guard".as_ref())?;
-//! println!("{}", package.trust_summary());
+//! package.check_installable()?; // refuses what could forge the summary or never start
+//! println!("{}", package.trust_summary()); // safe to print as it is: controls are escaped
 //! store.install(&package.root, InstallOptions::copy())?;
 //!
 //! let config = HostConfig::new("/home/me/.local/share/sidewire", "s-7f3a", "/home/me/project");
@@ -82,6 +83,11 @@
 //!   verdict; a required member or the `permission` slot owner fails the operation.
 //! * **A plugin whose manifest no longer decodes** is treated as optional (the install record
 //!   cannot vouch for its `required` flag); one that decodes with another name keeps its flag.
+//! * **Install refuses what could forge the consent screen or never start**: a control
+//!   character ([`is_terminal_control`]) in `name`, `version`, `runtime.command` or
+//!   `runtime.args`, a command that is not absolute after expanding `${REASONIX_PLUGIN_ROOT}`,
+//!   a shell ([`Error::Refused`] names the member and the rule). Launch applies the same
+//!   check, so a linked plugin edited into such a manifest fails at stage `resolve`.
 //! * **Reinstalling with `replace` re-enables** the plugin: it is a fresh consent.
 //! * **A linked plugin's version** is the re-read manifest's.
 //! * **Events** go through a per-connection queue of 256 to the connection's writer on a
@@ -143,15 +149,17 @@ mod redact;
 mod runtime;
 mod shared;
 mod store;
+mod text;
 mod ui;
 mod util;
 
 pub use crate::audit::AuditRecord;
 pub use crate::chain::{Blocked, Outcome, Role, TraceEntry, TraceResult};
 pub use crate::config::HostConfig;
-pub use crate::error::{Error, OperationFailure, Stage, StartupFailure};
+pub use crate::error::{Error, OperationFailure, Refusal, Stage, StartupFailure};
 pub use crate::events::{HostEvent, HostEvents, Prompt, Surface};
 pub use crate::package::{Package, TrustSummary};
 pub use crate::redact::{REDACTED, Redactor};
 pub use crate::runtime::{GenerationReport, Host, Runtime, SidecarInfo, Turn};
 pub use crate::store::{InstallOptions, InstalledPlugin, PluginStore};
+pub use crate::text::is_terminal_control;

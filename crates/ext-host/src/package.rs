@@ -3,6 +3,13 @@
 //!
 //! This module reads; it never installs, launches or asks anything. The CLI shows
 //! [`TrustSummary`] and asks for consent; [`PluginStore`](crate::PluginStore) records it.
+//!
+//! The summary is shown *before* anything is refused, so its text must be safe to print even
+//! for a hostile manifest: a member holding a character a terminal would act on
+//! ([`is_terminal_control`](crate::is_terminal_control), such as ESC or CR) is shown escaped
+//! (`\u{1b}`, `\r`), so an embedder that prints the summary as it is cannot be made to show a
+//! different command than the one that runs. [`Package::check_installable`] then refuses such
+//! a package outright, with the member named.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -30,10 +37,47 @@ impl Package {
     pub fn open(dir: &Path) -> Result<Package, Error> {
         let path = dir.join(MANIFEST_FILE);
         let text = std::fs::read_to_string(&path).map_err(|err| Error::io(&path, err))?;
-        let manifest = Manifest::parse(&text).map_err(|source| Error::Manifest { path, source })?;
+        let manifest = Manifest::parse(&text).map_err(|error| Error::Manifest { path, error })?;
         Ok(Package {
             root: dir.to_path_buf(),
             manifest,
+        })
+    }
+
+    /// Checks the rules that a package must meet beyond decoding, the same ones a launch
+    /// applies (spec §12.3): no control character (ESC, CR, DEL, C1, bidi overrides; see
+    /// [`is_terminal_control`](crate::is_terminal_control)) in `name`, `version`,
+    /// `runtime.command` or `runtime.args`, and a command that is absolute once
+    /// `${REASONIX_PLUGIN_ROOT}` is replaced and is not a shell. The root used for the
+    /// replacement is this package's directory; [`PluginStore::install`](crate::PluginStore)
+    /// checks again against the root the plugin is installed at.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Refused`] naming the member and the rule; [`Error::Io`] when the directory's
+    /// absolute path cannot be formed.
+    pub fn check_installable(&self) -> Result<(), Error> {
+        let root = std::path::absolute(&self.root).map_err(|err| Error::io(&self.root, err))?;
+        self.check_at(&root)
+    }
+
+    /// [`check_installable`](Self::check_installable) against the root the plugin will have.
+    pub(crate) fn check_at(&self, root: &Path) -> Result<(), Error> {
+        let manifest = &self.manifest;
+        crate::launch::check(
+            &manifest.name,
+            &manifest.version,
+            root,
+            manifest.runtime.as_ref(),
+        )
+        .map_err(|(field, refusal)| Error::Refused {
+            plugin: if field == "name" {
+                format!("the package at {}", Shown(&self.root.to_string_lossy()))
+            } else {
+                manifest.name.clone()
+            },
+            field,
+            refusal,
         })
     }
 
@@ -54,7 +98,9 @@ impl Package {
 }
 
 /// The FULL TRUST summary of §12.2: command, args, intercepts, slots, capabilities and the
-/// required flag. Its `Display` is the text to show before asking for consent.
+/// required flag. Its `Display` is the text to show before asking for consent; every member
+/// that came from the manifest or the package path is shown escaped when it holds a character
+/// a terminal would act on, so the text is safe to print as it is.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TrustSummary {
     /// The plugin id.
@@ -81,34 +127,53 @@ fn list<T>(items: &[T], name: impl Fn(&T) -> &str) -> String {
     }
 }
 
+/// A manifest member or path as the summary shows it: as written, or, when it holds a
+/// character a terminal would act on, with every such character (and quotes and backslashes)
+/// escaped the way Rust's `str::escape_debug` does. An escaped member never contains a raw
+/// control character, so it cannot move the cursor over the lines around it.
+struct Shown<'a>(&'a str);
+
+impl fmt::Display for Shown<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if crate::text::first_terminal_control(self.0).is_some() {
+            write!(f, "{}", self.0.escape_debug())
+        } else {
+            f.write_str(self.0)
+        }
+    }
+}
+
 impl fmt::Display for TrustSummary {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let Some(runtime) = &self.manifest.runtime else {
             return writeln!(
                 f,
                 "plugin {} {} (from {}) is declarative only: it runs no code",
-                self.plugin,
-                self.version,
-                self.root.display()
+                Shown(&self.plugin),
+                Shown(&self.version),
+                Shown(&self.root.to_string_lossy())
             );
         };
         writeln!(
             f,
             "FULL TRUST: plugin {} {} runs a program on this machine with your user's rights,",
-            self.plugin, self.version
+            Shown(&self.plugin),
+            Shown(&self.version)
         )?;
         writeln!(
             f,
             "and may see and change what the agent sends and receives at the points below."
         )?;
-        writeln!(f, "  package:      {}", self.root.display())?;
-        writeln!(f, "  command:      {}", runtime.command)?;
+        writeln!(f, "  package:      {}", Shown(&self.root.to_string_lossy()))?;
+        writeln!(f, "  command:      {}", Shown(&runtime.command))?;
         let args = if runtime.args.is_empty() {
             "(none)".to_owned()
         } else {
             runtime
                 .args
                 .iter()
+                // Debug quoting escapes every control character, so an argument cannot end
+                // the line either.
                 .map(|a| format!("{a:?}"))
                 .collect::<Vec<_>>()
                 .join(" ")
@@ -140,3 +205,6 @@ impl fmt::Display for TrustSummary {
         )
     }
 }
+
+#[cfg(test)]
+mod tests;

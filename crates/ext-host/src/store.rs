@@ -261,8 +261,10 @@ impl PluginStore {
     ///
     /// # Errors
     ///
-    /// [`Error::Manifest`] for a manifest that does not decode, [`Error::Install`] when the id
-    /// is installed and `replace` is not set, or for a symlink leaving the package, and the
+    /// [`Error::Manifest`] for a manifest that does not decode, [`Error::Refused`] for one that
+    /// breaks the install and launch rules ([`Package::check_installable`]: a control
+    /// character in a shown member, a relative or shell command), [`Error::Install`] when the
+    /// id is installed and `replace` is not set, or for a symlink leaving the package, and the
     /// store's own errors.
     pub fn install(
         &self,
@@ -272,6 +274,15 @@ impl PluginStore {
         let package = Package::open(source)?;
         let id = package.id().to_owned();
         let source_root = fs::canonicalize(source).map_err(|err| Error::io(source, err))?;
+        // The launch rules, checked against the root the plugin will have, before anything is
+        // copied or recorded: a package that installs is one that can start.
+        let root = if options.link {
+            source_root.clone()
+        } else {
+            let dir = std::path::absolute(&self.dir).map_err(|err| Error::io(&self.dir, err))?;
+            dir.join(PACKAGES_DIR).join(&id)
+        };
+        package.check_at(&root)?;
         let _lock = self.lock_exclusive()?;
         let mut record = self.read_record()?;
         let existing = record.plugins.iter().position(|p| p.id == id);

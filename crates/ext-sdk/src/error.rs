@@ -80,7 +80,15 @@ pub enum Error {
     Callback(String),
     /// Setting up the standard streams failed.
     #[error("i/o error: {0}")]
-    Io(#[from] std::io::Error),
+    Io(std::io::Error),
+}
+
+/// Written out rather than derived with `#[from]`, which would also make the I/O error the
+/// `source`: the message already says it, and a printed chain would show it twice.
+impl From<std::io::Error> for Error {
+    fn from(error: std::io::Error) -> Self {
+        Error::Io(error)
+    }
 }
 
 /// Names the reason of a fatal close for the stderr line, so it can be matched by people and

@@ -5,7 +5,8 @@ use bytes::Bytes;
 /// What can go wrong while framing bytes.
 ///
 /// Variants say *what* happened; callers branch with the `is_*` predicates, never on the
-/// `Display` text, which is for people and may change.
+/// `Display` text, which is for people and may change. A message includes its cause, and no
+/// variant returns it again as the `source`, so a printed error chain names each cause once.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
@@ -35,10 +36,19 @@ pub enum Error {
     },
     /// Serializing an outgoing value failed for a reason other than size.
     #[error("cannot serialize outgoing frame: {0}")]
-    Serialize(#[source] serde_json::Error),
+    Serialize(serde_json::Error),
     /// The underlying reader or writer failed.
     #[error("i/o error: {0}")]
-    Io(#[from] std::io::Error),
+    Io(std::io::Error),
+}
+
+/// The codecs' `Decoder`/`Encoder` error type must be `From<io::Error>`. Written out rather than
+/// derived with `#[from]`, which would also make the I/O error the `source`: the message
+/// already says it, and a printed chain would show it twice.
+impl From<std::io::Error> for Error {
+    fn from(error: std::io::Error) -> Self {
+        Error::Io(error)
+    }
 }
 
 impl Error {
@@ -67,3 +77,6 @@ impl Error {
         matches!(self, Error::Serialize(_))
     }
 }
+
+#[cfg(test)]
+mod tests;

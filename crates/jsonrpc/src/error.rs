@@ -46,6 +46,9 @@ impl fmt::Display for CloseReason {
 }
 
 /// What can go wrong with a call on a [`Peer`](crate::Peer).
+///
+/// Each message includes its cause and no variant returns a `source`, so a printed error
+/// chain names each cause once, and code that formats only `{err}` loses nothing.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
@@ -85,22 +88,20 @@ pub enum Error {
         limit: usize,
     },
     /// The params could not be serialized.
-    #[error("cannot serialize the params of {method}: {source}")]
+    #[error("cannot serialize the params of {method}: {error}")]
     Serialize {
         /// The method.
         method: String,
-        /// Why.
-        #[source]
-        source: serde_json::Error,
+        /// Why (said in the message, so not also returned as the `source`).
+        error: serde_json::Error,
     },
     /// The response's result did not decode into the expected type.
-    #[error("the result of {method} does not decode: {source}")]
+    #[error("the result of {method} does not decode: {error}")]
     Decode {
         /// The method called.
         method: String,
-        /// Why.
-        #[source]
-        source: serde_json::Error,
+        /// Why (said in the message, so not also returned as the `source`).
+        error: serde_json::Error,
     },
     /// The response broke the JSON-RPC rules (strict profile: `protocol_error`).
     #[error("invalid response to {method}: {reason}")]
@@ -157,3 +158,6 @@ impl Error {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

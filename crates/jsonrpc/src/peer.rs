@@ -246,9 +246,9 @@ impl Peer {
         options: CallOptions,
     ) -> Result<R::Result, Error> {
         let raw = self.call(R::METHOD, Some(params), options).await?;
-        raw.decode().map_err(|source| Error::Decode {
+        raw.decode().map_err(|error| Error::Decode {
             method: R::METHOD.to_owned(),
-            source,
+            error,
         })
     }
 
@@ -481,9 +481,9 @@ impl Peer {
 
     fn encode_error(&self, method: &str, err: sidewire_framing::Error) -> Error {
         match err {
-            sidewire_framing::Error::Serialize(source) => Error::Serialize {
+            sidewire_framing::Error::Serialize(error) => Error::Serialize {
                 method: method.to_owned(),
-                source,
+                error,
             },
             _ => Error::FrameTooLarge {
                 method: method.to_owned(),

@@ -71,13 +71,11 @@ pub(crate) enum Kind {
     #[allow(dead_code)]
     #[error("{0}")]
     Unsupported(String),
-    /// The process could not be started; the message says how to fix it.
+    /// The process could not be started; the message says how to fix it, and includes the OS
+    /// error when there is one (which is therefore not also a `source`: a printed chain would
+    /// show it twice).
     #[error("{message}")]
-    Spawn {
-        message: String,
-        #[source]
-        source: Option<std::io::Error>,
-    },
+    Spawn { message: String },
     /// A deadline ran out.
     #[error("{what} timed out after {} ms{}", after.as_millis(), if *idle { " without progress" } else { "" })]
     Timeout {

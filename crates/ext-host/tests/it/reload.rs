@@ -113,9 +113,11 @@ pub(crate) async fn crashed_and_failed_plugins_start_again_only_on_reload() {
         .intercepts(&["input.receive"])
         .on("input.receive", json!("exit:9"))
         .install();
+    // Installed sound, then edited in place into a command launch refuses.
+    env.plugin("late").install();
     env.plugin("late")
         .runtime("command", json!("relative/path"))
-        .install();
+        .package();
     let (runtime, mut events) = env.boot().await;
     assert_eq!(runtime.report().failed[0].plugin, "late");
     let crasher = pid_of(&runtime, "crasher");

@@ -73,3 +73,16 @@ fn local_errors_have_predicates() {
     assert!(content.is_content());
     assert_eq!(content.reason(), Some(Reason::ProtocolError));
 }
+
+#[test]
+fn an_io_cause_is_named_once_in_a_chain() {
+    let err = Error::from(std::io::Error::other("stdin is gone"));
+    let mut text = err.to_string();
+    let mut next = std::error::Error::source(&err);
+    while let Some(cause) = next {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        next = cause.source();
+    }
+    assert_eq!(text.matches("stdin is gone").count(), 1, "{text}");
+}

@@ -102,7 +102,6 @@ fn every_kind_has_its_predicate() {
         (
             Error::new(Kind::Spawn {
                 message: String::new(),
-                source: None,
             }),
             Error::is_spawn,
         ),
@@ -141,4 +140,16 @@ fn every_kind_has_its_predicate() {
         let others = cases.iter().filter(|(_, p)| p(err)).count();
         assert_eq!(others, 1, "{err:?} matches more than one predicate");
     }
+}
+
+#[test]
+fn a_spawn_failure_names_its_os_error_once_in_a_chain() {
+    let os = std::io::Error::from(std::io::ErrorKind::NotFound);
+    let err = Error::new(Kind::Spawn {
+        message: format!("cannot start /no/such: {os}"),
+    });
+    assert!(err.is_spawn());
+    // The OS error is in the message; returning it as the source too would print it twice.
+    assert!(std::error::Error::source(&err).is_none());
+    assert_eq!(err.to_string().matches(&os.to_string()).count(), 1);
 }

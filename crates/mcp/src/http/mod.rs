@@ -475,12 +475,8 @@ pub(crate) fn open(spec: &ServerSpec) -> Result<Opened, Error> {
             .map_err(|err| Error::config(format!("server `{}`: {err}", spec.name)))?;
         static_headers.insert(name, value);
     }
-    let (client, hyper_tasks) = HttpClient::new().map_err(|err| {
-        Error::new(Kind::Spawn {
-            message: err,
-            source: None,
-        })
-    })?;
+    let (client, hyper_tasks) =
+        HttpClient::new().map_err(|err| Error::new(Kind::Spawn { message: err }))?;
     let mode = match spec.transport {
         Transport::Sse => Mode::Legacy,
         _ => Mode::Auto,

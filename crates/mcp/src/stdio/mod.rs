@@ -45,7 +45,6 @@ pub(crate) async fn open(spec: &ServerSpec, config: &Config) -> Result<Opened, E
                 "the server's working directory {} does not exist",
                 dir.display()
             ),
-            source: None,
         }));
     }
     let program = path::resolve(&spec.command, &search, spec.dir.as_deref())?;
@@ -67,7 +66,6 @@ pub(crate) async fn open(spec: &ServerSpec, config: &Config) -> Result<Opened, E
     let mut child = command.spawn().map_err(|err| {
         Error::new(Kind::Spawn {
             message: format!("cannot start {}: {err}", program.display()),
-            source: Some(err),
         })
     })?;
     let (Some(pid), Some(stdin), Some(stdout), Some(stderr)) = (
@@ -78,7 +76,6 @@ pub(crate) async fn open(spec: &ServerSpec, config: &Config) -> Result<Opened, E
     ) else {
         return Err(Error::new(Kind::Spawn {
             message: format!("{} started without its pipes", program.display()),
-            source: None,
         }));
     };
     if spec.low_priority

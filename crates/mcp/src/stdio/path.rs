@@ -141,10 +141,7 @@ pub(crate) fn resolve(command: &str, search: &str, dir: Option<&Path>) -> Result
 }
 
 fn spawn_error(message: String) -> Error {
-    Error::new(Kind::Spawn {
-        message,
-        source: None,
-    })
+    Error::new(Kind::Spawn { message })
 }
 
 pub(crate) fn is_executable(path: &Path) -> bool {

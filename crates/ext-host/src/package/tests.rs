@@ -1,0 +1,271 @@
+//! The install-time refusals (control characters in the members the consent screen shows, a
+//! command that could never start), the escaping of the trust summary, and error chains that
+//! name each cause once.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::json;
+use sidewire_ext_protocol::MANIFEST_FILE;
+
+use crate::error::Refusal;
+use crate::{Error, InstallOptions, Package, PluginStore};
+
+/// The spoof from issue 11: on a terminal it erases its own line and prints a fake one.
+const SPOOF: &str = "${REASONIX_PLUGIN_ROOT}/run\u{1b}[2K\r  command:      node index.js";
+
+fn write_package(dir: &Path, name: &str, manifest: serde_json::Value) -> PathBuf {
+    let root = dir.join(name);
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::write(root.join(MANIFEST_FILE), manifest.to_string()).unwrap();
+    root
+}
+
+fn with_runtime(version: &str, command: &str, args: &[&str]) -> serde_json::Value {
+    json!({
+        "apiVersion": "reasonix.io/plugin/v1", "name": "acme", "version": version,
+        "runtime": { "command": command, "args": args }
+    })
+}
+
+/// Every message of `err`'s chain, joined as `anyhow`'s `{:#}` joins them.
+fn chain(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut next = err.source();
+    while let Some(cause) = next {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        next = cause.source();
+    }
+    text
+}
+
+fn refusal(err: &Error) -> (String, Refusal) {
+    assert!(err.is_refused(), "not a refusal: {err:?}");
+    let (field, refusal) = err.refusal().unwrap();
+    (field.to_owned(), refusal.clone())
+}
+
+#[test]
+fn the_spoof_manifest_is_refused_at_install_naming_the_member() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = write_package(tmp.path(), "spoof", with_runtime("1.0.0", SPOOF, &[]));
+    let store = PluginStore::new(tmp.path().join("state"));
+    for options in [InstallOptions::copy(), InstallOptions::link()] {
+        let err = store.install(&src, options).unwrap_err();
+        assert_eq!(
+            refusal(&err),
+            (
+                "runtime.command".to_owned(),
+                Refusal::ControlCharacter {
+                    character: '\u{1b}',
+                    at: 27
+                }
+            )
+        );
+        // The message names the member and never repeats its value.
+        let text = err.to_string();
+        assert!(
+            text.contains("runtime.command") && text.contains("U+001B"),
+            "{text}"
+        );
+        assert!(!text.contains('\u{1b}') && !text.contains('\r'), "{text:?}");
+    }
+    assert!(store.list().unwrap().is_empty());
+    assert!(!tmp.path().join("state/plugins/acme").exists());
+    // The package itself says so before anyone is asked to consent.
+    let package = Package::open(&src).unwrap();
+    assert!(package.check_installable().unwrap_err().is_refused());
+}
+
+#[test]
+fn every_member_the_summary_shows_is_checked() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = PluginStore::new(tmp.path().join("state"));
+    let cases = [
+        (with_runtime("1.0\r", "/bin/run", &[]), "version", '\r'),
+        (
+            with_runtime("1.0", "/bin/run", &["--ok", "a\u{202e}b"]),
+            "runtime.args[1]",
+            '\u{202e}',
+        ),
+        (
+            with_runtime("1.0", "/bin/r\u{9b}un", &[]),
+            "runtime.command",
+            '\u{9b}',
+        ),
+        (
+            with_runtime("1.0", "/bin/run", &["\u{7f}"]),
+            "runtime.args[0]",
+            '\u{7f}',
+        ),
+        (
+            with_runtime("1.0", "/bin/run\n", &[]),
+            "runtime.command",
+            '\n',
+        ),
+        (
+            with_runtime("1.0", "/bin/run", &["\u{2067}"]),
+            "runtime.args[0]",
+            '\u{2067}',
+        ),
+        // A declarative package shows its version too.
+        (
+            json!({"apiVersion": "reasonix.io/plugin/v1", "name": "acme", "version": "\u{1b}]0;x\u{7}"}),
+            "version",
+            '\u{1b}',
+        ),
+    ];
+    for (i, (manifest, field, character)) in cases.into_iter().enumerate() {
+        let src = write_package(tmp.path(), &format!("case-{i}"), manifest);
+        let err = store.install(&src, InstallOptions::link()).unwrap_err();
+        let (got_field, got) = refusal(&err);
+        assert_eq!(got_field, field, "case {i}");
+        assert!(
+            matches!(got, Refusal::ControlCharacter { character: c, .. } if c == character),
+            "case {i}: {got:?}"
+        );
+    }
+    // The name is decoded against the plugin-id pattern already; a package built by hand is
+    // checked all the same, and the message does not echo the name.
+    let mut package = Package::open(&write_package(
+        tmp.path(),
+        "named",
+        with_runtime("1.0", "/bin/run", &[]),
+    ))
+    .unwrap();
+    package.manifest.name = "acme\u{1b}[2K".to_owned();
+    let err = package.check_installable().unwrap_err();
+    assert_eq!(refusal(&err).0, "name");
+    assert!(!err.to_string().contains('\u{1b}'));
+    assert!(store.list().unwrap().is_empty());
+}
+
+#[test]
+fn a_command_that_could_never_start_is_refused_at_install_with_the_launch_rule() {
+    let tmp = tempfile::tempdir().unwrap();
+    let store = PluginStore::new(tmp.path().join("state"));
+    let cases = [
+        ("node", Some(Refusal::RelativeCommand)),
+        ("bin/run", Some(Refusal::RelativeCommand)),
+        ("./run", Some(Refusal::RelativeCommand)),
+        ("$HOME/bin/run", Some(Refusal::RelativeCommand)),
+        ("~/bin/run", Some(Refusal::RelativeCommand)),
+        (
+            "x${REASONIX_PLUGIN_ROOT}/run",
+            Some(Refusal::RelativeCommand),
+        ),
+        (
+            "/bin/sh",
+            Some(Refusal::ShellCommand {
+                name: "sh".to_owned(),
+            }),
+        ),
+        (
+            "/usr/bin/BASH.exe",
+            Some(Refusal::ShellCommand {
+                name: "BASH.exe".to_owned(),
+            }),
+        ),
+        ("/usr/bin/node", None),
+        ("${REASONIX_PLUGIN_ROOT}/bin/run", None),
+    ];
+    for (i, (command, expected)) in cases.into_iter().enumerate() {
+        let src = write_package(
+            tmp.path(),
+            &format!("cmd-{i}"),
+            json!({
+                "apiVersion": "reasonix.io/plugin/v1", "name": format!("cmd-{i}"), "version": "1",
+                "runtime": { "command": command }
+            }),
+        );
+        let installed = store.install(&src, InstallOptions::copy());
+        // Launch applies the very same rule to the same manifest.
+        let package = Package::open(&src).unwrap();
+        let launch = crate::launch::resolve(
+            package.id(),
+            &std::fs::canonicalize(&src).unwrap(),
+            "1",
+            package.manifest.runtime.as_ref().unwrap(),
+        );
+        match expected {
+            Some(expected) => {
+                let err = installed.unwrap_err();
+                assert_eq!(
+                    refusal(&err),
+                    ("runtime.command".to_owned(), expected),
+                    "{command}"
+                );
+                let text = err.to_string();
+                assert!(
+                    text.contains("absolute") || text.contains("shell"),
+                    "the message states the rule: {text}"
+                );
+                assert!(launch.is_err(), "{command}");
+            }
+            None => {
+                installed.unwrap_or_else(|err| panic!("{command}: {err}"));
+                assert!(launch.is_ok(), "{command}");
+            }
+        }
+    }
+}
+
+#[test]
+fn the_trust_summary_of_the_spoof_shows_its_escapes_and_no_raw_control() {
+    let tmp = tempfile::tempdir().unwrap();
+    let src = write_package(
+        tmp.path(),
+        "spoof\u{1b}[1A",
+        with_runtime("1.0\u{202e}", SPOOF, &["a\rb"]),
+    );
+    let text = Package::open(&src).unwrap().trust_summary().to_string();
+    for c in text.chars() {
+        assert!(
+            c == '\n' || !crate::is_terminal_control(c),
+            "raw {c:?} in {text:?}"
+        );
+    }
+    assert!(
+        text.contains("/run\\u{1b}[2K\\r  command:      node index.js"),
+        "{text}"
+    );
+    assert!(text.contains("1.0\\u{202e}"), "{text}");
+    assert!(text.contains("spoof\\u{1b}[1A"), "{text}");
+    assert!(text.contains(r#""a\rb""#), "{text}");
+    // One command line: the fake one is part of the real one, visibly.
+    assert_eq!(
+        text.lines()
+            .filter(|l| l.trim_start().starts_with("command:"))
+            .count(),
+        1,
+        "{text}"
+    );
+    // Members without controls are shown as written.
+    let plain = write_package(
+        tmp.path(),
+        "plain",
+        with_runtime("1.2.0", "/opt/it's/run", &[]),
+    );
+    let text = Package::open(&plain).unwrap().trust_summary().to_string();
+    assert!(text.contains("command:      /opt/it's/run"), "{text}");
+    assert!(text.contains("acme 1.2.0"), "{text}");
+}
+
+#[test]
+fn a_missing_or_broken_manifest_names_its_cause_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let err = Package::open(&tmp.path().join("nowhere")).unwrap_err();
+    assert!(err.is_io());
+    let text = chain(&err);
+    assert_eq!(text.matches("os error 2").count(), 1, "{text}");
+    let src = write_package(
+        tmp.path(),
+        "broken",
+        json!({"apiVersion": "reasonix.io/plugin/v1", "name": "acme", "version": "1", "bogus": 1}),
+    );
+    let err = Package::open(&src).unwrap_err();
+    assert!(err.is_manifest());
+    let text = chain(&err);
+    assert_eq!(text.matches("unknown member").count(), 1, "{text}");
+    assert_eq!(text.matches("bogus").count(), 1, "{text}");
+}
