@@ -172,10 +172,9 @@ async fn handshake(
             workspace_root: shared.workspace_root.clone(),
             generation: conn.generation,
         },
-        HostCapabilities {
-            content_refs: true,
-            ui_host: shared.config.ui_host,
-        },
+        // Carries `protocolVersion` too: the reference SDK requires it (see the ext-protocol
+        // crate docs on where this differs from the spec).
+        HostCapabilities::new(shared.config.ui_host),
     );
     let budget = deadline
         .saturating_duration_since(Instant::now())

@@ -62,9 +62,11 @@ pub(crate) async fn the_first_frame_is_initialize_and_nothing_precedes_its_resul
     );
     assert_eq!(init["params"]["session"]["sessionId"], "s-test");
     assert_eq!(init["params"]["session"]["generation"], 1);
+    // `protocolVersion` again in the capabilities: sidecars built on the reference SDK require
+    // it (a delta from the spec's table, documented in ext-protocol).
     assert_eq!(
         init["params"]["capabilities"],
-        json!({"contentRefs":true,"uiHost":"tui"})
+        json!({"contentRefs":true,"uiHost":"tui","protocolVersion":"1"})
     );
 }
 
