@@ -124,7 +124,7 @@ mod util;
 pub use crate::audit::AuditRecord;
 pub use crate::chain::{Blocked, Outcome, Role, TraceEntry, TraceResult};
 pub use crate::config::HostConfig;
-pub use crate::error::{Error, OperationFailure, Stage, StartupFailure};
+pub use crate::error::{Error, OperationFailure, RefusedBy, Stage, StartupFailure};
 pub use crate::events::{HostEvent, HostEvents, Prompt, Surface};
 pub use crate::package::{Package, TrustSummary};
 pub use crate::redact::{REDACTED, Redactor};
