@@ -39,6 +39,9 @@
 //!   a repeated name has no single meaning anywhere.
 //! * `-0`, `1.0` and `1e3` are not integers (serde_json reads them as floats); a whole number at
 //!   or beyond 2^53 is reported as out of range, a fraction or exponent as a type error.
+//! * Numbers are parsed exactly (serde_json's `float_roundtrip`): the host re-serializes what it
+//!   validated (§7.8 step 5), and the default parser can be one ulp off, so the number passed
+//!   on could differ from the one the sidecar sent.
 //! * Optional strings, lists and maps are plain values that are omitted when empty, since §0
 //!   defines absent and empty as the same; optional booleans and numbers are `Option`s, so that
 //!   `false` and `0` can still be sent when meaningful.
@@ -92,6 +95,8 @@ mod constants;
 mod content;
 mod decode;
 mod error;
+#[doc(hidden)]
+pub mod fuzz;
 mod hooks;
 mod intercept;
 mod lifecycle;
