@@ -325,8 +325,40 @@ impl fmt::Display for Stage {
     }
 }
 
+/// Which side of a handshake refused the other (§6.1): the same reason, `unsupported_version`
+/// say, means "the sidecar speaks another version" when the host refused and "the sidecar does
+/// not accept this host's version" when the sidecar did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum RefusedBy {
+    /// The host refused what the sidecar sent: its `InitializeResult` failed the checks of
+    /// §6.3 (version, strict decoding, claims beyond the manifest), or it broke the readiness
+    /// barrier (§6.4) or the framing rules (§2.3) during the handshake.
+    Host,
+    /// The sidecar refused the host: it answered `extension/initialize` with an error (§6.1
+    /// step 2 or 3), for instance because it does not accept the host's protocol version.
+    Sidecar,
+}
+
+impl RefusedBy {
+    /// `host` or `sidecar`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            RefusedBy::Host => "host",
+            RefusedBy::Sidecar => "sidecar",
+        }
+    }
+}
+
+impl fmt::Display for RefusedBy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
 /// A sidecar that did not start: the plugin id, the stage, the time it took, the cause, the
-/// wire reason when there is one, and the redacted stderr tail (§13.2).
+/// wire reason when there is one, which side refused the handshake, and the redacted stderr
+/// tail (§13.2).
 #[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
 pub struct StartupFailure {
@@ -339,6 +371,9 @@ pub struct StartupFailure {
     /// The wire reason (`protocol_error`, `unsupported_version`, `capability_not_declared`, …),
     /// or `None` for a timeout, an early exit or a launch failure.
     pub reason: Option<Reason>,
+    /// At stage `handshake`, which side refused the other; `None` when nobody did (a timeout,
+    /// an early exit, a write that failed) and at every other stage.
+    pub refused_by: Option<RefusedBy>,
     /// What happened: `timeout after N ms`, `exited with status N`, `killed by signal N`, or the
     /// validation rule that failed. Redacted.
     pub cause: String,
@@ -357,6 +392,9 @@ impl fmt::Display for StartupFailure {
         )?;
         if let Some(reason) = self.reason {
             write!(f, ", {}", reason.as_str())?;
+        }
+        if let Some(side) = self.refused_by {
+            write!(f, ", refused by the {side}")?;
         }
         write!(f, "): {}", self.cause)?;
         if !self.stderr_tail.is_empty() {

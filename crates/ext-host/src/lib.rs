@@ -118,6 +118,13 @@
 //!   an empty answer is sent as `{"cancelled":true}`.
 //! * **Actions and submissions** are sent with the current published generation; a surface of
 //!   a crashed or retired connection is refused with `stale_generation` as an [`Error::Ui`].
+//! * **A handshake failure names the side that refused** ([`StartupFailure::refused_by`]): the
+//!   host (the result failed §6.3, or the barrier or framing rules were broken) or the sidecar
+//!   (an error answer to `extension/initialize`), since the reason alone, `unsupported_version`
+//!   say, reads the same from both sides.
+//! * **The host also sends `capabilities.protocolVersion`**, as the reference host does and its
+//!   SDK requires (see `sidewire-ext-protocol`'s "Where this crate differs from or extends the
+//!   spec").
 //! * **A crash is reported once the process is reaped** (bounded by the 5 s reap budget), so
 //!   the [`HostEvent::Crashed`] tail is complete; its surfaces are marked stale at once
 //!   ([`HostEvent::SurfacesStale`]) and its prompts dismissed ([`HostEvent::PromptDismissed`]).
@@ -156,7 +163,7 @@ mod util;
 pub use crate::audit::AuditRecord;
 pub use crate::chain::{Blocked, Outcome, Role, TraceEntry, TraceResult};
 pub use crate::config::HostConfig;
-pub use crate::error::{Error, OperationFailure, Refusal, Stage, StartupFailure};
+pub use crate::error::{Error, OperationFailure, Refusal, RefusedBy, Stage, StartupFailure};
 pub use crate::events::{HostEvent, HostEvents, Prompt, Surface};
 pub use crate::package::{Package, TrustSummary};
 pub use crate::redact::{REDACTED, Redactor};

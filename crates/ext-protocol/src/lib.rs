@@ -39,6 +39,9 @@
 //!   a repeated name has no single meaning anywhere.
 //! * `-0`, `1.0` and `1e3` are not integers (serde_json reads them as floats); a whole number at
 //!   or beyond 2^53 is reported as out of range, a fraction or exponent as a type error.
+//! * Numbers are parsed exactly (serde_json's `float_roundtrip`): the host re-serializes what it
+//!   validated (§7.8 step 5), and the default parser can be one ulp off, so the number passed
+//!   on could differ from the one the sidecar sent.
 //! * Optional strings, lists and maps are plain values that are omitted when empty, since §0
 //!   defines absent and empty as the same; optional booleans and numbers are `Option`s, so that
 //!   `false` and `0` can still be sent when meaningful.
@@ -57,6 +60,33 @@
 //!   "no reason", so such an error is never retried automatically.
 //! * A manifest failure maps to `invalid_params` when a reason is needed; manifests never travel
 //!   on the wire.
+//!
+//! # Where this crate differs from or extends the spec
+//!
+//! The spec is normative, but the reference implementation's host (with its Go SDK) is what
+//! sidecars meet in practice, and it sends members the spec's tables do not list. §4 rule 4 and
+//! §16.26 would have a sidecar refuse them, so a sidecar built on this crate could not start
+//! under the reference host. These deltas, and only these, are accepted; every other member the
+//! spec does not list is still rejected at every level.
+//!
+//! * **`HostCapabilities.protocolVersion`** (string, optional when received). The reference host
+//!   always sends it and its SDK requires it, so this crate's host sends it too
+//!   ([`HostCapabilities::new`]): every SDK that works with the reference host accepts it, and
+//!   the reference SDK cannot work without it. When present it must equal the negotiated version
+//!   (the top-level `protocolVersion`, which v1 fixes at [`PROTOCOL_VERSION`]).
+//!   [`decode_initialize_params`] checks it right after the top-level identity and before strict
+//!   decoding, with the reasons of §1: another major is `unsupported_version`; a value that is
+//!   not a canonical decimal string, or not a string at all, is `protocol_error`. A mismatch is
+//!   fatal for the SDK like any other version error (§6.5).
+//! * **`ManifestExpectation.providers` and `ManifestExpectation.uiActions`** (lists of strings,
+//!   optional). The reference host's v1-era DTO has them. They are decoded as lists of strings
+//!   (anything else in them is `invalid_params`), kept in [`ManifestExpectation`], and given no
+//!   meaning: the handshake's `providers` and `uiActions` are still derived from the extension's
+//!   handlers and the manifest's `ui` capability (§7.2). The manifest format (§12.1) has no such
+//!   lists, so this crate's host never sends them.
+//!
+//! The JSON Schema ([`protocol_schema`]) describes the DTOs as this crate decodes them, deltas
+//! included, so [`SCHEMA_SHA256`] covers them.
 
 #[macro_use]
 mod wire_enum;
@@ -65,6 +95,8 @@ mod constants;
 mod content;
 mod decode;
 mod error;
+#[doc(hidden)]
+pub mod fuzz;
 mod hooks;
 mod intercept;
 mod lifecycle;

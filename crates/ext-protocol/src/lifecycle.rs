@@ -78,7 +78,14 @@ impl Dto for InitializeParams {
 ///
 /// The spec types the lists as `[string]`; they are decoded as the enums they copy, so a name
 /// outside v1 is rejected like any other invalid params.
+///
+/// `providers` and `uiActions` are not in the spec's table: the reference host's v1-era DTO
+/// has them (lists of strings), so a sidecar built with this crate accepts them rather than
+/// refusing that host (see "Where this crate differs from or extends the spec" in the crate
+/// docs). They are informational: the handshake's `providers` and `uiActions` are still derived
+/// from the registered handlers and the `ui` capability, and this crate's host never sends them.
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(rename_all = "camelCase")]
 pub struct ManifestExpectation {
     /// Hook points the manifest declares.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -89,15 +96,26 @@ pub struct ManifestExpectation {
     /// Capabilities the manifest declares.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub capabilities: Vec<Capability>,
+    /// Provider names the reference host may list (v1-era member, not in the spec); kept as
+    /// sent, without meaning here.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub providers: Vec<String>,
+    /// UI action names the reference host may list (v1-era member, not in the spec); kept as
+    /// sent, without meaning here.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub ui_actions: Vec<String>,
 }
 
 impl ManifestExpectation {
-    /// The expectation for an installed runtime section.
+    /// The expectation for an installed runtime section. The manifest format has no provider or
+    /// action lists, so `providers` and `uiActions` stay empty and are not sent.
     pub fn from_runtime(runtime: &RuntimeSpec) -> Self {
         ManifestExpectation {
             intercepts: runtime.intercepts.clone(),
             replaces: runtime.replaces.clone(),
             capabilities: runtime.capabilities.clone(),
+            providers: Vec::new(),
+            ui_actions: Vec::new(),
         }
     }
 }
@@ -110,6 +128,10 @@ impl Dto for ManifestExpectation {
             intercepts: f.or_default("intercepts", List(Enum::new()))?,
             replaces: f.or_default("replaces", List(Enum::new()))?,
             capabilities: f.or_default("capabilities", List(Enum::new()))?,
+            // Free strings, as the reference types them: what they name is not defined by v1,
+            // so no syntax is imposed beyond being a list of strings.
+            providers: f.or_default("providers", List(Str))?,
+            ui_actions: f.or_default("uiActions", List(Str))?,
         })
     }
 }
@@ -159,6 +181,13 @@ wire_enum!(UiHost, "UiHost", {
 });
 
 /// `HostCapabilities`: what the host offers.
+///
+/// `protocolVersion` is not in the spec's table: the reference host always sends it (its DTO
+/// requires it), so it is accepted here, optional, and must equal the negotiated version
+/// ([`PROTOCOL_VERSION`]); [`decode_initialize_params`](crate::decode_initialize_params) refuses
+/// another value with the reason §1 gives (`protocol_error` when not canonical,
+/// `unsupported_version` for another major). This crate's host sends it too, so that sidecars
+/// built on the reference SDK, which require it, accept the handshake.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct HostCapabilities {
@@ -166,6 +195,22 @@ pub struct HostCapabilities {
     pub content_refs: bool,
     /// The host's frontend.
     pub ui_host: UiHost,
+    /// The protocol version again, as the reference host sends it; always [`PROTOCOL_VERSION`]
+    /// when present.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub protocol_version: Option<String>,
+}
+
+impl HostCapabilities {
+    /// What a v1 host offers: content refs, the given frontend, and `protocolVersion` set to
+    /// [`PROTOCOL_VERSION`] (what the reference host sends and its SDK requires).
+    pub fn new(ui_host: UiHost) -> Self {
+        HostCapabilities {
+            content_refs: true,
+            ui_host,
+            protocol_version: Some(PROTOCOL_VERSION.to_owned()),
+        }
+    }
 }
 
 impl Dto for HostCapabilities {
@@ -175,6 +220,7 @@ impl Dto for HostCapabilities {
         Ok(HostCapabilities {
             content_refs: f.req("contentRefs", Bool)?,
             ui_host: f.req("uiHost", Enum::new())?,
+            protocol_version: f.opt("protocolVersion", Exact(PROTOCOL_VERSION))?,
         })
     }
 }

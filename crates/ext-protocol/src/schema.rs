@@ -29,7 +29,7 @@ use crate::{content, intercept, lifecycle, provider, ui};
 
 /// The SHA-256 (lowercase hex) of the committed schema file, as a version fingerprint of the
 /// protocol types. A test keeps it equal to the file.
-pub const SCHEMA_SHA256: &str = "3fad4452fa51edf3a4a59e3fc7e9f3311cb823c83e82ad074851041417f1e5c6";
+pub const SCHEMA_SHA256: &str = "4ee9d259e128abd7d23b07355e8e7fc6cc29404da4b7860a4b7f61ccb804d852";
 
 /// The `$defs` being collected while generating.
 #[derive(Debug, Default)]

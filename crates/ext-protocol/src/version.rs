@@ -72,20 +72,53 @@ fn check_version_member(value: &Value, at: &Seg<'_>) -> Result<(), Error> {
             "missing or not a string".into(),
         ));
     };
+    check_version_text(version, &here)
+}
+
+/// Runs §1 steps 2–3 on a version string found at `here`.
+fn check_version_text(version: &str, here: &Seg<'_>) -> Result<(), Error> {
     check_protocol_version(version).map_err(|reason| {
         let detail = match reason {
             Reason::ProtocolError => format!("{version:?} is not a canonical decimal"),
             _ => format!("major {version} is not {PROTOCOL_MAJOR}"),
         };
-        version_error(&here, reason, detail)
+        version_error(here, reason, detail)
     })
+}
+
+/// Checks `capabilities.protocolVersion`, which the reference host sends (not in the spec's
+/// table; see the crate docs): when present it must be the negotiated version, checked like the
+/// top-level member. The top-level member has passed by now, so "canonical with major 1" means
+/// "equal to it": v1 has exactly one canonical spelling of its major. Non-string is
+/// `protocol_error`, as at the top level; a `capabilities` that is not an object is left to
+/// strict decoding.
+fn check_capabilities_version(value: &Value, at: &Seg<'_>) -> Result<(), Error> {
+    let caps = at.key("capabilities");
+    let here = caps.key("protocolVersion");
+    let Some(member) = value
+        .get("capabilities")
+        .and_then(|c| c.get("protocolVersion"))
+    else {
+        return Ok(());
+    };
+    let Some(version) = member.as_str() else {
+        return Err(version_error(
+            &here,
+            Reason::ProtocolError,
+            "not a string".into(),
+        ));
+    };
+    check_version_text(version, &here)
 }
 
 /// Decodes `extension/initialize` params the way an SDK must (§6.1 step 2): the identity check
 /// runs **before** strict decoding, so a foreign host gets `unsupported_version` (missing or
 /// non-string `protocolId`, or another id or major) or `protocol_error` (missing, non-string or
 /// non-canonical `protocolVersion`) rather than `invalid_params`, even when other members are
-/// also invalid. Text that is not a duplicate-free JSON object fails as invalid params.
+/// also invalid. `capabilities.protocolVersion`, which the reference host sends, is checked the
+/// same way right after (another major is `unsupported_version`, a non-canonical or non-string
+/// value `protocol_error`). Text that is not a duplicate-free JSON object fails as invalid
+/// params.
 pub fn decode_initialize_params(raw: Option<&str>) -> Result<InitializeParams, Error> {
     let root = Seg::Root(Target::Params);
     let value = parse(raw.unwrap_or("{}"), &root)?;
@@ -104,6 +137,7 @@ pub fn decode_initialize_params(raw: Option<&str>) -> Result<InitializeParams, E
             })?,
         }
         check_version_member(&value, &root)?;
+        check_capabilities_version(&value, &root)?;
     }
     decode_value(value, &root)
 }

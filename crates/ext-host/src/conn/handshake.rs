@@ -1,6 +1,7 @@
 //! Starting a connection: launch, spawn, and the handshake with every validation rule of
 //! spec §6.3, in order, each with its reason. Any failure kills and reaps the process tree and
-//! becomes a [`StartupFailure`] carrying the redacted stderr tail.
+//! becomes a [`StartupFailure`] carrying the redacted stderr tail and, when one side refused the
+//! other, which side that was ([`RefusedBy`]).
 
 use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
@@ -17,7 +18,7 @@ use tokio::time::Instant;
 use super::barrier::{Barrier, Gate};
 use super::{Connection, EVENT_QUEUE, EventItem, HANDSHAKE, Handshake, Plugin, READY, UiState};
 use crate::content::ContentStore;
-use crate::error::{Stage, StartupFailure};
+use crate::error::{RefusedBy, Stage, StartupFailure};
 use crate::launch;
 use crate::process;
 use crate::shared::Shared;
@@ -36,20 +37,21 @@ pub(crate) async fn start(
     deadline: Instant,
 ) -> Result<Arc<Connection>, Box<StartupFailure>> {
     let began = Instant::now();
-    let fail = |stage: Stage, reason: Option<Reason>, cause: String, tail: String| {
+    let fail = |stage: Stage, failed: Failed, tail: String| {
         Box::new(StartupFailure {
             plugin: plugin.id.clone(),
             stage,
             elapsed: began.elapsed(),
-            reason,
-            cause: shared.redact(&cause),
+            reason: failed.reason,
+            refused_by: failed.refused_by,
+            cause: shared.redact(&failed.cause),
             stderr_tail: tail,
         })
     };
     let spec = launch::resolve(&plugin.id, &plugin.root, &plugin.version, &plugin.runtime)
-        .map_err(|cause| fail(Stage::Resolve, None, cause, String::new()))?;
-    let process =
-        process::spawn(&spec).map_err(|(stage, cause)| fail(stage, None, cause, String::new()))?;
+        .map_err(|cause| fail(Stage::Resolve, Failed::other(cause), String::new()))?;
+    let process = process::spawn(&spec)
+        .map_err(|(stage, cause)| fail(stage, Failed::other(cause), String::new()))?;
 
     let config = jsonrpc_config();
     let (frames, sink) = sidewire_jsonrpc::ndjson(process.stdout, process.stdin, &config);
@@ -148,7 +150,7 @@ pub(crate) async fn start(
 
     match handshake(&conn, shared, &gate, deadline, began).await {
         Ok(()) => Ok(conn),
-        Err((reason, cause)) => {
+        Err(failed) => {
             gate.fail();
             conn.group.kill();
             conn.kill.notify_one();
@@ -156,7 +158,44 @@ pub(crate) async fn start(
                 .wait_gone(sidewire_ext_protocol::SHUTDOWN_REAP_WAIT)
                 .await;
             let tail = conn.stderr_tail();
-            Err(fail(Stage::Handshake, reason, cause, tail))
+            Err(fail(Stage::Handshake, failed, tail))
+        }
+    }
+}
+
+/// Why a start failed, before it is dressed as a [`StartupFailure`].
+struct Failed {
+    reason: Option<Reason>,
+    refused_by: Option<RefusedBy>,
+    cause: String,
+}
+
+impl Failed {
+    /// The host refused what the sidecar sent.
+    fn by_host(reason: Reason, cause: String) -> Self {
+        Failed {
+            reason: Some(reason),
+            refused_by: Some(RefusedBy::Host),
+            cause,
+        }
+    }
+
+    /// The sidecar refused the host's `extension/initialize`; its error may carry no valid
+    /// reason (§3), and it is still the sidecar that refused.
+    fn by_sidecar(reason: Option<Reason>, cause: String) -> Self {
+        Failed {
+            reason,
+            refused_by: Some(RefusedBy::Sidecar),
+            cause,
+        }
+    }
+
+    /// Nobody refused anybody: a launch failure, a timeout, an exit, a failed write.
+    fn other(cause: String) -> Self {
+        Failed {
+            reason: None,
+            refused_by: None,
+            cause,
         }
     }
 }
@@ -169,7 +208,7 @@ async fn handshake(
     gate: &Gate,
     deadline: Instant,
     began: Instant,
-) -> Result<(), (Option<Reason>, String)> {
+) -> Result<(), Failed> {
     let plugin = &conn.plugin;
     let params = InitializeParams::new(
         ManifestExpectation::from_runtime(&plugin.runtime),
@@ -178,10 +217,9 @@ async fn handshake(
             workspace_root: shared.workspace_root.clone(),
             generation: conn.generation,
         },
-        HostCapabilities {
-            content_refs: true,
-            ui_host: shared.config.ui_host,
-        },
+        // Carries `protocolVersion` too: the reference SDK requires it (see the ext-protocol
+        // crate docs on where this differs from the spec).
+        HostCapabilities::new(shared.config.ui_host),
     );
     let budget = deadline
         .saturating_duration_since(Instant::now())
@@ -204,11 +242,16 @@ async fn handshake(
         }
     };
     // §6.3 checks 1–3 (version, then strict decoding), then 4–8 against the installed manifest.
-    let result =
-        decode_initialize_result(raw.get()).map_err(|err| (Some(err.reason()), err.to_string()))?;
+    let refused = |err: sidewire_ext_protocol::Error| {
+        Failed::by_host(
+            err.reason(),
+            format!("the host refused the initialize result: {err}"),
+        )
+    };
+    let result = decode_initialize_result(raw.get()).map_err(refused)?;
     result
         .check_against_manifest(&plugin.id, &plugin.runtime)
-        .map_err(|err| (Some(err.reason()), err.to_string()))?;
+        .map_err(refused)?;
     let _ = conn.handshake.set(Handshake {
         subscriptions: result.subscriptions,
         replaces: result.replaces,
@@ -221,7 +264,7 @@ async fn handshake(
     conn.peer
         .notify_untyped(Method::Initialized.as_str(), Some(&InitializedParams {}))
         .await
-        .map_err(|err| (None, format!("cannot send extension/initialized: {err}")))?;
+        .map_err(|err| Failed::other(format!("cannot send extension/initialized: {err}")))?;
     // An exit noticed while still in the handshake state found nothing to crash.
     if let Some(exit) = *conn.exit.borrow() {
         conn.crash(exit.to_string());
@@ -229,51 +272,49 @@ async fn handshake(
     Ok(())
 }
 
-/// Describes a failed initialize call: a barrier violation or a fatal frame with its reason, a
-/// timeout or an early exit with the cause §13.2 words, or the sidecar's error answer.
+/// Describes a failed initialize call: a barrier violation or a fatal frame with its reason
+/// (refused by the host), a timeout or an early exit with the cause §13.2 words (refused by
+/// nobody), or the sidecar's error answer (refused by the sidecar).
 async fn handshake_error(
     conn: &Connection,
     gate: &Gate,
     budget: Duration,
     err: sidewire_jsonrpc::Error,
-) -> (Option<Reason>, String) {
+) -> Failed {
     use sidewire_jsonrpc::Error as E;
     if let Some(violation) = gate.violation() {
-        return (Some(Reason::ProtocolError), violation.to_owned());
+        return Failed::by_host(Reason::ProtocolError, violation.to_owned());
     }
     match err {
-        E::Timeout { .. } => (None, format!("timeout after {} ms", budget.as_millis())),
-        E::Remote { error, .. } => {
-            let reason = Reason::from_error_object(&error);
-            (
-                reason,
-                format!(
-                    "answered extension/initialize with an error: {}",
-                    error.message
-                ),
-            )
-        }
+        E::Timeout { .. } => Failed::other(format!("timeout after {} ms", budget.as_millis())),
+        E::Remote { error, .. } => Failed::by_sidecar(
+            Reason::from_error_object(&error),
+            format!(
+                "the sidecar refused extension/initialize: {}",
+                error.message
+            ),
+        ),
         E::Closed(close) => match close {
-            CloseReason::Garbage(detail) => (
-                Some(Reason::ProtocolError),
+            CloseReason::Garbage(detail) => Failed::by_host(
+                Reason::ProtocolError,
                 format!("wrote a malformed frame: {detail}"),
             ),
-            CloseReason::FrameTooLarge { limit } => (
-                Some(Reason::FrameTooLarge),
+            CloseReason::FrameTooLarge { limit } => Failed::by_host(
+                Reason::FrameTooLarge,
                 format!("wrote a frame over the {limit}-byte limit"),
             ),
             other => {
                 // The pipe ended because the process did: report how it exited.
                 match conn.wait_gone(Duration::from_secs(2)).await {
-                    Some(exit) => (None, exit.to_string()),
-                    None => (None, format!("the connection ended: {other}")),
+                    Some(exit) => Failed::other(exit.to_string()),
+                    None => Failed::other(format!("the connection ended: {other}")),
                 }
             }
         },
-        E::InvalidResponse { reason, .. } => (
-            Some(Reason::ProtocolError),
+        E::InvalidResponse { reason, .. } => Failed::by_host(
+            Reason::ProtocolError,
             format!("invalid initialize response: {reason}"),
         ),
-        other => (None, other.to_string()),
+        other => Failed::other(other.to_string()),
     }
 }

@@ -67,6 +67,7 @@ fn resolve(store: &PluginStore) -> Result<Resolved, Error> {
             stage: Stage::Resolve,
             elapsed: std::time::Duration::ZERO,
             reason: None,
+            refused_by: None,
             cause,
             stderr_tail: String::new(),
         };
@@ -191,6 +192,7 @@ pub(crate) async fn build(
                     stage: Stage::Queued,
                     elapsed: std::time::Duration::ZERO,
                     reason: None,
+                    refused_by: None,
                     cause: format!(
                         "the generation's {} ms boot budget was spent before it could start",
                         shared.config.boot_budget.as_millis()

@@ -3,7 +3,7 @@
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use sidewire_ext_host::{HostEvent, Stage};
+use sidewire_ext_host::{HostEvent, RefusedBy, Stage};
 use sidewire_ext_protocol::{HookPoint, Reason};
 
 use crate::support::*;
@@ -62,9 +62,11 @@ pub(crate) async fn the_first_frame_is_initialize_and_nothing_precedes_its_resul
     );
     assert_eq!(init["params"]["session"]["sessionId"], "s-test");
     assert_eq!(init["params"]["session"]["generation"], 1);
+    // `protocolVersion` again in the capabilities: sidecars built on the reference SDK require
+    // it (a delta from the spec's table, documented in ext-protocol).
     assert_eq!(
         init["params"]["capabilities"],
-        json!({"contentRefs":true,"uiHost":"tui"})
+        json!({"contentRefs":true,"uiHost":"tui","protocolVersion":"1"})
     );
 }
 
@@ -102,6 +104,54 @@ pub(crate) async fn a_foreign_protocol_version_fails_with_unsupported_version_an
     );
     let (_env, failure) = failed_handshake(json!({"result":{"protocolVersion":"01"}}), |p| p).await;
     assert_eq!(failure.reason, Some(Reason::ProtocolError), "{failure}");
+}
+
+pub(crate) async fn a_version_refusal_names_the_side_that_refused() {
+    // The same reason from either side: the host refusing a sidecar that speaks another major,
+    // and a sidecar (a reference-SDK build at another version, say) refusing the host's.
+    let (_env, by_host) = failed_handshake(json!({"result":{"protocolVersion":"2"}}), |p| p).await;
+    let (_env, by_sidecar) = failed_handshake(
+        json!({"error":{"code":-32000,"message":"host speaks 1, I speak 2","data":{"reason":"unsupported_version","retryable":false}}}),
+        |p| p,
+    )
+    .await;
+    assert_eq!(
+        by_host.reason,
+        Some(Reason::UnsupportedVersion),
+        "{by_host}"
+    );
+    assert_eq!(by_host.refused_by, Some(RefusedBy::Host), "{by_host}");
+    assert_eq!(
+        by_sidecar.reason,
+        Some(Reason::UnsupportedVersion),
+        "{by_sidecar}"
+    );
+    assert_eq!(
+        by_sidecar.refused_by,
+        Some(RefusedBy::Sidecar),
+        "{by_sidecar}"
+    );
+
+    // An error answer without a valid reason is still the sidecar's refusal; a manifest claim
+    // is the host's; a sidecar that never answers refused nobody.
+    let (_env, failure) = failed_handshake(
+        json!({"error":{"code":-32000,"message":"no","data":{"reason":"no_such_reason"}}}),
+        |p| p,
+    )
+    .await;
+    assert_eq!(failure.reason, None, "{failure}");
+    assert_eq!(failure.refused_by, Some(RefusedBy::Sidecar), "{failure}");
+    let (_env, failure) = failed_handshake(json!({"result":{"replaces":["context"]}}), |p| p).await;
+    assert_eq!(failure.refused_by, Some(RefusedBy::Host), "{failure}");
+    let env = Env::new();
+    env.plugin("mute")
+        .required()
+        .script("initialize", json!("never"))
+        .install();
+    let config = env.config().handshake_timeout(Duration::from_millis(300));
+    let err = env.boot_with(config).await.unwrap_err();
+    assert_eq!(startup(&err).refused_by, None, "{err}");
+    env.assert_no_processes();
 }
 
 pub(crate) async fn handshake_claims_beyond_the_manifest_are_capability_not_declared() {

@@ -21,7 +21,7 @@
 //! | 17 | `failures::a_sidecar_that_stops_reading_is_killed_after_the_write_stall` |
 //! | 18 | `ui::an_action_never_answered_times_out_on_the_ui_deadline` |
 //! | 21 | `lifecycle::the_first_frame_is_initialize_and_nothing_precedes_its_result` |
-//! | 25 | `lifecycle::a_foreign_protocol_version_fails_with_unsupported_version_and_is_killed` |
+//! | 25 | `lifecycle::a_foreign_protocol_version_fails_with_unsupported_version_and_is_killed`, `lifecycle::a_version_refusal_names_the_side_that_refused` (host side vs sidecar side) |
 //! | 26, 27, 28 | `lifecycle::handshake_claims_beyond_the_manifest_are_capability_not_declared` |
 //! | 29 | `lifecycle::malformed_handshake_results_are_protocol_errors` |
 //! | 30 | `lifecycle::traffic_before_initialized_poisons_the_connection` |
@@ -131,6 +131,7 @@ fn main() -> ExitCode {
         lifecycle::no_store_starts_nothing_and_disabled_plugins_never_start,
         lifecycle::the_first_frame_is_initialize_and_nothing_precedes_its_result,
         lifecycle::a_foreign_protocol_version_fails_with_unsupported_version_and_is_killed,
+        lifecycle::a_version_refusal_names_the_side_that_refused,
         lifecycle::handshake_claims_beyond_the_manifest_are_capability_not_declared,
         lifecycle::malformed_handshake_results_are_protocol_errors,
         lifecycle::traffic_before_initialized_poisons_the_connection,

@@ -11,7 +11,7 @@ const INIT_FULL: &str = r#"{"protocolId":"reasonix.extension.v1","protocolVersio
     "manifest":{"intercepts":["input.receive","frontend.event"],"replaces":["context"],
         "capabilities":["interceptors","strategies","ui"]},
     "session":{"sessionId":"s-7f3a","workspaceRoot":"/home/dev/project","generation":1},
-    "capabilities":{"contentRefs":true,"uiHost":"tui"}}"#;
+    "capabilities":{"contentRefs":true,"uiHost":"tui","protocolVersion":"1"}}"#;
 
 const RESULT_FULL: &str = r#"{"protocolVersion":"1","name":"acme-guard","version":"1.2.0",
     "subscriptions":["input.receive","context.prepare"],"replaces":["context"],
@@ -29,7 +29,8 @@ fn every_lifecycle_dto_round_trips_and_rejects_violations() {
             "capabilities":{"contentRefs":false,"uiHost":"headless"}}"#,
     );
     cases += check_dto::<ManifestExpectation>(
-        r#"{"intercepts":["tool.before"],"replaces":["permission"],"capabilities":["ui"]}"#,
+        r#"{"intercepts":["tool.before"],"replaces":["permission"],"capabilities":["ui"],
+            "providers":["acme/fast"],"uiActions":["refresh"]}"#,
         "{}",
     );
     cases += check_dto::<SessionContext>(
@@ -37,7 +38,7 @@ fn every_lifecycle_dto_round_trips_and_rejects_violations() {
         r#"{"sessionId":"s","workspaceRoot":"","generation":1}"#,
     );
     cases += check_dto::<HostCapabilities>(
-        r#"{"contentRefs":true,"uiHost":"desktop"}"#,
+        r#"{"contentRefs":true,"uiHost":"desktop","protocolVersion":"1"}"#,
         r#"{"contentRefs":false,"uiHost":"acp"}"#,
     );
     cases += check_dto::<UiActionDecl>(
@@ -196,12 +197,20 @@ fn constructors_carry_the_protocol_identity() {
             workspace_root: "/w".into(),
             generation: 1,
         },
-        HostCapabilities {
-            content_refs: true,
-            ui_host: crate::UiHost::Tui,
-        },
+        HostCapabilities::new(crate::UiHost::Tui),
     );
     let text = serde_json::to_string(&params).unwrap();
     assert_eq!(accepts::<InitializeParams>(&text), params);
     assert!(text.starts_with(r#"{"protocolId":"reasonix.extension.v1","protocolVersion":"1""#));
+    // The host's capabilities repeat the version, as the reference host's do (its SDK requires
+    // the member); the manifest copy never carries the v1-era lists the manifest cannot hold.
+    let sent: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(
+        sent["capabilities"],
+        serde_json::json!({"contentRefs":true,"uiHost":"tui","protocolVersion":"1"})
+    );
+    assert_eq!(
+        sent["manifest"],
+        serde_json::json!({"intercepts":["tool.before"]})
+    );
 }

@@ -162,3 +162,67 @@ fn initialize_results_check_the_version_first() {
         assert_eq!(err.path(), path, "{json}: {err}");
     }
 }
+
+/// The reference host's first frame, verbatim (issue 11): its `capabilities` repeat the
+/// protocol version, a member the spec's HostCapabilities table does not list.
+const REFERENCE_HOST_PARAMS: &str = r#"{"protocolId":"reasonix.extension.v1","protocolVersion":"1","manifest":{"intercepts":["input.receive"],"capabilities":["interceptors"]},"session":{"sessionId":"5d9d21234425b47b3c28c573dc8144a9","workspaceRoot":"/home/user/project","generation":1},"capabilities":{"contentRefs":true,"uiHost":"headless","protocolVersion":"1"}}"#;
+
+#[test]
+fn the_reference_hosts_capabilities_version_is_accepted() {
+    let params = decode_initialize_params(Some(REFERENCE_HOST_PARAMS)).unwrap();
+    assert_eq!(params.capabilities.protocol_version.as_deref(), Some("1"));
+    assert_eq!(params.capabilities.ui_host, crate::UiHost::Headless);
+    // The v1-era manifest lists the reference host may add decode too, and are kept.
+    let with_lists = REFERENCE_HOST_PARAMS.replace(
+        r#""capabilities":["interceptors"]"#,
+        r#""capabilities":["interceptors"],"providers":["acme/fast"],"uiActions":["refresh"]"#,
+    );
+    let params = decode_initialize_params(Some(&with_lists)).unwrap();
+    assert_eq!(params.manifest.providers, ["acme/fast"]);
+    assert_eq!(params.manifest.ui_actions, ["refresh"]);
+}
+
+#[test]
+fn a_capabilities_version_other_than_the_negotiated_one_is_refused_by_section_1() {
+    let with = |version: &str| {
+        REFERENCE_HOST_PARAMS.replace(
+            r#""uiHost":"headless","protocolVersion":"1""#,
+            &format!(r#""uiHost":"headless","protocolVersion":{version}"#),
+        )
+    };
+    let path = "params.capabilities.protocolVersion";
+    for (version, reason) in [
+        (r#""2""#, Reason::UnsupportedVersion),
+        (r#""0""#, Reason::UnsupportedVersion),
+        (r#""01""#, Reason::ProtocolError),
+        (r#""""#, Reason::ProtocolError),
+        (r#""v1""#, Reason::ProtocolError),
+        ("1", Reason::ProtocolError),
+        ("null", Reason::ProtocolError),
+    ] {
+        let json = with(version);
+        // An unknown member elsewhere does not change the answer: the identity check comes
+        // first, as for the top-level members.
+        let json = json.replace(r#""generation":1"#, r#""generation":1,"extra":true"#);
+        let err = decode_initialize_params(Some(&json)).unwrap_err();
+        assert!(err.is_version(), "{version}: {err}");
+        assert_eq!(err.reason(), reason, "{version}: {err}");
+        assert_eq!(err.path(), path, "{version}: {err}");
+    }
+    // The top-level identity is checked before the capabilities' copy of it.
+    let json = with(r#""2""#).replace(
+        r#""protocolVersion":"1","manifest""#,
+        r#""protocolVersion":"01","manifest""#,
+    );
+    let err = decode_initialize_params(Some(&json)).unwrap_err();
+    assert_eq!(err.path(), "params.protocolVersion", "{err}");
+    // Other members of the capabilities stay strict.
+    let json = REFERENCE_HOST_PARAMS.replace(
+        r#""protocolVersion":"1"}}"#,
+        r#""protocolVersion":"1","dependencySchemaVersion":1}}"#,
+    );
+    let err = decode_initialize_params(Some(&json)).unwrap_err();
+    assert!(err.is_unknown(), "{err}");
+    assert_eq!(err.path(), "params.capabilities.dependencySchemaVersion");
+    assert_eq!(err.reason(), Reason::InvalidParams);
+}

@@ -12,6 +12,7 @@ fn manifest(
         intercepts: intercepts.to_vec(),
         replaces: replaces.to_vec(),
         capabilities: capabilities.to_vec(),
+        ..ManifestExpectation::default()
     }
 }
 

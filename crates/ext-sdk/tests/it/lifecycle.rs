@@ -46,6 +46,85 @@ async fn the_handshake_answers_and_nothing_is_written_before_initialized() {
     sidecar.finish().await;
 }
 
+/// The reference host's first frame, byte for byte (issue 11): its `capabilities` carry
+/// `protocolVersion`, which the spec's HostCapabilities table does not list.
+const REFERENCE_HOST_FIRST_FRAME: &str = r#"{"jsonrpc":"2.0","id":1,"method":"extension/initialize","params":{"protocolId":"reasonix.extension.v1","protocolVersion":"1","manifest":{"intercepts":["input.receive"],"capabilities":["interceptors"]},"session":{"sessionId":"5d9d21234425b47b3c28c573dc8144a9","workspaceRoot":"/home/user/project","generation":1},"capabilities":{"contentRefs":true,"uiHost":"headless","protocolVersion":"1"}}}"#;
+
+#[tokio::test]
+async fn the_reference_hosts_first_frame_is_answered_and_the_session_runs() {
+    let mut sidecar = Sidecar::start(samples::starter());
+    sidecar.host.send(REFERENCE_HOST_FIRST_FRAME).await;
+    let answer = sidecar.host.recv().await;
+    assert_eq!(
+        answer,
+        json!({"jsonrpc": "2.0", "id": 1, "result": {
+            "protocolVersion": "1",
+            "name": samples::STARTER_NAME,
+            "version": samples::SAMPLE_VERSION,
+            "subscriptions": ["input.receive"],
+            "stateSchemaVersion": 0
+        }})
+    );
+    // Past the handshake, the sidecar serves that host like any other.
+    sidecar
+        .host
+        .notify("extension/initialized", json!({}))
+        .await;
+    let text = format!("{}fix it", samples::STARTER_PREFIX);
+    let params = intercept("input.receive", 1, json!({"text": text}), 5000);
+    let answer = sidecar.host.call(2, "extension/intercept", params).await;
+    assert_eq!(answer["result"]["decision"], "replace", "{answer}");
+    let answer = sidecar
+        .host
+        .call(3, "extension/shutdown", json!({"timeoutMillis": 1000}))
+        .await;
+    assert_eq!(answer["result"], json!({"accepted": true}));
+    sidecar.finish().await;
+}
+
+#[tokio::test]
+async fn a_capabilities_version_that_is_not_the_negotiated_one_is_refused_and_fatal() {
+    // The reference host's member, checked like the top-level version (§1): another major is
+    // unsupported_version, a non-canonical or non-string one protocol_error.
+    for (version, reason) in [
+        (json!("2"), Reason::UnsupportedVersion),
+        (json!("01"), Reason::ProtocolError),
+        (json!(1), Reason::ProtocolError),
+    ] {
+        let mut sidecar = Sidecar::start(samples::starter());
+        let mut params = init_params(&["input.receive"], &["interceptors"]);
+        params["capabilities"]["protocolVersion"] = version.clone();
+        let answer = sidecar.host.call(1, "extension/initialize", params).await;
+        assert_error(&answer, &json!(1), reason);
+        sidecar.host.output_ends().await;
+        let err = sidecar.outcome().await.unwrap_err();
+        assert!(err.is_fatal(), "{version}: {err}");
+        assert_eq!(err.reason(), Some(reason), "{version}");
+    }
+}
+
+#[tokio::test]
+async fn the_reference_hosts_v1_era_manifest_lists_are_accepted_and_nothing_else_is() {
+    let mut sidecar = Sidecar::start(samples::starter());
+    let mut params = init_params(&["input.receive"], &["interceptors"]);
+    params["manifest"]["providers"] = json!(["acme/fast"]);
+    params["manifest"]["uiActions"] = json!(["refresh"]);
+    let answer = sidecar.host.call(1, "extension/initialize", params).await;
+    // Informational only: the handshake still follows the handlers and the `ui` capability.
+    assert_eq!(answer["result"]["subscriptions"], json!(["input.receive"]));
+    assert!(answer["result"].get("uiActions").is_none(), "{answer}");
+    sidecar.finish().await;
+
+    // Any other member the spec does not list is still refused.
+    let mut sidecar = Sidecar::start(samples::starter());
+    let mut params = init_params(&["input.receive"], &["interceptors"]);
+    params["manifest"]["requires"] = json!([]);
+    let answer = sidecar.host.call(1, "extension/initialize", params).await;
+    assert_error(&answer, &json!(1), Reason::InvalidParams);
+    let err = sidecar.outcome().await.unwrap_err();
+    assert_eq!(err.reason(), Some(Reason::InvalidParams));
+}
+
 #[tokio::test]
 async fn a_foreign_protocol_id_is_unsupported_version_and_fatal() {
     // Checklist 22 and 24: the identity check runs before strict decoding.

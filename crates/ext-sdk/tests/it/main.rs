@@ -37,6 +37,12 @@
 //! | 69 | `ui::prompts_send_the_shapes_of_section_10_3` |
 //! | 88 | `lifecycle::shutdown_accepts_cancels_callbacks_and_ends_at_end_of_input`, `lifecycle::end_of_input_is_orderly_in_every_state_but_mid_line`, `process::input_ending_mid_line_exits_non_zero` |
 //!
+//! Interoperability with the reference host (issue 11; the deltas from the spec are listed in
+//! `sidewire-ext-protocol`'s crate docs): `lifecycle::the_reference_hosts_first_frame_is_answered_and_the_session_runs`
+//! replays its first frame verbatim, `lifecycle::a_capabilities_version_that_is_not_the_negotiated_one_is_refused_and_fatal`
+//! and `lifecycle::the_reference_hosts_v1_era_manifest_lists_are_accepted_and_nothing_else_is`
+//! hold the edges.
+//!
 //! Beyond the checklist: the handshake gate (`lifecycle::the_handshake_answers_and_nothing_is_written_before_initialized`),
 //! the shutdown hook's budget, replacements and decisions refused locally
 //! (`intercept::invalid_answers_are_refused_locally`), the concurrency limit, the samples and
