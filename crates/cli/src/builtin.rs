@@ -180,7 +180,36 @@ pub(crate) fn sidecar(args: &BuiltinArgs) -> ExitCode {
     if args.hostile_exit {
         return hostile_exit();
     }
-    current_thread().block_on(serve_main(extension(args.hostile), Options::new()))
+    let code = current_thread().block_on(async {
+        stubborn(args.stubborn);
+        serve_main(extension(args.hostile), Options::new()).await
+    });
+    outlive_stdin(args.stubborn);
+    code
+}
+
+/// In the `--stubborn` mode, ignores SIGTERM, SIGHUP and SIGINT for the life of the process
+/// (tokio never restores a signal's default action once it handles it).
+fn stubborn(on: bool) {
+    use tokio::signal::unix::{SignalKind, signal};
+    if on {
+        for kind in [
+            SignalKind::terminate(),
+            SignalKind::hangup(),
+            SignalKind::interrupt(),
+        ] {
+            let _ = signal(kind);
+        }
+    }
+}
+
+/// In the `--stubborn` mode, never returns: the process outlives its stdin until SIGKILL.
+fn outlive_stdin(on: bool) {
+    if on {
+        loop {
+            std::thread::sleep(Duration::from_secs(3600));
+        }
+    }
 }
 
 /// The built-in MCP server.
@@ -258,8 +287,13 @@ pub(crate) fn mcp_server(args: &BuiltinArgs) -> ExitCode {
     if args.hostile_exit {
         return hostile_exit();
     }
-    let served = current_thread()
-        .block_on(server(args.hostile).serve(tokio::io::stdin(), tokio::io::stdout()));
+    let served = current_thread().block_on(async {
+        stubborn(args.stubborn);
+        server(args.hostile)
+            .serve(tokio::io::stdin(), tokio::io::stdout())
+            .await
+    });
+    outlive_stdin(args.stubborn);
     match served {
         Ok(()) => ExitCode::SUCCESS,
         Err(reason) => {

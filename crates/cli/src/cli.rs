@@ -67,6 +67,10 @@ pub(crate) struct BuiltinArgs {
     /// Write such text to stderr and exit with status 3 before speaking the protocol.
     #[arg(long)]
     pub(crate) hostile_exit: bool,
+    /// Ignore SIGTERM, SIGHUP, SIGINT and the end of stdin: only SIGKILL ends it (for the tests
+    /// that nothing outlives sidewire).
+    #[arg(long)]
+    pub(crate) stubborn: bool,
 }
 
 #[derive(Debug, Args)]

@@ -2,7 +2,8 @@
 //!
 //! It holds wiring and presentation only; logic a library user would also want lives in the
 //! libraries. Exit codes: 0 ok; 1 failure (including a blocked chain or a tool result with
-//! `isError`, both printed); 2 usage; 130 after Ctrl-C, once everything is cleaned up.
+//! `isError`, both printed); 2 usage; 130 after Ctrl-C (SIGINT), 143 after SIGTERM and 129
+//! after SIGHUP, once every child process is cleaned up.
 
 mod builtin;
 mod cli;
@@ -97,17 +98,69 @@ fn main() -> ExitCode {
                     ExitCode::FAILURE
                 }
             },
-            _ = tokio::signal::ctrl_c() => {
+            signal = ending_signal() => {
                 // Dropping the command's future cancels calls in flight (MCP servers are told)
                 // and kills every child process group; then exit as the shell expects.
-                out.note("interrupted");
-                ExitCode::from(130)
+                out.note(format!("interrupted ({})", signal.name()));
+                ExitCode::from(signal.exit_code())
             }
         }
     });
     // Children are killed synchronously on drop; give their reapers a moment, bounded.
     runtime.shutdown_timeout(std::time::Duration::from_secs(2));
     code
+}
+
+/// A signal that ends sidewire the way Ctrl-C does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ending {
+    /// SIGINT: Ctrl-C.
+    Interrupt,
+    /// SIGTERM: `kill`, `timeout`, systemd, `docker stop`.
+    Terminate,
+    /// SIGHUP: the terminal was closed.
+    Hangup,
+}
+
+impl Ending {
+    fn name(self) -> &'static str {
+        match self {
+            Ending::Interrupt => "SIGINT",
+            Ending::Terminate => "SIGTERM",
+            Ending::Hangup => "SIGHUP",
+        }
+    }
+
+    /// 128 + the signal number, as a shell reports a process the signal killed.
+    fn exit_code(self) -> u8 {
+        match self {
+            Ending::Interrupt => 130,
+            Ending::Terminate => 143,
+            Ending::Hangup => 129,
+        }
+    }
+}
+
+/// Waits for SIGINT, SIGTERM or SIGHUP. All three are handled alike: whatever killed sidewire
+/// (a closed terminal, `timeout`, a service manager), its children are shut down with it. A
+/// signal that cannot be watched (no handler could be installed) is simply never reported.
+async fn ending_signal() -> Ending {
+    use tokio::signal::unix::{SignalKind, signal};
+    let watch = |kind: SignalKind| signal(kind).ok();
+    let (mut term, mut hup) = (watch(SignalKind::terminate()), watch(SignalKind::hangup()));
+    async fn recv(stream: Option<&mut tokio::signal::unix::Signal>) {
+        match stream {
+            Some(stream) => {
+                stream.recv().await;
+            }
+            None => std::future::pending().await,
+        }
+    }
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => Ending::Interrupt,
+        _ = recv(term.as_mut()) => Ending::Terminate,
+        _ = recv(hup.as_mut()) => Ending::Hangup,
+    }
 }
 
 async fn run(command: Command, out: &Out) -> anyhow::Result<()> {

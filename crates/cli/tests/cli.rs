@@ -592,6 +592,147 @@ fn ctrl_c_cancels_the_call_and_leaves_no_child() {
     }
 }
 
+/// Sends `signal` (a `kill` name: TERM, HUP, INT) to `pid`.
+fn send(signal: &str, pid: u32) {
+    let status = Command::new("kill")
+        .args([&format!("-{signal}"), &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success(), "kill -{signal} {pid}");
+}
+
+/// Waits (bounded) until `count` processes carry `marker`.
+fn wait_for_processes(marker: &str, count: usize) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while processes_with(marker).len() < count {
+        assert!(
+            Instant::now() < deadline,
+            "only {:?} of {count} processes started",
+            processes_with(marker)
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Waits (bounded) for `child` to exit and returns its code.
+fn exit_code(child: &mut std::process::Child, what: &str) -> Option<i32> {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status.code();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "sidewire did not exit after {what}"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Asserts (bounded) that no process carries `marker` any more, then kills any left so a
+/// failing test leaves nothing behind.
+fn assert_none_left(marker: &str, what: &str) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !processes_with(marker).is_empty() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let left = processes_with(marker);
+    for pid in &left {
+        let _ = Command::new("kill")
+            .args(["-KILL", &pid.to_string()])
+            .status();
+    }
+    assert!(left.is_empty(), "{what}: children left behind: {left:?}");
+}
+
+#[test]
+fn sigterm_and_sighup_end_an_mcp_call_with_no_child_left() {
+    for (signal, code) in [("TERM", 143), ("HUP", 129)] {
+        let marker = format!("SIDEWIRE_TEST_MARKER=mcp-{signal}-{}", std::process::id());
+        let (key, value) = marker.split_once('=').unwrap();
+        let home = home();
+        // A server that ignores SIGTERM, SIGHUP and the end of its stdin: only a kill ends it.
+        let mut child = Command::new(EXE)
+            .args([
+                "mcp",
+                "call",
+                "slow",
+                "steps=100",
+                "--stdio",
+                "--",
+                EXE,
+                "__mcp-server",
+                "--stubborn",
+            ])
+            .env("SIDEWIRE_HOME", home.path())
+            .env(key, value)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        wait_for_processes(&marker, 2);
+        send(signal, child.id());
+        let exited = exit_code(&mut child, signal);
+        assert_none_left(&marker, &format!("SIG{signal} during mcp call"));
+        assert_eq!(exited, Some(code), "SIG{signal}");
+    }
+}
+
+#[test]
+fn sigterm_and_sighup_end_run_with_no_sidecar_or_server_left() {
+    for (signal, code) in [("TERM", 143), ("HUP", 129)] {
+        let marker = format!("SIDEWIRE_TEST_MARKER=run-{signal}-{}", std::process::id());
+        let (key, value) = marker.split_once('=').unwrap();
+        let home = home();
+        let package = builtin_plugin(home.path());
+        // The built-in sidecar, stubborn: it ignores SIGTERM, SIGHUP and EOF.
+        let manifest = package.join("reasonix-plugin.json");
+        let mut doc: Value =
+            serde_json::from_str(&std::fs::read_to_string(&manifest).unwrap()).unwrap();
+        doc["runtime"]["args"]
+            .as_array_mut()
+            .unwrap()
+            .push(json!("--stubborn"));
+        std::fs::write(&manifest, doc.to_string()).unwrap();
+        let install = run(
+            home.path(),
+            &[
+                "plugin",
+                "install",
+                package.to_str().unwrap(),
+                "--yes",
+                "--link",
+            ],
+        );
+        assert!(install.status.success(), "{}", stderr(&install));
+        let config = home.path().join("mcp.json");
+        std::fs::write(
+            &config,
+            json!({"mcpServers": {"demo": {"command": EXE, "args": ["__mcp-server", "--stubborn"]}}})
+                .to_string(),
+        )
+        .unwrap();
+        // stdin stays open (piped, never written): run waits for input until the signal.
+        let mut child = Command::new(EXE)
+            .args(["run", "--config", config.to_str().unwrap()])
+            .env("SIDEWIRE_HOME", home.path())
+            .env(key, value)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        // sidewire, its sidecar and its MCP server.
+        wait_for_processes(&marker, 3);
+        send(signal, child.id());
+        let exited = exit_code(&mut child, signal);
+        drop(child.stdin.take());
+        assert_none_left(&marker, &format!("SIG{signal} during run"));
+        assert_eq!(exited, Some(code), "SIG{signal}");
+    }
+}
+
 /// The pinned server-everything `.ci/run` installs, or `None` (with a SKIPPED line) when the
 /// peers are not installed; a missing peer fails when `SIDEWIRE_REQUIRE_PEERS=1`.
 fn server_everything(test: &str) -> Option<PathBuf> {
