@@ -344,8 +344,26 @@ where
     };
     match background {
         Some(background) => Box::pin(async move {
-            tokio::join!(serve, background);
+            tokio::pin!(serve);
+            tokio::pin!(background);
+            tokio::select! {
+                // The usual order: the connection ends (stdout closed, or every handle gone),
+                // then the process is reaped.
+                () = &mut serve => background.await,
+                // The transport's work ended first: for stdio, the process was reaped and its
+                // group killed. A descendant that left the group (a `setsid()` daemon) may
+                // still hold stdout open, so the connection would never see EOF and pending
+                // calls would wait for their timeouts: the last frames get a grace, then the
+                // connection ends and what is pending fails with the exit and stderr tail.
+                () = &mut background => {
+                    let _ = tokio::time::timeout(EXIT_GRACE, &mut serve).await;
+                }
+            }
         }),
         None => Box::pin(serve),
     }
 }
+
+/// How long a connection still reads after its transport's background work ended (the server
+/// process was reaped): enough for the frames it wrote just before exiting.
+pub(crate) const EXIT_GRACE: Duration = Duration::from_secs(1);

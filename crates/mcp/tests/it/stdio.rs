@@ -116,6 +116,48 @@ async fn a_server_dying_mid_call_fails_it_with_exit_status_and_redacted_stderr()
 }
 
 #[tokio::test]
+async fn an_exit_mid_call_fails_the_call_promptly_while_a_setsid_daemon_holds_stdout() {
+    let client = connect(fake_spec("fake").env("FAKE_DAEMON", "1")).await;
+    let pids = client
+        .call_tool("pids", json!({}), CallOptions::new())
+        .await
+        .unwrap();
+    let pids: Value = serde_json::from_str(&pids.joined_text()).unwrap();
+    let daemon = pids["daemon"].as_u64().unwrap() as u32;
+    // The daemon left the group and the session: nothing of ours can kill it; the test does,
+    // however it ends.
+    struct Kill(u32);
+    impl Drop for Kill {
+        fn drop(&mut self) {
+            if let Some(pid) = rustix::process::Pid::from_raw(self.0 as i32) {
+                let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+            }
+        }
+    }
+    let guard = Kill(daemon);
+    let pid = client.pid().unwrap();
+    let started = Instant::now();
+    // The daemon keeps the pipes open, so stdout never ends: only the reaping can end the
+    // call. Before, it waited for the idle timeout (300 s).
+    let err = within(
+        "the failed call",
+        client.call_tool("die", json!({}), CallOptions::new()),
+    )
+    .await
+    .unwrap_err();
+    let elapsed = started.elapsed();
+    drop(guard);
+    assert!(err.is_closed(), "{err:?}");
+    assert_eq!(err.exit_status(), Some("exited with status 3"));
+    assert!(err.stderr_tail().unwrap().contains("fatal: boom"));
+    // The reaping, 250 ms for the last of stderr and 1 s for the last frames; far below the
+    // timeouts a call would otherwise wait for.
+    assert!(elapsed < Duration::from_secs(15), "{elapsed:?}");
+    wait_reaped(pid).await;
+    wait_dead_not_ours(daemon).await;
+}
+
+#[tokio::test]
 async fn a_server_that_exits_at_startup_reports_stage_and_stderr() {
     let spec = fake_spec("early").env("FAKE_EXIT_AT_START", "7");
     let err = within("connect", Client::connect(&spec, NoHandler))
