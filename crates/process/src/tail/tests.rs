@@ -125,3 +125,76 @@ fn a_snapshot_never_exceeds_the_cap_even_when_replacements_grow_it() {
     assert!(snapshot.len() <= 1024, "{}", snapshot.len());
     assert!(snapshot.starts_with('\u{fffd}'));
 }
+
+/// A subscriber that keeps the forwarded stderr lines as `process: message`.
+struct Collect {
+    lines: Arc<std::sync::Mutex<Vec<String>>>,
+    on: bool,
+}
+
+impl tracing::Subscriber for Collect {
+    fn enabled(&self, metadata: &tracing::Metadata<'_>) -> bool {
+        self.on && metadata.target() == STDERR_TARGET
+    }
+    fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+        tracing::span::Id::from_u64(1)
+    }
+    fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
+    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+    fn event(&self, event: &tracing::Event<'_>) {
+        struct Fields(String, String);
+        impl tracing::field::Visit for Fields {
+            fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+                match field.name() {
+                    "message" => self.1 = format!("{value:?}"),
+                    "process" => self.0 = format!("{value:?}"),
+                    _ => {}
+                }
+            }
+        }
+        let mut fields = Fields(String::new(), String::new());
+        event.record(&mut fields);
+        self.lines
+            .lock()
+            .unwrap()
+            .push(format!("{}: {}", fields.0, fields.1));
+    }
+    fn enter(&self, _: &tracing::span::Id) {}
+    fn exit(&self, _: &tracing::span::Id) {}
+}
+
+fn forwarded(on: bool, chunks: &[&[u8]]) -> Vec<String> {
+    let lines = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let collect = Collect {
+        lines: Arc::clone(&lines),
+        on,
+    };
+    tracing::subscriber::with_default(collect, || {
+        let mut forward = Forward::new("srv".into(), Redactor::new([("A_TOKEN", "abcdefgh")]));
+        for chunk in chunks {
+            forward.push(chunk);
+        }
+        forward.finish();
+    });
+    lines.lock().unwrap().clone()
+}
+
+#[test]
+fn forwarded_lines_are_whole_redacted_and_cut() {
+    let long = vec![b'y'; LINE_CAP * 2];
+    let lines = forwarded(
+        true,
+        &[b"one tok", b"en=abc\r\ntwo abcdefgh\n", &long, b"\nlast"],
+    );
+    assert_eq!(lines.len(), 4, "{lines:?}");
+    assert_eq!(lines[0], "srv: one token=[REDACTED]");
+    assert_eq!(lines[1], "srv: two [REDACTED]");
+    assert_eq!(lines[2].len(), "srv: ".len() + LINE_CAP + CUT_MARK.len());
+    assert!(lines[2].ends_with(CUT_MARK));
+    assert_eq!(lines[3], "srv: last");
+}
+
+#[test]
+fn nothing_is_forwarded_or_split_while_no_subscriber_wants_it() {
+    assert!(forwarded(false, &[b"one\ntwo\n"]).is_empty());
+}
