@@ -27,7 +27,7 @@ use tokio::sync::{OnceCell, watch};
 use crate::close::CloseBudgets;
 use crate::exit::Exit;
 use crate::redact::Redactor;
-use crate::tail::{Forward, Tail};
+use crate::tail::{self, Forward, Tail};
 
 /// How long stderr is still read after the process was reaped: a descendant that left the
 /// group and holds the pipe must not keep supervision alive.
@@ -87,8 +87,11 @@ impl Core {
 
     fn stderr_tail(&self) -> String {
         // Copy out under the lock, redact outside it: the drain never waits on a redaction.
-        let tail = self.tail();
-        tail.snapshot(&self.redactor)
+        let (bytes, cap) = {
+            let tail = self.tail();
+            (tail.bytes(), tail.cap())
+        };
+        tail::render(&bytes, cap, &self.redactor)
     }
 
     async fn wait(&self, finished: bool) -> Exit {
@@ -411,6 +414,12 @@ struct Reaper {
 impl Drop for Reaper {
     fn drop(&mut self) {
         if !self.armed {
+            // Reaped, but dropped while reading the last of stderr: the tail is as final as it
+            // will get.
+            let state = *self.core.state.borrow();
+            if let State::Reaped(exit) = state {
+                self.core.state.send_replace(State::Finished(exit));
+            }
             return;
         }
         self.core.signal(Signal::KILL);

@@ -78,13 +78,17 @@ fn kill_checked(pid: u32, ppid: u32) -> bool {
     let Some(raw) = i32::try_from(pid).ok().and_then(Pid::from_raw) else {
         return false;
     };
-    let Ok(fd) = rustix::process::pidfd_open(raw, PidfdFlags::empty()) else {
-        return false;
-    };
-    // The pidfd pins the process the pid named when it was opened; if that is still the child
-    // of `ppid`, the scan saw this very process.
-    if procfs::stat(pid).is_none_or(|now| now.ppid != ppid) {
-        return false;
+    let still_ours = || procfs::stat(pid).is_some_and(|now| now.ppid == ppid);
+    match rustix::process::pidfd_open(raw, PidfdFlags::empty()) {
+        // The pidfd pins the process the pid named when it was opened; if that is still the
+        // child of `ppid`, the scan saw this very process.
+        Ok(fd) => still_ours() && rustix::process::pidfd_send_signal(&fd, Signal::KILL).is_ok(),
+        // Kernels before 5.3 have no pidfds: check and kill by pid (a reuse in between is then
+        // possible, but needs the process to have been reaped, which only its parent, one of
+        // ours, can do).
+        Err(rustix::io::Errno::NOSYS) => {
+            still_ours() && rustix::process::kill_process(raw, Signal::KILL).is_ok()
+        }
+        Err(_) => false,
     }
-    rustix::process::pidfd_send_signal(&fd, Signal::KILL).is_ok()
 }

@@ -74,7 +74,7 @@ impl Tail {
     /// The kept bytes in order. Once bytes were lost, everything up to and including the first
     /// LF is dropped (all of it without one), so the text never starts inside a line, a
     /// credential or a UTF-8 sequence.
-    fn bytes(&self) -> Vec<u8> {
+    pub(crate) fn bytes(&self) -> Vec<u8> {
         let mut bytes = Vec::with_capacity(self.ring.len());
         bytes.extend_from_slice(&self.ring[self.start..]);
         bytes.extend_from_slice(&self.ring[..self.start]);
@@ -87,32 +87,46 @@ impl Tail {
 
     /// The tail as text: lossy UTF-8, `\r` before each LF removed, each line redacted whole and
     /// then cut at [`LINE_CAP`], and at most `cap` bytes (oldest lines dropped first).
+    #[cfg(test)]
     pub(crate) fn snapshot(&self, redactor: &Redactor) -> String {
-        let bytes = self.bytes();
-        let raw = String::from_utf8_lossy(&bytes);
-        let redacted = redactor.redact(&raw);
-        let mut text = String::with_capacity(redacted.len());
-        for (i, line) in redacted.split('\n').enumerate() {
-            if i > 0 {
-                text.push('\n');
-            }
-            push_capped(&mut text, line.strip_suffix('\r').unwrap_or(line));
-        }
-        if text.len() > self.cap {
-            // Redaction marks and replacement characters can grow the text; drop whole lines
-            // from the front (or, for one huge line, cut it at a char boundary).
-            let over = text.len() - self.cap;
-            let cut = match memchr::memchr(b'\n', &text.as_bytes()[over..]) {
-                Some(i) => over + i + 1,
-                None => (over..=text.len())
-                    .find(|&i| text.is_char_boundary(i))
-                    .unwrap_or(text.len()),
-            };
-            text.drain(..cut);
-        }
-        text
+        render(&self.bytes(), self.cap, redactor)
     }
 
+    /// The ring's size.
+    pub(crate) fn cap(&self) -> usize {
+        self.cap
+    }
+}
+
+/// The text of a tail's bytes (`Tail::bytes`), at most `cap` bytes: lossy UTF-8, `\r` before
+/// each LF removed, each line redacted whole and then cut at [`LINE_CAP`], oldest lines dropped
+/// first.
+pub(crate) fn render(bytes: &[u8], cap: usize, redactor: &Redactor) -> String {
+    let raw = String::from_utf8_lossy(bytes);
+    let redacted = redactor.redact(&raw);
+    let mut text = String::with_capacity(redacted.len());
+    for (i, line) in redacted.split('\n').enumerate() {
+        if i > 0 {
+            text.push('\n');
+        }
+        push_capped(&mut text, line.strip_suffix('\r').unwrap_or(line));
+    }
+    if text.len() > cap {
+        // Redaction marks and replacement characters can grow the text; drop whole lines
+        // from the front (or, for one huge line, cut it at a char boundary).
+        let over = text.len() - cap;
+        let cut = match memchr::memchr(b'\n', &text.as_bytes()[over..]) {
+            Some(i) => over + i + 1,
+            None => (over..=text.len())
+                .find(|&i| text.is_char_boundary(i))
+                .unwrap_or(text.len()),
+        };
+        text.drain(..cut);
+    }
+    text
+}
+
+impl Tail {
     /// The kept bytes in order, without the LF rule.
     #[cfg(test)]
     pub(crate) fn raw(&self) -> Vec<u8> {

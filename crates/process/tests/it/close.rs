@@ -118,7 +118,10 @@ pub(crate) fn concurrent_closes_share_one_sequence() {
 pub(crate) fn without_supervision_close_kills_and_reports_nothing() {
     let marker = Marker::new("unsupervised");
     runtime().block_on(async {
-        let spawned = marker.sh("sleep 1000 & sleep 1000").spawn().expect("spawn");
+        let spawned = marker
+            .sh("sleep 1000 & sleep 1000 & wait")
+            .spawn()
+            .expect("spawn");
         marker.wait_for(3);
         let budgets = CloseBudgets {
             term: None,

@@ -49,6 +49,7 @@ fn main() -> ExitCode {
         supervise::supervise_ends_promptly_when_a_setsid_daemon_holds_the_pipes,
         supervise::a_stderr_flood_neither_blocks_nor_grows_the_tail,
         supervise::what_the_leader_leaves_in_its_group_is_killed_at_the_reap,
+        supervise::dropping_supervision_while_it_reads_the_last_of_stderr_still_finishes,
         path::a_command_on_path_runs_no_shell,
         path::a_miss_probes_the_login_shell_and_the_child_gets_the_merged_path,
         path::a_miss_everywhere_says_how_to_fix_it,

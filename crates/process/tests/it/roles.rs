@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use sidewire_process::{Command, kill_descendants, resolve, set_child_subreaper, testing};
 
-use crate::support::{MARKER_ENV, Marker, WAIT, read_line, runtime};
+use crate::support::{MARKER_ENV, Marker, WAIT, runtime};
 
 /// Selects the role.
 const ROLE_ENV: &str = "SIDEWIRE_PROCESS_TEST_ROLE";
@@ -105,10 +105,10 @@ fn subreaper() -> bool {
     }
     let daemon = runtime().block_on(async {
         let mut spawned = Command::new("/bin/sh")
-            .args(["-c", "setsid sleep 1000 & echo $!"])
+            .args(["-c", crate::support::DAEMON_THEN_EXIT_0])
             .spawn()
             .expect("spawn");
-        let daemon: u32 = read_line(&mut spawned.stdout).await.parse().expect("a pid");
+        let daemon = crate::support::start_daemon(&mut spawned).await;
         // The leader exits at once; the daemon holds stderr, so this takes the 250 ms bound.
         tokio::time::timeout(WAIT, spawned.supervise)
             .await

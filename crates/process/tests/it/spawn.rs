@@ -72,8 +72,12 @@ pub(crate) fn a_program_that_cannot_start_is_a_spawn_error_with_its_cause() {
 pub(crate) fn dropping_the_process_kills_the_group_without_a_runtime() {
     let marker = Marker::new("drop");
     let rt = runtime();
-    let spawned =
-        rt.block_on(async { marker.sh("sleep 1000 & sleep 1000").spawn().expect("spawn") });
+    let spawned = rt.block_on(async {
+        marker
+            .sh("sleep 1000 & sleep 1000 & wait")
+            .spawn()
+            .expect("spawn")
+    });
     let pids = marker.wait_for(3);
     // No runtime from here on: the kill is synchronous.
     drop(rt);
@@ -87,7 +91,10 @@ pub(crate) fn dropping_the_process_kills_the_group_without_a_runtime() {
 pub(crate) fn dropping_an_unpolled_supervise_kills_and_reaps() {
     let marker = Marker::new("unpolled");
     runtime().block_on(async {
-        let spawned = marker.sh("sleep 1000 & sleep 1000").spawn().expect("spawn");
+        let spawned = marker
+            .sh("sleep 1000 & sleep 1000 & wait")
+            .spawn()
+            .expect("spawn");
         marker.wait_for(3);
         let monitor = spawned.process.monitor();
         drop(spawned.supervise);

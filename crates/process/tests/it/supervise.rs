@@ -10,10 +10,10 @@ pub(crate) fn supervise_ends_promptly_when_a_setsid_daemon_holds_the_pipes() {
     let marker = Marker::new("setsid");
     runtime().block_on(async {
         let mut spawned = marker
-            .sh("setsid sleep 1000 & echo $!; exit 4")
+            .sh(crate::support::DAEMON_THEN_EXIT_4)
             .spawn()
             .expect("spawn");
-        let daemon: u32 = read_line(&mut spawned.stdout).await.parse().expect("a pid");
+        let daemon = crate::support::start_daemon(&mut spawned).await;
         let monitor = spawned.process.monitor();
         let start = Instant::now();
         let supervise = tokio::spawn(spawned.supervise);
@@ -67,5 +67,32 @@ pub(crate) fn what_the_leader_leaves_in_its_group_is_killed_at_the_reap() {
         // Reaped: signalling the group again is a no-op, whatever now owns the id.
         spawned.process.kill();
         spawned.process.terminate();
+    });
+}
+
+pub(crate) fn dropping_supervision_while_it_reads_the_last_of_stderr_still_finishes() {
+    let marker = Marker::new("drop-late");
+    runtime().block_on(async {
+        let mut spawned = marker
+            .sh(crate::support::DAEMON_THEN_EXIT_0)
+            .spawn()
+            .expect("spawn");
+        let daemon = crate::support::start_daemon(&mut spawned).await;
+        let monitor = spawned.process.monitor();
+        let mut supervise = spawned.supervise;
+        // The reap comes first; the daemon holding stderr keeps supervision 250 ms longer.
+        within(WAIT, "the reap", async {
+            tokio::select! {
+                exit = monitor.exited() => assert_eq!(exit, Exit::Status(0)),
+                _ = &mut supervise => {}
+            }
+        })
+        .await;
+        drop(supervise);
+        assert_eq!(
+            within(WAIT, "finished", monitor.finished()).await,
+            Exit::Status(0)
+        );
+        testing::kill_all(&[daemon]);
     });
 }

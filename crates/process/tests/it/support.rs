@@ -105,3 +105,24 @@ pub(crate) async fn read_line(stdout: &mut tokio::process::ChildStdout) -> Strin
     .await;
     String::from_utf8(line).expect("UTF-8")
 }
+
+/// A leader that starts a `setsid` daemon holding its stdout and stderr, and exits 4 once told
+/// to on stdin. The daemon prints its pid after leaving the group, so the leader's exit (and the
+/// group kill at its reap) cannot race the `setsid`.
+pub(crate) const DAEMON_THEN_EXIT_4: &str =
+    "setsid sh -c 'echo $$; exec sleep 1000' & read -r go; exit 4";
+/// The same, exiting 0.
+pub(crate) const DAEMON_THEN_EXIT_0: &str =
+    "setsid sh -c 'echo $$; exec sleep 1000' & read -r go; exit 0";
+
+/// Reads the daemon's pid from a `DAEMON_THEN_EXIT_*` leader, then lets the leader exit.
+pub(crate) async fn start_daemon(spawned: &mut sidewire_process::Spawned) -> u32 {
+    use tokio::io::AsyncWriteExt;
+    let daemon: u32 = read_line(&mut spawned.stdout).await.parse().expect("a pid");
+    spawned
+        .stdin
+        .write_all(b"go\n")
+        .await
+        .expect("tell the leader");
+    daemon
+}
