@@ -45,7 +45,7 @@ fn flood(total: usize) {
     let mut i = 0u64;
     while block.len() < 1024 * 1024 {
         i += 1;
-        let line = if i % 8 == 0 {
+        let line = if i.is_multiple_of(8) {
             format!("warn request {i} failed: token=abc{i} retrying soon\n")
         } else {
             format!("info handled request {i} in 3 ms from 127.0.0.1\n")
