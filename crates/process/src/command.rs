@@ -24,8 +24,8 @@ use crate::tail::{Forward, TAIL_BYTES};
 const LOW_PRIORITY_NICE: i32 = 10;
 
 /// A child process to start: program, arguments, environment, working directory, and how its
-/// stderr is kept.
-#[derive(Debug, Clone)]
+/// stderr is kept. Its `Debug` shows the environment's names, never its values.
+#[derive(Clone)]
 pub struct Command {
     program: PathBuf,
     args: Vec<OsString>,
@@ -50,6 +50,22 @@ pub struct Spawned {
     /// Drains stderr, reaps the child and publishes its exit. Run it (poll it to completion,
     /// on a task or inside a driver); until it runs, no exit is observed.
     pub supervise: Supervise,
+}
+
+impl std::fmt::Debug for Command {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let env: Vec<_> = self.env.iter().map(|(name, _)| name).collect();
+        f.debug_struct("Command")
+            .field("program", &self.program)
+            .field("args", &self.args)
+            .field("env", &env)
+            .field("cwd", &self.cwd)
+            .field("low_priority", &self.low_priority)
+            .field("redactor", &self.redactor)
+            .field("forward", &self.forward)
+            .field("tail_bytes", &self.tail_bytes)
+            .finish()
+    }
 }
 
 impl Command {

@@ -85,13 +85,13 @@ impl Core {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    fn stderr_tail(&self) -> String {
+    fn stderr_tail(&self, redactor: &Redactor) -> String {
         // Copy out under the lock, redact outside it: the drain never waits on a redaction.
         let (bytes, cap) = {
             let tail = self.tail();
             (tail.bytes(), tail.cap())
         };
-        tail::render(&bytes, cap, &self.redactor)
+        tail::render(&bytes, cap, redactor)
     }
 
     async fn wait(&self, finished: bool) -> Exit {
@@ -230,7 +230,7 @@ impl Process {
 
     /// The last of its stderr, redacted (see [`Monitor::stderr_tail`]).
     pub fn stderr_tail(&self) -> String {
-        self.core().stderr_tail()
+        self.core().stderr_tail(&self.core().redactor)
     }
 
     /// Closes the child within `budgets`: runs `close_stdin` (the caller's way to close the
@@ -323,7 +323,13 @@ impl Monitor {
     /// The last of its stderr (16 KiB unless configured), redacted: lossy UTF-8, starting
     /// after a line feed once older bytes were dropped, each line cut at 4 KiB.
     pub fn stderr_tail(&self) -> String {
-        self.core.stderr_tail()
+        self.core.stderr_tail(&self.core.redactor)
+    }
+
+    /// The same with `redactor` instead of the one given at spawn (a host whose set of
+    /// secrets changed since).
+    pub fn stderr_tail_with(&self, redactor: &Redactor) -> String {
+        self.core.stderr_tail(redactor)
     }
 }
 

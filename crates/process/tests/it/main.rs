@@ -41,6 +41,8 @@ fn main() -> ExitCode {
         spawn::dropping_an_unpolled_supervise_kills_and_reaps,
         spawn::a_sigkilled_parent_takes_its_child_along,
         spawn::low_priority_children_run_at_nice_10,
+        spawn::a_command_never_shows_its_env_values,
+        spawn::the_tail_can_be_redacted_with_a_later_redactor,
         close::a_child_ignoring_eof_and_sigterm_is_killed_after_the_budgets,
         close::a_child_exiting_on_eof_is_not_signalled,
         close::a_child_ignoring_eof_ends_on_sigterm,

@@ -140,3 +140,26 @@ pub(crate) fn low_priority_children_run_at_nice_10() {
         );
     });
 }
+
+pub(crate) fn a_command_never_shows_its_env_values() {
+    let mut command = Command::new("/bin/true");
+    command.env("API_TOKEN", "tok-0123456789");
+    let debug = format!("{command:?}");
+    assert!(debug.contains("API_TOKEN"), "{debug}");
+    assert!(!debug.contains("tok-0123456789"), "{debug}");
+}
+
+pub(crate) fn the_tail_can_be_redacted_with_a_later_redactor() {
+    let marker = Marker::new("later-redactor");
+    runtime().block_on(async {
+        let spawned = marker
+            .sh("echo 'rotated new-secret-value' >&2")
+            .spawn()
+            .expect("spawn");
+        let monitor = spawned.process.monitor();
+        within(WAIT, "the exit", spawned.supervise).await;
+        assert_eq!(monitor.stderr_tail(), "rotated new-secret-value\n");
+        let later = Redactor::new([("NEW_SECRET", "new-secret-value")]);
+        assert_eq!(monitor.stderr_tail_with(&later), "rotated [REDACTED]\n");
+    });
+}
