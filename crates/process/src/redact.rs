@@ -16,6 +16,7 @@
 //! It is a best-effort filter over text, not a secret scanner: it knows the secrets it was given
 //! and the shapes that commonly leak, and it errs on the side of hiding.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 /// What a redacted secret becomes.
@@ -146,13 +147,35 @@ impl Redactor {
     }
 }
 
-/// The token patterns over one line.
-fn redact_line(line: &str) -> String {
-    let line = url_userinfo(line);
-    let line = key_values(&line);
-    let line = bearer(&line);
-    prefixed_tokens(&line)
+/// The token patterns over one line. Each pass first checks cheaply whether it can match at
+/// all, so a line without secrets costs a few scans and one copy.
+fn redact_line(line: &str) -> Cow<'_, str> {
+    let mut line = Cow::Borrowed(line);
+    if line.contains("://") {
+        line = Cow::Owned(url_userinfo(&line));
+    }
+    if line.bytes().any(|b| b == b'=' || b == b':') {
+        line = Cow::Owned(key_values(&line));
+    }
+    if line.len() > 6 {
+        line = Cow::Owned(bearer(&line));
+    }
+    if line.bytes().any(|b| PREFIX_FIRST_BYTES[usize::from(b)]) {
+        line = Cow::Owned(prefixed_tokens(&line));
+    }
+    line
 }
+
+/// The first bytes of [`TOKEN_PREFIXES`], as a table: most positions of a line start none.
+const PREFIX_FIRST_BYTES: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut i = 0;
+    while i < TOKEN_PREFIXES.len() {
+        table[TOKEN_PREFIXES[i].0.as_bytes()[0] as usize] = true;
+        i += 1;
+    }
+    table
+};
 
 fn is_token_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || b == b'_' || b == b'-'
@@ -334,7 +357,7 @@ fn prefixed_tokens(line: &str) -> String {
     let mut copied = 0;
     let mut i = 0;
     while i < bytes.len() {
-        if i > 0 && is_token_byte(bytes[i - 1]) {
+        if !PREFIX_FIRST_BYTES[usize::from(bytes[i])] || (i > 0 && is_token_byte(bytes[i - 1])) {
             i += 1;
             continue;
         }
