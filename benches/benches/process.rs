@@ -3,6 +3,10 @@
 //! forwarding configured (no subscriber, the usual case), against a plain read-and-discard
 //! drain of the same child's stderr, in the same run.
 //!
+//! A fourth case turns forwarding on for real (a subscriber that enables the stderr target and
+//! counts events), which splits and redacts every line: that is the debug-logging cost, not the
+//! default one.
+//!
 //! The child is this very binary, re-executed with `SIDEWIRE_BENCH_STDERR_FLOOD=<bytes>`: it
 //! writes that many bytes of ~60-byte log lines (some carrying a `token=` pair) to stderr in
 //! 1 MiB writes and exits. Both drains read 64 KiB at a time, so the difference is what the
@@ -117,7 +121,31 @@ fn stderr_flood(c: &mut Criterion) {
     group.bench_function("sidewire_tail_forwarding_off", |b| {
         b.iter(|| assert!(block(&rt, supervised(FLOOD_BYTES, true)) > 0))
     });
+    group.bench_function("sidewire_tail_forwarding_on", |b| {
+        let _guard = tracing::subscriber::set_default(CountLines::default());
+        b.iter(|| assert!(block(&rt, supervised(FLOOD_BYTES, true)) > 0))
+    });
     group.finish();
+}
+
+/// A subscriber that enables only the forwarded stderr lines and counts them.
+#[derive(Default)]
+struct CountLines(std::sync::atomic::AtomicU64);
+
+impl tracing::Subscriber for CountLines {
+    fn enabled(&self, metadata: &tracing::Metadata<'_>) -> bool {
+        metadata.target() == sidewire_process::STDERR_TARGET
+    }
+    fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+        tracing::span::Id::from_u64(1)
+    }
+    fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
+    fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+    fn event(&self, _: &tracing::Event<'_>) {
+        self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    }
+    fn enter(&self, _: &tracing::span::Id) {}
+    fn exit(&self, _: &tracing::span::Id) {}
 }
 
 fn block<F: Future>(rt: &Runtime, future: F) -> F::Output {
