@@ -1,6 +1,29 @@
-//! The budgets of the bounded close sequence, with the two hosts' defaults.
+//! The budgets of the bounded close sequence, with the two hosts' defaults, and what a close
+//! came to.
 
 use std::time::Duration;
+
+use crate::exit::Exit;
+
+/// The last step a close took before the child was reaped (or the budgets ran out).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CloseStep {
+    /// It exited on its own after its stdin closed (or had already exited).
+    Stdin,
+    /// It needed `SIGTERM`.
+    Term,
+    /// It needed `SIGKILL`.
+    Kill,
+}
+
+/// What [`Process::close`](crate::Process::close) came to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Closed {
+    /// How it ended; `None` if it was not reaped within the budgets.
+    pub exit: Option<Exit>,
+    /// The last step taken.
+    pub step: CloseStep,
+}
 
 /// How long each step of [`Process::close`](crate::Process::close) may take: close stdin and
 /// wait, optionally `SIGTERM` the group and wait, then `SIGKILL` the group and wait for the

@@ -27,8 +27,8 @@
 //! let close = spawned
 //!     .process
 //!     .close(CloseBudgets::MCP_STDIO, async move { drop(stdin) });
-//! let (exit, _) = tokio::join!(close, spawned.supervise);
-//! println!("{exit:?}: {}", monitor.stderr_tail());
+//! let (closed, _) = tokio::join!(close, spawned.supervise);
+//! println!("{:?} after {:?}: {}", closed.exit, closed.step, monitor.stderr_tail());
 //! # Ok(())
 //! # }
 //! ```
@@ -47,7 +47,7 @@ mod tail;
 #[doc(hidden)]
 pub mod testing;
 
-pub use crate::close::CloseBudgets;
+pub use crate::close::{CloseBudgets, CloseStep, Closed};
 pub use crate::command::{Command, Spawned};
 pub use crate::error::Error;
 pub use crate::exit::Exit;

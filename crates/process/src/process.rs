@@ -24,7 +24,7 @@ use tokio::io::AsyncReadExt;
 use tokio::process::{Child, ChildStderr};
 use tokio::sync::{OnceCell, watch};
 
-use crate::close::CloseBudgets;
+use crate::close::{CloseBudgets, CloseStep, Closed};
 use crate::exit::Exit;
 use crate::redact::Redactor;
 use crate::tail::{self, Forward, Tail};
@@ -69,7 +69,7 @@ struct Core {
     tail: Mutex<Tail>,
     redactor: Redactor,
     /// The close sequence runs once; concurrent and later closes wait for it.
-    closing: OnceCell<Option<Exit>>,
+    closing: OnceCell<Closed>,
 }
 
 impl Core {
@@ -237,8 +237,9 @@ impl Process {
     /// child's stdin: drop the pipe, or shut down the protocol layer that owns it) and waits
     /// for the reap until `budgets.stdin` has passed since the start; then, if `budgets.term`
     /// is set, sends `SIGTERM` to the group and waits that long; then sends `SIGKILL` and waits
-    /// up to `budgets.kill`. Returns the exit, or `None` if the child was not reaped within the
-    /// budgets (the [`Supervise`] future is not running, or the child is stuck in the kernel).
+    /// up to `budgets.kill`. Returns the exit (`None` if the child was not reaped within the
+    /// budgets: the [`Supervise`] future is not running, or the child is stuck in the kernel)
+    /// and the last step taken.
     ///
     /// Idempotent: concurrent and later calls wait for the one sequence and get its result;
     /// their own `budgets` and `close_stdin` are not used.
@@ -248,7 +249,7 @@ impl Process {
     /// Dropping the future stops the sequence where it is (signals already sent stay sent); a
     /// later call starts it again from the beginning. Dropping the last `Process` still kills
     /// the group.
-    pub async fn close<F>(&self, budgets: CloseBudgets, close_stdin: F) -> Option<Exit>
+    pub async fn close<F>(&self, budgets: CloseBudgets, close_stdin: F) -> Closed
     where
         F: Future<Output = ()>,
     {
@@ -260,7 +261,7 @@ impl Process {
     }
 }
 
-async fn close_sequence<F>(core: &Core, budgets: CloseBudgets, close_stdin: F) -> Option<Exit>
+async fn close_sequence<F>(core: &Core, budgets: CloseBudgets, close_stdin: F) -> Closed
 where
     F: Future<Output = ()>,
 {
@@ -268,7 +269,10 @@ where
     let _ = tokio::time::timeout(budgets.stdin, close_stdin).await;
     let left = budgets.stdin.saturating_sub(start.elapsed());
     if let Some(exit) = core.wait_reaped_for(left).await {
-        return Some(exit);
+        return Closed {
+            exit: Some(exit),
+            step: CloseStep::Stdin,
+        };
     }
     if let Some(term) = budgets.term {
         tracing::debug!(
@@ -277,7 +281,10 @@ where
         );
         core.signal(Signal::TERM);
         if let Some(exit) = core.wait_reaped_for(term).await {
-            return Some(exit);
+            return Closed {
+                exit: Some(exit),
+                step: CloseStep::Term,
+            };
         }
     }
     tracing::debug!(
@@ -285,7 +292,10 @@ where
         "the process outlived its close budget; killing its group"
     );
     core.signal(Signal::KILL);
-    core.wait_reaped_for(budgets.kill).await
+    Closed {
+        exit: core.wait_reaped_for(budgets.kill).await,
+        step: CloseStep::Kill,
+    }
 }
 
 impl Monitor {

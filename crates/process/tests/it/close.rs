@@ -2,7 +2,7 @@
 
 use std::time::{Duration, Instant};
 
-use sidewire_process::{CloseBudgets, Exit};
+use sidewire_process::{CloseBudgets, CloseStep, Closed, Exit};
 
 use crate::support::{Marker, WAIT, read_line, runtime, within};
 
@@ -30,7 +30,13 @@ pub(crate) fn a_child_ignoring_eof_and_sigterm_is_killed_after_the_budgets() {
         )
         .await;
         let took = start.elapsed();
-        assert_eq!(exit, Some(Exit::Signal(9)));
+        assert_eq!(
+            exit,
+            Closed {
+                exit: Some(Exit::Signal(9)),
+                step: CloseStep::Kill
+            }
+        );
         assert!(took >= Duration::from_millis(200), "{took:?}");
         assert!(took < Duration::from_secs(3), "{took:?}");
         assert_eq!(supervise.await.unwrap(), Exit::Signal(9));
@@ -53,7 +59,13 @@ pub(crate) fn a_child_exiting_on_eof_is_not_signalled() {
             spawned.process.close(patient, async move { drop(stdin) }),
         )
         .await;
-        assert_eq!(exit, Some(Exit::Status(0)));
+        assert_eq!(
+            exit,
+            Closed {
+                exit: Some(Exit::Status(0)),
+                step: CloseStep::Stdin
+            }
+        );
         assert_eq!(supervise.await.unwrap(), Exit::Status(0));
     });
 }
@@ -77,7 +89,13 @@ pub(crate) fn a_child_ignoring_eof_ends_on_sigterm() {
             spawned.process.close(budgets, async {}),
         )
         .await;
-        assert_eq!(exit, Some(Exit::Signal(15)));
+        assert_eq!(
+            exit,
+            Closed {
+                exit: Some(Exit::Signal(15)),
+                step: CloseStep::Term
+            }
+        );
         assert_eq!(supervise.await.unwrap(), Exit::Signal(15));
         drop(spawned.stdin);
     });
@@ -103,7 +121,7 @@ pub(crate) fn concurrent_closes_share_one_sequence() {
             )
         })
         .await;
-        assert_eq!(a, Some(Exit::Signal(15)));
+        assert_eq!(a.exit, Some(Exit::Signal(15)));
         assert_eq!(a, b);
         assert!(!second_ran.load(std::sync::atomic::Ordering::SeqCst));
         // A later close returns the same at once.
@@ -129,7 +147,13 @@ pub(crate) fn without_supervision_close_kills_and_reports_nothing() {
             ..SHORT
         };
         // Nobody runs `supervise`, so no reap is observed; the group is killed all the same.
-        assert_eq!(spawned.process.close(budgets, async {}).await, None);
+        assert_eq!(
+            spawned.process.close(budgets, async {}).await,
+            Closed {
+                exit: None,
+                step: CloseStep::Kill
+            }
+        );
         marker.assert_none_survive();
         drop(spawned.supervise);
     });
