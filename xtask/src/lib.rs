@@ -25,6 +25,8 @@ pub const ALLOWED_EDGES: &[(&str, &str)] = &[
     ("sidewire-mcp", "sidewire-framing"),
     ("sidewire-ext-sdk", "sidewire-framing"),
     ("sidewire-ext-host", "sidewire-framing"),
+    ("sidewire-ext-host", "sidewire-process"),
+    ("sidewire-mcp", "sidewire-process"),
     ("sidewire-ext-protocol", "sidewire-jsonrpc"),
     ("sidewire-ext-sdk", "sidewire-jsonrpc"),
     ("sidewire-ext-host", "sidewire-jsonrpc"),
