@@ -180,12 +180,28 @@ pub(crate) fn sidecar(args: &BuiltinArgs) -> ExitCode {
     if args.hostile_exit {
         return hostile_exit();
     }
+    daemon(args.daemon);
     let code = current_thread().block_on(async {
         stubborn(args.stubborn);
         serve_main(extension(args.hostile), Options::new()).await
     });
     outlive_stdin(args.stubborn);
     code
+}
+
+/// In the `--daemon` mode, starts `setsid sleep 3600`: a process outside our group and session
+/// that inherits our environment (the tests' marker) but not our pipes.
+fn daemon(on: bool) {
+    if on {
+        let started = std::process::Command::new("setsid")
+            .args(["sleep", "3600"])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn();
+        // Not waited for: it is the point that it outlives us, until sidewire reaps it.
+        drop(started);
+    }
 }
 
 /// In the `--stubborn` mode, ignores SIGTERM, SIGHUP and SIGINT for the life of the process
@@ -287,6 +303,7 @@ pub(crate) fn mcp_server(args: &BuiltinArgs) -> ExitCode {
     if args.hostile_exit {
         return hostile_exit();
     }
+    daemon(args.daemon);
     let served = current_thread().block_on(async {
         stubborn(args.stubborn);
         server(args.hostile)

@@ -71,6 +71,10 @@ pub(crate) struct BuiltinArgs {
     /// that nothing outlives sidewire).
     #[arg(long)]
     pub(crate) stubborn: bool,
+    /// Start a daemon (`setsid sleep`) that leaves the process group and the session before
+    /// speaking the protocol (for the tests that sidewire reaps even those).
+    #[arg(long)]
+    pub(crate) daemon: bool,
 }
 
 #[derive(Debug, Args)]

@@ -680,6 +680,63 @@ fn sigterm_and_sighup_end_an_mcp_call_with_no_child_left() {
 }
 
 #[test]
+fn a_servers_setsid_daemon_does_not_outlive_sidewire() {
+    // Once when the command ends by itself, once on SIGTERM.
+    for signal in [None, Some("TERM")] {
+        let marker = format!(
+            "SIDEWIRE_TEST_MARKER=daemon-{}-{}",
+            signal.unwrap_or("none"),
+            std::process::id()
+        );
+        let (key, value) = marker.split_once('=').unwrap();
+        let home = home();
+        let args: &[&str] = match signal {
+            None => &[
+                "mcp",
+                "tools",
+                "--stdio",
+                "--",
+                EXE,
+                "__mcp-server",
+                "--daemon",
+            ],
+            Some(_) => &[
+                "mcp",
+                "call",
+                "slow",
+                "steps=100",
+                "--stdio",
+                "--",
+                EXE,
+                "__mcp-server",
+                "--daemon",
+                "--stubborn",
+            ],
+        };
+        let mut child = Command::new(EXE)
+            .args(args)
+            .env("SIDEWIRE_HOME", home.path())
+            .env(key, value)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let exited = match signal {
+            None => exit_code(&mut child, "the command"),
+            Some(signal) => {
+                // sidewire, the server and the daemon (which left the group and the session).
+                wait_for_processes(&marker, 3);
+                send(signal, child.id());
+                exit_code(&mut child, signal)
+            }
+        };
+        assert_none_left(&marker, &format!("a setsid daemon ({signal:?})"));
+        assert_eq!(exited, Some(if signal.is_some() { 143 } else { 0 }));
+    }
+}
+
+#[test]
 fn sigterm_and_sighup_end_run_with_no_sidecar_or_server_left() {
     for (signal, code) in [("TERM", 143), ("HUP", 129)] {
         let marker = format!("SIDEWIRE_TEST_MARKER=run-{signal}-{}", std::process::id());

@@ -169,4 +169,12 @@ pub use crate::package::{Package, TrustSummary};
 pub use crate::redact::{REDACTED, Redactor};
 pub use crate::runtime::{GenerationReport, Host, Runtime, SidecarInfo, Turn};
 pub use crate::store::{InstallOptions, InstalledPlugin, PluginStore};
+
+/// For binaries only, since both are process-global: become a child subreaper at start (so
+/// sidecars' `setsid()` daemons are re-parented to the binary, not PID 1), and kill and reap
+/// everything still below the process at the very end of shutdown. Re-exported from
+/// `sidewire-process` so a binary needs no dependency of its own on it.
+pub mod reaper {
+    pub use sidewire_process::{kill_descendants, set_child_subreaper};
+}
 pub use crate::text::is_terminal_control;
