@@ -298,7 +298,8 @@ pub enum Stage {
     Queued,
     /// The install record, manifest or launch contract refused it before spawning.
     Resolve,
-    /// The child's pipes could not be set up.
+    /// The child's pipes could not be set up. Not produced any more: `sidewire-process` sets
+    /// the pipes up as part of the spawn, so such a failure is a [`Stage::Spawn`].
     Pipes,
     /// The process could not be spawned.
     Spawn,

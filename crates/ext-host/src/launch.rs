@@ -5,7 +5,7 @@
 //! sidecar verbatim. The command must be absolute (no `PATH` lookup) and must not be a shell:
 //! hooks launched through login shells are the slowest and least portable part of other hosts
 //! (the reference notes measure 4× per call), and a shell would re-introduce expansion. This
-//! module spawns nothing; `process` does.
+//! module spawns nothing; `conn::handshake` does, through `sidewire-process`.
 
 use std::path::{Path, PathBuf};
 

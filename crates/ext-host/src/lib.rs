@@ -57,12 +57,16 @@
 //!
 //! [`Host::boot`] reads the [`PluginStore`] (only plugins recorded there, and enabled, ever
 //! start), checks slot ownership before anything is spawned, and boots at most 4 sidecars at a
-//! time within one 30 s budget. Each sidecar is launched directly (never through a shell) in
-//! its own process group, with stderr drained into a 16 KiB redacted tail; dropping the last
-//! [`Runtime`] kills every group synchronously, without needing a runtime. Each connection runs
-//! a few tasks on the caller's Tokio runtime (the JSON-RPC driver behind the readiness barrier,
-//! the stderr drain, the exit watcher, the event forwarder), so `Host::boot` must be called
-//! within one, with the time and I/O drivers enabled.
+//! time within one 30 s budget. Each sidecar is launched directly (never through a shell) by
+//! `sidewire-process`: in its own process group, with `PR_SET_PDEATHSIG(SIGKILL)` so a host
+//! killed outright takes its sidecars along, and with stderr drained into a 16 KiB redacted
+//! tail. Dropping the last [`Runtime`] kills every group synchronously, without needing a
+//! runtime. Each connection runs a few tasks on the caller's Tokio runtime (the JSON-RPC driver
+//! behind the readiness barrier, the process's supervision with the exit watcher, the event
+//! forwarder), so `Host::boot` must be called within one, with the time and I/O drivers
+//! enabled, and from a thread that outlives its sidecars (a runtime worker or the thread that
+//! drives the runtime: the death signal follows the spawning thread). [`Redactor`] and
+//! [`REDACTED`] are `sidewire-process`'s, re-exported: env-secret values and token patterns.
 //!
 //! # Where the spec is silent, and what this crate chose
 //!
@@ -151,8 +155,6 @@ mod events;
 mod generation;
 mod launch;
 mod package;
-mod process;
-mod redact;
 mod runtime;
 mod shared;
 mod store;
@@ -166,7 +168,6 @@ pub use crate::config::HostConfig;
 pub use crate::error::{Error, OperationFailure, Refusal, RefusedBy, Stage, StartupFailure};
 pub use crate::events::{HostEvent, HostEvents, Prompt, Surface};
 pub use crate::package::{Package, TrustSummary};
-pub use crate::redact::{REDACTED, Redactor};
 pub use crate::runtime::{GenerationReport, Host, Runtime, SidecarInfo, Turn};
 pub use crate::store::{InstallOptions, InstalledPlugin, PluginStore};
 
@@ -178,3 +179,4 @@ pub mod reaper {
     pub use sidewire_process::{kill_descendants, set_child_subreaper};
 }
 pub use crate::text::is_terminal_control;
+pub use sidewire_process::{REDACTED, Redactor};

@@ -7,10 +7,10 @@ use std::sync::{Mutex, RwLock};
 
 use sidewire_ext_protocol::Reason;
 
+use crate::Redactor;
 use crate::audit::AuditLog;
 use crate::config::HostConfig;
 use crate::events::{EventSender, HostEvent};
-use crate::redact::Redactor;
 use crate::ui::Hub;
 use crate::util::lock;
 

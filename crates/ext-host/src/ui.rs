@@ -32,9 +32,9 @@ use sidewire_jsonrpc::ErrorObject;
 use tokio::sync::oneshot;
 
 use crate::Error;
+use crate::Redactor;
 use crate::conn::{Connection, UiState};
 use crate::events::{HostEvent, Prompt, Surface};
-use crate::redact::Redactor;
 use crate::util::lock;
 
 /// The most surfaces one plugin may have published at once (all its connections together).

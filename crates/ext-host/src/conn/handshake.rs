@@ -9,9 +9,10 @@ use std::time::Duration;
 
 use sidewire_ext_protocol::{
     HostCapabilities, InitializeParams, InitializedParams, ManifestExpectation, Method, Reason,
-    SessionContext, decode_initialize_result, jsonrpc_config,
+    STDERR_TAIL_BYTES, SessionContext, decode_initialize_result, jsonrpc_config,
 };
 use sidewire_jsonrpc::{CallOptions, CloseReason};
+use sidewire_process::{Command, Spawned};
 use tokio::sync::{Notify, mpsc, watch};
 use tokio::time::Instant;
 
@@ -19,8 +20,7 @@ use super::barrier::{Barrier, Gate};
 use super::{Connection, EVENT_QUEUE, EventItem, HANDSHAKE, Handshake, Plugin, READY, UiState};
 use crate::content::ContentStore;
 use crate::error::{RefusedBy, Stage, StartupFailure};
-use crate::launch;
-use crate::process;
+use crate::launch::{self, LaunchSpec};
 use crate::shared::Shared;
 
 /// Launches `plugin` for `generation` and shakes hands within `deadline` (the smaller of the
@@ -50,11 +50,17 @@ pub(crate) async fn start(
     };
     let spec = launch::resolve(&plugin.id, &plugin.root, &plugin.version, &plugin.runtime)
         .map_err(|cause| fail(Stage::Resolve, Failed::other(cause), String::new()))?;
-    let process = process::spawn(&spec)
+    let Spawned {
+        process,
+        stdin,
+        stdout,
+        supervise,
+    } = spawn(&spec, shared)
         .map_err(|(stage, cause)| fail(stage, Failed::other(cause), String::new()))?;
+    let monitor = process.monitor();
 
     let config = jsonrpc_config();
-    let (frames, sink) = sidewire_jsonrpc::ndjson(process.stdout, process.stdin, &config);
+    let (frames, sink) = sidewire_jsonrpc::ndjson(stdout, stdin, &config);
     let gate = Arc::new(Gate::default());
     let kill = Arc::new(Notify::new());
     let (reader_tx, reader_done) = watch::channel(false);
@@ -73,10 +79,8 @@ pub(crate) async fn start(
             plugin: Arc::clone(&plugin),
             generation,
             peer,
-            group: process.group,
-            tail: process.tail,
-            exit: process.exit,
-            drained: process.drained,
+            process,
+            monitor: monitor.clone(),
             shared: Arc::clone(shared),
             state: AtomicU8::new(HANDSHAKE),
             cause: OnceLock::new(),
@@ -109,13 +113,18 @@ pub(crate) async fn start(
         });
     }
     {
+        // The supervision (stderr drain, reap, group kill) and the exit watcher in one task.
+        // Weak: the task must not keep the connection, and so the process, alive, or dropping
+        // the last connection would not kill the group.
         let weak = Arc::downgrade(&conn);
-        let mut exit = conn.exit.clone();
         tokio::spawn(async move {
-            let exited = exit.wait_for(Option::is_some).await.ok().and_then(|e| *e);
-            if let (Some(exit), Some(conn)) = (exited, weak.upgrade()) {
-                conn.process_exited(exit);
-            }
+            let watch = async {
+                let exit = monitor.exited().await;
+                if let Some(conn) = weak.upgrade() {
+                    conn.process_exited(exit);
+                }
+            };
+            tokio::join!(supervise, watch);
         });
     }
     {
@@ -152,7 +161,7 @@ pub(crate) async fn start(
         Ok(()) => Ok(conn),
         Err(failed) => {
             gate.fail();
-            conn.group.kill();
+            conn.process.kill();
             conn.kill.notify_one();
             let _ = conn
                 .wait_gone(sidewire_ext_protocol::SHUTDOWN_REAP_WAIT)
@@ -161,6 +170,30 @@ pub(crate) async fn start(
             Err(fail(Stage::Handshake, failed, tail))
         }
     }
+}
+
+/// Spawns the sidecar per its launch spec: no shell, its own process group, the death signal,
+/// stderr drained into the spec's 16 KiB tail (§13.5), redacted by the host's redactor plus
+/// the manifest `env` secrets. Must be called on a runtime worker (or the thread driving the
+/// runtime), which the death signal follows.
+fn spawn(spec: &LaunchSpec, shared: &Shared) -> Result<Spawned, (Stage, String)> {
+    Command::new(&spec.command)
+        .args(&spec.args)
+        .envs(spec.env.iter().map(|(name, value)| (name, value)))
+        .current_dir(&spec.cwd)
+        .redactor(shared.redactor())
+        .tail_bytes(STDERR_TAIL_BYTES)
+        .spawn()
+        .map_err(|err| {
+            let why = match &err {
+                sidewire_process::Error::Spawn { source, .. } => source.to_string(),
+                other => other.to_string(),
+            };
+            (
+                Stage::Spawn,
+                format!("cannot spawn {}: {why}", spec.command.display()),
+            )
+        })
 }
 
 /// Why a start failed, before it is dressed as a [`StartupFailure`].
@@ -266,7 +299,7 @@ async fn handshake(
         .await
         .map_err(|err| Failed::other(format!("cannot send extension/initialized: {err}")))?;
     // An exit noticed while still in the handshake state found nothing to crash.
-    if let Some(exit) = *conn.exit.borrow() {
+    if let Some(exit) = conn.monitor.exit() {
         conn.crash(exit.to_string());
     }
     Ok(())

@@ -3,9 +3,11 @@
 //! (§6.6).
 //!
 //! Each connection runs three tasks on the caller's runtime: the jsonrpc driver (behind the
-//! readiness barrier and a kill switch), the stderr drain and the exit watcher (both in
-//! `process`), plus the event forwarder. Tasks hold only weak references to the connection, so
-//! dropping the last [`Connection`] kills the process group synchronously. This module does not
+//! readiness barrier and a kill switch), the process's supervision (`sidewire-process`'s
+//! `Supervise` future: stderr drain, reap, group kill) together with the exit watcher, and the
+//! event forwarder. Tasks hold only weak references to the connection (the supervision only a
+//! non-owning view of the process), so dropping the last [`Connection`] kills the process
+//! group synchronously. This module does not
 //! walk chains or decide policy; it reports what happened to each call.
 
 mod barrier;
@@ -31,8 +33,9 @@ use sidewire_ext_protocol::{
 use sidewire_jsonrpc::{CallOptions, CloseReason, Peer, RawResult};
 use tokio::sync::{Notify, mpsc, watch};
 
+use sidewire_process::{CloseBudgets, CloseStep, Exit, Monitor, Process};
+
 use crate::content::{ContentStore, sha256_hex};
-use crate::process::{Exit, Group, Tail};
 use crate::shared::Shared;
 use crate::util::lock;
 
@@ -103,10 +106,10 @@ pub(crate) struct Connection {
     /// The generation that started it.
     pub(crate) generation: u64,
     peer: Peer,
-    group: Arc<Group>,
-    tail: Arc<Mutex<Tail>>,
-    exit: watch::Receiver<Option<Exit>>,
-    drained: watch::Receiver<bool>,
+    /// The owning handle: the only one, so dropping the connection kills the group.
+    process: Process,
+    /// A non-owning view of the same process: its exit and stderr tail.
+    monitor: Monitor,
     pub(crate) shared: Arc<Shared>,
     state: AtomicU8,
     cause: OnceLock<String>,
@@ -132,7 +135,7 @@ impl std::fmt::Debug for Connection {
         f.debug_struct("Connection")
             .field("plugin", &self.plugin.id)
             .field("generation", &self.generation)
-            .field("pid", &self.group.pid())
+            .field("pid", &self.process.pid())
             .field("state", &self.state.load(Ordering::Relaxed))
             .finish_non_exhaustive()
     }
@@ -213,7 +216,7 @@ pub(crate) fn human(duration: Duration) -> String {
 
 impl Connection {
     pub(crate) fn pid(&self) -> u32 {
-        self.group.pid()
+        self.process.pid()
     }
 
     pub(crate) fn handshake(&self) -> &Handshake {
@@ -231,10 +234,10 @@ impl Connection {
         self.state.load(Ordering::Acquire) == CRASHED
     }
 
-    /// The redacted stderr tail.
+    /// The stderr tail, redacted with the host's current redactor (its environment and every
+    /// manifest `env`, which a reload may have changed since the spawn).
     pub(crate) fn stderr_tail(&self) -> String {
-        let text = lock(&self.tail).text();
-        self.shared.redact(&text)
+        self.monitor.stderr_tail_with(&self.shared.redactor())
     }
 
     fn not_running(&self) -> CallError {
@@ -459,7 +462,7 @@ impl Connection {
         }
         let cause = self.shared.redact(&cause);
         let _ = self.cause.set(cause.clone());
-        self.group.kill();
+        self.process.kill();
         self.kill.notify_one();
         self.ui_state.send_replace(UiState::Retired);
         self.shared.hub.connection_gone(self);
@@ -485,17 +488,12 @@ impl Connection {
         });
     }
 
-    /// Waits (bounded) for the reap and the end of stderr.
+    /// Waits (bounded) for the reap and the end of stderr (or its 250 ms after the reap).
     async fn wait_gone(&self, budget: Duration) -> Option<Exit> {
-        let mut exit = self.exit.clone();
-        let mut drained = self.drained.clone();
-        let waited = tokio::time::timeout(budget, async {
-            let exit = exit.wait_for(Option::is_some).await.ok().and_then(|e| *e);
-            let _ = drained.wait_for(|d| *d).await;
-            exit
-        })
-        .await;
-        waited.ok().flatten().or_else(|| *self.exit.borrow())
+        tokio::time::timeout(budget, self.monitor.finished())
+            .await
+            .ok()
+            .or_else(|| self.monitor.exit())
     }
 
     /// The shutdown sequence of §6.6; idempotent and safe to call concurrently (every caller
@@ -570,11 +568,18 @@ impl Connection {
                 }
             }
         }
-        // Close stdin: dropping the driver closes the pipe and fails calls still pending.
-        self.kill.notify_one();
-        let exited = tokio::time::timeout(SHUTDOWN_EXIT_WAIT, self.wait_exit()).await;
-        if exited.is_err() {
-            self.group.kill();
+        // Close stdin (dropping the driver closes the pipe and fails calls still pending), give
+        // the process its exit wait, then kill the group and wait for the reap (§6.6 steps 3-4).
+        let budgets = CloseBudgets {
+            stdin: SHUTDOWN_EXIT_WAIT,
+            term: None,
+            kill: SHUTDOWN_REAP_WAIT,
+        };
+        let closed = self
+            .process
+            .close(budgets, async { self.kill.notify_one() })
+            .await;
+        if closed.step == CloseStep::Kill {
             self.shared.warn_because(
                 Some(&self.plugin.id),
                 Some(Reason::ShutdownTimeout),
@@ -585,15 +590,9 @@ impl Connection {
                     human(SHUTDOWN_EXIT_WAIT)
                 ),
             );
-            let _ = tokio::time::timeout(SHUTDOWN_REAP_WAIT, self.wait_exit()).await;
         }
         let mut reader = self.reader_done.clone();
         let _ = tokio::time::timeout(SHUTDOWN_REAP_WAIT, reader.wait_for(|d| *d)).await;
-    }
-
-    async fn wait_exit(&self) {
-        let mut exit = self.exit.clone();
-        let _ = exit.wait_for(Option::is_some).await;
     }
 
     /// The stdout reader ended: a crash unless we are shutting down.
@@ -618,9 +617,10 @@ impl Connection {
 
 impl Drop for Connection {
     fn drop(&mut self) {
-        // The group's own `Drop` kills it when this was the last handle; a crash reporter task
-        // may still hold one briefly, so kill here too.
-        self.group.kill();
+        // The process's own `Drop` kills the group when this was its last handle (it is: the
+        // tasks hold only weak references); killing here too keeps that true whatever else
+        // might come to hold a clone.
+        self.process.kill();
         // Its surfaces go with it: nothing can act on them any more.
         self.shared.hub.forget(self);
     }

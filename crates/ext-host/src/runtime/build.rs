@@ -10,10 +10,10 @@ use sidewire_ext_protocol::{MAX_CONCURRENT_BOOTS, Slot};
 use tokio::sync::Semaphore;
 use tokio::time::Instant;
 
+use crate::Redactor;
 use crate::conn::{self, Connection, Plugin, UiState};
 use crate::error::{Stage, StartupFailure};
 use crate::generation::Generation;
-use crate::redact::Redactor;
 use crate::shared::Shared;
 use crate::store::PluginStore;
 use crate::{Error, Package};

@@ -22,12 +22,12 @@ use sidewire_ext_protocol::{
 };
 use tokio::sync::OwnedRwLockReadGuard;
 
+use crate::Redactor;
 use crate::chain::{Outcome, walk};
 use crate::config::HostConfig;
 use crate::conn::{Connection, PayloadText, UiState};
 use crate::events::HostEvents;
 use crate::generation::{Generation, bit};
-use crate::redact::Redactor;
 use crate::shared::Shared;
 use crate::store::PluginStore;
 use crate::util::lock;

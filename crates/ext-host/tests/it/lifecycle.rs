@@ -417,3 +417,46 @@ pub(crate) async fn boots_run_four_at_a_time_within_one_budget() {
     assert_eq!(startup(&err).plugin, "must");
     env.assert_no_processes();
 }
+
+/// A host killed outright (SIGKILL: no shutdown, no `Drop`) takes its sidecars with it: they
+/// get `PR_SET_PDEATHSIG(SIGKILL)` at spawn. The sidecar here outlives its stdin closing, so
+/// only the death signal can end it.
+pub(crate) async fn a_sidecar_dies_with_its_host_when_the_host_is_sigkilled() {
+    use tokio::io::AsyncBufReadExt;
+    let env = Env::new();
+    env.plugin("orphan")
+        .intercepts(&["input.receive"])
+        .script("eof", json!("linger"))
+        .install();
+    let mut host = tokio::process::Command::new(std::env::current_exe().unwrap())
+        .env(crate::sidecar::ROLE, "idle-host")
+        .env("SIDEWIRE_TEST_STATE", &env.state)
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = tokio::io::BufReader::new(host.stdout.take().unwrap()).lines();
+    let line = within(WAIT, "the host to boot", lines.next_line()).await;
+    assert_eq!(line.unwrap().as_deref(), Some("booted"));
+    let sidecars = env.pids();
+    assert_eq!(sidecars.len(), 1, "{sidecars:?}");
+    assert!(sidecars.iter().all(|&pid| alive(pid)));
+
+    host.start_kill().unwrap();
+    let status = within(WAIT, "the killed host", host.wait()).await.unwrap();
+    assert_eq!(
+        std::os::unix::process::ExitStatusExt::signal(&status),
+        Some(9)
+    );
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while sidecars.iter().any(|&pid| alive(pid)) && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let survivors: Vec<u32> = sidecars.into_iter().filter(|&pid| alive(pid)).collect();
+    if !survivors.is_empty() {
+        // Leave nothing behind, even when failing.
+        sidewire_process::testing::kill_all(&survivors);
+        panic!("sidecars {survivors:?} outlived their SIGKILLed host");
+    }
+    env.assert_no_processes();
+}

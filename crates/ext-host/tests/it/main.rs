@@ -141,6 +141,7 @@ fn main() -> ExitCode {
         lifecycle::only_the_plugin_root_is_expanded_and_reasonix_variables_win,
         lifecycle::a_slot_claimed_twice_fails_the_build_before_any_spawn,
         lifecycle::boots_run_four_at_a_time_within_one_budget,
+        lifecycle::a_sidecar_dies_with_its_host_when_the_host_is_sigkilled,
         chains::members_run_by_priority_then_id_each_seeing_its_predecessor,
         chains::block_stops_the_walk_with_a_redacted_reason,
         chains::secrets_of_the_hosts_environment_are_redacted,

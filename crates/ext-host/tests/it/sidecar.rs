@@ -6,7 +6,8 @@
 //! The scripted sidecar speaks the protocol by hand, synchronously, so it can misbehave in
 //! ways the SDK never would: hang, crash mid-intercept, write junk or an over-cap frame, talk
 //! before `extension/initialized`, claim undeclared capabilities, send bad replacements, stop
-//! reading stdin, read events slowly, ignore shutdown, flood stderr, spawn a grandchild. Every process started
+//! reading stdin, read events slowly, ignore shutdown, flood stderr, spawn a grandchild. Two
+//! roles are hosts rather than sidecars (`host`, `idle-host`). Every process started
 //! here records its pid under `$REASONIX_PLUGIN_ROOT/.pids/` so tests can prove it is gone.
 
 use std::collections::HashMap;
@@ -53,6 +54,7 @@ pub(crate) fn run(role: &str) -> ExitCode {
         }
         "script" => script(),
         "host" => host(),
+        "idle-host" => idle_host(),
         other => {
             let _ = writeln!(std::io::stderr(), "unknown test sidecar role {other:?}");
             ExitCode::from(2)
@@ -358,6 +360,28 @@ fn host() -> ExitCode {
         };
         host.shutdown().await;
         let _ = writeln!(std::io::stdout(), "{text}");
+    });
+    ExitCode::SUCCESS
+}
+
+/// Not a sidecar either: a host in a process of its own that boots the store in
+/// `SIDEWIRE_TEST_STATE`, prints `booted` on stdout and then waits forever, so that a test can
+/// kill it outright and watch what becomes of its sidecars. Its runtime runs on the main
+/// thread, which spawns the sidecars and lives as long as the process.
+fn idle_host() -> ExitCode {
+    let state = std::env::var("SIDEWIRE_TEST_STATE").expect("SIDEWIRE_TEST_STATE is set");
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    runtime.block_on(async {
+        let config = sidewire_ext_host::HostConfig::new(&state, "s-idle-host", &state);
+        let (_host, _events) = sidewire_ext_host::Host::boot(config)
+            .await
+            .expect("the host boots");
+        let _ = writeln!(std::io::stdout(), "booted");
+        let _ = std::io::stdout().flush();
+        std::future::pending::<()>().await;
     });
     ExitCode::SUCCESS
 }
