@@ -333,7 +333,14 @@ impl fmt::Display for Error {
         }
         write!(f, "{}", self.0.kind)?;
         if let Some(exit) = &self.0.exit {
-            write!(f, "; the process {exit}")?;
+            // `exit_status` is `sidewire_process::Exit`'s text: "exited with status 3" reads
+            // on after "the process", "killed by signal 9" needs its verb.
+            let verb = if exit.starts_with("killed") {
+                "was "
+            } else {
+                ""
+            };
+            write!(f, "; the process {verb}{exit}")?;
         }
         if let Some(tail) = &self.0.stderr {
             let tail = tail.trim_end();

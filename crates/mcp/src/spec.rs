@@ -271,8 +271,9 @@ impl ServerSpec {
         self
     }
 
-    /// Also forwards each stderr line to `tracing` (target `sidewire_mcp::stderr`, each line cut
-    /// at 4 KiB, credentials redacted). The 16 KiB tail is kept either way.
+    /// Also forwards each stderr line to `tracing` (target `sidewire_process::stderr`, field
+    /// `process` = the server's name, each line cut at 4 KiB, credentials redacted). The 16 KiB
+    /// tail is kept either way.
     pub fn forward_stderr(mut self, on: bool) -> Self {
         self.forward_stderr = on;
         self

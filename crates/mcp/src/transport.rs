@@ -13,11 +13,11 @@ use bytes::Bytes;
 use futures_core::Stream;
 use futures_util::Sink;
 use sidewire_jsonrpc::{Config, Peer};
+use sidewire_process::{CloseBudgets, Process};
 use tokio::io::{AsyncRead, AsyncWrite};
 
 use crate::http::{Failures, HttpBackend};
 use crate::protocol::session::Background;
-use crate::stdio::ProcessHandle;
 use crate::{Error, ServerSpec, Transport};
 
 /// Inbound frames, boxed so every transport drives the same jsonrpc driver type.
@@ -43,8 +43,8 @@ pub(crate) struct Opened {
 pub(crate) enum Backend {
     /// Caller-supplied streams (in-process servers, tests): nothing to kill.
     Streams,
-    /// A child process.
-    Stdio(ProcessHandle),
+    /// A child process (the owning handle: dropping it kills the group).
+    Stdio(Process),
     /// Streamable HTTP or legacy HTTP+SSE.
     Http(HttpBackend),
 }
@@ -57,7 +57,15 @@ impl Backend {
                 let _ =
                     tokio::time::timeout(STREAMS_CLOSE_BUDGET, peer.shutdown(Duration::ZERO)).await;
             }
-            Backend::Stdio(process) => process.close(peer).await,
+            // Closing stdin goes through the jsonrpc shutdown, which flushes what is queued and
+            // fails what is pending; then SIGTERM, then SIGKILL, each to the whole group.
+            Backend::Stdio(process) => {
+                process
+                    .close(CloseBudgets::MCP_STDIO, async {
+                        let _ = peer.shutdown(Duration::ZERO).await;
+                    })
+                    .await;
+            }
             Backend::Http(http) => http.close(peer).await,
         }
     }
@@ -65,7 +73,7 @@ impl Backend {
     /// Kills at once, synchronously (for `Drop`).
     pub(crate) fn kill_now(&self) {
         if let Backend::Stdio(process) = self {
-            process.kill_now();
+            process.kill();
         }
     }
 
@@ -73,7 +81,7 @@ impl Backend {
     /// an error can carry the whole story.
     pub(crate) async fn settle(&self, within: Duration) {
         if let Backend::Stdio(process) = self {
-            process.wait_exit(within).await;
+            let _ = tokio::time::timeout(within, process.monitor().finished()).await;
         }
     }
 
@@ -81,7 +89,10 @@ impl Backend {
     pub(crate) fn diagnostics(&self) -> (Option<String>, Option<String>) {
         match self {
             Backend::Streams | Backend::Http(_) => (None, None),
-            Backend::Stdio(process) => (process.exit_status(), Some(process.stderr_tail())),
+            Backend::Stdio(process) => (
+                process.exit().map(|exit| exit.to_string()),
+                Some(process.stderr_tail()),
+            ),
         }
     }
 

@@ -153,3 +153,14 @@ fn a_spawn_failure_names_its_os_error_once_in_a_chain() {
     assert!(std::error::Error::source(&err).is_none());
     assert_eq!(err.to_string().matches(&os.to_string()).count(), 1);
 }
+
+#[test]
+fn a_signalled_exit_reads_as_a_sentence() {
+    let err = Error::config("x").with_diagnostics(Some("killed by signal 9".to_owned()), None);
+    assert_eq!(err.exit_status(), Some("killed by signal 9"));
+    assert!(
+        err.to_string()
+            .ends_with("; the process was killed by signal 9"),
+        "{err}"
+    );
+}

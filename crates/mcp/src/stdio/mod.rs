@@ -1,42 +1,42 @@
 //! The stdio transport (Unix): a server run as a child process speaking newline-delimited JSON.
 //!
-//! The child is spawned without a shell, with the parent's environment plus the spec's `env`,
-//! `PATH` enriched from the login shell ([`path`]), the spec's working directory, its own
-//! process group, and optionally a lower priority. stdout is framed by `sidewire-framing`'s
-//! NDJSON codec in skip mode through `sidewire_jsonrpc::ndjson` (lenient profile): an
-//! oversized line fails the request it answers and the connection lives; non-JSON lines are
-//! skipped and counted. stderr is always drained into a redacted tail ([`stderr`]). The
-//! process's lifetime is [`process`]'s business.
+//! The process itself is `sidewire-process`'s business: the command is resolved with
+//! [`sidewire_process::resolve`] (a path, else the spec's or the current `PATH`, and only when
+//! it is not there the login shell's `PATH`, probed once per process; a command found on
+//! `PATH` runs no shell), then spawned without a shell with the parent's environment plus the
+//! spec's `env`, the spec's working directory, its own process group, the death signal, and
+//! optionally a lower priority. Its stderr is always drained into a redacted 16 KiB tail (the
+//! host's own credential-named variables, the spec's, and token patterns), optionally
+//! forwarded to `tracing` (target [`sidewire_process::STDERR_TARGET`]). The supervision future
+//! is this transport's background work, run inside the client's driver (nothing here spawns a
+//! task), and [`Backend::Stdio`] holds the owning [`sidewire_process::Process`]: closing is
+//! [`sidewire_process::CloseBudgets::MCP_STDIO`], dropping the last client kills the group.
+//!
+//! stdout is framed by `sidewire-framing`'s NDJSON codec in skip mode through
+//! `sidewire_jsonrpc::ndjson` (lenient profile): an oversized line fails the request it
+//! answers and the connection lives; non-JSON lines are skipped and counted.
 //!
 //! It does not handle Windows (`.cmd` shims, Job Objects) yet.
 
-pub(crate) mod path;
-pub(crate) mod process;
-pub(crate) mod redact;
-pub(crate) mod stderr;
-
-use std::process::Stdio;
-use std::sync::{Arc, Mutex};
+use std::ffi::OsStr;
+use std::sync::OnceLock;
 
 use sidewire_jsonrpc::Config;
-
-pub(crate) use crate::stdio::process::ProcessHandle;
+use sidewire_process::{Command, Redactor};
 
 use crate::error::Kind;
-use crate::stdio::stderr::StderrTail;
 use crate::transport::{Backend, Opened};
 use crate::{Error, ServerSpec};
 
+/// The host's own secrets (credential-named variables of its environment), computed once per
+/// process: every server's stderr tail hides them.
+fn host_redactor() -> Redactor {
+    static HOST: OnceLock<Redactor> = OnceLock::new();
+    HOST.get_or_init(Redactor::from_process_env).clone()
+}
+
 /// Starts the server process and wires its pipes.
 pub(crate) async fn open(spec: &ServerSpec, config: &Config) -> Result<Opened, Error> {
-    let shell_path = path::login_shell_path().await;
-    let base = match spec.env.get("PATH") {
-        Some(path) => path.clone(),
-        None => std::env::var_os("PATH")
-            .map(|path| path.to_string_lossy().into_owned())
-            .unwrap_or_default(),
-    };
-    let search = path::merge(&base, shell_path.as_deref());
     if let Some(dir) = &spec.dir
         && !dir.is_dir()
     {
@@ -47,52 +47,56 @@ pub(crate) async fn open(spec: &ServerSpec, config: &Config) -> Result<Opened, E
             ),
         }));
     }
-    let program = path::resolve(&spec.command, &search, spec.dir.as_deref())?;
-    let mut command = tokio::process::Command::new(&program);
+    let resolved = sidewire_process::resolve(
+        &spec.command,
+        spec.env.get("PATH").map(OsStr::new),
+        spec.dir.as_deref(),
+    )
+    .await
+    .map_err(|err| spawn_error(err, !spec.command.contains('/')))?;
+    let mut command = Command::new(&resolved.program);
     command
         .args(&spec.args)
         .envs(&spec.env)
-        .env("PATH", &search)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        // Its own group, so closing can signal everything it started and a terminal's ^C
-        // aimed at the host does not reach it.
-        .process_group(0)
-        .kill_on_drop(true);
+        .low_priority(spec.low_priority)
+        .redactor(host_redactor());
+    if let Some(path) = resolved.path {
+        // Found only on the login shell's PATH: the child gets the PATH that found it.
+        command.env("PATH", path);
+    }
     if let Some(dir) = &spec.dir {
         command.current_dir(dir);
     }
-    let mut child = command.spawn().map_err(|err| {
-        Error::new(Kind::Spawn {
-            message: format!("cannot start {}: {err}", program.display()),
-        })
-    })?;
-    let (Some(pid), Some(stdin), Some(stdout), Some(stderr)) = (
-        child.id(),
-        child.stdin.take(),
-        child.stdout.take(),
-        child.stderr.take(),
-    ) else {
-        return Err(Error::new(Kind::Spawn {
-            message: format!("{} started without its pipes", program.display()),
-        }));
-    };
-    if spec.low_priority
-        && let Err(err) = process::lower_priority(pid)
-    {
-        tracing::warn!(server = %spec.name, %err, "could not lower the server's priority");
+    if spec.forward_stderr {
+        command.forward_stderr(std::sync::Arc::clone(&spec.name));
     }
-    let forward = spec.forward_stderr.then(|| Arc::clone(&spec.name));
-    let tail = Arc::new(Mutex::new(StderrTail::new(forward)));
-    let handle = ProcessHandle::new(pid, tail);
-    let background = process::supervise(child, stderr, handle.clone());
-    let (stream, sink) = sidewire_jsonrpc::ndjson(stdout, stdin, config);
-    tracing::debug!(server = %spec.name, pid, program = %program.display(), "started an MCP server");
+    let spawned = command.spawn().map_err(|err| spawn_error(err, false))?;
+    let pid = spawned.process.pid();
+    let supervise = spawned.supervise;
+    let (stream, sink) = sidewire_jsonrpc::ndjson(spawned.stdout, spawned.stdin, config);
+    tracing::debug!(server = %spec.name, pid, program = %resolved.program.display(), "started an MCP server");
     Ok(Opened {
         stream: Box::pin(stream),
         sink: Box::pin(sink),
-        backend: Backend::Stdio(handle),
-        background: Some(background),
+        backend: Backend::Stdio(spawned.process),
+        background: Some(Box::pin(async move {
+            supervise.await;
+        })),
     })
 }
+
+/// A launch failure as mcp's spawn error, its cause in the message (never also a `source`).
+/// A command name not found on `PATH` also says where a server's `PATH` is set.
+fn spawn_error(err: sidewire_process::Error, searched_path: bool) -> Error {
+    let mut message = match std::error::Error::source(&err) {
+        Some(source) => format!("{err}: {source}"),
+        None => err.to_string(),
+    };
+    if err.is_not_found() && searched_path {
+        message.push_str(" (a server's PATH goes in its `env`)");
+    }
+    Error::new(Kind::Spawn { message })
+}
+
+#[cfg(test)]
+mod tests;

@@ -271,10 +271,7 @@ async fn close_escalates_to_sigkill_within_its_budget_and_is_idempotent() {
     );
     wait_reaped(pid).await;
     wait_dead_not_ours(grandchild.unwrap()).await;
-    assert_eq!(
-        client.exit_status().as_deref(),
-        Some("was killed by signal 9")
-    );
+    assert_eq!(client.exit_status().as_deref(), Some("killed by signal 9"));
     // And again, at once.
     let again = Instant::now();
     client.close().await;
@@ -366,6 +363,100 @@ async fn a_slow_start_fails_at_its_startup_timeout() {
     assert!(err.is_timeout(), "{err:?}");
     assert_eq!(err.stage().unwrap().0, Stage::Initialize);
     assert!(started.elapsed() < Duration::from_secs(4));
+}
+
+/// Set in the re-executed test binary of
+/// [`a_command_on_path_runs_no_login_shell_and_one_off_it_finds_the_shells_path`]: the
+/// directory holding its fake login shell, marker file and login-only command.
+const LOGIN_SHELL_ROLE: &str = "SIDEWIRE_TEST_LOGIN_SHELL_DIR";
+
+/// A command found on `PATH` starts without any shell; only a miss asks the login shell, whose
+/// `PATH` then reaches the child. `SHELL` is process-wide and the probe's answer is cached per
+/// process, so the checks run in a re-executed copy of this test binary with `SHELL` set to a
+/// fake login shell that leaves a marker file.
+#[tokio::test]
+async fn a_command_on_path_runs_no_login_shell_and_one_off_it_finds_the_shells_path() {
+    if let Some(dir) = std::env::var_os(LOGIN_SHELL_ROLE) {
+        return login_shell_checks(std::path::Path::new(&dir)).await;
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let dir = temp_dir("login-shell");
+    let marker = dir.join("probed");
+    let login_bin = dir.join("login-bin");
+    std::fs::create_dir(&login_bin).unwrap();
+    let executable = |path: &std::path::Path, text: String| {
+        std::fs::write(path, text).unwrap();
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    };
+    // The fake login shell: records that it ran, then answers like a login shell whose
+    // profile added `login-bin` (it runs the probe's `-c` command with a real sh).
+    executable(
+        &dir.join("shell"),
+        format!(
+            "#!/bin/sh\necho probed >> '{}'\nPATH='{}':\"$PATH\"\nexport PATH\nshift\nexec /bin/sh \"$@\"\n",
+            marker.display(),
+            login_bin.display()
+        ),
+    );
+    // A server command only the login shell's PATH has.
+    executable(
+        &login_bin.join("sidewire-login-only-server"),
+        format!(
+            "#!/bin/sh\nexec python3 -u '{}' \"$@\"\n",
+            fake_server().display()
+        ),
+    );
+    let test = "stdio::a_command_on_path_runs_no_login_shell_and_one_off_it_finds_the_shells_path";
+    let output = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([test, "--exact", "--nocapture", "--test-threads=1"])
+        .env(LOGIN_SHELL_ROLE, &dir)
+        .env("SHELL", dir.join("shell"))
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        output.status.success(),
+        "the re-executed test failed:\n{text}"
+    );
+    // It really ran the one test (a filter that matched nothing would pass too).
+    assert!(text.contains("1 passed"), "{text}");
+    std::fs::remove_dir_all(dir).unwrap();
+}
+
+/// The re-executed half: `SHELL` is the fake login shell in `dir`.
+async fn login_shell_checks(dir: &std::path::Path) {
+    let marker = dir.join("probed");
+    // python3 is on PATH: no shell runs, not even once per process.
+    let client = connect(fake_spec("on-path")).await;
+    client.ping().await.unwrap();
+    within("close", client.close()).await;
+    assert!(
+        !marker.exists(),
+        "a command found on PATH ran the login shell"
+    );
+    // Not on PATH: the login shell is asked (once), and the child gets the PATH that found it.
+    let client = connect(ServerSpec::stdio(
+        "login-only",
+        "sidewire-login-only-server",
+    ))
+    .await;
+    let path = client
+        .call_tool("env", json!({"name": "PATH"}), CallOptions::new())
+        .await
+        .unwrap()
+        .joined_text();
+    within("close", client.close()).await;
+    let login_bin = dir.join("login-bin");
+    assert!(
+        path.split(':')
+            .any(|entry| std::path::Path::new(entry) == login_bin),
+        "{path}"
+    );
+    assert_eq!(std::fs::read_to_string(&marker).unwrap(), "probed\n");
 }
 
 /// A marker no other test's process carries.
