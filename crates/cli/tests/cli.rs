@@ -680,6 +680,83 @@ fn sigterm_and_sighup_end_an_mcp_call_with_no_child_left() {
 }
 
 #[test]
+fn sigkill_of_sidewire_takes_its_servers_and_sidecars_along() {
+    // Nothing of sidewire runs after SIGKILL: only the death signal its children were started
+    // with can end them. The server and the sidecar ignore SIGTERM, SIGHUP and EOF.
+    for command in ["mcp", "run"] {
+        let marker = format!("SIDEWIRE_TEST_MARKER=kill-{command}-{}", std::process::id());
+        let (key, value) = marker.split_once('=').unwrap();
+        let home = home();
+        let config = home.path().join("mcp.json");
+        let args: Vec<String> = if command == "mcp" {
+            [
+                "mcp",
+                "call",
+                "slow",
+                "steps=100",
+                "--stdio",
+                "--",
+                EXE,
+                "__mcp-server",
+                "--stubborn",
+            ]
+            .map(str::to_owned)
+            .to_vec()
+        } else {
+            let package = builtin_plugin(home.path());
+            let manifest = package.join("reasonix-plugin.json");
+            let mut doc: Value =
+                serde_json::from_str(&std::fs::read_to_string(&manifest).unwrap()).unwrap();
+            doc["runtime"]["args"]
+                .as_array_mut()
+                .unwrap()
+                .push(json!("--stubborn"));
+            std::fs::write(&manifest, doc.to_string()).unwrap();
+            let install = run(
+                home.path(),
+                &[
+                    "plugin",
+                    "install",
+                    package.to_str().unwrap(),
+                    "--yes",
+                    "--link",
+                ],
+            );
+            assert!(install.status.success(), "{}", stderr(&install));
+            std::fs::write(
+                &config,
+                json!({"mcpServers": {"demo": {"command": EXE, "args": ["__mcp-server", "--stubborn"]}}})
+                    .to_string(),
+            )
+            .unwrap();
+            vec![
+                "run".into(),
+                "--config".into(),
+                config.display().to_string(),
+            ]
+        };
+        let mut child = Command::new(EXE)
+            .args(&args)
+            .env("SIDEWIRE_HOME", home.path())
+            .env(key, value)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        wait_for_processes(&marker, if command == "mcp" { 2 } else { 3 });
+        send("KILL", child.id());
+        let exited = child.wait().unwrap();
+        drop(child.stdin.take());
+        assert_none_left(&marker, &format!("SIGKILL during {command}"));
+        assert_eq!(
+            std::os::unix::process::ExitStatusExt::signal(&exited),
+            Some(9)
+        );
+    }
+}
+
+#[test]
 fn a_servers_setsid_daemon_does_not_outlive_sidewire() {
     // Once when the command ends by itself, once on SIGTERM.
     for signal in [None, Some("TERM")] {
@@ -747,10 +824,10 @@ fn sigterm_and_sighup_end_run_with_no_sidecar_or_server_left() {
         let manifest = package.join("reasonix-plugin.json");
         let mut doc: Value =
             serde_json::from_str(&std::fs::read_to_string(&manifest).unwrap()).unwrap();
-        doc["runtime"]["args"]
-            .as_array_mut()
-            .unwrap()
-            .push(json!("--stubborn"));
+        let args = doc["runtime"]["args"].as_array_mut().unwrap();
+        // It also forks a setsid() daemon, which leaves its group and session.
+        args.push(json!("--stubborn"));
+        args.push(json!("--daemon"));
         std::fs::write(&manifest, doc.to_string()).unwrap();
         let install = run(
             home.path(),
@@ -780,8 +857,8 @@ fn sigterm_and_sighup_end_run_with_no_sidecar_or_server_left() {
             .stderr(Stdio::null())
             .spawn()
             .unwrap();
-        // sidewire, its sidecar and its MCP server.
-        wait_for_processes(&marker, 3);
+        // sidewire, its sidecar, the sidecar's daemon and the MCP server.
+        wait_for_processes(&marker, 4);
         send(signal, child.id());
         let exited = exit_code(&mut child, signal);
         drop(child.stdin.take());
