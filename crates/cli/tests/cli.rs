@@ -532,66 +532,6 @@ fn processes_with(marker: &str) -> Vec<u32> {
     found
 }
 
-#[test]
-fn ctrl_c_cancels_the_call_and_leaves_no_child() {
-    let marker = format!("SIDEWIRE_TEST_MARKER={}", std::process::id());
-    let (key, value) = marker.split_once('=').unwrap();
-    let home = home();
-    let mut child = Command::new(EXE)
-        .args([
-            "mcp",
-            "call",
-            "slow",
-            "steps=100",
-            "--stdio",
-            "--",
-            EXE,
-            "__mcp-server",
-        ])
-        .env("SIDEWIRE_HOME", home.path())
-        .env(key, value)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    // Wait until the server child is up, then interrupt.
-    let deadline = Instant::now() + Duration::from_secs(20);
-    while processes_with(&marker).len() < 2 {
-        assert!(
-            Instant::now() < deadline,
-            "the MCP server child never started"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let status = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let deadline = Instant::now() + Duration::from_secs(20);
-    let code = loop {
-        if let Some(status) = child.try_wait().unwrap() {
-            break status.code();
-        }
-        assert!(
-            Instant::now() < deadline,
-            "sidewire did not exit after Ctrl-C"
-        );
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    assert_eq!(code, Some(130));
-    let deadline = Instant::now() + Duration::from_secs(5);
-    while !processes_with(&marker).is_empty() {
-        assert!(
-            Instant::now() < deadline,
-            "children left behind: {:?}",
-            processes_with(&marker)
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    }
-}
-
 /// Sends `signal` (a `kill` name: TERM, HUP, INT) to `pid`.
 fn send(signal: &str, pid: u32) {
     let status = Command::new("kill")
@@ -645,9 +585,45 @@ fn assert_none_left(marker: &str, what: &str) {
     assert!(left.is_empty(), "{what}: children left behind: {left:?}");
 }
 
+/// Installs the built-in sidecar (with `sidecar_flags`, e.g. `--stubborn`) and writes an MCP
+/// config starting the built-in server with `--stubborn`; returns `run`'s arguments.
+fn stubborn_run(home: &Path, sidecar_flags: &[&str]) -> Vec<String> {
+    let package = builtin_plugin(home);
+    let manifest = package.join("reasonix-plugin.json");
+    let mut doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(&manifest).unwrap()).unwrap();
+    let args = doc["runtime"]["args"].as_array_mut().unwrap();
+    args.extend(sidecar_flags.iter().map(|flag| json!(flag)));
+    std::fs::write(&manifest, doc.to_string()).unwrap();
+    let install = run(
+        home,
+        &[
+            "plugin",
+            "install",
+            package.to_str().unwrap(),
+            "--yes",
+            "--link",
+        ],
+    );
+    assert!(install.status.success(), "{}", stderr(&install));
+    let config = home.join("mcp.json");
+    std::fs::write(
+        &config,
+        json!({"mcpServers": {"demo": {"command": EXE, "args": ["__mcp-server", "--stubborn"]}}})
+            .to_string(),
+    )
+    .unwrap();
+    vec![
+        "run".into(),
+        "--config".into(),
+        config.display().to_string(),
+    ]
+}
+
 #[test]
-fn sigterm_and_sighup_end_an_mcp_call_with_no_child_left() {
-    for (signal, code) in [("TERM", 143), ("HUP", 129)] {
+fn sigint_sigterm_and_sighup_end_an_mcp_call_with_no_child_left() {
+    // Ctrl-C, `kill`/`timeout`/systemd, and a closed terminal: the same clean-up.
+    for (signal, code) in [("INT", 130), ("TERM", 143), ("HUP", 129)] {
         let marker = format!("SIDEWIRE_TEST_MARKER=mcp-{signal}-{}", std::process::id());
         let (key, value) = marker.split_once('=').unwrap();
         let home = home();
@@ -687,7 +663,6 @@ fn sigkill_of_sidewire_takes_its_servers_and_sidecars_along() {
         let marker = format!("SIDEWIRE_TEST_MARKER=kill-{command}-{}", std::process::id());
         let (key, value) = marker.split_once('=').unwrap();
         let home = home();
-        let config = home.path().join("mcp.json");
         let args: Vec<String> = if command == "mcp" {
             [
                 "mcp",
@@ -703,37 +678,7 @@ fn sigkill_of_sidewire_takes_its_servers_and_sidecars_along() {
             .map(str::to_owned)
             .to_vec()
         } else {
-            let package = builtin_plugin(home.path());
-            let manifest = package.join("reasonix-plugin.json");
-            let mut doc: Value =
-                serde_json::from_str(&std::fs::read_to_string(&manifest).unwrap()).unwrap();
-            doc["runtime"]["args"]
-                .as_array_mut()
-                .unwrap()
-                .push(json!("--stubborn"));
-            std::fs::write(&manifest, doc.to_string()).unwrap();
-            let install = run(
-                home.path(),
-                &[
-                    "plugin",
-                    "install",
-                    package.to_str().unwrap(),
-                    "--yes",
-                    "--link",
-                ],
-            );
-            assert!(install.status.success(), "{}", stderr(&install));
-            std::fs::write(
-                &config,
-                json!({"mcpServers": {"demo": {"command": EXE, "args": ["__mcp-server", "--stubborn"]}}})
-                    .to_string(),
-            )
-            .unwrap();
-            vec![
-                "run".into(),
-                "--config".into(),
-                config.display().to_string(),
-            ]
+            stubborn_run(home.path(), &["--stubborn"])
         };
         let mut child = Command::new(EXE)
             .args(&args)
@@ -819,37 +764,12 @@ fn sigterm_and_sighup_end_run_with_no_sidecar_or_server_left() {
         let marker = format!("SIDEWIRE_TEST_MARKER=run-{signal}-{}", std::process::id());
         let (key, value) = marker.split_once('=').unwrap();
         let home = home();
-        let package = builtin_plugin(home.path());
-        // The built-in sidecar, stubborn: it ignores SIGTERM, SIGHUP and EOF.
-        let manifest = package.join("reasonix-plugin.json");
-        let mut doc: Value =
-            serde_json::from_str(&std::fs::read_to_string(&manifest).unwrap()).unwrap();
-        let args = doc["runtime"]["args"].as_array_mut().unwrap();
-        // It also forks a setsid() daemon, which leaves its group and session.
-        args.push(json!("--stubborn"));
-        args.push(json!("--daemon"));
-        std::fs::write(&manifest, doc.to_string()).unwrap();
-        let install = run(
-            home.path(),
-            &[
-                "plugin",
-                "install",
-                package.to_str().unwrap(),
-                "--yes",
-                "--link",
-            ],
-        );
-        assert!(install.status.success(), "{}", stderr(&install));
-        let config = home.path().join("mcp.json");
-        std::fs::write(
-            &config,
-            json!({"mcpServers": {"demo": {"command": EXE, "args": ["__mcp-server", "--stubborn"]}}})
-                .to_string(),
-        )
-        .unwrap();
+        // The built-in sidecar and server ignore SIGTERM, SIGHUP and EOF; the sidecar also
+        // forks a setsid() daemon, which leaves its group and session.
+        let args = stubborn_run(home.path(), &["--stubborn", "--daemon"]);
         // stdin stays open (piped, never written): run waits for input until the signal.
         let mut child = Command::new(EXE)
-            .args(["run", "--config", config.to_str().unwrap()])
+            .args(&args)
             .env("SIDEWIRE_HOME", home.path())
             .env(key, value)
             .stdin(Stdio::piped())
