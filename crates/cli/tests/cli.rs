@@ -88,6 +88,23 @@ fn builtin_plugin(dir: &Path) -> PathBuf {
     package
 }
 
+/// [`builtin_plugin`], installed linked (which must succeed); returns the package directory.
+fn install_builtin(home: &Path) -> PathBuf {
+    let package = builtin_plugin(home);
+    let install = run(
+        home,
+        &[
+            "plugin",
+            "install",
+            package.to_str().unwrap(),
+            "--yes",
+            "--link",
+        ],
+    );
+    assert!(install.status.success(), "{}", stderr(&install));
+    package
+}
+
 #[test]
 fn demo_runs_and_exits_zero_without_touching_home() {
     let home = home();
@@ -444,18 +461,7 @@ fn run_is_scriptable_through_stdin() {
 #[test]
 fn an_override_whose_audit_record_cannot_be_written_runs_no_tool() {
     let home = home();
-    let package = builtin_plugin(home.path());
-    let install = run(
-        home.path(),
-        &[
-            "plugin",
-            "install",
-            package.to_str().unwrap(),
-            "--yes",
-            "--link",
-        ],
-    );
-    assert!(install.status.success(), "{}", stderr(&install));
+    install_builtin(home.path());
     // A directory where the audit log should be: the record cannot be written.
     std::fs::create_dir(home.path().join("audit.jsonl")).unwrap();
     let config = home.path().join("mcp.json");
@@ -1191,18 +1197,7 @@ fn plugin_install_refuses_the_spoof_and_commands_that_can_never_start() {
 #[test]
 fn a_linked_manifest_edited_into_the_spoof_shows_its_escape_and_does_not_start() {
     let home = home();
-    let package = builtin_plugin(home.path());
-    let out = run(
-        home.path(),
-        &[
-            "plugin",
-            "install",
-            package.to_str().unwrap(),
-            "--yes",
-            "--link",
-        ],
-    );
-    assert!(out.status.success(), "{}", stderr(&out));
+    let package = install_builtin(home.path());
     // The linked directory is edited after consent: its manifest is re-read every time.
     let manifest = json!({
         "apiVersion": "reasonix.io/plugin/v1", "name": "sidewire-demo", "version": "0.0.0\u{202e}",
