@@ -3,8 +3,11 @@
 //! It checks what a reviewer would otherwise have to remember: that crates depend only along
 //! the edges the design allows (and never on clap, anyhow or a runtime constructor outside the
 //! cli), that every Rust file opens with a `//!` saying what it is, that no `dbg!`, `todo!`,
-//! `#[ignore]` or `#[should_panic]` slipped in, and that `.ci/run` runs the README's test
-//! command. It is not part of the product and is never published.
+//! `#[ignore]` or `#[should_panic]` slipped in, that `.ci/run` runs the README's test
+//! command, and that each library crate's public API matches its committed `public-api.txt`
+//! ([`public_api`]). It is not part of the product and is never published.
+
+pub mod public_api;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};

@@ -1,21 +1,44 @@
-//! `cargo run -p xtask`: lists the repository checks; they run as `cargo test -p xtask`.
+//! `cargo run -p xtask`: repository chores; the checks themselves run as `cargo test -p xtask`.
+
+use std::io::Write;
 
 fn main() {
     let root = xtask::root();
-    // A binary of its own so `cargo xtask`-style tooling can grow here; the checks themselves
-    // are tests, so `cargo test --workspace` runs them.
-    std::process::exit(match std::env::args().nth(1).as_deref() {
+    let mut args = std::env::args().skip(1);
+    std::process::exit(match args.next().as_deref() {
         Some("root") => {
-            let _ = std::io::Write::write_all(
-                &mut std::io::stdout(),
-                format!("{}\n", root.display()).as_bytes(),
-            );
+            let _ = writeln!(std::io::stdout(), "{}", root.display());
             0
         }
+        // Rewrites every library crate's `public-api.txt` from the code as it is.
+        Some("bless-public-api") => match xtask::public_api::generate_all(&root) {
+            Ok(listings) => {
+                let mut status = 0;
+                for ((_, dir), (_, listing)) in
+                    xtask::public_api::LIBRARY_CRATES.iter().zip(listings)
+                {
+                    let path = xtask::public_api::snapshot_path(&root, dir);
+                    match std::fs::write(&path, listing) {
+                        Ok(()) => {
+                            let _ = writeln!(std::io::stdout(), "wrote {}", path.display());
+                        }
+                        Err(e) => {
+                            let _ = writeln!(std::io::stderr(), "{}: {e}", path.display());
+                            status = 1;
+                        }
+                    }
+                }
+                status
+            }
+            Err(e) => {
+                let _ = writeln!(std::io::stderr(), "{e}");
+                1
+            }
+        },
         _ => {
-            let _ = std::io::Write::write_all(
-                &mut std::io::stderr(),
-                b"usage: cargo run -p xtask -- root\nthe repository checks run with: cargo test -p xtask\n",
+            let _ = std::io::stderr().write_all(
+                b"usage: cargo run -p xtask -- root | bless-public-api\n\
+                  the repository checks run with: cargo test -p xtask\n",
             );
             2
         }
