@@ -517,25 +517,14 @@ fn an_override_whose_audit_record_cannot_be_written_runs_no_tool() {
     assert_eq!(doc["trace"][0]["failure"], "audit_failed");
 }
 
-/// Processes (other than ours) whose environment carries `marker`.
+/// Processes (other than ours) whose environment carries `marker` (`NAME=value`).
 fn processes_with(marker: &str) -> Vec<u32> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().filter_map(Result::ok) {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
-            continue;
-        };
-        if pid == std::process::id() {
-            continue;
-        }
-        if let Ok(environ) = std::fs::read(entry.path().join("environ"))
-            && environ
-                .split(|b| *b == 0)
-                .any(|var| var == marker.as_bytes())
-        {
-            found.push(pid);
-        }
-    }
-    found
+    let (name, value) = marker.split_once('=').expect("a NAME=value marker");
+    let me = std::process::id();
+    sidewire_process::testing::with_env(name, value)
+        .into_iter()
+        .filter(|&pid| pid != me)
+        .collect()
 }
 
 /// Sends `signal` (a `kill` name: TERM, HUP, INT) to `pid`.

@@ -36,8 +36,7 @@ pub(crate) fn parse_stat(text: &[u8]) -> Option<Stat> {
         .trim()
         .parse()
         .ok()?;
-    let rest = std::str::from_utf8(text.get(close + 1..)?).ok()?;
-    let mut fields = rest.split_ascii_whitespace();
+    let mut fields = after_comm(text, close)?;
     let state = *fields.next()?.as_bytes().first()?;
     let ppid = fields.next()?.parse().ok()?;
     let pgrp = fields.next()?.parse().ok()?;
@@ -47,6 +46,23 @@ pub(crate) fn parse_stat(text: &[u8]) -> Option<Stat> {
         ppid,
         pgrp,
     })
+}
+
+/// The fields of a stat line after the command name's closing parenthesis at `close`, from
+/// the state (field 3) on.
+fn after_comm(text: &[u8], close: usize) -> Option<std::str::SplitAsciiWhitespace<'_>> {
+    Some(
+        std::str::from_utf8(text.get(close + 1..)?)
+            .ok()?
+            .split_ascii_whitespace(),
+    )
+}
+
+/// The nice value of `pid` (field 19 of its stat line), or `None` once it is gone.
+pub(crate) fn nice(pid: u32) -> Option<i32> {
+    let text = std::fs::read(format!("/proc/{pid}/stat")).ok()?;
+    let close = text.iter().rposition(|&b| b == b')')?;
+    after_comm(&text, close)?.nth(19 - 3)?.parse().ok()
 }
 
 /// Every process visible in `/proc` right now (processes that vanish mid-scan are skipped).

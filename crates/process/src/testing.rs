@@ -1,8 +1,9 @@
 //! Test helpers that read the process tree from `/proc`, for this crate's tests and those of
 //! the crates that use it: which processes are below a pid, which carry a marker in their
-//! environment, and bounded polling until they are gone.
+//! environment, their parent, group and nice value, and bounded polling until they are gone.
+//! It is the one place sidewire's tests read `/proc`.
 //!
-//! Zombies (exited, not yet reaped) count as gone everywhere here.
+//! Zombies (exited, not yet reaped) count as gone everywhere here but in [`exists`].
 
 use std::time::{Duration, Instant};
 
@@ -33,6 +34,16 @@ pub fn with_env(name: &str, value: &str) -> Vec<u32> {
 /// Whether `pid` is alive (exists and is not a zombie).
 pub fn is_alive(pid: u32) -> bool {
     procfs::stat(pid).is_some_and(|stat| !stat.is_zombie())
+}
+
+/// Whether `pid` exists at all, zombie or not (a zombie of ours shows it was not reaped).
+pub fn exists(pid: u32) -> bool {
+    procfs::stat(pid).is_some()
+}
+
+/// The nice value of `pid`, while it exists.
+pub fn nice_of(pid: u32) -> Option<i32> {
+    procfs::nice(pid)
 }
 
 /// The parent of `pid`, while it exists.

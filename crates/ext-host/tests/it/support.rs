@@ -17,13 +17,8 @@ use crate::sidecar::{ROLE, SCRIPT};
 /// Every wait in a test is bounded by this unless the test says otherwise.
 pub(crate) const WAIT: Duration = Duration::from_secs(20);
 
-/// Awaits `future` within `limit`, panicking with `what` when it does not finish.
-pub(crate) async fn within<T>(limit: Duration, what: &str, future: impl Future<Output = T>) -> T {
-    match tokio::time::timeout(limit, future).await {
-        Ok(value) => value,
-        Err(_) => panic!("timed out after {limit:?} waiting for {what}"),
-    }
-}
+pub(crate) use sidewire_process::testing::is_alive as alive;
+pub(crate) use sidewire_test_support::within;
 
 /// One test's world: a temporary directory holding the state directory and the packages.
 pub(crate) struct Env {
@@ -142,18 +137,6 @@ impl Env {
                 );
                 std::thread::sleep(Duration::from_millis(20));
             }
-        }
-    }
-}
-
-/// Whether `pid` is a live (not zombie) process.
-pub(crate) fn alive(pid: u32) -> bool {
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Err(_) => false,
-        Ok(stat) => {
-            // The state follows the command name's closing parenthesis.
-            let state = stat.rsplit(')').next().unwrap_or("").trim_start();
-            !state.starts_with('Z') && !state.starts_with('X')
         }
     }
 }
@@ -308,14 +291,9 @@ pub(crate) fn recorded(env: &Env, file: &str) -> Vec<Value> {
         .collect()
 }
 
-/// Polls `check` until it holds or the deadline passes.
-pub(crate) async fn eventually(what: &str, mut check: impl FnMut() -> bool) {
-    within(WAIT, what, async {
-        while !check() {
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    })
-    .await
+/// Polls `check` until it holds or [`WAIT`] passes.
+pub(crate) async fn eventually(what: &str, check: impl FnMut() -> bool) {
+    sidewire_test_support::eventually(WAIT, what, check).await
 }
 
 impl Env {

@@ -21,9 +21,7 @@ pub(crate) const WAIT: Duration = Duration::from_secs(10);
 
 /// Every wait in these tests goes through this, so a hang fails with a message.
 pub(crate) async fn within<T>(what: &str, fut: impl Future<Output = T>) -> T {
-    tokio::time::timeout(WAIT, fut)
-        .await
-        .unwrap_or_else(|_| panic!("timed out waiting for {what}"))
+    sidewire_test_support::within(WAIT, what, fut).await
 }
 
 /// The host's end of a connection: writes the SDK's input, reads its output line by line.

@@ -18,9 +18,7 @@ pub(crate) const CAP: usize = 64 * 1024;
 
 /// Every wait in these tests goes through this, so a hang fails with a message.
 pub(crate) async fn within<T>(what: &str, fut: impl Future<Output = T>) -> T {
-    tokio::time::timeout(Duration::from_secs(10), fut)
-        .await
-        .unwrap_or_else(|_| panic!("timed out waiting for {what}"))
+    sidewire_test_support::within(Duration::from_secs(10), what, fut).await
 }
 
 pub(crate) struct Echo;

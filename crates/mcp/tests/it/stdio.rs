@@ -315,9 +315,9 @@ async fn dropping_client_and_driver_unpolled_kills_and_reaps_synchronously() {
     drop(driver);
     // No await between the drops and this check: the kill and the reaping happened in drop.
     assert!(
-        proc_state(pid).is_none(),
-        "the server was not reaped in drop: {:?}",
-        proc_state(pid)
+        !sidewire_process::testing::exists(pid),
+        "the server was not reaped in drop (parent {:?})",
+        sidewire_process::testing::parent_of(pid)
     );
     wait_dead_not_ours(grandchild).await;
 }
@@ -472,14 +472,5 @@ fn unique_mark() -> String {
 
 /// The live processes whose environment carries `SIDEWIRE_TEST_MARK=<mark>`.
 fn processes_marked(mark: &str) -> Vec<u32> {
-    let needle = format!("SIDEWIRE_TEST_MARK={mark}");
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(|entry| entry.ok()?.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| {
-            std::fs::read(format!("/proc/{pid}/environ"))
-                .map(|env| env.split(|&b| b == 0).any(|var| var == needle.as_bytes()))
-                .unwrap_or(false)
-        })
-        .collect()
+    sidewire_process::testing::with_env("SIDEWIRE_TEST_MARK", mark)
 }

@@ -19,19 +19,12 @@ pub(crate) async fn within<T>(what: &str, fut: impl Future<Output = T>) -> T {
 }
 
 pub(crate) async fn within_for<T>(what: &str, limit: Duration, fut: impl Future<Output = T>) -> T {
-    tokio::time::timeout(limit, fut)
-        .await
-        .unwrap_or_else(|_| panic!("timed out after {limit:?} waiting for {what}"))
+    sidewire_test_support::within(limit, what, fut).await
 }
 
 /// Polls `check` until it holds, failing after 10 s.
-pub(crate) async fn eventually(what: &str, mut check: impl FnMut() -> bool) {
-    within_for(what, Duration::from_secs(10), async {
-        while !check() {
-            tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-    })
-    .await;
+pub(crate) async fn eventually(what: &str, check: impl FnMut() -> bool) {
+    sidewire_test_support::eventually(Duration::from_secs(10), what, check).await;
 }
 
 /// How pages of the mock's tools/list chain.
@@ -99,9 +92,7 @@ impl MockState {
     }
 }
 
-pub(crate) fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
-}
+pub(crate) use sidewire_test_support::lock;
 
 impl Default for MockState {
     fn default() -> Self {
@@ -400,28 +391,13 @@ pub(crate) fn temp_dir(tag: &str) -> PathBuf {
     dir
 }
 
-/// The state letter of a process (`R`, `S`, `Z`, ...), or `None` when it no longer exists.
-pub(crate) fn proc_state(pid: u32) -> Option<(char, u32)> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let rest = &stat[stat.rfind(')')? + 2..];
-    let mut fields = rest.split(' ');
-    let state = fields.next()?.chars().next()?;
-    let ppid = fields.next()?.parse().ok()?;
-    Some((state, ppid))
-}
-
-/// Whether a process is still running (a zombie is not).
-pub(crate) fn running(pid: u32) -> bool {
-    matches!(proc_state(pid), Some((state, _)) if state != 'Z')
-}
+pub(crate) use sidewire_process::testing::is_alive as running;
+use sidewire_process::testing::{exists, parent_of};
 
 /// Waits until `pid` is gone entirely: for our own child this proves it was reaped (no zombie
 /// of ours).
 pub(crate) async fn wait_reaped(pid: u32) {
-    eventually(&format!("process {pid} to be reaped"), || {
-        proc_state(pid).is_none()
-    })
-    .await;
+    eventually(&format!("process {pid} to be reaped"), || !exists(pid)).await;
 }
 
 /// Waits until `pid` no longer runs, and checks it is not a zombie of ours. A grandchild is
@@ -429,7 +405,7 @@ pub(crate) async fn wait_reaped(pid: u32) {
 /// reaper it lands on (PID 1 in a container may never reap), which is not ours to fix.
 pub(crate) async fn wait_dead_not_ours(pid: u32) {
     eventually(&format!("process {pid} to die"), || !running(pid)).await;
-    if let Some((_, ppid)) = proc_state(pid) {
+    if let Some(ppid) = parent_of(pid) {
         assert_ne!(
             ppid,
             std::process::id(),

@@ -127,11 +127,7 @@ pub(crate) fn low_priority_children_run_at_nice_10() {
             .spawn()
             .expect("spawn");
         assert_eq!(read_line(&mut spawned.stdout).await, "ready");
-        let stat =
-            std::fs::read_to_string(format!("/proc/{}/stat", spawned.process.pid())).expect("stat");
-        let fields: Vec<&str> = stat[stat.rfind(')').unwrap() + 2..].split(' ').collect();
-        // Field 19 of stat is the nice value; after "pid (comm)" it is the 17th.
-        let nice: i32 = fields[16].parse().unwrap();
+        let nice = testing::nice_of(spawned.process.pid()).expect("the child's nice value");
         assert!(nice >= 10, "nice {nice}");
         spawned.process.kill();
         assert_eq!(

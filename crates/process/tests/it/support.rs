@@ -84,13 +84,7 @@ pub(crate) fn runtime() -> tokio::runtime::Runtime {
         .expect("a runtime")
 }
 
-/// Awaits `future` within `limit`, panicking with `what` when it does not finish.
-pub(crate) async fn within<T>(limit: Duration, what: &str, future: impl Future<Output = T>) -> T {
-    match tokio::time::timeout(limit, future).await {
-        Ok(value) => value,
-        Err(_) => panic!("timed out after {limit:?} waiting for {what}"),
-    }
-}
+pub(crate) use sidewire_test_support::within;
 
 /// Reads one line from a child's stdout (bounded).
 pub(crate) async fn read_line(stdout: &mut tokio::process::ChildStdout) -> String {
