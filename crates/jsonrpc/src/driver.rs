@@ -15,17 +15,23 @@
 //!
 //! # Lifecycle
 //!
-//! One [`Phase`] at a time:
+//! One `Phase` at a time:
 //!
-//! | Phase       | reads, routes | new requests   | writes                        | leaves for                                                   |
-//! |-------------|---------------|----------------|-------------------------------|--------------------------------------------------------------|
-//! | `Open`      | yes           | run            | yes                           | `Draining` (shutdown asked), `Closing` (end of input, error) |
-//! | `Draining`  | yes           | `-32603`       | yes                           | `Closing(ShutDown)` (nothing in flight, or grace over), `Closing` (error) |
-//! | `Closing`   | no            | -              | what is queued (none if fatal), then close the sink | `Done` (sink closed, failed or stalled)   |
-//! | `Done`      | no            | -              | no                            | (final: polling again returns the same result)               |
+//! | Phase      | reads | new requests | writes                           | next                  |
+//! |------------|-------|--------------|----------------------------------|-----------------------|
+//! | `Open`     | yes   | served       | yes                              | `Draining`, `Closing` |
+//! | `Draining` | yes   | `-32603`     | yes                              | `Closing`             |
+//! | `Closing`  | no    | -            | what is queued, then sink closed | `Done`                |
+//! | `Done`     | no    | -            | no                               | (final)               |
 //!
-//! Entering `Closing` fails every pending outgoing request with the reason (the first reason
-//! wins) and drops the requests being served.
+//! - `Open` → `Draining`: a shutdown request (it arrives on the ordinary lane).
+//! - `Open` or `Draining` → `Closing`: end of input, a read or write error, fatal garbage, an
+//!   oversized frame under the strict profile; from `Draining` also nothing left in flight, or
+//!   the grace timer. Entering `Closing` fails every pending outgoing request with the reason
+//!   (the first reason wins), drops the requests being served and closes the lanes; after a
+//!   fatal reason nothing more is written.
+//! - `Closing` → `Done`: the sink closed, failed, or stalled past the write-stall bound.
+//!   Polling a `Done` driver again returns the same result.
 
 mod inbound;
 mod serve;
@@ -249,7 +255,7 @@ where
 {
     type Output = Result<(), CloseReason>;
 
-    /// Runs up to [`ROUNDS`] rounds (the module docs list what one does).
+    // Runs up to `ROUNDS` rounds (the module docs list what one does).
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = &mut *self;
         if let Phase::Done(reason) = &this.phase {
