@@ -90,15 +90,25 @@ pub(crate) enum Reply {
 impl Reply {
     /// What the caller of request `method` (with this timeout) gets.
     fn into_result(self, method: &str, timeout: Duration) -> Result<RawResult, Error> {
-        let method = method.to_owned();
+        // The method is copied only into an error: a result costs no allocation here.
+        let method = || method.to_owned();
         match self {
             Reply::Result { frame, start, end } => Ok(RawResult { frame, start, end }),
-            Reply::Error(error) => Err(Error::Remote { method, error }),
-            Reply::Invalid(reason) => Err(Error::InvalidResponse { method, reason }),
-            Reply::TooLarge { limit } => Err(Error::ResponseTooLarge { method, limit }),
+            Reply::Error(error) => Err(Error::Remote {
+                method: method(),
+                error,
+            }),
+            Reply::Invalid(reason) => Err(Error::InvalidResponse {
+                method: method(),
+                reason,
+            }),
+            Reply::TooLarge { limit } => Err(Error::ResponseTooLarge {
+                method: method(),
+                limit,
+            }),
             Reply::Closed(reason) => Err(Error::Closed(reason)),
             Reply::TimedOut => Err(Error::Timeout {
-                method,
+                method: method(),
                 after: timeout,
             }),
         }
