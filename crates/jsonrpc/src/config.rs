@@ -14,11 +14,14 @@ pub enum Profile {
     /// top-level array is fatal like a non-JSON line, no batches; absent params read as `{}`.
     Strict,
     /// Plain JSON-RPC 2.0 (MCP): `params` may be an object or an array, any number is a valid
-    /// id, inbound batches may be enabled; absent params read as `null`.
+    /// id; absent params read as `null`. Batches are not supported (MCP dropped them): an
+    /// inbound top-level array is garbage exactly as under [`Profile::Strict`], skipped and
+    /// counted or fatal per the [`GarbagePolicy`], and never answered.
     Lenient,
 }
 
-/// What a frame that is not a JSON object (or an unwanted batch) does to the connection.
+/// What a frame that is not a JSON object (a top-level array, that is a batch, included) does to
+/// the connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum GarbagePolicy {
     /// Skip it, count it, and warn (at most once a second).
@@ -97,7 +100,6 @@ pub struct Config {
     pub(crate) profile: Profile,
     pub(crate) max_frame: usize,
     pub(crate) garbage: GarbagePolicy,
-    pub(crate) batches: bool,
     pub(crate) max_concurrent_requests: usize,
     pub(crate) max_queued_requests: usize,
     pub(crate) max_queued_request_bytes: usize,
@@ -111,7 +113,7 @@ pub struct Config {
 impl Config {
     /// A configuration with the given profile and frame cap (bytes, counting the newline, the
     /// same number the framing codec is given) and these defaults: garbage fatal in
-    /// [`Profile::Strict`] and skipped in [`Profile::Lenient`], batches off, 32 concurrent
+    /// [`Profile::Strict`] and skipped in [`Profile::Lenient`], 32 concurrent
     /// inbound requests with 1,024 (and at most 16 MiB of request frames) more queued, an
     /// outbound queue of 256 frames, a background lane of 16 frames, a 60 s request timeout, a
     /// 10 s write-stall bound, no hooks.
@@ -123,7 +125,6 @@ impl Config {
                 Profile::Strict => GarbagePolicy::Fatal,
                 Profile::Lenient => GarbagePolicy::Skip,
             },
-            batches: false,
             max_concurrent_requests: 32,
             max_queued_requests: 1024,
             max_queued_request_bytes: 16 * 1024 * 1024,
@@ -138,13 +139,6 @@ impl Config {
     /// What a non-JSON frame does.
     pub fn garbage(mut self, policy: GarbagePolicy) -> Self {
         self.garbage = policy;
-        self
-    }
-
-    /// Accept inbound batches, answered with one array frame ([`Profile::Lenient`] only; the
-    /// strict profile ignores this).
-    pub fn batches(mut self, on: bool) -> Self {
-        self.batches = on;
         self
     }
 
@@ -243,7 +237,6 @@ impl fmt::Debug for Config {
             .field("profile", &self.profile)
             .field("max_frame", &self.max_frame)
             .field("garbage", &self.garbage)
-            .field("batches", &self.batches)
             .field("max_concurrent_requests", &self.max_concurrent_requests)
             .field("max_queued_requests", &self.max_queued_requests)
             .field("max_queued_request_bytes", &self.max_queued_request_bytes)

@@ -8,10 +8,36 @@
 //! routing before writing lets one flush carry every response the round produced, and taking
 //! the ordinary lane before the background lane is what lets a request overtake a flood of
 //! background notifications.
+//!
+//! The parts: `inbound.rs` reads and routes, `serve.rs` runs the peer's requests under the
+//! concurrency limit, `write.rs` holds the write queue and the handles' lanes; this file keeps
+//! the round, the deadline timer and the lifecycle.
+//!
+//! # Lifecycle
+//!
+//! One `Phase` at a time:
+//!
+//! | Phase      | reads | new requests | writes                           | next                  |
+//! |------------|-------|--------------|----------------------------------|-----------------------|
+//! | `Open`     | yes   | served       | yes                              | `Draining`, `Closing` |
+//! | `Draining` | yes   | `-32603`     | yes                              | `Closing`             |
+//! | `Closing`  | no    | -            | what is queued, then sink closed | `Done`                |
+//! | `Done`     | no    | -            | no                               | (final)               |
+//!
+//! - `Open` → `Draining`: a shutdown request (it arrives on the ordinary lane).
+//! - `Open` or `Draining` → `Closing`: end of input, a read or write error, fatal garbage, an
+//!   oversized frame under the strict profile; from `Draining` also nothing left in flight, or
+//!   the grace timer. Entering `Closing` fails every pending outgoing request with the reason
+//!   (the first reason wins), drops the requests being served and closes the lanes; after a
+//!   fatal reason nothing more is written.
+//! - `Closing` → `Done`: the sink closed, failed, or stalled past the write-stall bound.
+//!   Polling a `Done` driver again returns the same result.
 
-use std::collections::{HashSet, VecDeque};
+mod inbound;
+mod serve;
+mod write;
+
 use std::future::Future;
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
@@ -21,33 +47,18 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use futures_core::Stream;
 use futures_util::Sink;
-use futures_util::stream::FuturesUnordered;
-use serde_json::value::RawValue;
-use tokio::sync::mpsc;
 use tokio::time::Sleep;
 
+use self::serve::Serving;
+pub(crate) use self::write::Lanes;
+use self::write::WriteQueue;
 use crate::config::LocalError;
-use crate::envelope::{self, Garbage, Inbound, Outcome, pending_key};
-use crate::peer::{Background, Outbound, Reply, lock};
-use crate::router::{ResponseFuture, Router, error_frame};
-use crate::{CloseReason, GarbagePolicy, Id, Peer, Profile, RequestContext};
+use crate::router::{Router, error_frame};
+use crate::{CloseReason, Peer};
 
 /// Poll rounds per call before yielding to the executor, so a busy connection cannot starve
 /// other tasks on the same thread.
 const ROUNDS: usize = 16;
-/// Frames read per round.
-const READS_PER_ROUND: usize = 64;
-/// Queued outgoing frames beyond which the driver stops reading: a peer that sends requests
-/// but does not read its responses is slowed down instead of growing our memory.
-const WRITE_HIGH_WATER: usize = 1024;
-/// The same mark in bytes. Past either, the driver stops taking frames from the handles'
-/// queue too, so callers feel the bounded queue's backpressure instead of frames piling up
-/// here.
-const WRITE_HIGH_WATER_BYTES: usize = 1024 * 1024;
-/// Background frames are taken only while fewer bytes than this wait for the writer: enough to
-/// keep a fast peer's pipe busy, small enough that a request queued behind them waits for
-/// little more than one frame.
-const BACKGROUND_LOW_WATER_BYTES: usize = 64 * 1024;
 
 /// The future that runs a connection. Spawn it (or poll it) for the [`Peer`] to work.
 ///
@@ -59,178 +70,114 @@ pub struct Driver<S, K> {
     peer: Peer,
     stream: S,
     sink: K,
-    outbound: mpsc::Receiver<Outbound>,
-    background: mpsc::Receiver<Background>,
-    /// The background lane was left alone this round because the write queue was above its
-    /// low-water mark; a write that drains it below the mark asks for another round.
-    background_waiting: bool,
     router: Router,
-    running: FuturesUnordered<InFlight>,
-    /// Requests started this round, polled once in place before they join `running`: most
-    /// handlers finish on their first poll, and skipping the `FuturesUnordered` bookkeeping
-    /// for them is a measurable share of a round trip.
-    fresh: Vec<InFlight>,
-    queued: VecDeque<InFlight>,
-    /// The frame bytes of the requests in `queued`.
-    queued_bytes: usize,
-    inbound_ids: HashSet<Id>,
-    writes: VecDeque<Bytes>,
-    /// The bytes in `writes`.
-    writes_bytes: usize,
-    unflushed: bool,
-    stall: Option<Pin<Box<Sleep>>>,
+    phase: Phase,
+    lanes: Lanes,
+    serving: Serving,
+    writes: WriteQueue,
     /// The one timer for outgoing requests' deadlines, and the deadline it is set for.
     deadline_timer: Option<(u64, Pin<Box<Sleep>>)>,
-    read_done: bool,
+    /// The last thing read was an oversized frame the framing skipped (its limit): end of
+    /// input right after it means the frame was cut short.
     oversize_skipped: Option<usize>,
-    draining: Option<Pin<Box<Sleep>>>,
-    closing: Option<CloseReason>,
-    sink_closed: bool,
-    finished: bool,
     garbage_warned: Option<Instant>,
+}
+
+/// Where the connection is in its life (the table in the module docs).
+#[derive(Debug)]
+enum Phase {
+    /// Serving both ways.
+    Open,
+    /// A shutdown was asked for: new requests are refused; in-flight ones have until the
+    /// grace timer fires.
+    Draining(Pin<Box<Sleep>>),
+    /// Over for this reason: what is queued is written (nothing after a fatal error), then
+    /// the sink is closed.
+    Closing(CloseReason),
+    /// The driver resolved with this reason.
+    Done(CloseReason),
+}
+
+impl Phase {
+    /// Open or draining: reading, routing and serving go on.
+    fn is_serving(&self) -> bool {
+        matches!(self, Phase::Open | Phase::Draining(_))
+    }
+
+    /// Starts draining (a shutdown request): in-flight requests get `grace`. Only an open
+    /// connection starts; a second request changes nothing.
+    fn start_draining(&mut self, grace: Duration) {
+        if let Phase::Open = self {
+            *self = Phase::Draining(Box::pin(tokio::time::sleep(grace)));
+        }
+    }
+}
+
+/// What the driver resolves with when the connection ended for `reason`.
+fn outcome(reason: &CloseReason) -> Result<(), CloseReason> {
+    match reason {
+        CloseReason::Eof | CloseReason::ShutDown => Ok(()),
+        other => Err(other.clone()),
+    }
 }
 
 impl<S, K> std::fmt::Debug for Driver<S, K> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Driver")
-            .field("running", &(self.running.len() + self.fresh.len()))
-            .field("queued", &self.queued.len())
+            .field("running", &self.serving.running())
+            .field("queued", &self.serving.queued())
             .field("writes", &self.writes.len())
-            .field("closing", &self.closing)
+            .field("phase", &self.phase)
             .finish_non_exhaustive()
     }
 }
 
-/// An inbound request being served: its id and the future of its response frame.
-struct InFlight {
-    id: Id,
-    work: ResponseFuture,
-    /// The request frame's length, counted against the queue's byte bound while it waits.
-    bytes: usize,
-}
-
-impl Future for InFlight {
-    /// The id, and the response frame (`None` when the handler panicked).
-    type Output = (Id, Option<Bytes>);
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let this = &mut *self;
-        match catch_unwind(AssertUnwindSafe(|| this.work.as_mut().poll(cx))) {
-            Ok(Poll::Pending) => Poll::Pending,
-            Ok(Poll::Ready(frame)) => Poll::Ready((this.id.clone(), Some(frame))),
-            Err(_) => Poll::Ready((this.id.clone(), None)),
-        }
-    }
-}
-
-impl<S, K, E, F> Driver<S, K>
-where
-    S: Stream<Item = Result<Bytes, E>> + Unpin,
-    E: Into<sidewire_framing::Error>,
-    K: Sink<Bytes, Error = F> + Unpin,
-    F: Into<sidewire_framing::Error>,
-{
-    pub(crate) fn new(
-        peer: Peer,
-        stream: S,
-        sink: K,
-        outbound: mpsc::Receiver<Outbound>,
-        background: mpsc::Receiver<Background>,
-        router: Router,
-    ) -> Self {
+impl<S, K> Driver<S, K> {
+    pub(crate) fn new(peer: Peer, stream: S, sink: K, lanes: Lanes, router: Router) -> Self {
+        let writes = WriteQueue::new(peer.shared.config.write_stall);
         Driver {
             peer,
             stream,
             sink,
-            outbound,
-            background,
-            background_waiting: false,
             router,
-            running: FuturesUnordered::new(),
-            fresh: Vec::new(),
-            queued: VecDeque::new(),
-            queued_bytes: 0,
-            inbound_ids: HashSet::new(),
-            writes: VecDeque::new(),
-            writes_bytes: 0,
-            unflushed: false,
-            stall: None,
+            phase: Phase::Open,
+            lanes,
+            serving: Serving::default(),
+            writes,
             deadline_timer: None,
-            read_done: false,
             oversize_skipped: None,
-            draining: None,
-            closing: None,
-            sink_closed: false,
-            finished: false,
             garbage_warned: None,
         }
     }
 
-    fn poll_round(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), CloseReason>> {
-        for _ in 0..ROUNDS {
-            // Every source is polled until it is `Pending` (which registers the waker) unless a
-            // budget or the write high-water mark stopped it first; only then is another round
-            // needed. Re-polling sources that just said `Pending` would cost a waker clone each.
-            let mut again = false;
-            if self.closing.is_none() {
-                again |= self.poll_read(cx);
-                self.poll_handlers(cx);
-                again |= self.poll_outbound(cx);
-                // After the ordinary lane, so that requests and responses queued by now are
-                // ahead of any background frame taken this round.
-                self.poll_background(cx);
-                // After the outbound queue, which carries the frames of requests whose deadlines
-                // may be earlier than the timer.
-                self.poll_deadlines(cx);
-                // After the outbound queue, which is where a shutdown request arrives.
-                self.poll_shutdown(cx);
-                if self.draining.is_some()
-                    && self.running.is_empty()
-                    && self.fresh.is_empty()
-                    && self.queued.is_empty()
-                {
-                    self.close(CloseReason::ShutDown);
-                }
-            }
-            if let Err(reason) = self.poll_write(cx) {
-                self.close(reason);
-                return Poll::Ready(self.finish());
-            }
-            if self.background_waiting
-                && self.writes_bytes < BACKGROUND_LOW_WATER_BYTES
-                && !self.writes_full()
-            {
-                // The write drained the queue below the mark: the background lane may go on.
-                again = true;
-            }
-            if self.closing.is_some() && self.writes.is_empty() && !self.unflushed {
-                // Close the sink (for a pipe: the peer sees end of input), bounded by the
-                // stall timer like any write.
-                match Pin::new(&mut self.sink).poll_close(cx) {
-                    Poll::Ready(_) => {
-                        self.sink_closed = true;
-                        return Poll::Ready(self.finish());
-                    }
-                    Poll::Pending => {
-                        if self.stall_fired(cx) {
-                            return Poll::Ready(self.finish());
-                        }
-                        return Poll::Pending;
-                    }
-                }
-            }
-            if !again {
-                return Poll::Pending;
-            }
-        }
-        cx.waker().wake_by_ref();
-        Poll::Pending
+    /// Collects finished handlers and queues their responses.
+    fn poll_handlers(&mut self, cx: &mut Context<'_>) {
+        let Driver {
+            peer,
+            lanes,
+            writes,
+            phase,
+            serving,
+            ..
+        } = self;
+        serving.poll_finished(cx, |id, frame| {
+            // Whatever the handler sent before finishing (progress notifications, say) is
+            // already in the handles' queue: write it before the response, so the peer sees
+            // them in the order the handler produced them.
+            lanes.drain_outbound(writes, phase);
+            let frame = frame.unwrap_or_else(|| {
+                tracing::error!(%id, "a request handler panicked");
+                let config = &peer.shared.config;
+                error_frame(config, Some(id), &config.local_error(LocalError::Internal))
+            });
+            writes.push(frame);
+        });
     }
 
-    /// Ends a shutdown's grace period when its deadline passes.
+    /// Ends a shutdown's grace period when its deadline passes or nothing is left in flight.
     fn poll_shutdown(&mut self, cx: &mut Context<'_>) {
-        if let Some(deadline) = self.draining.as_mut()
-            && deadline.as_mut().poll(cx).is_ready()
+        if let Phase::Draining(grace) = &mut self.phase
+            && (grace.as_mut().poll(cx).is_ready() || self.serving.is_idle())
         {
             self.close(CloseReason::ShutDown);
         }
@@ -265,593 +212,38 @@ where
             if timer.as_mut().poll(cx).is_pending() {
                 return;
             }
-            self.sweep_deadlines();
+            shared.expire_overdue();
         }
     }
 
-    /// Fails every request past its deadline and records the next deadline.
-    fn sweep_deadlines(&mut self) {
-        let shared = &self.peer.shared;
-        let now = u64::try_from(shared.epoch.elapsed().as_nanos()).unwrap_or(u64::MAX);
-        let mut table = lock(&shared.pending);
-        let expired: Vec<u64> = table
-            .iter()
-            .filter(|(_, entry)| entry.deadline <= now)
-            .map(|(id, _)| *id)
-            .collect();
-        for id in expired {
-            if let Some(entry) = table.remove(&id) {
-                let _ = entry.reply.send(Reply::TimedOut);
-            }
-        }
-        // Stored under the lock, so a caller inserting a new entry either is seen here or
-        // lowers the value after this store.
-        let next = table
-            .values()
-            .map(|entry| entry.deadline)
-            .min()
-            .unwrap_or(u64::MAX);
-        shared.wake_at.store(next, Ordering::Release);
-    }
-
-    /// Starts draining: new requests are refused, in-flight ones get `grace`.
-    fn start_shutdown(&mut self, grace: Duration) {
-        if self.draining.is_none() {
-            self.draining = Some(Box::pin(tokio::time::sleep(grace)));
-        }
-    }
-
-    /// Reads and routes frames; `true` when it stopped with more possibly ready (a budget or
-    /// the write high-water mark), `false` when the stream said `Pending` or ended.
-    fn poll_read(&mut self, cx: &mut Context<'_>) -> bool {
-        for _ in 0..READS_PER_ROUND {
-            if self.read_done || self.closing.is_some() {
-                return false;
-            }
-            if self.writes_full() {
-                return true;
-            }
-            match Pin::new(&mut self.stream).poll_next(cx) {
-                Poll::Pending => return false,
-                Poll::Ready(None) => {
-                    self.read_done = true;
-                    let reason = match self.oversize_skipped {
-                        Some(limit) => CloseReason::FrameTooLarge { limit },
-                        None => CloseReason::Eof,
-                    };
-                    self.close(reason);
-                    return false;
-                }
-                Poll::Ready(Some(Ok(frame))) => {
-                    self.oversize_skipped = None;
-                    self.on_frame(frame);
-                }
-                Poll::Ready(Some(Err(err))) => self.on_read_error(err.into()),
-            }
-        }
-        true
-    }
-
-    fn on_read_error(&mut self, err: sidewire_framing::Error) {
-        match err {
-            sidewire_framing::Error::TooLarge { limit, prefix }
-                if self.peer.shared.config.profile == Profile::Lenient =>
-            {
-                // The framing skipped the line and goes on. Fail the request it answered, if
-                // the line's first bytes name one of ours, or the only one pending.
-                self.oversize_skipped = Some(limit);
-                let mut pending = lock(&self.peer.shared.pending);
-                let key = crate::scan::top_level_id(&prefix)
-                    .filter(|id| pending.contains_key(id))
-                    .or_else(|| {
-                        (pending.len() == 1).then(|| *pending.keys().next().expect("one entry"))
-                    });
-                match key.and_then(|key| pending.remove(&key)) {
-                    Some(entry) => {
-                        let _ = entry.reply.send(Reply::TooLarge { limit });
-                    }
-                    None => tracing::warn!(
-                        limit,
-                        pending = pending.len(),
-                        "skipped an oversized inbound frame that names no pending request; \
-                         the requests waiting will end by their timeouts"
-                    ),
-                }
-            }
-            sidewire_framing::Error::TooLarge { limit, .. } => {
-                self.close(CloseReason::FrameTooLarge { limit });
-            }
-            other => self.close(CloseReason::Io(other.to_string().into())),
-        }
-    }
-
-    fn on_frame(&mut self, frame: Bytes) {
-        let Ok(text) = std::str::from_utf8(&frame) else {
-            self.garbage("the frame is not UTF-8".to_owned());
-            return;
-        };
-        let profile = self.peer.shared.config.profile;
-        let first = text.as_bytes().iter().find(|b| !b.is_ascii_whitespace());
-        if first == Some(&b'[') {
-            if profile == Profile::Lenient && self.peer.shared.config.batches {
-                self.on_batch(&frame, text);
-            } else {
-                self.garbage("batches are not accepted".to_owned());
-            }
-            return;
-        }
-        match envelope::classify(text, profile) {
-            Ok(inbound) => {
-                if let Some(frame_out) = self.route(&frame, text, inbound, None) {
-                    self.push_write(frame_out);
-                }
-            }
-            Err(Garbage::NotAnObject(detail)) => self.garbage(detail),
-            Err(Garbage::DuplicateMember) => {
-                self.garbage("a top-level member appears twice".to_owned())
-            }
-        }
-    }
-
-    fn garbage(&mut self, detail: String) {
-        match self.peer.shared.config.garbage {
-            GarbagePolicy::Fatal => self.close(CloseReason::Garbage(detail.into())),
-            GarbagePolicy::Skip => {
-                let count = self
-                    .peer
-                    .shared
-                    .stats
-                    .garbage_frames
-                    .fetch_add(1, Ordering::Relaxed)
-                    + 1;
-                let now = Instant::now();
-                if self
-                    .garbage_warned
-                    .is_none_or(|at| now.duration_since(at) >= Duration::from_secs(1))
-                {
-                    self.garbage_warned = Some(now);
-                    tracing::warn!(count, %detail, "skipped a frame that is not a JSON-RPC message");
-                }
-            }
-        }
-    }
-
-    /// Routes one classified message. A request either starts (or queues) and returns nothing,
-    /// or is answered at once with the returned frame. `batch` collects requests of a batch.
-    fn route(
-        &mut self,
-        frame: &Bytes,
-        text: &str,
-        inbound: Inbound<'_>,
-        batch: Option<&mut Vec<ResponseFuture>>,
-    ) -> Option<Bytes> {
-        let config = &self.peer.shared.config;
-        match inbound {
-            Inbound::Request { id, method, params } => {
-                self.on_request(id, &method, params, frame.len(), batch)
-            }
-            Inbound::Notification { method, params } => {
-                let ran = catch_unwind(AssertUnwindSafe(|| self.router.notify(&method, params)));
-                match ran {
-                    Ok(true) => {}
-                    Ok(false) => {
-                        self.peer
-                            .shared
-                            .stats
-                            .dropped_notifications
-                            .fetch_add(1, Ordering::Relaxed);
-                    }
-                    Err(_) => tracing::error!(method = %method, "a notification handler panicked"),
-                }
-                None
-            }
-            Inbound::Response { id, outcome } => {
-                let reply = match outcome {
-                    Outcome::Result(result) => {
-                        let start = result.get().as_ptr() as usize - text.as_ptr() as usize;
-                        Reply::Result {
-                            frame: frame.clone(),
-                            start,
-                            end: start + result.get().len(),
-                        }
-                    }
-                    Outcome::Error(error) => Reply::Error(error),
-                };
-                self.complete(id, reply);
-                None
-            }
-            Inbound::BadResponse { id, reason } => {
-                self.complete(id, Reply::Invalid(reason));
-                None
-            }
-            Inbound::Reject { id, mut error } => {
-                error.data = config.hooks.error_data(LocalError::InvalidRequest);
-                Some(error_frame(config, id.as_ref(), &error))
-            }
-            Inbound::Drop { reason } => {
-                tracing::debug!(reason, "dropped a malformed message without an id");
-                self.peer
-                    .shared
-                    .stats
-                    .dropped_notifications
-                    .fetch_add(1, Ordering::Relaxed);
-                None
-            }
-        }
-    }
-
-    fn on_request(
-        &mut self,
-        id: Id,
-        method: &str,
-        params: Option<&RawValue>,
-        bytes: usize,
-        batch: Option<&mut Vec<ResponseFuture>>,
-    ) -> Option<Bytes> {
-        let config = &self.peer.shared.config;
-        if self.draining.is_some() {
-            return Some(error_frame(
-                config,
-                Some(&id),
-                &config.local_error(LocalError::ShuttingDown),
-            ));
-        }
-        if batch.is_none() {
-            if self.inbound_ids.contains(&id) {
-                let error = config.error_with(
-                    LocalError::InvalidRequest,
-                    crate::ErrorObject::new(
-                        crate::ErrorObject::INVALID_REQUEST,
-                        "invalid request: the id is already in use by a pending request",
-                    ),
-                );
-                return Some(error_frame(config, Some(&id), &error));
-            }
-            let full = self.running.len() + self.fresh.len() >= config.max_concurrent_requests;
-            // Bounded in count and in bytes: a queued request's handler has decoded its params
-            // already, so its frame's length is what it pins while it waits.
-            if full
-                && (self.queued.len() >= config.max_queued_requests
-                    || self.queued_bytes.saturating_add(bytes) > config.max_queued_request_bytes)
-            {
-                return Some(error_frame(
-                    config,
-                    Some(&id),
-                    &config.local_error(LocalError::Overloaded),
-                ));
-            }
-        }
-        let ctx = RequestContext {
-            id: id.clone(),
-            peer: self.peer.clone(),
-        };
-        let router = &self.router;
-        let started = catch_unwind(AssertUnwindSafe(|| router.start(method, params, ctx)));
-        let work = match started {
-            Ok(Some(work)) => work,
-            Ok(None) => {
-                return Some(error_frame(
-                    config,
-                    Some(&id),
-                    &config.local_error(LocalError::MethodNotFound),
-                ));
-            }
-            Err(_) => {
-                tracing::error!(method, "a request handler panicked");
-                return Some(error_frame(
-                    config,
-                    Some(&id),
-                    &config.local_error(LocalError::Internal),
-                ));
-            }
-        };
-        if let Some(batch) = batch {
-            batch.push(catch_panics(work, self.peer.clone(), id));
-            return None;
-        }
-        self.inbound_ids.insert(id.clone());
-        let in_flight = InFlight { id, work, bytes };
-        if self.running.len() + self.fresh.len() < config.max_concurrent_requests {
-            self.fresh.push(in_flight);
-        } else {
-            self.queued_bytes += bytes;
-            self.queued.push_back(in_flight);
-        }
-        None
-    }
-
-    fn on_batch(&mut self, frame: &Bytes, text: &str) {
-        let config = self.peer.shared.config.clone();
-        let entries: Vec<&RawValue> = match serde_json::from_str(text) {
-            Ok(entries) => entries,
-            Err(err) => {
-                self.garbage(err.to_string());
-                return;
-            }
-        };
-        if entries.is_empty() {
-            let error = config.error_with(
-                LocalError::InvalidRequest,
-                crate::ErrorObject::new(
-                    crate::ErrorObject::INVALID_REQUEST,
-                    "invalid request: empty batch",
-                ),
-            );
-            self.push_write(error_frame(&config, None, &error));
-            return;
-        }
-        let mut answers: Vec<ResponseFuture> = Vec::new();
-        for entry in entries {
-            let inbound = match serde_json::from_str::<envelope::Envelope<'_>>(entry.get()) {
-                Ok(env) => envelope::classify_envelope(env, Profile::Lenient),
-                Err(_) => Inbound::Reject {
-                    id: None,
-                    error: crate::ErrorObject::new(
-                        crate::ErrorObject::INVALID_REQUEST,
-                        "invalid request: a batch entry is not an object",
-                    ),
-                },
-            };
-            if let Some(immediate) = self.route(frame, text, inbound, Some(&mut answers)) {
-                answers.push(Box::pin(std::future::ready(immediate)));
-            }
-        }
-        if answers.is_empty() {
-            return;
-        }
-        let peer = self.peer.clone();
-        let work: ResponseFuture = Box::pin(async move {
-            let parts = futures_util::future::join_all(answers).await;
-            batch_frame(&peer, &parts)
-        });
-        // A batch holds one slot and is answered under a fresh internal id of its own; the
-        // id is never written (the batch's answers carry their own ids).
-        self.running.push(InFlight {
-            id: Id::string("\u{0}batch"),
-            work,
-            bytes: 0,
-        });
-    }
-
-    fn complete(&mut self, id_token: &str, reply: Reply) {
-        let shared = &self.peer.shared;
-        let entry = pending_key(id_token).and_then(|key| lock(&shared.pending).remove(&key));
-        match entry {
-            Some(entry) => {
-                if entry.reply.send(reply).is_err() {
-                    shared.stats.late_responses.fetch_add(1, Ordering::Relaxed);
-                }
-            }
-            None => {
-                shared.stats.late_responses.fetch_add(1, Ordering::Relaxed);
-            }
-        }
-    }
-
-    /// Polls the requests started this round once, then collects finished handlers until none
-    /// is ready.
-    fn poll_handlers(&mut self, cx: &mut Context<'_>) {
-        if !self.fresh.is_empty() {
-            let mut fresh = std::mem::take(&mut self.fresh);
-            for mut in_flight in fresh.drain(..) {
-                match Pin::new(&mut in_flight).poll(cx) {
-                    Poll::Ready((id, frame)) => self.finished_handler(id, frame),
-                    Poll::Pending => self.running.push(in_flight),
-                }
-            }
-            // Give the allocation back for the next round.
-            self.fresh = fresh;
-        }
-        while let Poll::Ready(Some((id, frame))) = Pin::new(&mut self.running).poll_next(cx) {
-            self.finished_handler(id, frame);
-        }
-    }
-
-    fn finished_handler(&mut self, id: Id, frame: Option<Bytes>) {
-        self.inbound_ids.remove(&id);
-        // Whatever the handler sent before finishing (progress notifications, say) is already
-        // in the handles' queue: write it before the response, so the peer sees them in the
-        // order the handler produced them.
-        self.drain_outbound();
-        let frame = frame.unwrap_or_else(|| {
-            tracing::error!(%id, "a request handler panicked");
-            let config = &self.peer.shared.config;
-            error_frame(config, Some(&id), &config.local_error(LocalError::Internal))
-        });
-        self.push_write(frame);
-        if let Some(next) = self.queued.pop_front() {
-            self.queued_bytes -= next.bytes;
-            self.running.push(next);
-        }
-    }
-
-    fn push_write(&mut self, frame: Bytes) {
-        self.writes_bytes += frame.len();
-        self.writes.push_back(frame);
-    }
-
-    fn writes_full(&self) -> bool {
-        self.writes.len() >= WRITE_HIGH_WATER || self.writes_bytes >= WRITE_HIGH_WATER_BYTES
-    }
-
-    /// Takes everything the handles have queued, without waiting.
-    fn drain_outbound(&mut self) {
-        while let Ok(message) = self.outbound.try_recv() {
-            match message {
-                Outbound::Frame(frame) => self.push_write(frame),
-                Outbound::Shutdown(grace) => self.start_shutdown(grace),
-            }
-        }
-    }
-
-    /// Takes what the handles queued; `true` when it stopped at the write high-water mark.
-    fn poll_outbound(&mut self, cx: &mut Context<'_>) -> bool {
-        loop {
-            if self.writes_full() {
-                return true;
-            }
-            match self.outbound.poll_recv(cx) {
-                Poll::Ready(Some(Outbound::Frame(frame))) => self.push_write(frame),
-                Poll::Ready(Some(Outbound::Shutdown(grace))) => self.start_shutdown(grace),
-                Poll::Ready(None) | Poll::Pending => return false,
-            }
-        }
-    }
-
-    /// Takes background frames while the write queue is below its low-water mark, signalling
-    /// the markers it reaches. Nothing it takes can be ready again before a write drains the
-    /// queue, so it never asks for another round itself (`poll_round` does, after a write).
-    fn poll_background(&mut self, cx: &mut Context<'_>) {
-        self.background_waiting = false;
-        loop {
-            if self.writes_bytes >= BACKGROUND_LOW_WATER_BYTES || self.writes_full() {
-                self.background_waiting = true;
-                return;
-            }
-            match self.background.poll_recv(cx) {
-                Poll::Ready(Some(Background::Frame(frame))) => self.push_write(frame),
-                Poll::Ready(Some(Background::Marker(reached))) => {
-                    // The waiter may have given up; then nobody needs the signal.
-                    let _ = reached.send(());
-                }
-                Poll::Ready(None) | Poll::Pending => return,
-            }
-        }
-    }
-
-    /// Writes everything queued, then flushes once. `Err` when the sink failed or stalled.
-    fn poll_write(&mut self, cx: &mut Context<'_>) -> Result<bool, CloseReason> {
-        if self.sink_closed {
-            return Ok(false);
-        }
-        let mut progress = false;
-        while !self.writes.is_empty() {
-            match Pin::new(&mut self.sink).poll_ready(cx) {
-                Poll::Ready(Ok(())) => {
-                    let frame = self.writes.pop_front().expect("checked non-empty");
-                    self.writes_bytes -= frame.len();
-                    Pin::new(&mut self.sink)
-                        .start_send(frame)
-                        .map_err(|err| io_reason(err.into()))?;
-                    self.unflushed = true;
-                    progress = true;
-                }
-                Poll::Ready(Err(err)) => return Err(io_reason(err.into())),
-                Poll::Pending => break,
-            }
-        }
-        if self.unflushed {
-            match Pin::new(&mut self.sink).poll_flush(cx) {
-                Poll::Ready(Ok(())) => {
-                    self.unflushed = false;
-                    progress = true;
-                }
-                Poll::Ready(Err(err)) => return Err(io_reason(err.into())),
-                Poll::Pending => {}
-            }
-        }
-        if progress {
-            self.stall = None;
-        }
-        if self.writes.is_empty() && !self.unflushed {
-            self.stall = None;
-            return Ok(progress);
-        }
-        // The sink still holds us up: the stall bound runs from the last progress.
-        if self.stall_fired(cx) {
-            return Err(CloseReason::WriteStall(self.peer.shared.config.write_stall));
-        }
-        Ok(progress)
-    }
-
-    /// Arms the stall timer if needed and says whether it ran out.
-    fn stall_fired(&mut self, cx: &mut Context<'_>) -> bool {
-        let bound = self.peer.shared.config.write_stall;
-        let timer = self
-            .stall
-            .get_or_insert_with(|| Box::pin(tokio::time::sleep(bound)));
-        timer.as_mut().poll(cx).is_ready()
-    }
-
-    /// Marks the connection closed (first reason wins) and fails every pending request.
+    /// Enters `Closing` (the first reason wins) and fails every pending request.
     fn close(&mut self, reason: CloseReason) {
-        if self.closing.is_some() {
+        if !self.phase.is_serving() {
             return;
         }
         let reason = self.peer.shared.close(reason);
         // In-flight inbound work is dropped (cancelled); a graceful shutdown already waited
         // for it within its grace period.
-        self.running = FuturesUnordered::new();
-        self.fresh.clear();
-        self.queued.clear();
-        self.queued_bytes = 0;
-        self.inbound_ids.clear();
-        self.outbound.close();
-        // Background frames not taken yet are dropped with the lane; a waiting marker's
-        // sender is dropped too, which tells its waiter the connection closed.
-        self.background.close();
-        while self.background.try_recv().is_ok() {}
-        self.background_waiting = false;
+        self.serving.clear();
+        self.lanes.close();
         if !matches!(reason, CloseReason::Eof | CloseReason::ShutDown) {
             // A fatal error: nothing more is written.
             self.writes.clear();
-            self.writes_bytes = 0;
-            self.unflushed = false;
         }
-        self.closing = Some(reason);
+        self.phase = Phase::Closing(reason);
     }
 
+    /// Enters `Done` and tells the handles the driver finished.
     fn finish(&mut self) -> Result<(), CloseReason> {
-        self.finished = true;
+        let reason = match &self.phase {
+            Phase::Closing(reason) | Phase::Done(reason) => reason.clone(),
+            Phase::Open | Phase::Draining(_) => CloseReason::ShutDown,
+        };
+        let result = outcome(&reason);
+        self.phase = Phase::Done(reason);
         self.peer.shared.finished.send_replace(true);
-        match self.closing.clone().unwrap_or(CloseReason::ShutDown) {
-            CloseReason::Eof | CloseReason::ShutDown => Ok(()),
-            other => Err(other),
-        }
+        result
     }
-}
-
-fn io_reason(err: sidewire_framing::Error) -> CloseReason {
-    CloseReason::Io(err.to_string().into())
-}
-
-/// Guards one batch entry against a panicking handler.
-fn catch_panics(work: ResponseFuture, peer: Peer, id: Id) -> ResponseFuture {
-    Box::pin(async move {
-        let (_, frame) = InFlight {
-            id: id.clone(),
-            work,
-            bytes: 0,
-        }
-        .await;
-        frame.unwrap_or_else(|| {
-            let config = peer.config();
-            error_frame(config, Some(&id), &config.local_error(LocalError::Internal))
-        })
-    })
-}
-
-/// Joins a batch's answers into one array frame; one too large is replaced by a single error.
-fn batch_frame(peer: &Peer, parts: &[Bytes]) -> Bytes {
-    let config = peer.config();
-    let len = parts.iter().map(|p| p.len() + 1).sum::<usize>() + 1;
-    if len > config.max_body() {
-        return error_frame(
-            config,
-            None,
-            &config.local_error(LocalError::ResponseTooLarge),
-        );
-    }
-    let mut out = bytes::BytesMut::with_capacity(len);
-    out.extend_from_slice(b"[");
-    for (i, part) in parts.iter().enumerate() {
-        if i > 0 {
-            out.extend_from_slice(b",");
-        }
-        out.extend_from_slice(part);
-    }
-    out.extend_from_slice(b"]");
-    out.freeze()
 }
 
 impl<S, K, E, F> Future for Driver<S, K>
@@ -863,21 +255,60 @@ where
 {
     type Output = Result<(), CloseReason>;
 
+    // Runs up to `ROUNDS` rounds (the module docs list what one does).
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = &mut *self;
-        if this.finished {
-            return Poll::Ready(match this.closing.clone() {
-                Some(CloseReason::Eof | CloseReason::ShutDown) | None => Ok(()),
-                Some(other) => Err(other),
-            });
+        if let Phase::Done(reason) = &this.phase {
+            return Poll::Ready(outcome(reason));
         }
-        this.poll_round(cx)
+        for _ in 0..ROUNDS {
+            // Every source is polled until it is `Pending` (which registers the waker) unless a
+            // budget or the write high-water mark stopped it first; only then is another round
+            // needed. Re-polling sources that just said `Pending` would cost a waker clone each.
+            let mut again = false;
+            if this.phase.is_serving() {
+                again |= this.poll_read(cx);
+                this.poll_handlers(cx);
+                again |= this
+                    .lanes
+                    .poll_outbound(cx, &mut this.writes, &mut this.phase);
+                // After the ordinary lane, so that requests and responses queued by now are
+                // ahead of any background frame taken this round.
+                this.lanes.poll_background(cx, &mut this.writes);
+                // After the outbound queue, which carries the frames of requests whose deadlines
+                // may be earlier than the timer.
+                this.poll_deadlines(cx);
+                // After the outbound queue, which is where a shutdown request arrives.
+                this.poll_shutdown(cx);
+            }
+            if let Err(reason) = this.writes.poll_write(&mut this.sink, cx) {
+                this.close(reason);
+                return Poll::Ready(this.finish());
+            }
+            if this.lanes.background_ready(&this.writes) {
+                // The write drained the queue below the mark: the background lane may go on.
+                again = true;
+            }
+            if let Phase::Closing(_) = this.phase
+                && this.writes.is_idle()
+            {
+                return match this.writes.poll_close(&mut this.sink, cx) {
+                    Poll::Ready(()) => Poll::Ready(this.finish()),
+                    Poll::Pending => Poll::Pending,
+                };
+            }
+            if !again {
+                return Poll::Pending;
+            }
+        }
+        cx.waker().wake_by_ref();
+        Poll::Pending
     }
 }
 
 impl<S, K> Drop for Driver<S, K> {
     fn drop(&mut self) {
-        if self.finished {
+        if let Phase::Done(_) = self.phase {
             return;
         }
         self.peer.shared.close(CloseReason::ShutDown);

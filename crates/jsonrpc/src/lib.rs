@@ -35,6 +35,9 @@
 //!   `-32600`; the earlier request is unaffected.
 //! - A response whose id matches nothing pending (late after a timeout or cancel) is dropped
 //!   and counted in [`Stats`].
+//! - **Batches are not supported**, under either profile (MCP dropped them; the extension
+//!   protocol never had them): an inbound top-level array is garbage like a non-JSON frame,
+//!   skipped and counted or fatal per [`GarbagePolicy`], and never answered.
 //!
 //! # Limits and failure
 //!
@@ -59,6 +62,7 @@ mod error;
 pub mod fuzz;
 mod message;
 mod peer;
+mod pending;
 mod router;
 mod scan;
 
@@ -97,7 +101,8 @@ where
     let (tx, rx) = tokio::sync::mpsc::channel(config.outbound_queue);
     let (background_tx, background_rx) = tokio::sync::mpsc::channel(config.background_queue);
     let peer = Peer::new(config, tx, background_tx);
-    let driver = Driver::new(peer.clone(), stream, sink, rx, background_rx, router);
+    let lanes = driver::Lanes::new(rx, background_rx);
+    let driver = Driver::new(peer.clone(), stream, sink, lanes, router);
     (peer, driver)
 }
 

@@ -1,6 +1,6 @@
-//! The handle side of a connection: outgoing calls, the pending-request table, shutdown.
+//! The handle side of a connection: outgoing calls (the glue between the pending table and the
+//! driver), notifications on both lanes, shutdown, stats.
 
-use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -14,6 +14,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::config::{Cancelled, HookNotification};
 use crate::message::{encode_notification, encode_request};
+use crate::pending::PendingTable;
 use crate::{CloseReason, Config, Error, ErrorObject, Id, Notification, Request};
 
 /// A handle on one JSON-RPC connection. Cheap to clone; every clone talks to the same driver.
@@ -31,7 +32,9 @@ pub(crate) struct Shared {
     /// The background lane: notifications the driver writes only when the writer is nearly
     /// idle, so they never delay requests and responses.
     pub(crate) background: mpsc::Sender<Background>,
-    pub(crate) pending: Mutex<HashMap<u64, Pending>>,
+    /// Our requests waiting for responses; the driver completes and expires them, a caller
+    /// cancels its own.
+    pub(crate) pending: Mutex<PendingTable<oneshot::Sender<Reply>>>,
     /// The origin of deadlines: they are kept as nanoseconds since it, so the earliest one
     /// fits in an atomic. It is on tokio's clock, the clock the deadline timer runs on: with
     /// std's, a paused tokio clock (tests) fires the timer while the sweep, reading std time,
@@ -64,13 +67,6 @@ pub(crate) enum Background {
     Marker(oneshot::Sender<()>),
 }
 
-/// A request of ours waiting for its response.
-pub(crate) struct Pending {
-    pub(crate) reply: oneshot::Sender<Reply>,
-    /// Nanoseconds since `Shared::epoch` after which the driver times the request out.
-    pub(crate) deadline: u64,
-}
-
 /// How a pending request ends, as routed by the driver.
 pub(crate) enum Reply {
     /// The response frame, and where its `result` lies inside it.
@@ -91,6 +87,34 @@ pub(crate) enum Reply {
     TimedOut,
 }
 
+impl Reply {
+    /// What the caller of request `method` (with this timeout) gets.
+    fn into_result(self, method: &str, timeout: Duration) -> Result<RawResult, Error> {
+        // The method is copied only into an error: a result costs no allocation here.
+        let method = || method.to_owned();
+        match self {
+            Reply::Result { frame, start, end } => Ok(RawResult { frame, start, end }),
+            Reply::Error(error) => Err(Error::Remote {
+                method: method(),
+                error,
+            }),
+            Reply::Invalid(reason) => Err(Error::InvalidResponse {
+                method: method(),
+                reason,
+            }),
+            Reply::TooLarge { limit } => Err(Error::ResponseTooLarge {
+                method: method(),
+                limit,
+            }),
+            Reply::Closed(reason) => Err(Error::Closed(reason)),
+            Reply::TimedOut => Err(Error::Timeout {
+                method: method(),
+                after: timeout,
+            }),
+        }
+    }
+}
+
 #[derive(Default)]
 pub(crate) struct Counters {
     pub(crate) late_responses: AtomicU64,
@@ -106,7 +130,7 @@ pub struct Stats {
     /// Responses whose id matched no pending request (late after a timeout or cancel, or
     /// never sent).
     pub late_responses: u64,
-    /// Frames skipped as garbage (non-JSON, not an object, unwanted batches).
+    /// Frames skipped as garbage (non-JSON, not an object, top-level arrays).
     pub garbage_frames: u64,
     /// Inbound notifications dropped: malformed, no handler, or params that do not decode.
     pub dropped_notifications: u64,
@@ -168,14 +192,26 @@ impl Shared {
     /// what lets a caller that inserts late see it (`Peer::call`).
     pub(crate) fn close(&self, reason: CloseReason) -> CloseReason {
         let reason = self.closed.get_or_init(|| reason).clone();
-        let pending: Vec<Pending> = lock(&self.pending)
-            .drain()
-            .map(|(_, entry)| entry)
-            .collect();
-        for entry in pending {
-            let _ = entry.reply.send(Reply::Closed(reason.clone()));
+        let pending = lock(&self.pending).drain();
+        for reply in pending {
+            let _ = reply.send(Reply::Closed(reason.clone()));
         }
         reason
+    }
+
+    /// Fails every request past its deadline and records the next deadline for the driver's
+    /// timer.
+    pub(crate) fn expire_overdue(&self) {
+        let now = u64::try_from(self.epoch.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        let mut table = lock(&self.pending);
+        let expired = table.expire(now);
+        for reply in expired.values {
+            let _ = reply.send(Reply::TimedOut);
+        }
+        // Stored under the lock, so a caller inserting a new entry either is seen here or
+        // lowers the value after this store.
+        let next = expired.next_deadline.unwrap_or(u64::MAX);
+        self.wake_at.store(next, Ordering::Release);
     }
 
     /// The deadline `timeout` from now, in nanoseconds since the epoch.
@@ -199,7 +235,7 @@ impl Peer {
                 config,
                 outbound,
                 background,
-                pending: Mutex::new(HashMap::new()),
+                pending: Mutex::new(PendingTable::new()),
                 epoch: tokio::time::Instant::now(),
                 wake_at: AtomicU64::new(u64::MAX),
                 next_id: AtomicU64::new(1),
@@ -284,48 +320,8 @@ impl Peer {
         )
         .map_err(|err| self.encode_error(method, err))?;
         let timeout = options.timeout.unwrap_or(shared.config.request_timeout);
-        let deadline = shared.deadline_after(timeout);
-        let (reply, mut receiver) = oneshot::channel();
-        lock(&shared.pending).insert(id, Pending { reply, deadline });
-        // The driver keeps one timer for the earliest deadline; lower it if ours is earlier.
-        // (It reads this when our frame reaches it, so no extra wake-up is needed.)
-        shared.wake_at.fetch_min(deadline, Ordering::AcqRel);
-        let mut guard = PendingGuard {
-            peer: self,
-            id,
-            wire_id: &wire_id,
-            method,
-            armed: true,
-        };
-        // The driver fails every pending entry when it closes; one inserted after that is
-        // caught here, because the reason is set before the table is drained.
-        if let Some(reason) = shared.closed.get() {
-            guard.disarm();
-            lock(&shared.pending).remove(&id);
-            return Err(Error::Closed(reason.clone()));
-        }
-        let frame = Outbound::Frame(frame.freeze());
-        // Fast path: room in the queue. Otherwise wait for room, but let a timeout (which the
-        // driver raises through `receiver`) end the wait too.
-        let queued = match shared.outbound.try_reserve() {
-            Ok(permit) => {
-                permit.send(frame);
-                Ok(())
-            }
-            Err(mpsc::error::TrySendError::Closed(())) => Err(Reply::Closed(self.close_reason())),
-            Err(mpsc::error::TrySendError::Full(())) => tokio::select! {
-                biased;
-                reply = &mut receiver => Err(reply.unwrap_or_else(|_| Reply::Closed(self.close_reason()))),
-                permit = shared.outbound.reserve() => match permit {
-                    Ok(permit) => {
-                        permit.send(frame);
-                        Ok(())
-                    }
-                    Err(_) => Err(Reply::Closed(self.close_reason())),
-                },
-            },
-        };
-        let reply = match queued {
+        let (mut guard, mut receiver) = self.register(id, &wire_id, method, timeout)?;
+        let reply = match self.queue_request(frame.freeze(), &mut receiver).await {
             Ok(()) => receiver
                 .await
                 .unwrap_or_else(|_| Reply::Closed(self.close_reason())),
@@ -334,28 +330,71 @@ impl Peer {
         guard.disarm();
         if let Reply::TimedOut = reply {
             // The driver already removed the entry; the request is still abandoned on the wire.
-            guard.notice(true);
-            return Err(Error::Timeout {
-                method: method.to_owned(),
-                after: timeout,
-            });
+            guard.notice(Abandoned::TimedOut);
         }
-        match reply {
-            Reply::Result { frame, start, end } => Ok(RawResult { frame, start, end }),
-            Reply::Error(error) => Err(Error::Remote {
-                method: method.to_owned(),
-                error,
-            }),
-            Reply::Invalid(reason) => Err(Error::InvalidResponse {
-                method: method.to_owned(),
-                reason,
-            }),
-            Reply::TooLarge { limit } => Err(Error::ResponseTooLarge {
-                method: method.to_owned(),
-                limit,
-            }),
-            Reply::Closed(reason) => Err(Error::Closed(reason)),
-            Reply::TimedOut => unreachable!("handled above"),
+        reply.into_result(method, timeout)
+    }
+
+    /// Enters request `id` in the pending table, due `timeout` from now, and arms the guard
+    /// that cancels it if the caller gives up. `Err` when the connection closed meanwhile.
+    fn register<'a>(
+        &'a self,
+        id: u64,
+        wire_id: &'a Id,
+        method: &'a str,
+        timeout: Duration,
+    ) -> Result<(PendingGuard<'a>, oneshot::Receiver<Reply>), Error> {
+        let shared = &self.shared;
+        let deadline = shared.deadline_after(timeout);
+        let (reply, receiver) = oneshot::channel();
+        lock(&shared.pending).insert(id, deadline, reply);
+        // The driver keeps one timer for the earliest deadline; lower it if ours is earlier.
+        // (It reads this when our frame reaches it, so no extra wake-up is needed.)
+        shared.wake_at.fetch_min(deadline, Ordering::AcqRel);
+        let mut guard = PendingGuard {
+            peer: self,
+            id,
+            wire_id,
+            method,
+            armed: true,
+        };
+        // The driver fails every pending entry when it closes; one inserted after that is
+        // caught here, because the reason is set before the table is drained.
+        if let Some(reason) = shared.closed.get() {
+            guard.disarm();
+            lock(&shared.pending).cancel(id);
+            return Err(Error::Closed(reason.clone()));
+        }
+        Ok((guard, receiver))
+    }
+
+    /// Queues a request's frame. Fast path: room in the queue. Otherwise it waits for room,
+    /// but a timeout (which the driver raises through `receiver`) ends the wait too; `Err` is
+    /// how the request ended before it was queued.
+    async fn queue_request(
+        &self,
+        frame: Bytes,
+        receiver: &mut oneshot::Receiver<Reply>,
+    ) -> Result<(), Reply> {
+        let outbound = &self.shared.outbound;
+        let frame = Outbound::Frame(frame);
+        match outbound.try_reserve() {
+            Ok(permit) => {
+                permit.send(frame);
+                Ok(())
+            }
+            Err(mpsc::error::TrySendError::Closed(())) => Err(Reply::Closed(self.close_reason())),
+            Err(mpsc::error::TrySendError::Full(())) => tokio::select! {
+                biased;
+                reply = receiver => Err(reply.unwrap_or_else(|_| Reply::Closed(self.close_reason()))),
+                permit = outbound.reserve() => match permit {
+                    Ok(permit) => {
+                        permit.send(frame);
+                        Ok(())
+                    }
+                    Err(_) => Err(Reply::Closed(self.close_reason())),
+                },
+            },
         }
     }
 
@@ -387,11 +426,8 @@ impl Peer {
         params: Option<&P>,
     ) -> Result<(), Error> {
         let frame = self.notification_frame(method, params)?;
-        self.shared
-            .outbound
-            .send(Outbound::Frame(frame))
+        self.send_on(&self.shared.outbound, Outbound::Frame(frame))
             .await
-            .map_err(|_| Error::Closed(self.close_reason()))
     }
 
     /// Sends a notification on the background lane, waiting for room in it. The driver takes
@@ -414,11 +450,8 @@ impl Peer {
         params: Option<&P>,
     ) -> Result<(), Error> {
         let frame = self.notification_frame(method, params)?;
-        self.shared
-            .background
-            .send(Background::Frame(frame))
+        self.send_on(&self.shared.background, Background::Frame(frame))
             .await
-            .map_err(|_| Error::Closed(self.close_reason()))
     }
 
     /// Waits until every background notification sent before this call has been handed to
@@ -433,12 +466,16 @@ impl Peer {
     /// Cancel safe: it only waits.
     pub async fn background_flushed(&self) -> Result<(), Error> {
         let (reached, done) = oneshot::channel();
-        self.shared
-            .background
-            .send(Background::Marker(reached))
-            .await
-            .map_err(|_| Error::Closed(self.close_reason()))?;
+        self.send_on(&self.shared.background, Background::Marker(reached))
+            .await?;
         done.await.map_err(|_| Error::Closed(self.close_reason()))
+    }
+
+    /// Sends on one of the driver's lanes, waiting for room; `Err` once the driver is gone.
+    async fn send_on<T>(&self, lane: &mpsc::Sender<T>, message: T) -> Result<(), Error> {
+        lane.send(message)
+            .await
+            .map_err(|_| Error::Closed(self.close_reason()))
     }
 
     /// Queues a notification without waiting; fails when the outbound queue is full.
@@ -579,15 +616,22 @@ struct PendingGuard<'a> {
     armed: bool,
 }
 
+/// How a request was abandoned, for the cancel hook.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Abandoned {
+    /// Its future was dropped.
+    Dropped,
+    /// Its deadline passed.
+    TimedOut,
+}
+
 impl PendingGuard<'_> {
     fn disarm(&mut self) {
         self.armed = false;
     }
-}
 
-impl PendingGuard<'_> {
     /// Runs the protocol's cancel hook and queues the notice it returns, if any.
-    fn notice(&self, timed_out: bool) {
+    fn notice(&self, how: Abandoned) {
         let shared = &self.peer.shared;
         if shared.closed.get().is_some() {
             return;
@@ -595,7 +639,7 @@ impl PendingGuard<'_> {
         let notice = shared.config.hooks.on_cancel(Cancelled {
             id: self.wire_id,
             method: self.method,
-            timed_out,
+            timed_out: how == Abandoned::TimedOut,
         });
         if let Some(HookNotification { method, params }) = notice {
             let queued = self
@@ -617,8 +661,8 @@ impl Drop for PendingGuard<'_> {
     fn drop(&mut self) {
         // Only a request still pending was abandoned; one the driver already answered or
         // failed is not cancelled on the wire.
-        if self.armed && lock(&self.peer.shared.pending).remove(&self.id).is_some() {
-            self.notice(false);
+        if self.armed && lock(&self.peer.shared.pending).cancel(self.id).is_some() {
+            self.notice(Abandoned::Dropped);
         }
     }
 }

@@ -341,7 +341,7 @@ async fn lenient_garbage_is_skipped_and_counted() {
     raw.send("Starting server v1.2...").await;
     raw.send("").await;
     raw.send("\u{feff}").await;
-    raw.send("[1, 2]").await; // batches are off by default
+    raw.send("[1, 2]").await; // batches are not supported
     raw.send(r#"{"jsonrpc":"2.0","id":1,"method":"test/add","params":{"a":1,"b":2}}"#)
         .await;
     assert_eq!(raw.recv().await["result"], 3);
@@ -350,39 +350,33 @@ async fn lenient_garbage_is_skipped_and_counted() {
 }
 
 #[tokio::test]
-async fn lenient_batches_are_answered_with_one_array() {
-    let (_peer, _task, mut raw) = with_raw(lenient().batches(true), router(None));
-    raw.send(
-        r#"[{"jsonrpc":"2.0","id":1,"method":"test/add","params":{"a":1,"b":2}},
-            {"jsonrpc":"2.0","method":"test/note","params":{"n":5}},
-            {"jsonrpc":"2.0","id":2,"method":"nope"},
-            7,
-            {"jsonrpc":"2.0","id":3,"method":"test/sleep","params":{"ms":10}}]"#
-            .replace('\n', "")
-            .as_str(),
-    )
-    .await;
-    let answer = raw.recv().await;
-    let answers = answer.as_array().expect("one array frame");
-    assert_eq!(answers.len(), 4, "{answer}");
-    assert_eq!(answers[0], json!({"jsonrpc":"2.0","id":1,"result":3}));
-    assert_eq!(answers[1]["error"]["code"], -32601);
-    assert_eq!(answers[2]["id"], Value::Null);
-    assert_eq!(answers[3]["result"], 10);
-    raw.send("[]").await;
-    assert_eq!(raw.recv().await["error"]["code"], -32600);
-    raw.send(r#"[{"jsonrpc":"2.0","method":"test/note","params":{"n":1}}]"#)
-        .await;
-    raw.silent().await;
-}
-
-#[tokio::test]
 async fn strict_profile_refuses_batches() {
-    let (_peer, task, mut raw) = with_raw(strict().batches(true), router(None));
+    let (_peer, task, mut raw) = with_raw(strict(), router(None));
     raw.send(r#"[{"jsonrpc":"2.0","id":1,"method":"test/echo"}]"#)
         .await;
     let reason = within("the driver", task).await.unwrap().unwrap_err();
     assert!(matches!(reason, CloseReason::Garbage(_)), "{reason:?}");
+}
+
+/// An inbound array (a JSON-RPC batch) is garbage under both profiles: skipped and counted, or
+/// fatal, per the garbage policy; nothing answers it and no handler runs.
+#[tokio::test]
+async fn an_inbound_array_gets_the_strict_answer_under_the_lenient_profile() {
+    let array = r#"[{"jsonrpc":"2.0","id":1,"method":"test/add","params":{"a":1,"b":2}}]"#;
+    let next = r#"{"jsonrpc":"2.0","id":2,"method":"test/add","params":{"a":2,"b":2}}"#;
+    for config in [strict(), lenient()] {
+        let skip = config.clone().garbage(GarbagePolicy::Skip);
+        let (peer, _task, mut raw) = with_raw(skip, router(None));
+        raw.send(array).await;
+        raw.send(next).await;
+        assert_eq!(raw.recv().await, json!({"jsonrpc":"2.0","id":2,"result":4}));
+        assert_eq!(peer.stats().garbage_frames, 1);
+        let fatal = config.garbage(GarbagePolicy::Fatal);
+        let (_peer, task, mut raw) = with_raw(fatal, router(None));
+        raw.send(array).await;
+        let reason = within("the driver", task).await.unwrap().unwrap_err();
+        assert!(matches!(reason, CloseReason::Garbage(_)), "{reason:?}");
+    }
 }
 
 #[tokio::test]

@@ -1,0 +1,152 @@
+//! The bookkeeping of requests in flight, both ways, without IO (in the spirit of lsp-server's
+//! `ReqQueue`): which of our requests wait for a response and until when, and which of the
+//! peer's request ids are being served. The handles and the driver own the clock, the channels
+//! and the lock; this module only decides, so its rules are tested without a runtime.
+//! Deadlines are plain numbers (the peer keeps them as nanoseconds since its epoch).
+
+use std::collections::{HashMap, HashSet};
+
+use crate::Id;
+use crate::envelope::pending_key;
+
+/// Our requests waiting for their responses, keyed by the integer id each was sent with.
+///
+/// An entry leaves exactly once, by whichever comes first: its response
+/// ([`complete`](Self::complete)), its caller giving up ([`cancel`](Self::cancel)), its deadline
+/// ([`expire`](Self::expire)) or the end of the connection ([`drain`](Self::drain)). Whoever
+/// takes it gets its value; everyone after gets `None` (a late response, a cancel after the
+/// answer, a timeout racing a response).
+pub(crate) struct PendingTable<T> {
+    entries: HashMap<u64, Entry<T>>,
+}
+
+struct Entry<T> {
+    value: T,
+    deadline: u64,
+}
+
+/// What [`PendingTable::expire`] took.
+pub(crate) struct Expired<T> {
+    /// The values of the entries whose deadline passed, earliest deadline first (ties by id).
+    pub(crate) values: Vec<T>,
+    /// The earliest deadline still pending, if any.
+    pub(crate) next_deadline: Option<u64>,
+}
+
+impl<T> PendingTable<T> {
+    pub(crate) fn new() -> Self {
+        PendingTable {
+            entries: HashMap::new(),
+        }
+    }
+
+    /// How many requests are pending.
+    pub(crate) fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Records a request sent with `id`, due by `deadline`. Ids come from the peer's counter
+    /// and are never reused, so this never replaces an entry.
+    pub(crate) fn insert(&mut self, id: u64, deadline: u64, value: T) {
+        let previous = self.entries.insert(id, Entry { value, deadline });
+        debug_assert!(previous.is_none(), "request id {id} reused while pending");
+    }
+
+    /// Takes the entry a response answers. `id_token` is the response's raw `id` member: our
+    /// ids are integers, so only an integer token can name one (`"7"` the string never names
+    /// request 7).
+    pub(crate) fn complete(&mut self, id_token: &str) -> Option<T> {
+        self.take(pending_key(id_token)?)
+    }
+
+    /// Takes the entry a skipped oversized response answered: the one its first bytes name
+    /// (`named`), if that one is pending, or else the only one pending. `None` when neither
+    /// rule picks one.
+    pub(crate) fn complete_oversized(&mut self, named: Option<u64>) -> Option<T> {
+        let id = named
+            .filter(|id| self.entries.contains_key(id))
+            .or_else(|| match self.entries.len() {
+                1 => self.entries.keys().next().copied(),
+                _ => None,
+            })?;
+        self.take(id)
+    }
+
+    /// Takes the entry of a request its caller abandoned.
+    pub(crate) fn cancel(&mut self, id: u64) -> Option<T> {
+        self.take(id)
+    }
+
+    /// Takes every entry due at `now` (a deadline equal to `now` is due) and says which
+    /// deadline comes next.
+    pub(crate) fn expire(&mut self, now: u64) -> Expired<T> {
+        let mut due: Vec<(u64, u64)> = self
+            .entries
+            .iter()
+            .filter(|(_, entry)| entry.deadline <= now)
+            .map(|(id, entry)| (entry.deadline, *id))
+            .collect();
+        due.sort_unstable();
+        let values = due
+            .into_iter()
+            .filter_map(|(_, id)| self.take(id))
+            .collect();
+        let next_deadline = self.entries.values().map(|entry| entry.deadline).min();
+        Expired {
+            values,
+            next_deadline,
+        }
+    }
+
+    /// Takes every entry (the connection ended).
+    pub(crate) fn drain(&mut self) -> Vec<T> {
+        self.entries.drain().map(|(_, entry)| entry.value).collect()
+    }
+
+    fn take(&mut self, id: u64) -> Option<T> {
+        self.entries.remove(&id).map(|entry| entry.value)
+    }
+}
+
+/// The ids of the peer's requests being served (started or waiting for a slot).
+///
+/// The duplicate-id rule lives here: a request whose id is still being served is refused (and
+/// answered `-32600`), and the earlier one is unaffected; the id is free again once the earlier
+/// request's response is queued, or when the connection closes.
+#[derive(Default)]
+pub(crate) struct InFlightIds {
+    ids: HashSet<Id>,
+}
+
+/// A request reused an id still being served.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) struct IdInUse;
+
+impl InFlightIds {
+    /// Whether a request with `id` may start.
+    pub(crate) fn check(&self, id: &Id) -> Result<(), IdInUse> {
+        if self.ids.contains(id) {
+            Err(IdInUse)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Records that a request with `id` started (after [`check`](Self::check) allowed it).
+    pub(crate) fn start(&mut self, id: Id) {
+        self.ids.insert(id);
+    }
+
+    /// The request with `id` was answered: the id is free again.
+    pub(crate) fn finish(&mut self, id: &Id) {
+        self.ids.remove(id);
+    }
+
+    /// Forgets every id (the connection closed, and the requests were dropped).
+    pub(crate) fn clear(&mut self) {
+        self.ids.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests;
