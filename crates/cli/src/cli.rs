@@ -265,9 +265,7 @@ mod tests {
         assert_eq!(args.stdio_command, ["server", "--json", "-x"]);
         assert!(matches!(args.command, McpCommand::Tools));
         // Only `--` starts the server's command line: a stray word before it is an error.
-        let err = parse(&["mcp", "tools", "--stdio", "server"])
-            .err()
-            .expect("an error");
+        let err = parse(&["mcp", "tools", "--stdio", "server"]).expect_err("an error");
         assert_eq!(err.kind(), clap::error::ErrorKind::UnknownArgument);
     }
 
@@ -306,7 +304,7 @@ mod tests {
             &["mcp", "tools", "--stdio"][..],
             &["mcp", "tools", "--stdio", "--"],
         ] {
-            let err = parse(line).err().expect("a usage error");
+            let err = parse(line).expect_err("a usage error");
             assert_eq!(err.kind(), clap::error::ErrorKind::MissingRequiredArgument);
             assert!(
                 err.to_string()
