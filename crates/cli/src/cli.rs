@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand, ValueEnum};
+use clap::{Args, CommandFactory as _, Parser, Subcommand, ValueEnum};
 
 /// Host out-of-process extensions (Extension Protocol v1) and consume MCP servers.
 #[derive(Debug, Parser)]
@@ -19,6 +19,28 @@ pub(crate) struct Cli {
     pub(crate) json: bool,
     #[command(subcommand)]
     pub(crate) command: Command,
+}
+
+impl Cli {
+    /// Parses `args` (the program name first), with the check clap cannot express: `--stdio`
+    /// needs the server's command after `--`.
+    pub(crate) fn try_parse_args<I, T>(args: I) -> Result<Cli, clap::Error>
+    where
+        I: IntoIterator<Item = T>,
+        T: Into<std::ffi::OsString> + Clone,
+    {
+        let cli = Cli::try_parse_from(args)?;
+        if let Command::Mcp(args) = &cli.command
+            && args.stdio
+            && args.stdio_command.is_empty()
+        {
+            return Err(Cli::command().error(
+                clap::error::ErrorKind::MissingRequiredArgument,
+                "--stdio needs the server's command after `--`",
+            ));
+        }
+        Ok(cli)
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -98,8 +120,9 @@ pub(crate) struct McpArgs {
     /// (`sidewire mcp tools --stdio -- npx -y @modelcontextprotocol/server-everything`).
     #[arg(long, global = true)]
     pub(crate) stdio: bool,
-    /// Filled from the words after `--` (see `--stdio`).
-    #[arg(skip)]
+    /// The words after `--` (see `--stdio`): the server's command line, passed on as they are,
+    /// flags included, whatever the subcommand before them.
+    #[arg(global = true, last = true, value_name = "CMD")]
     pub(crate) stdio_command: Vec<String>,
     /// Bound a call, in seconds.
     #[arg(long, global = true, value_name = "SECS")]
@@ -214,4 +237,83 @@ pub(crate) enum ExtCommand {
         /// The payload as JSON.
         payload: String,
     },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(line: &[&str]) -> Result<Cli, clap::Error> {
+        Cli::try_parse_args(std::iter::once("sidewire").chain(line.iter().copied()))
+    }
+
+    fn mcp(line: &[&str]) -> McpArgs {
+        match parse(line).expect("parses").command {
+            Command::Mcp(args) => args,
+            other => panic!("not mcp: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn words_after_the_double_dash_that_look_like_flags_are_the_servers() {
+        let cli = parse(&["mcp", "tools", "--stdio", "--", "server", "--json", "-x"]).unwrap();
+        assert!(!cli.json, "--json after `--` is the server's");
+        let Command::Mcp(args) = cli.command else {
+            panic!("not mcp");
+        };
+        assert!(args.stdio);
+        assert_eq!(args.stdio_command, ["server", "--json", "-x"]);
+        assert!(matches!(args.command, McpCommand::Tools));
+        // Only `--` starts the server's command line: a stray word before it is an error.
+        let err = parse(&["mcp", "tools", "--stdio", "server"]).expect_err("an error");
+        assert_eq!(err.kind(), clap::error::ErrorKind::UnknownArgument);
+    }
+
+    #[test]
+    fn the_double_dash_follows_any_mcp_subcommand_and_its_own_arguments() {
+        let args = mcp(&[
+            "mcp",
+            "call",
+            "slow",
+            "steps=1",
+            "--stdio",
+            "--",
+            "server",
+            "--timeout",
+            "1",
+            "--",
+        ]);
+        assert_eq!(args.stdio_command, ["server", "--timeout", "1", "--"]);
+        assert_eq!(args.timeout, None);
+        let McpCommand::Call { tool, args: words } = args.command else {
+            panic!("not call");
+        };
+        assert_eq!(
+            (tool.as_str(), words.as_slice()),
+            ("slow", &["steps=1".to_owned()][..])
+        );
+        // `--stdio` before the subcommand, the command after it: the same.
+        let args = mcp(&["mcp", "--stdio", "ping", "--", "server", "-v"]);
+        assert_eq!(args.stdio_command, ["server", "-v"]);
+        assert!(matches!(args.command, McpCommand::Ping));
+    }
+
+    #[test]
+    fn stdio_without_a_command_is_a_usage_error() {
+        for line in [
+            &["mcp", "tools", "--stdio"][..],
+            &["mcp", "tools", "--stdio", "--"],
+        ] {
+            let err = parse(line).expect_err("a usage error");
+            assert_eq!(err.kind(), clap::error::ErrorKind::MissingRequiredArgument);
+            assert!(
+                err.to_string()
+                    .contains("--stdio needs the server's command"),
+                "{err}"
+            );
+            assert_eq!(err.exit_code(), 2);
+        }
+        // Without --stdio the words after `--` are not used, as before.
+        assert!(mcp(&["mcp", "tools", "--", "server"]).stdio_command == ["server"]);
+    }
 }

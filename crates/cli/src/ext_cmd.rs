@@ -253,7 +253,9 @@ pub(crate) fn outcome_json(outcome: &Outcome) -> Value {
 /// A tool call the way an agent host makes it: `tool.before` (which may block or rewrite the
 /// arguments) → `permission.decision` (the host's own decision from a simple policy: tools
 /// whose annotations say read-only are allowed, others denied unless `allow_tools`) → the MCP
-/// call → `tool.after`. Returns a JSON summary; a blocked or denied call is an error.
+/// call → `tool.after`. The stages fill in a [`ToolCallReport`], printed as text once the call
+/// ends; a blocked or denied call is then an error (what ran is printed first), otherwise the
+/// report is returned for `--json`. Fails with nothing printed when no MCP tool is `name`.
 pub(crate) async fn chained_tool_call(
     out: &Out,
     runtime: &Runtime,
@@ -262,123 +264,261 @@ pub(crate) async fn chained_tool_call(
     arguments: Value,
     options: CallOptions,
     allow_tools: bool,
-) -> anyhow::Result<Value> {
+) -> anyhow::Result<ToolCallReport> {
     let tool = mcp
         .tools()
         .into_iter()
         .find(|t| t.name == name)
         .with_context(|| format!("no MCP tool is named {name}"))?;
-    let call_id = crate::session_id();
-    out.line(format!(
-        "  call {} {}",
-        safe::line(name),
-        safe::line(&arguments.to_string())
-    ));
-    // One turn for the whole call: `tool.before`, `permission.decision` and `tool.after` are
-    // answered by one generation, even if a reload is requested meanwhile (§13.3).
-    let turn = runtime.turn().await;
-    let before = turn
-        .intercept(
-            HookPoint::ToolBefore,
-            HookPayload::ToolBefore(ToolBeforePayload {
-                name: name.to_owned(),
-                arguments: arguments.to_string(),
-                call_id: call_id.clone(),
-            }),
-        )
-        .await
-        .context("tool.before")?;
-    print_outcome(out, &before);
-    if let Some(blocked) = &before.blocked {
-        anyhow::bail!(
-            "tool.before blocked by {}: {}",
-            blocked.plugin,
-            blocked.reason
-        );
-    }
-    let arguments = match &before.payload {
-        HookPayload::ToolBefore(p) => serde_json::from_str(&p.arguments)
-            .context("tool.before left arguments that are not JSON")?,
-        _ => arguments,
-    };
     let read_only = tool
         .tool
         .annotations
         .as_ref()
         .and_then(|a| a["readOnlyHint"].as_bool())
         .unwrap_or(false);
-    let host_decision = if read_only || allow_tools {
-        Verdict::Allow
-    } else {
-        Verdict::Deny
+    let why = match (read_only, allow_tools) {
+        (true, _) => PolicyReason::ReadOnly,
+        (false, true) => PolicyReason::AllowTools,
+        (false, false) => PolicyReason::NotReadOnly,
     };
-    out.line(format!(
-        "  host policy: {} ({})",
-        host_decision.as_str(),
-        if read_only {
-            "read-only tool"
-        } else if allow_tools {
-            "--allow-tools"
-        } else {
-            "not read-only"
+    let mut report = ToolCallReport::new(name, arguments);
+    if let Err(stop) = report.chain(runtime, mcp, why, options).await {
+        report.stop = Some(stop);
+    }
+    report.print(out);
+    match report.stop.take() {
+        Some(stop) => Err(stop.into_error(name)),
+        None => Ok(report),
+    }
+}
+
+/// What a chained tool call did, stage by stage, as far as it got. Each stage is there only
+/// when the one before it let the call go on; `stop` says why it went no further.
+#[derive(Debug)]
+pub(crate) struct ToolCallReport {
+    /// The namespaced tool name.
+    tool: String,
+    /// The arguments as the caller gave them.
+    requested: Value,
+    /// The arguments sent: as `tool.before` left them.
+    arguments: Value,
+    before: Option<Outcome>,
+    policy: Option<HostPolicy>,
+    permission: Option<Outcome>,
+    result: Option<ToolResult>,
+    after: Option<Outcome>,
+    /// Why the call stopped before its end; `None` when `tool.after` ran.
+    stop: Option<Stop>,
+}
+
+/// The host's own permission decision, before `permission.decision` may change it.
+#[derive(Debug, Clone, Copy)]
+struct HostPolicy {
+    decision: Verdict,
+    why: PolicyReason,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PolicyReason {
+    /// The tool's annotations say it is read-only: allowed.
+    ReadOnly,
+    /// Not read-only, allowed by `--allow-tools`.
+    AllowTools,
+    /// Not read-only: denied.
+    NotReadOnly,
+}
+
+impl PolicyReason {
+    fn as_str(self) -> &'static str {
+        match self {
+            PolicyReason::ReadOnly => "read-only tool",
+            PolicyReason::AllowTools => "--allow-tools",
+            PolicyReason::NotReadOnly => "not read-only",
         }
-    ));
-    let permission = turn
-        .intercept(
-            HookPoint::PermissionDecision,
-            HookPayload::Permission(PermissionPayload {
-                name: name.to_owned(),
-                arguments: arguments.to_string(),
-                read_only: Some(read_only),
-                host_decision,
+    }
+}
+
+/// The MCP call's result as the chain sees it: its content as text.
+#[derive(Debug)]
+struct ToolResult {
+    text: Vec<String>,
+    is_error: bool,
+}
+
+/// Why a chained tool call stopped.
+#[derive(Debug)]
+enum Stop {
+    /// A chain blocked the call.
+    Blocked {
+        point: HookPoint,
+        plugin: String,
+        reason: String,
+    },
+    /// `permission.decision` did not end in `allow`.
+    Denied,
+    /// A chain or the MCP call could not run, or `tool.before` left arguments that are not
+    /// JSON.
+    Failed(anyhow::Error),
+}
+
+impl From<anyhow::Error> for Stop {
+    fn from(err: anyhow::Error) -> Self {
+        Stop::Failed(err)
+    }
+}
+
+impl Stop {
+    /// The error the call of `tool` fails with.
+    fn into_error(self, tool: &str) -> anyhow::Error {
+        match self {
+            Stop::Blocked {
+                point,
+                plugin,
+                reason,
+            } => anyhow::anyhow!("{} blocked by {plugin}: {reason}", point.as_str()),
+            Stop::Denied => anyhow::anyhow!("permission denied for {tool}"),
+            Stop::Failed(err) => err,
+        }
+    }
+
+    /// Stops the call when `point`'s chain blocked it.
+    fn if_blocked(point: HookPoint, outcome: &Outcome) -> Result<(), Stop> {
+        match &outcome.blocked {
+            Some(blocked) => Err(Stop::Blocked {
+                point,
+                plugin: blocked.plugin.clone(),
+                reason: blocked.reason.clone(),
             }),
-        )
-        .await
-        .context("permission.decision")?;
-    print_outcome(out, &permission);
-    if let Some(blocked) = &permission.blocked {
-        anyhow::bail!(
-            "permission.decision blocked by {}: {}",
-            blocked.plugin,
-            blocked.reason
+            None => Ok(()),
+        }
+    }
+}
+
+impl ToolCallReport {
+    /// A call of `tool` with `arguments` that has not run yet.
+    fn new(tool: &str, arguments: Value) -> Self {
+        ToolCallReport {
+            tool: tool.to_owned(),
+            requested: arguments.clone(),
+            arguments,
+            before: None,
+            policy: None,
+            permission: None,
+            result: None,
+            after: None,
+            stop: None,
+        }
+    }
+
+    /// The stages, each recorded as it ends.
+    async fn chain(
+        &mut self,
+        runtime: &Runtime,
+        mcp: &sidewire_mcp::Host,
+        why: PolicyReason,
+        options: CallOptions,
+    ) -> Result<(), Stop> {
+        let name = self.tool.clone();
+        let call_id = crate::session_id();
+        // One turn for the whole call: `tool.before`, `permission.decision` and `tool.after`
+        // are answered by one generation, even if a reload is requested meanwhile (§13.3).
+        let turn = runtime.turn().await;
+        let payload = HookPayload::ToolBefore(ToolBeforePayload {
+            name: name.clone(),
+            arguments: self.arguments.to_string(),
+            call_id: call_id.clone(),
+        });
+        let before = self
+            .before
+            .insert((turn.intercept(HookPoint::ToolBefore, payload).await).context("tool.before")?);
+        Stop::if_blocked(HookPoint::ToolBefore, before)?;
+        if let HookPayload::ToolBefore(p) = &before.payload {
+            self.arguments = serde_json::from_str(&p.arguments)
+                .context("tool.before left arguments that are not JSON")?;
+        }
+        let decision = match why {
+            PolicyReason::ReadOnly | PolicyReason::AllowTools => Verdict::Allow,
+            PolicyReason::NotReadOnly => Verdict::Deny,
+        };
+        self.policy = Some(HostPolicy { decision, why });
+        let payload = HookPayload::Permission(PermissionPayload {
+            name: name.clone(),
+            arguments: self.arguments.to_string(),
+            read_only: Some(why == PolicyReason::ReadOnly),
+            host_decision: decision,
+        });
+        let permission = self.permission.insert(
+            (turn.intercept(HookPoint::PermissionDecision, payload).await)
+                .context("permission.decision")?,
         );
+        Stop::if_blocked(HookPoint::PermissionDecision, permission)?;
+        if permission.permission != Some(Verdict::Allow) {
+            return Err(Stop::Denied);
+        }
+        let result = (mcp.call_tool(&name, self.arguments.clone(), options).await)
+            .with_context(|| format!("calling {name}"))?;
+        let text: Vec<String> = (result.content.iter())
+            .map(crate::builtin::content_text)
+            .collect();
+        let is_error = result.is_error;
+        let payload = HookPayload::ToolAfter(ToolAfterPayload {
+            name,
+            arguments: self.arguments.to_string(),
+            call_id,
+            result: text.join("\n"),
+            is_error: Some(is_error),
+        });
+        self.result = Some(ToolResult { text, is_error });
+        self.after =
+            Some((turn.intercept(HookPoint::ToolAfter, payload).await).context("tool.after")?);
+        Ok(())
     }
-    if permission.permission != Some(Verdict::Allow) {
-        anyhow::bail!("permission denied for {name}");
+
+    /// Prints what ran: the call, each chain's outcome, the host's policy, the result.
+    fn print(&self, out: &Out) {
+        out.line(format!(
+            "  call {} {}",
+            safe::line(&self.tool),
+            safe::line(&self.requested.to_string())
+        ));
+        if let Some(before) = &self.before {
+            print_outcome(out, before);
+        }
+        if let Some(policy) = &self.policy {
+            out.line(format!(
+                "  host policy: {} ({})",
+                policy.decision.as_str(),
+                policy.why.as_str()
+            ));
+        }
+        if let Some(permission) = &self.permission {
+            print_outcome(out, permission);
+        }
+        if let Some(result) = &self.result {
+            out.line(format!(
+                "  result{}: {}",
+                if result.is_error { " (isError)" } else { "" },
+                safe::block(&result.text.join(" "), "    ")
+            ));
+        }
     }
-    let result = mcp
-        .call_tool(name, arguments.clone(), options)
-        .await
-        .with_context(|| format!("calling {name}"))?;
-    let text: Vec<String> = result
-        .content
-        .iter()
-        .map(crate::builtin::content_text)
-        .collect();
-    out.line(format!(
-        "  result{}: {}",
-        if result.is_error { " (isError)" } else { "" },
-        safe::block(&text.join(" "), "    ")
-    ));
-    let after = turn
-        .intercept(
-            HookPoint::ToolAfter,
-            HookPayload::ToolAfter(ToolAfterPayload {
-                name: name.to_owned(),
-                arguments: arguments.to_string(),
-                call_id,
-                result: text.join("\n"),
-                is_error: Some(result.is_error),
-            }),
-        )
-        .await
-        .context("tool.after")?;
-    Ok(json!({
-        "tool": name,
-        "arguments": arguments,
-        "toolBefore": outcome_json(&before),
-        "permission": outcome_json(&permission),
-        "result": { "content": text, "isError": result.is_error },
-        "toolAfter": outcome_json(&after),
-    }))
+
+    /// The report as JSON.
+    fn json(&self) -> Value {
+        json!({
+            "tool": self.tool,
+            "arguments": self.arguments,
+            "toolBefore": self.before.as_ref().map(outcome_json),
+            "permission": self.permission.as_ref().map(outcome_json),
+            "result": self.result.as_ref().map(|r| json!({ "content": r.text, "isError": r.is_error })),
+            "toolAfter": self.after.as_ref().map(outcome_json),
+        })
+    }
+}
+
+/// `--json` output embeds the report as [`ToolCallReport::json`].
+impl serde::Serialize for ToolCallReport {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.json().serialize(serializer)
+    }
 }

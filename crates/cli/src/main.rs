@@ -18,7 +18,7 @@ mod safe;
 use std::io::IsTerminal;
 use std::process::ExitCode;
 
-use clap::{CommandFactory, Parser};
+use clap::CommandFactory;
 
 use crate::cli::{Cli, Command};
 use crate::out::Out;
@@ -36,30 +36,7 @@ impl std::fmt::Display for Reported {
 impl std::error::Error for Reported {}
 
 fn main() -> ExitCode {
-    // `--stdio -- CMD ARGS...`: everything after the first `--` is the server's command line,
-    // taken out before clap sees it so it can sit at the end whatever the subcommand.
-    let mut argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    let stdio_command: Vec<String> = match argv.iter().position(|a| a == "--") {
-        Some(at) => argv
-            .split_off(at)
-            .into_iter()
-            .skip(1)
-            .map(|a| a.to_string_lossy().into_owned())
-            .collect(),
-        None => Vec::new(),
-    };
-    let mut cli = Cli::parse_from(argv);
-    if let Command::Mcp(args) = &mut cli.command {
-        args.stdio_command = stdio_command;
-        if args.stdio && args.stdio_command.is_empty() {
-            Cli::command()
-                .error(
-                    clap::error::ErrorKind::MissingRequiredArgument,
-                    "--stdio needs the server's command after `--`",
-                )
-                .exit();
-        }
-    }
+    let cli = Cli::try_parse_args(std::env::args_os()).unwrap_or_else(|err| err.exit());
     init_tracing(&cli);
     let out = Out::new(cli.json);
     match cli.command {

@@ -5,6 +5,10 @@
 //! input. On a terminal, a plugin's `host/ui/request` prompt is asked field by field on the
 //! next lines (an empty line dismisses it). It works with stdin not a terminal, so it can be
 //! scripted; prompts are then answered `{"cancelled": true}`.
+//!
+//! Each line is parsed into a [`Command`] first, then run by the [`Repl`], which holds what
+//! the loop needs: the booted extensions and servers, and the surfaces and prompts that the
+//! events task shares with it.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::path::PathBuf;
@@ -13,7 +17,7 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use serde_json::Value;
-use sidewire_ext_host::{Host, HostConfig, HostEvent, Prompt, Runtime};
+use sidewire_ext_host::{Host, HostConfig, HostEvent, HostEvents, Prompt, Runtime};
 use sidewire_ext_sdk::protocol::FieldKind;
 use sidewire_ext_sdk::protocol::{HookPayload, HookPoint, InputPayload, UiHost};
 use sidewire_mcp::{CallOptions, NoHandler};
@@ -45,7 +49,7 @@ pub(crate) async fn run(
     let host_config = HostConfig::new(&home, crate::session_id(), workspace)
         .ui_host(UiHost::Tui)
         .audit_log(home.join("audit.jsonl"));
-    let (runtime, mut events) = Host::boot(host_config)
+    let (runtime, events) = Host::boot(host_config)
         .await
         .context("booting the installed extensions")?;
     for failure in &runtime.report().failed {
@@ -82,90 +86,27 @@ pub(crate) async fn run(
         started.elapsed().as_millis()
     ));
 
-    // UI and crash events are printed as they come. Prompts are asked on a terminal and
-    // cancelled otherwise (nobody could answer them).
+    let repl = Repl {
+        runtime: &runtime,
+        mcp: &mcp,
+        surfaces: Arc::default(),
+        pending: Arc::default(),
+        allow_tools,
+        out: *out,
+    };
+    // Prompts are asked on a terminal and cancelled otherwise (nobody could answer them).
     let interactive = std::io::IsTerminal::is_terminal(&std::io::stdin())
         && std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let surfaces: Surfaces = Arc::default();
-    let pending: Pending = Arc::default();
-    let events_task = {
-        let surfaces = Arc::clone(&surfaces);
-        let pending = Arc::clone(&pending);
-        let out = *out;
-        tokio::spawn(async move {
-            while let Some(event) = events.recv().await {
-                match event {
-                    HostEvent::Surface(surface) => {
-                        let text = serde_json::to_string(&surface.payload).unwrap_or_default();
-                        out.line(format!(
-                            "[{}:{}] {}",
-                            safe::line(&surface.plugin),
-                            safe::line(&surface.surface_id),
-                            safe::line(&text)
-                        ));
-                        crate::lock(&surfaces).insert(
-                            (surface.plugin, surface.surface_id),
-                            (surface.generation, text),
-                        );
-                    }
-                    HostEvent::SurfacesStale { plugin, generation } => {
-                        drop_stale(&mut crate::lock(&surfaces), &plugin, generation);
-                    }
-                    HostEvent::PromptDismissed { plugin, prompt } => {
-                        // The sidecar went away or the prompt's deadline passed: the host has
-                        // answered it already, so it leaves the queue unasked.
-                        let mut queue = crate::lock(&pending);
-                        if let Some(at) = queue.iter().position(|(p, _)| p.id == prompt) {
-                            queue.remove(at);
-                            out.line(format!("[{plugin}] the prompt was dismissed"));
-                            if at == 0
-                                && let Some((next, _)) = queue.front()
-                            {
-                                ask(&out, next, 0);
-                            }
-                        }
-                    }
-                    HostEvent::Prompt(prompt) if interactive => {
-                        let mut queue = crate::lock(&pending);
-                        if queue.is_empty() {
-                            ask(&out, &prompt, 0);
-                        }
-                        queue.push_back((prompt, BTreeMap::new()));
-                    }
-                    HostEvent::Prompt(prompt) => {
-                        out.line(format!(
-                            "[{}] asks: {} (cancelled: stdin is not a terminal)",
-                            safe::line(&prompt.plugin),
-                            safe::line(&prompt.title)
-                        ));
-                        prompt.cancel();
-                    }
-                    HostEvent::Crashed { plugin, cause, .. } => out.note(format!(
-                        "extension {} crashed: {}",
-                        safe::line(&plugin),
-                        safe::block(&cause, "  ")
-                    )),
-                    HostEvent::Warning {
-                        plugin, message, ..
-                    } => {
-                        out.note(format!(
-                            "warning{}: {}",
-                            plugin
-                                .map(|p| format!(" ({})", safe::line(&p)))
-                                .unwrap_or_default(),
-                            safe::line(&message)
-                        ));
-                    }
-                    _ => {}
-                }
-            }
-        })
-    };
+    let events_task = tokio::spawn(print_events(
+        events,
+        Arc::clone(&repl.surfaces),
+        Arc::clone(&repl.pending),
+        interactive,
+        *out,
+    ));
 
-    let result = repl(&runtime, &mcp, &surfaces, &pending, allow_tools, out).await;
-    for (prompt, _) in crate::lock(&pending).drain(..) {
-        prompt.cancel();
-    }
+    let result = repl.run().await;
+    repl.cancel_pending();
     runtime.shutdown().await;
     mcp.shutdown().await;
     let _ = tokio::time::timeout(Duration::from_secs(5), mcp_task).await;
@@ -173,225 +114,481 @@ pub(crate) async fn run(
     result
 }
 
-async fn repl(
-    runtime: &Runtime,
-    mcp: &sidewire_mcp::Host,
-    surfaces: &Surfaces,
-    pending: &Pending,
-    allow_tools: bool,
-    out: &Out,
-) -> anyhow::Result<()> {
-    let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
-    while let Some(line) = lines.next_line().await.context("reading stdin")? {
-        if answer_prompt(pending, line.trim(), out) {
-            continue;
-        }
-        let line = line.trim();
-        if line.is_empty() {
-            continue;
-        }
-        if line == "/quit" {
-            break;
-        }
-        if let Err(err) = one_line(runtime, mcp, surfaces, allow_tools, line, out).await {
-            out.error(&err);
-        }
-    }
-    Ok(())
-}
-
-async fn one_line(
-    runtime: &Runtime,
-    mcp: &sidewire_mcp::Host,
-    surfaces: &Surfaces,
-    allow_tools: bool,
-    line: &str,
-    out: &Out,
-) -> anyhow::Result<()> {
-    let (word, rest) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
-    let rest = rest.trim();
-    match word {
-        "/tools" => {
-            for tool in mcp.tools() {
+/// Prints UI and crash events as they come, keeps the surfaces for `/ui`, and queues prompts
+/// to be asked (when `interactive`) or cancels them.
+async fn print_events(
+    mut events: HostEvents,
+    surfaces: Surfaces,
+    pending: Pending,
+    interactive: bool,
+    out: Out,
+) {
+    while let Some(event) = events.recv().await {
+        match event {
+            HostEvent::Surface(surface) => {
+                let text = serde_json::to_string(&surface.payload).unwrap_or_default();
                 out.line(format!(
-                    "{}  {}",
-                    safe::line(&tool.name),
-                    safe::block(tool.tool.description.unwrap_or_default().trim_end(), "    ")
+                    "[{}:{}] {}",
+                    safe::line(&surface.plugin),
+                    safe::line(&surface.surface_id),
+                    safe::line(&text)
                 ));
-            }
-            return Ok(());
-        }
-        "/call" => {
-            let (name, args) = rest.split_once(char::is_whitespace).unwrap_or((rest, "{}"));
-            anyhow::ensure!(!name.is_empty(), "usage: /call TOOL {{json arguments}}");
-            let arguments: Value =
-                serde_json::from_str(args.trim()).context("the arguments are not valid JSON")?;
-            crate::ext_cmd::chained_tool_call(
-                out,
-                runtime,
-                mcp,
-                name,
-                arguments,
-                CallOptions::new(),
-                allow_tools,
-            )
-            .await?;
-            return Ok(());
-        }
-        "/ui" => {
-            let surfaces = crate::lock(surfaces);
-            if surfaces.is_empty() {
-                out.line("no surfaces published");
-            }
-            for ((plugin, id), (_, text)) in surfaces.iter() {
-                out.line(format!(
-                    "{}:{} {}",
-                    safe::line(plugin),
-                    safe::line(id),
-                    safe::line(text)
-                ));
-            }
-            for (plugin, action) in runtime.ui_actions() {
-                out.line(format!(
-                    "/{}:{}  {}",
-                    safe::line(&plugin),
-                    safe::line(&action.action_id),
-                    safe::line(&action.label)
-                ));
-            }
-            return Ok(());
-        }
-        "/reload" => {
-            let report = runtime.reload().await.context("reloading the extensions")?;
-            out.line(format!(
-                "generation {}: started {:?}, adopted {:?}, failed {}",
-                report.generation,
-                report.started,
-                report.adopted,
-                report.failed.len()
-            ));
-            return Ok(());
-        }
-        "/submit" => {
-            let (surface, pairs) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
-            let (plugin, surface) = surface
-                .split_once(':')
-                .context("usage: /submit PLUGIN:SURFACE key=value...")?;
-            let mut values = BTreeMap::new();
-            for pair in pairs.split_whitespace() {
-                let (key, value) = pair.split_once('=').context("form values are key=value")?;
-                values.insert(
-                    key.to_owned(),
-                    serde_json::from_str(value).unwrap_or_else(|_| Value::String(value.to_owned())),
+                crate::lock(&surfaces).insert(
+                    (surface.plugin, surface.surface_id),
+                    (surface.generation, text),
                 );
             }
-            let result = runtime.submit_form(plugin, surface, values).await?;
-            out.line(format!("submitted: accepted={}", result.accepted));
-            return Ok(());
-        }
-        _ => {}
-    }
-    if let Some(command) = word.strip_prefix('/') {
-        return slash(runtime, mcp, command, rest, out).await;
-    }
-    let text = expand_references(mcp, line).await?;
-    let outcome = runtime
-        .intercept(
-            HookPoint::InputReceive,
-            HookPayload::Input(InputPayload { text: text.clone() }),
-        )
-        .await
-        .context("input.receive")?;
-    match (&outcome.blocked, &outcome.payload) {
-        (Some(blocked), _) => out.line(format!(
-            "blocked by {}: {}",
-            safe::line(&blocked.plugin),
-            safe::line(&blocked.reason)
-        )),
-        (None, HookPayload::Input(input)) if input.text != text => {
-            out.line(format!("(rewritten) {}", safe::block(&input.text, "  ")))
-        }
-        (None, HookPayload::Input(input)) => {
-            out.line(format!("> {}", safe::block(&input.text, "  ")))
-        }
-        _ => {}
-    }
-    Ok(())
-}
-
-/// `/<plugin>:<action>`, `/<server>:<prompt> args`, or the long forms `/plugin:<id>:<action>`
-/// and `/mcp:<server>:<prompt>` when a plugin and a server share a name.
-async fn slash(
-    runtime: &Runtime,
-    mcp: &sidewire_mcp::Host,
-    command: &str,
-    rest: &str,
-    out: &Out,
-) -> anyhow::Result<()> {
-    let (kind, target) = match command.split_once(':') {
-        Some(("plugin", target)) => (Some("plugin"), target),
-        Some(("mcp", target)) => (Some("mcp"), target),
-        _ => (None, command),
-    };
-    let (owner, item) = target
-        .split_once(':')
-        .with_context(|| format!("unknown command /{command}"))?;
-    let is_plugin = runtime
-        .ui_actions()
-        .iter()
-        .any(|(p, a)| p == owner && a.action_id == item);
-    let prompts: HashMap<(String, String), String> = mcp
-        .prompts()
-        .into_iter()
-        .map(|p| ((p.server.clone(), p.prompt.name.clone()), p.name))
-        .collect();
-    let prompt = prompts.get(&(owner.to_owned(), item.to_owned()));
-    match (kind, is_plugin, prompt) {
-        (Some("plugin") | None, true, None) | (Some("plugin"), true, _) => {
-            // The action may ask the user something, answered on a later line: run it beside
-            // the input loop instead of blocking it.
-            let (runtime, out, owner, item) =
-                (runtime.clone(), *out, owner.to_owned(), item.to_owned());
-            tokio::spawn(async move {
-                match runtime.ui_action(&owner, &item).await {
-                    Ok(result) => out.line(format!(
-                        "{}:{} accepted={} {}",
-                        safe::line(&owner),
-                        safe::line(&item),
-                        result.accepted,
-                        safe::line(&result.message)
-                    )),
-                    Err(err) => out.note(format!(
-                        "error: {}:{}: {}",
-                        safe::line(&owner),
-                        safe::line(&item),
-                        safe::block(&err.to_string(), "  ")
-                    )),
-                }
-            });
-            Ok(())
-        }
-        (Some("mcp") | None, false, Some(name)) | (Some("mcp"), _, Some(name)) => {
-            let mut arguments = BTreeMap::new();
-            for pair in rest.split_whitespace() {
-                let (key, value) = pair
-                    .split_once('=')
-                    .context("prompt arguments are key=value")?;
-                arguments.insert(key.to_owned(), value.to_owned());
+            HostEvent::SurfacesStale { plugin, generation } => {
+                drop_stale(&mut crate::lock(&surfaces), &plugin, generation);
             }
-            let result = mcp.get_prompt(name, arguments).await?;
-            for message in &result.messages {
-                out.line(safe::block(
-                    &crate::builtin::content_text(&message.content),
-                    "  ",
+            HostEvent::PromptDismissed { plugin, prompt } => {
+                // The sidecar went away or the prompt's deadline passed: the host has answered
+                // it already, so it leaves the queue unasked.
+                let mut queue = crate::lock(&pending);
+                if let Some(at) = queue.iter().position(|(p, _)| p.id == prompt) {
+                    queue.remove(at);
+                    out.line(format!("[{plugin}] the prompt was dismissed"));
+                    if at == 0
+                        && let Some((next, _)) = queue.front()
+                    {
+                        ask(&out, next, 0);
+                    }
+                }
+            }
+            HostEvent::Prompt(prompt) if interactive => {
+                let mut queue = crate::lock(&pending);
+                if queue.is_empty() {
+                    ask(&out, &prompt, 0);
+                }
+                queue.push_back((prompt, BTreeMap::new()));
+            }
+            HostEvent::Prompt(prompt) => {
+                out.line(format!(
+                    "[{}] asks: {} (cancelled: stdin is not a terminal)",
+                    safe::line(&prompt.plugin),
+                    safe::line(&prompt.title)
+                ));
+                prompt.cancel();
+            }
+            HostEvent::Crashed { plugin, cause, .. } => out.note(format!(
+                "extension {} crashed: {}",
+                safe::line(&plugin),
+                safe::block(&cause, "  ")
+            )),
+            HostEvent::Warning {
+                plugin, message, ..
+            } => {
+                out.note(format!(
+                    "warning{}: {}",
+                    plugin
+                        .map(|p| format!(" ({})", safe::line(&p)))
+                        .unwrap_or_default(),
+                    safe::line(&message)
                 ));
             }
-            Ok(())
+            _ => {}
         }
-        (None, true, Some(_)) => anyhow::bail!(
-            "/{command} is both a plugin action and an MCP prompt: use /plugin:{target} or /mcp:{target}"
-        ),
-        _ => anyhow::bail!("unknown command /{command}"),
+    }
+}
+
+/// Which side a `/<owner>:<item>` command names, when the long form says so.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Namespace {
+    /// `/plugin:<id>:<action>`: a plugin's UI action.
+    Plugin,
+    /// `/mcp:<server>:<prompt>`: an MCP prompt.
+    Mcp,
+}
+
+/// One line of input, parsed. Usage errors are found here, before anything runs.
+#[derive(Debug, PartialEq)]
+enum Command<'a> {
+    /// `/quit` (the whole line).
+    Quit,
+    /// `/tools`: the MCP tools.
+    Tools,
+    /// `/call TOOL {json}`: a tool call through the permission chain.
+    Call { tool: &'a str, arguments: Value },
+    /// `/ui`: the published surfaces and the plugins' UI actions.
+    Ui,
+    /// `/reload`: reload the extensions.
+    Reload,
+    /// `/submit PLUGIN:SURFACE key=value...`: submit a form.
+    Submit {
+        plugin: &'a str,
+        surface: &'a str,
+        values: BTreeMap<String, Value>,
+    },
+    /// `/<owner>:<item> args`: a plugin's UI action or an MCP prompt, told apart when it runs.
+    Item {
+        /// The word after the `/`, for messages.
+        command: &'a str,
+        /// Given by the long forms, else found from what `owner:item` names.
+        namespace: Option<Namespace>,
+        owner: &'a str,
+        item: &'a str,
+        /// The rest of the line: a prompt's key=value arguments.
+        args: &'a str,
+    },
+    /// Any other line: text for `input.receive`, with its `@<server>:<uri>` references.
+    Input(&'a str),
+}
+
+impl<'a> Command<'a> {
+    /// Parses a trimmed, non-empty line.
+    fn parse(line: &'a str) -> anyhow::Result<Self> {
+        if line == "/quit" {
+            return Ok(Command::Quit);
+        }
+        let (word, rest) = line.split_once(char::is_whitespace).unwrap_or((line, ""));
+        let rest = rest.trim();
+        let command = match word {
+            "/tools" => Command::Tools,
+            "/call" => {
+                let (tool, args) = rest.split_once(char::is_whitespace).unwrap_or((rest, "{}"));
+                anyhow::ensure!(!tool.is_empty(), "usage: /call TOOL {{json arguments}}");
+                let arguments = serde_json::from_str(args.trim())
+                    .context("the arguments are not valid JSON")?;
+                Command::Call { tool, arguments }
+            }
+            "/ui" => Command::Ui,
+            "/reload" => Command::Reload,
+            "/submit" => {
+                let (surface, pairs) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+                let (plugin, surface) = surface
+                    .split_once(':')
+                    .context("usage: /submit PLUGIN:SURFACE key=value...")?;
+                let mut values = BTreeMap::new();
+                for pair in pairs.split_whitespace() {
+                    let (key, value) = pair.split_once('=').context("form values are key=value")?;
+                    let value = serde_json::from_str(value)
+                        .unwrap_or_else(|_| Value::String(value.to_owned()));
+                    values.insert(key.to_owned(), value);
+                }
+                Command::Submit {
+                    plugin,
+                    surface,
+                    values,
+                }
+            }
+            _ => match word.strip_prefix('/') {
+                Some(command) => Self::item(command, rest)?,
+                None => Command::Input(line),
+            },
+        };
+        Ok(command)
+    }
+
+    /// `/<owner>:<item>`, or the long forms `/plugin:<id>:<action>` and `/mcp:<server>:<prompt>`
+    /// for when a plugin and a server share a name.
+    fn item(command: &'a str, args: &'a str) -> anyhow::Result<Self> {
+        let (namespace, target) = match command.split_once(':') {
+            Some(("plugin", target)) => (Some(Namespace::Plugin), target),
+            Some(("mcp", target)) => (Some(Namespace::Mcp), target),
+            _ => (None, command),
+        };
+        let (owner, item) = target
+            .split_once(':')
+            .with_context(|| format!("unknown command /{command}"))?;
+        Ok(Command::Item {
+            command,
+            namespace,
+            owner,
+            item,
+            args,
+        })
+    }
+}
+
+/// The interactive loop and what it acts on. The events task shares `surfaces` and `pending`.
+struct Repl<'a> {
+    runtime: &'a Runtime,
+    mcp: &'a sidewire_mcp::Host,
+    surfaces: Surfaces,
+    pending: Pending,
+    /// Let the host's policy allow tools that are not marked read-only (`--allow-tools`).
+    allow_tools: bool,
+    out: Out,
+}
+
+impl Repl<'_> {
+    /// Reads stdin to its end or `/quit`: a line answers a waiting prompt, or is parsed and
+    /// run. A line's failure is printed and the loop goes on.
+    async fn run(&self) -> anyhow::Result<()> {
+        let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
+        while let Some(line) = lines.next_line().await.context("reading stdin")? {
+            let line = line.trim();
+            if self.answer_prompt(line) || line.is_empty() {
+                continue;
+            }
+            let result = match Command::parse(line) {
+                Ok(Command::Quit) => break,
+                Ok(command) => self.execute(command).await,
+                Err(err) => Err(err),
+            };
+            if let Err(err) = result {
+                self.out.error(&err);
+            }
+        }
+        Ok(())
+    }
+
+    /// Cancels the prompts still waiting for an answer.
+    fn cancel_pending(&self) {
+        for (prompt, _) in crate::lock(&self.pending).drain(..) {
+            prompt.cancel();
+        }
+    }
+
+    async fn execute(&self, command: Command<'_>) -> anyhow::Result<()> {
+        let out = &self.out;
+        match command {
+            // The loop ends on it before it gets here.
+            Command::Quit => {}
+            Command::Tools => {
+                for tool in self.mcp.tools() {
+                    out.line(format!(
+                        "{}  {}",
+                        safe::line(&tool.name),
+                        safe::block(tool.tool.description.unwrap_or_default().trim_end(), "    ")
+                    ));
+                }
+            }
+            Command::Call { tool, arguments } => {
+                crate::ext_cmd::chained_tool_call(
+                    out,
+                    self.runtime,
+                    self.mcp,
+                    tool,
+                    arguments,
+                    CallOptions::new(),
+                    self.allow_tools,
+                )
+                .await?;
+            }
+            Command::Ui => self.ui(),
+            Command::Reload => {
+                let report = (self.runtime.reload().await).context("reloading the extensions")?;
+                out.line(format!(
+                    "generation {}: started {:?}, adopted {:?}, failed {}",
+                    report.generation,
+                    report.started,
+                    report.adopted,
+                    report.failed.len()
+                ));
+            }
+            Command::Submit {
+                plugin,
+                surface,
+                values,
+            } => {
+                let result = self.runtime.submit_form(plugin, surface, values).await?;
+                out.line(format!("submitted: accepted={}", result.accepted));
+            }
+            Command::Item {
+                command,
+                namespace,
+                owner,
+                item,
+                args,
+            } => self.item(command, namespace, owner, item, args).await?,
+            Command::Input(line) => self.input(line).await?,
+        }
+        Ok(())
+    }
+
+    /// `/ui`: the surfaces as last published, then the UI actions.
+    fn ui(&self) {
+        let surfaces = crate::lock(&self.surfaces);
+        if surfaces.is_empty() {
+            self.out.line("no surfaces published");
+        }
+        for ((plugin, id), (_, text)) in surfaces.iter() {
+            self.out.line(format!(
+                "{}:{} {}",
+                safe::line(plugin),
+                safe::line(id),
+                safe::line(text)
+            ));
+        }
+        for (plugin, action) in self.runtime.ui_actions() {
+            self.out.line(format!(
+                "/{}:{}  {}",
+                safe::line(&plugin),
+                safe::line(&action.action_id),
+                safe::line(&action.label)
+            ));
+        }
+    }
+
+    /// `/<owner>:<item>`: a plugin's UI action or an MCP prompt; a short form that names both
+    /// is an error that shows the long forms.
+    async fn item(
+        &self,
+        command: &str,
+        namespace: Option<Namespace>,
+        owner: &str,
+        item: &str,
+        args: &str,
+    ) -> anyhow::Result<()> {
+        let is_plugin =
+            (self.runtime.ui_actions().iter()).any(|(p, a)| p == owner && a.action_id == item);
+        let prompts: HashMap<(String, String), String> = (self.mcp.prompts().into_iter())
+            .map(|p| ((p.server.clone(), p.prompt.name.clone()), p.name))
+            .collect();
+        let prompt = prompts.get(&(owner.to_owned(), item.to_owned()));
+        match (namespace, is_plugin, prompt) {
+            (Some(Namespace::Plugin) | None, true, None) | (Some(Namespace::Plugin), true, _) => {
+                self.ui_action(owner, item);
+                Ok(())
+            }
+            (Some(Namespace::Mcp) | None, false, Some(name))
+            | (Some(Namespace::Mcp), _, Some(name)) => self.prompt(name, args).await,
+            (None, true, Some(_)) => anyhow::bail!(
+                "/{command} is both a plugin action and an MCP prompt: use /plugin:{command} or /mcp:{command}"
+            ),
+            _ => anyhow::bail!("unknown command /{command}"),
+        }
+    }
+
+    /// Runs a plugin's UI action beside the input loop instead of blocking it: the action may
+    /// ask the user something, answered on a later line.
+    fn ui_action(&self, plugin: &str, action: &str) {
+        let (runtime, out, plugin, action) = (
+            self.runtime.clone(),
+            self.out,
+            plugin.to_owned(),
+            action.to_owned(),
+        );
+        tokio::spawn(async move {
+            match runtime.ui_action(&plugin, &action).await {
+                Ok(result) => out.line(format!(
+                    "{}:{} accepted={} {}",
+                    safe::line(&plugin),
+                    safe::line(&action),
+                    result.accepted,
+                    safe::line(&result.message)
+                )),
+                Err(err) => out.note(format!(
+                    "error: {}:{}: {}",
+                    safe::line(&plugin),
+                    safe::line(&action),
+                    safe::block(&err.to_string(), "  ")
+                )),
+            }
+        });
+    }
+
+    /// Fills in the MCP prompt `name` (namespaced) with `args`, key=value pairs.
+    async fn prompt(&self, name: &str, args: &str) -> anyhow::Result<()> {
+        let mut arguments = BTreeMap::new();
+        for pair in args.split_whitespace() {
+            let (key, value) = pair
+                .split_once('=')
+                .context("prompt arguments are key=value")?;
+            arguments.insert(key.to_owned(), value.to_owned());
+        }
+        let result = self.mcp.get_prompt(name, arguments).await?;
+        for message in &result.messages {
+            self.out.line(safe::block(
+                &crate::builtin::content_text(&message.content),
+                "  ",
+            ));
+        }
+        Ok(())
+    }
+
+    /// Text: its `@` references expanded, through `input.receive`, then what came out of it.
+    async fn input(&self, line: &str) -> anyhow::Result<()> {
+        let text = self.expand_references(line).await?;
+        let outcome = self
+            .runtime
+            .intercept(
+                HookPoint::InputReceive,
+                HookPayload::Input(InputPayload { text: text.clone() }),
+            )
+            .await
+            .context("input.receive")?;
+        match (&outcome.blocked, &outcome.payload) {
+            (Some(blocked), _) => self.out.line(format!(
+                "blocked by {}: {}",
+                safe::line(&blocked.plugin),
+                safe::line(&blocked.reason)
+            )),
+            (None, HookPayload::Input(input)) if input.text != text => self
+                .out
+                .line(format!("(rewritten) {}", safe::block(&input.text, "  "))),
+            (None, HookPayload::Input(input)) => self
+                .out
+                .line(format!("> {}", safe::block(&input.text, "  "))),
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// Replaces each `@<server>:<uri>` word with the text of that resource.
+    async fn expand_references(&self, line: &str) -> anyhow::Result<String> {
+        let mut words = Vec::new();
+        for word in line.split(' ') {
+            let expanded = match word.strip_prefix('@').and_then(|r| r.split_once(':')) {
+                Some((server, uri)) if self.mcp.client(server).is_some() => {
+                    let result = (self.mcp.read_resource(server, uri).await)
+                        .with_context(|| format!("reading @{server}:{uri}"))?;
+                    result
+                        .contents
+                        .iter()
+                        .filter_map(|c| c.text.clone())
+                        .collect::<Vec<_>>()
+                        .join("\n")
+                }
+                _ => word.to_owned(),
+            };
+            words.push(expanded);
+        }
+        Ok(words.join(" "))
+    }
+
+    /// Takes `line` as the answer to the oldest pending prompt's next field, if a prompt is
+    /// waiting; returns whether it did.
+    fn answer_prompt(&self, line: &str) -> bool {
+        let out = &self.out;
+        let mut queue = crate::lock(&self.pending);
+        let Some((prompt, values)) = queue.front_mut() else {
+            return false;
+        };
+        if line.is_empty() {
+            let (prompt, _) = queue.pop_front().expect("checked non-empty");
+            prompt.cancel();
+            out.line("dismissed");
+        } else {
+            let field = &prompt.fields[values.len()];
+            let value = match field.kind {
+                FieldKind::Confirm => Value::Bool(matches!(line, "y" | "Y" | "yes" | "true")),
+                FieldKind::Input | FieldKind::Select => Value::String(line.to_owned()),
+                FieldKind::Multiselect => Value::Array(
+                    line.split(',')
+                        .map(|s| Value::String(s.trim().to_owned()))
+                        .collect(),
+                ),
+            };
+            values.insert(field.key.clone(), value);
+            if values.len() < prompt.fields.len() {
+                ask(out, prompt, values.len());
+                return true;
+            }
+            let (mut prompt, values) = queue.pop_front().expect("checked non-empty");
+            if let Err(err) = prompt.answer(values) {
+                out.note(format!(
+                    "error: {}; the prompt is dismissed",
+                    safe::line(&err.to_string())
+                ));
+                prompt.cancel();
+            }
+        }
+        if let Some((next, _)) = queue.front() {
+            ask(out, next, 0);
+        }
+        true
     }
 }
 
@@ -399,30 +596,6 @@ async fn slash(
 /// retired, so they can no longer be acted on.
 fn drop_stale(surfaces: &mut SurfaceMap, plugin: &str, generation: u64) {
     surfaces.retain(|(p, _), (g, _)| !(p == plugin && *g == generation));
-}
-
-/// Replaces each `@<server>:<uri>` word with the text of that resource.
-async fn expand_references(mcp: &sidewire_mcp::Host, line: &str) -> anyhow::Result<String> {
-    let mut words = Vec::new();
-    for word in line.split(' ') {
-        let expanded = match word.strip_prefix('@').and_then(|r| r.split_once(':')) {
-            Some((server, uri)) if mcp.client(server).is_some() => {
-                let result = mcp
-                    .read_resource(server, uri)
-                    .await
-                    .with_context(|| format!("reading @{server}:{uri}"))?;
-                result
-                    .contents
-                    .iter()
-                    .filter_map(|c| c.text.clone())
-                    .collect::<Vec<_>>()
-                    .join("\n")
-            }
-            _ => word.to_owned(),
-        };
-        words.push(expanded);
-    }
-    Ok(words.join(" "))
 }
 
 /// Shows field `index` of `prompt` as a question on stdout.
@@ -461,48 +634,6 @@ fn ask(out: &Out, prompt: &Prompt, index: usize) {
     ));
 }
 
-/// Takes `line` as the answer to the oldest pending prompt's next field, if a prompt is
-/// waiting; returns whether it did.
-fn answer_prompt(pending: &Pending, line: &str, out: &Out) -> bool {
-    let mut queue = crate::lock(pending);
-    let Some((prompt, values)) = queue.front_mut() else {
-        return false;
-    };
-    if line.is_empty() {
-        let (prompt, _) = queue.pop_front().expect("checked non-empty");
-        prompt.cancel();
-        out.line("dismissed");
-    } else {
-        let field = &prompt.fields[values.len()];
-        let value = match field.kind {
-            FieldKind::Confirm => Value::Bool(matches!(line, "y" | "Y" | "yes" | "true")),
-            FieldKind::Input | FieldKind::Select => Value::String(line.to_owned()),
-            FieldKind::Multiselect => Value::Array(
-                line.split(',')
-                    .map(|s| Value::String(s.trim().to_owned()))
-                    .collect(),
-            ),
-        };
-        values.insert(field.key.clone(), value);
-        if values.len() < prompt.fields.len() {
-            ask(out, prompt, values.len());
-            return true;
-        }
-        let (mut prompt, values) = queue.pop_front().expect("checked non-empty");
-        if let Err(err) = prompt.answer(values) {
-            out.note(format!(
-                "error: {}; the prompt is dismissed",
-                safe::line(&err.to_string())
-            ));
-            prompt.cancel();
-        }
-    }
-    if let Some((next, _)) = queue.front() {
-        ask(out, next, 0);
-    }
-    true
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -524,5 +655,94 @@ mod tests {
         drop_stale(&mut surfaces, "a", 1);
         let left: Vec<_> = surfaces.keys().map(|(p, s)| format!("{p}:{s}")).collect();
         assert_eq!(left, ["a:s3", "b:s1"]);
+    }
+
+    fn error(line: &str) -> String {
+        format!("{:#}", Command::parse(line).expect_err("a usage error"))
+    }
+
+    #[test]
+    fn commands_are_parsed_by_their_first_word() {
+        assert_eq!(Command::parse("/quit").unwrap(), Command::Quit);
+        assert_eq!(Command::parse("/tools all").unwrap(), Command::Tools);
+        assert_eq!(Command::parse("/ui").unwrap(), Command::Ui);
+        assert_eq!(Command::parse("/reload").unwrap(), Command::Reload);
+        assert_eq!(
+            Command::parse("/call mcp__a__add  {\"a\": 1}").unwrap(),
+            Command::Call {
+                tool: "mcp__a__add",
+                arguments: serde_json::json!({"a": 1})
+            }
+        );
+        assert_eq!(
+            Command::parse("/call echo").unwrap(),
+            Command::Call {
+                tool: "echo",
+                arguments: serde_json::json!({})
+            }
+        );
+        assert_eq!(
+            Command::parse("/submit p:form n=2 s=two").unwrap(),
+            Command::Submit {
+                plugin: "p",
+                surface: "form",
+                values: [("n", serde_json::json!(2)), ("s", serde_json::json!("two"))]
+                    .into_iter()
+                    .map(|(k, v)| (k.to_owned(), v))
+                    .collect(),
+            }
+        );
+        assert_eq!(
+            Command::parse("hello @srv:file:///a /not-a-command").unwrap(),
+            Command::Input("hello @srv:file:///a /not-a-command")
+        );
+    }
+
+    #[test]
+    fn owner_item_commands_keep_their_namespace_and_arguments() {
+        let item = |namespace, owner, item, args| (namespace, owner, item, args);
+        for (line, want) in [
+            (
+                "/srv:greet city=Oslo",
+                item(None, "srv", "greet", "city=Oslo"),
+            ),
+            ("/plugin:p:go", item(Some(Namespace::Plugin), "p", "go", "")),
+            (
+                "/mcp:srv:greet a=1",
+                item(Some(Namespace::Mcp), "srv", "greet", "a=1"),
+            ),
+            // Only the first word names the namespace: a plugin may be called `plugin`.
+            (
+                "/plugin:plugin:go",
+                item(Some(Namespace::Plugin), "plugin", "go", ""),
+            ),
+        ] {
+            let Command::Item {
+                namespace,
+                owner,
+                item,
+                args,
+                ..
+            } = Command::parse(line).unwrap()
+            else {
+                panic!("{line} is not an item command");
+            };
+            assert_eq!((namespace, owner, item, args), want, "{line}");
+        }
+    }
+
+    #[test]
+    fn usage_errors_are_found_when_parsing() {
+        // `/quit` is the whole line; with more it is just an unknown command.
+        assert_eq!(error("/quit now"), "unknown command /quit");
+        assert_eq!(error("/nope"), "unknown command /nope");
+        assert_eq!(error("/plugin:only"), "unknown command /plugin:only");
+        assert_eq!(error("/call"), "usage: /call TOOL {json arguments}");
+        assert!(error("/call t {bad").starts_with("the arguments are not valid JSON"));
+        assert_eq!(
+            error("/submit form"),
+            "usage: /submit PLUGIN:SURFACE key=value..."
+        );
+        assert_eq!(error("/submit p:form x"), "form values are key=value");
     }
 }

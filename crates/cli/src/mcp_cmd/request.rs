@@ -1,0 +1,240 @@
+//! The request subcommands of `sidewire mcp`: `call` a tool, fill in a `prompt`, `read` a
+//! resource, `ping` every server; and how their names and arguments are read from the line.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use serde_json::{Map, Value, json};
+use sidewire_mcp::{CallOptions, Host, ServerState};
+
+use super::CONTENT_INDENT;
+use crate::Reported;
+use crate::out::Out;
+use crate::safe;
+
+/// `call TOOL ARGS...`: the result's content, and its structured content; a result with
+/// `isError` fails (reported). On a terminal, progress is shown on stderr as it comes.
+pub(super) async fn call(
+    host: &Host,
+    tool: &str,
+    args: &[String],
+    timeout: Option<Duration>,
+    out: &Out,
+) -> anyhow::Result<()> {
+    let known = host.tools().into_iter().map(|t| (t.name, t.tool.name));
+    let name = resolve(known, tool, "tool")?;
+    let arguments = parse_arguments(args)?;
+    let mut options = CallOptions::new();
+    if let Some(timeout) = timeout {
+        options = options.timeout(timeout).max_duration(timeout);
+    }
+    let show_progress = !out.json && std::io::IsTerminal::is_terminal(&std::io::stderr());
+    if show_progress {
+        options = options.on_progress(|p| {
+            let total = p.total.map(|t| format!("/{t}")).unwrap_or_default();
+            let message = p.message.unwrap_or_default();
+            // The CLI's own line-clearing sequence, around the server's escaped text.
+            let _ = std::io::Write::write_all(
+                &mut std::io::stderr(),
+                format!(
+                    "\r\x1b[2Kprogress {}{total} {}",
+                    p.progress,
+                    safe::line(&message)
+                )
+                .as_bytes(),
+            );
+        });
+    }
+    let result = host
+        .call_tool(&name, arguments, options)
+        .await
+        .with_context(|| format!("calling {name}"))?;
+    if show_progress {
+        let _ = std::io::Write::write_all(&mut std::io::stderr(), b"\r\x1b[2K");
+    }
+    for content in &result.content {
+        out.line(safe::block(
+            &crate::builtin::content_text(content),
+            CONTENT_INDENT,
+        ));
+    }
+    if let Some(structured) = &result.structured_content {
+        out.line(safe::json(structured));
+    }
+    out.json(&serde_json::to_value(&result).unwrap_or_default());
+    if result.is_error {
+        out.note(format!("{} reported an error (isError)", safe::line(&name)));
+        return Err(Reported.into());
+    }
+    Ok(())
+}
+
+/// `prompt NAME key=value...`: the filled-in messages, each under its role.
+pub(super) async fn prompt(
+    host: &Host,
+    name: &str,
+    args: &[String],
+    out: &Out,
+) -> anyhow::Result<()> {
+    let known = host.prompts().into_iter().map(|p| (p.name, p.prompt.name));
+    let name = resolve(known, name, "prompt")?;
+    let mut arguments = BTreeMap::new();
+    for pair in args {
+        let (key, value) = pair
+            .split_once('=')
+            .with_context(|| format!("prompt arguments are key=value, got {pair:?}"))?;
+        arguments.insert(key.to_owned(), value.to_owned());
+    }
+    let result = host
+        .get_prompt(&name, arguments)
+        .await
+        .with_context(|| format!("getting {name}"))?;
+    for message in &result.messages {
+        out.line(format!(
+            "[{}] {}",
+            serde_json::to_value(message.role)
+                .unwrap_or_default()
+                .as_str()
+                .unwrap_or("?"),
+            safe::block(
+                &crate::builtin::content_text(&message.content),
+                CONTENT_INDENT
+            )
+        ));
+    }
+    out.json(&serde_json::to_value(&result).unwrap_or_default());
+    Ok(())
+}
+
+/// `read URI`: from the server that lists it, or the only running one.
+pub(super) async fn read(host: &Host, uri: &str, out: &Out) -> anyhow::Result<()> {
+    let owner = host
+        .resources()
+        .into_iter()
+        .find(|r| r.resource.as_ref().is_some_and(|res| res.uri == uri))
+        .map(|r| r.server)
+        .or_else(|| {
+            let running: Vec<String> = host
+                .status()
+                .into_iter()
+                .filter(|s| s.state == ServerState::Running)
+                .map(|s| s.name)
+                .collect();
+            (running.len() == 1).then(|| running[0].clone())
+        })
+        .with_context(|| format!("no server lists the resource {uri}"))?;
+    let result = host
+        .read_resource(&owner, uri)
+        .await
+        .with_context(|| format!("reading {uri}"))?;
+    for contents in &result.contents {
+        match (&contents.text, &contents.blob) {
+            (Some(text), _) => out.line(safe::block(text, CONTENT_INDENT)),
+            (None, Some(blob)) => out.line(format!(
+                "({} bytes of base64 data, {})",
+                blob.len(),
+                safe::line(contents.mime_type.as_deref().unwrap_or_default())
+            )),
+            _ => {}
+        }
+    }
+    out.json(&serde_json::to_value(&result).unwrap_or_default());
+    Ok(())
+}
+
+/// `ping`: every running server, with the round trip's time; one failure fails (reported).
+pub(super) async fn ping(host: &Host, out: &Out) -> anyhow::Result<()> {
+    let mut rows = Vec::new();
+    let mut failed = false;
+    for status in host
+        .status()
+        .into_iter()
+        .filter(|s| s.state == ServerState::Running)
+    {
+        let Some(client) = host.client(&status.name) else {
+            continue;
+        };
+        let started = std::time::Instant::now();
+        let result = client.ping().await;
+        let millis = started.elapsed().as_secs_f64() * 1000.0;
+        match &result {
+            Ok(()) => out.line(format!("{} ok in {millis:.1} ms", safe::line(&status.name))),
+            Err(err) => {
+                failed = true;
+                out.line(format!(
+                    "{} failed: {}",
+                    safe::line(&status.name),
+                    safe::block(&err.to_string(), CONTENT_INDENT)
+                ));
+            }
+        }
+        rows.push(json!({ "server": status.name, "ok": result.is_ok(), "millis": millis }));
+    }
+    out.json(&json!({ "ping": rows }));
+    if failed { Err(Reported.into()) } else { Ok(()) }
+}
+
+/// A namespaced name, or a server-local name that is unambiguous among the selected servers.
+/// `known` yields (namespaced, server-local) pairs.
+fn resolve(
+    known: impl IntoIterator<Item = (String, String)>,
+    wanted: &str,
+    what: &str,
+) -> anyhow::Result<String> {
+    let known: Vec<(String, String)> = known.into_iter().collect();
+    if known.iter().any(|(namespaced, _)| namespaced == wanted) {
+        return Ok(wanted.to_owned());
+    }
+    let matches: Vec<&String> = known
+        .iter()
+        .filter(|(_, own)| own == wanted)
+        .map(|(n, _)| n)
+        .collect();
+    match matches.as_slice() {
+        [one] => Ok((*one).clone()),
+        [] => {
+            let names: Vec<&str> = known.iter().map(|(n, _)| n.as_str()).collect();
+            anyhow::bail!(
+                "unknown {what} {wanted:?}; known: {}",
+                if names.is_empty() {
+                    "(none)".to_owned()
+                } else {
+                    names.join(", ")
+                }
+            )
+        }
+        many => anyhow::bail!(
+            "{what} {wanted:?} is offered by several servers; use one of: {}",
+            many.iter()
+                .map(|s| s.as_str())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    }
+}
+
+/// One JSON object, or key=value pairs whose values are JSON when they parse as JSON.
+fn parse_arguments(args: &[String]) -> anyhow::Result<Value> {
+    match args {
+        [] => Ok(json!({})),
+        [one] if one.trim_start().starts_with('{') => {
+            let value: Value = serde_json::from_str(one)
+                .with_context(|| format!("the arguments are not valid JSON: {one}"))?;
+            anyhow::ensure!(value.is_object(), "the arguments must be a JSON object");
+            Ok(value)
+        }
+        pairs => {
+            let mut map = Map::new();
+            for pair in pairs {
+                let (key, value) = pair.split_once('=').with_context(|| {
+                    format!("arguments are one JSON object or key=value pairs, got {pair:?}")
+                })?;
+                let value =
+                    serde_json::from_str(value).unwrap_or_else(|_| Value::String(value.to_owned()));
+                map.insert(key.to_owned(), value);
+            }
+            Ok(Value::Object(map))
+        }
+    }
+}
