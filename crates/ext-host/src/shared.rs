@@ -39,8 +39,8 @@ impl Shared {
         first: u64,
     ) -> Self {
         Shared {
-            workspace_root: config.workspace_root.to_string_lossy().into_owned(),
-            audit: AuditLog::new(config.audit_log.clone()),
+            workspace_root: config.get_workspace_root().to_string_lossy().into_owned(),
+            audit: AuditLog::new(config.get_audit_log().to_path_buf()),
             config,
             redactor: RwLock::new(redactor),
             events,

@@ -58,7 +58,7 @@ impl Host {
     /// Dropping the future kills every sidecar it started.
     pub async fn boot(config: HostConfig) -> Result<(Runtime, HostEvents), Error> {
         let (tx, events) = crate::events::stream();
-        let store = PluginStore::new(&config.state_dir);
+        let store = PluginStore::new(config.get_state_dir());
         let base_redactor = Redactor::from_process_env();
         // §10.5: the first build binds the UI to (session, its generation) before its first
         // spawn, so its sidecars may publish at once.
