@@ -67,7 +67,7 @@ pub(crate) async fn run(out: &Out) -> anyhow::Result<()> {
     // The extension side.
     let workspace = std::env::current_dir().unwrap_or_else(|_| temp.path().to_path_buf());
     let config = HostConfig::new(&state, crate::session_id(), workspace).ui_host(UiHost::Tui);
-    let audit_log = config.audit_log.clone();
+    let audit_log = config.get_audit_log().to_path_buf();
     let (runtime, mut events) = Host::boot(config).await.context("booting the extensions")?;
     out.line(format!(
         "  booted {} extension(s) and 1 MCP server in {} ms",

@@ -124,20 +124,30 @@ impl Outcome {
     }
 }
 
+/// What a chain member's legal answer means for the walk.
 enum Step {
+    /// Go on to the next member with the same payload.
     Next,
+    /// Go on with the member's replacement (its text is serialized again when needed).
+    Replaced,
+    /// The walk is done: a block or a final verdict.
     Stop,
     /// An `allow` over the host's `deny`: applied only once its record is durable.
     Override(AuditRecord),
 }
 
-/// What one chain member's answer came to.
-enum Answer {
-    Applied {
-        step: Step,
-        replaced: bool,
-        decision: Decision,
-    },
+/// A slot owner's replacement of the host's `deny` by `allow`, waiting for its audit record.
+struct Override {
+    payload: HookPayload,
+    record: AuditRecord,
+}
+
+/// Why a strategy call fails the operation (strategy calls are always required, §7.7).
+enum StrategyFailure {
+    /// The owner answered `block`: the redacted message, and no wire reason (there is none for
+    /// a refusal).
+    Blocked(String),
+    /// The call failed or the answer broke a rule.
     Failed(CallError),
 }
 
@@ -163,107 +173,66 @@ pub(crate) async fn walk(
         .reserve(plan.chain.len() + usize::from(plan.owner.is_some()));
     let mut text: Option<PayloadText> = None;
     for member in &plan.chain {
-        if text.is_none() {
-            text = Some(serialize(&outcome.payload));
-        }
-        let budget = Duration::from_millis(timeout_millis(member, point));
+        let payload_text = text.get_or_insert_with(|| serialize(&outcome.payload));
+        let timeout = timeout_millis(member, point);
         let started = Instant::now();
-        let answer = member
-            .intercept(
-                point,
-                text.as_ref().expect("set above"),
-                timeout_millis(member, point),
-            )
-            .await;
-        let answer = match answer {
+        let answer = member.intercept(point, payload_text, timeout).await;
+        let failure = match answer {
+            Err(failure) => failure,
             Ok(result) => {
                 let decision = result.decision;
                 match chain_step(shared, member, point, host_verdict, &mut outcome, result) {
-                    Ok((step, replaced)) => Answer::Applied {
-                        step,
-                        replaced,
-                        decision,
-                    },
-                    Err(violation) => Answer::Failed(violation),
-                }
-            }
-            Err(failure) => Answer::Failed(failure),
-        };
-        let failure = match answer {
-            Answer::Applied {
-                step: Step::Override(record),
-                ..
-            } => match audit(shared, record, budget.saturating_sub(started.elapsed())).await {
-                Ok(record) => {
-                    outcome.permission = Some(Verdict::Allow);
-                    outcome.audit = Some(record);
-                    let elapsed = started.elapsed();
-                    record_entry(
-                        &mut outcome,
-                        member,
-                        Role::Chain,
-                        TraceResult::Decided(Decision::Allow),
-                        elapsed,
-                    );
-                    return Ok(outcome);
-                }
-                Err(message) => {
-                    record_entry(
-                        &mut outcome,
-                        member,
-                        Role::Chain,
-                        TraceResult::Unaudited {
-                            decision: Decision::Allow,
-                            message: message.clone(),
-                        },
-                        started.elapsed(),
-                    );
-                    // A failure that changes a security decision is reported every time.
-                    shared.warn(Some(&member.plugin.id), &message);
-                    if member.plugin.required() {
-                        return Err(operation_failure(
-                            member,
-                            point,
-                            Some(Reason::Internal),
-                            message,
-                            outcome,
-                        ));
+                    Err(violation) => violation,
+                    Ok(Step::Override(record)) => {
+                        let left = Duration::from_millis(timeout).saturating_sub(started.elapsed());
+                        match audit(shared, record, left).await {
+                            Ok(record) => {
+                                outcome.permission = Some(Verdict::Allow);
+                                outcome.audit = Some(record);
+                                let result = TraceResult::Decided(decision);
+                                record_entry(&mut outcome, member, Role::Chain, result, started);
+                                return Ok(outcome);
+                            }
+                            Err(message) => {
+                                unaudited(
+                                    shared,
+                                    &mut outcome,
+                                    member,
+                                    Role::Chain,
+                                    decision,
+                                    &message,
+                                    started,
+                                );
+                                if member.plugin.required() {
+                                    let reason = Some(Reason::Internal);
+                                    return Err(operation_failure(
+                                        member, point, reason, message, outcome,
+                                    ));
+                                }
+                                continue;
+                            }
+                        }
                     }
-                    continue;
-                }
-            },
-            Answer::Applied {
-                step,
-                replaced,
-                decision,
-            } => {
-                record_entry(
-                    &mut outcome,
-                    member,
-                    Role::Chain,
-                    TraceResult::Decided(decision),
-                    started.elapsed(),
-                );
-                if replaced {
-                    text = None;
-                }
-                match step {
-                    Step::Next => continue,
-                    Step::Stop | Step::Override(_) => return Ok(outcome),
+                    Ok(step) => {
+                        let result = TraceResult::Decided(decision);
+                        record_entry(&mut outcome, member, Role::Chain, result, started);
+                        match step {
+                            Step::Next => continue,
+                            Step::Replaced => {
+                                text = None;
+                                continue;
+                            }
+                            Step::Stop | Step::Override(_) => return Ok(outcome),
+                        }
+                    }
                 }
             }
-            Answer::Failed(failure) => failure,
         };
-        record_entry(
-            &mut outcome,
-            member,
-            Role::Chain,
-            TraceResult::Failed {
-                reason: failure.reason,
-                message: failure.message.clone(),
-            },
-            started.elapsed(),
-        );
+        let result = TraceResult::Failed {
+            reason: failure.reason,
+            message: failure.message.clone(),
+        };
+        record_entry(&mut outcome, member, Role::Chain, result, started);
         if member.plugin.required() {
             return Err(operation_failure(
                 member,
@@ -283,103 +252,83 @@ pub(crate) async fn walk(
             ),
         );
     }
-    if let Some(owner) = &plan.owner {
-        let text = match text {
-            Some(text) => text,
-            None => serialize(&outcome.payload),
-        };
-        let text = &text;
-        let budget = Duration::from_millis(timeout_millis(owner, point));
-        let started = Instant::now();
-        let answer = owner
-            .intercept(point, text, timeout_millis(owner, point))
-            .await;
-        let failure = match answer {
-            Ok(result) => {
-                let decision = result.decision;
-                match strategy_step(shared, owner, point, host_verdict, &mut outcome, result) {
-                    Ok(None) => {
-                        record_entry(
-                            &mut outcome,
-                            owner,
-                            Role::SlotOwner,
-                            TraceResult::Decided(decision),
-                            started.elapsed(),
-                        );
-                        return Ok(outcome);
-                    }
-                    Ok(Some((payload, record))) => {
-                        match audit(shared, record, budget.saturating_sub(started.elapsed())).await
-                        {
-                            Ok(record) => {
-                                outcome.payload = payload;
-                                outcome.permission = Some(Verdict::Allow);
-                                outcome.applied.push(owner.plugin.id.clone());
-                                outcome.audit = Some(record);
-                                record_entry(
-                                    &mut outcome,
-                                    owner,
-                                    Role::SlotOwner,
-                                    TraceResult::Decided(decision),
-                                    started.elapsed(),
-                                );
-                                return Ok(outcome);
-                            }
-                            Err(message) => {
-                                // Strategy calls are always required (§7.7): the operation
-                                // fails, and the host's `deny` is never replaced unaudited.
-                                record_entry(
-                                    &mut outcome,
-                                    owner,
-                                    Role::SlotOwner,
-                                    TraceResult::Unaudited {
-                                        decision,
-                                        message: message.clone(),
-                                    },
-                                    started.elapsed(),
-                                );
-                                shared.warn(Some(&owner.plugin.id), &message);
-                                return Err(operation_failure(
-                                    owner,
-                                    point,
-                                    Some(Reason::Internal),
-                                    message,
-                                    outcome,
-                                ));
-                            }
-                        }
-                    }
-                    Err(failure) => failure,
-                }
-            }
-            Err(failure) => (Some(failure.reason), failure.message),
-        };
-        let elapsed = started.elapsed();
-        // Strategy calls are always required (§7.7).
-        let (reason, message) = failure;
-        if let Some(reason) = reason {
-            record_entry(
-                &mut outcome,
-                owner,
-                Role::SlotOwner,
-                TraceResult::Failed {
-                    reason,
-                    message: message.clone(),
-                },
-                elapsed,
-            );
-        } else {
-            record_entry(
-                &mut outcome,
-                owner,
-                Role::SlotOwner,
-                TraceResult::Decided(Decision::Block),
-                elapsed,
-            );
+    match &plan.owner {
+        Some(owner) => {
+            let text = text.unwrap_or_else(|| serialize(&outcome.payload));
+            strategy(shared, owner, point, host_verdict, &text, outcome).await
         }
-        return Err(operation_failure(owner, point, reason, message, outcome));
+        None => Ok(outcome),
     }
-    Ok(outcome)
+}
+
+/// The strategy call of `owner`, the slot owner, after the chain (§7.7).
+async fn strategy(
+    shared: &Shared,
+    owner: &Connection,
+    point: HookPoint,
+    host_verdict: Option<Verdict>,
+    text: &PayloadText,
+    mut outcome: Outcome,
+) -> Result<Outcome, Error> {
+    let timeout = timeout_millis(owner, point);
+    let started = Instant::now();
+    let answer = owner.intercept(point, text, timeout).await;
+    let failure = match answer {
+        Err(failure) => StrategyFailure::Failed(failure),
+        Ok(result) => {
+            let decision = result.decision;
+            match strategy_step(shared, owner, point, host_verdict, &mut outcome, result) {
+                Ok(None) => {
+                    let result = TraceResult::Decided(decision);
+                    record_entry(&mut outcome, owner, Role::SlotOwner, result, started);
+                    return Ok(outcome);
+                }
+                Ok(Some(Override { payload, record })) => {
+                    let left = Duration::from_millis(timeout).saturating_sub(started.elapsed());
+                    return match audit(shared, record, left).await {
+                        Ok(record) => {
+                            outcome.payload = payload;
+                            outcome.permission = Some(Verdict::Allow);
+                            outcome.applied.push(owner.plugin.id.clone());
+                            outcome.audit = Some(record);
+                            let result = TraceResult::Decided(decision);
+                            record_entry(&mut outcome, owner, Role::SlotOwner, result, started);
+                            Ok(outcome)
+                        }
+                        Err(message) => {
+                            // Strategy calls are always required (§7.7): the operation fails,
+                            // and the host's `deny` is never replaced unaudited.
+                            unaudited(
+                                shared,
+                                &mut outcome,
+                                owner,
+                                Role::SlotOwner,
+                                decision,
+                                &message,
+                                started,
+                            );
+                            let reason = Some(Reason::Internal);
+                            Err(operation_failure(owner, point, reason, message, outcome))
+                        }
+                    };
+                }
+                Err(failure) => failure,
+            }
+        }
+    };
+    // Strategy calls are always required (§7.7).
+    let (result, reason, message) = match failure {
+        StrategyFailure::Blocked(message) => (TraceResult::Decided(Decision::Block), None, message),
+        StrategyFailure::Failed(CallError { reason, message }) => {
+            let result = TraceResult::Failed {
+                reason,
+                message: message.clone(),
+            };
+            (result, Some(reason), message)
+        }
+    };
+    record_entry(&mut outcome, owner, Role::SlotOwner, result, started);
+    Err(operation_failure(owner, point, reason, message, outcome))
 }
 
 fn serialize(payload: &HookPayload) -> PayloadText {
@@ -390,19 +339,39 @@ fn timeout_millis(conn: &Connection, point: HookPoint) -> u64 {
     point.timeout_millis(conn.plugin.runtime.timeout_millis)
 }
 
+/// Appends `conn`'s trace entry, timed from `started` (the call's write) to now.
 fn record_entry(
     outcome: &mut Outcome,
     conn: &Connection,
     role: Role,
     result: TraceResult,
-    elapsed: Duration,
+    started: Instant,
 ) {
     outcome.trace.push(TraceEntry {
         plugin: conn.plugin.id.clone(),
         role,
         result,
-        elapsed,
+        elapsed: started.elapsed(),
     });
+}
+
+/// Records an override that was not applied because its audit record could not be written,
+/// and warns: a failure that changes a security decision is reported every time.
+fn unaudited(
+    shared: &Shared,
+    outcome: &mut Outcome,
+    conn: &Connection,
+    role: Role,
+    decision: Decision,
+    message: &str,
+    started: Instant,
+) {
+    let result = TraceResult::Unaudited {
+        decision,
+        message: message.to_owned(),
+    };
+    record_entry(outcome, conn, role, result, started);
+    shared.warn(Some(&conn.plugin.id), message);
 }
 
 fn operation_failure(
@@ -428,7 +397,7 @@ fn violation(conn: &Connection, shared: &Shared, message: String) -> CallError {
     }
 }
 
-/// Applies a chain member's answer; `Ok((step, replaced))`, or the violation.
+/// Applies a chain member's answer: what the walk does next, or the violation.
 fn chain_step(
     shared: &Shared,
     member: &Connection,
@@ -436,7 +405,7 @@ fn chain_step(
     host_verdict: Option<Verdict>,
     outcome: &mut Outcome,
     result: InterceptResult,
-) -> Result<(Step, bool), CallError> {
+) -> Result<Step, CallError> {
     if !point.allows(result.decision, Caller::Chain) {
         return Err(violation(
             member,
@@ -449,13 +418,13 @@ fn chain_step(
         ));
     }
     match result.decision {
-        Decision::Continue => Ok((Step::Next, false)),
+        Decision::Continue => Ok(Step::Next),
         Decision::Block => {
             outcome.blocked = Some(Blocked {
                 plugin: member.plugin.id.clone(),
                 reason: shared.redact(&result.reason),
             });
-            Ok((Step::Stop, false))
+            Ok(Step::Stop)
         }
         Decision::Replace => {
             let replacement = result.replacement.unwrap_or_default();
@@ -470,7 +439,7 @@ fn chain_step(
                 })?;
             outcome.payload = payload;
             outcome.applied.push(member.plugin.id.clone());
-            Ok((Step::Next, true))
+            Ok(Step::Replaced)
         }
         Decision::Allow | Decision::Deny => {
             let verdict = if result.decision == Decision::Allow {
@@ -482,20 +451,16 @@ fn chain_step(
                 // The verdict changes only once the record is durable (the walk writes it).
                 let record =
                     AuditRecord::new(&member.plugin.id, "allow", shared.redact(&result.reason));
-                return Ok((Step::Override(record), false));
+                return Ok(Step::Override(record));
             }
             outcome.permission = Some(verdict);
-            Ok((Step::Stop, false))
+            Ok(Step::Stop)
         }
     }
 }
 
-/// A slot owner's replacement of the host's `deny` by `allow`, waiting for its audit record.
-type Override = (HookPayload, AuditRecord);
-
-/// Applies the slot owner's answer to a strategy call. `Ok(Some((payload, record)))` is a
-/// replacement turning the host's `deny` into `allow`, which the walk applies only once its
-/// record is durable. An error is `(reason, message)`, with no reason for a block.
+/// Applies the slot owner's answer to a strategy call. `Ok(Some(_))` is a replacement turning
+/// the host's `deny` into `allow`, which the walk applies only once its record is durable.
 fn strategy_step(
     shared: &Shared,
     owner: &Connection,
@@ -503,7 +468,7 @@ fn strategy_step(
     host_verdict: Option<Verdict>,
     outcome: &mut Outcome,
     result: InterceptResult,
-) -> Result<Option<Override>, (Option<Reason>, String)> {
+) -> Result<Option<Override>, StrategyFailure> {
     let slot = point.slot().map_or("", |s| s.as_str());
     match result.decision {
         Decision::Continue => Ok(None),
@@ -512,15 +477,14 @@ fn strategy_step(
             let payload = point
                 .validate_replacement(&replacement, &outcome.payload, Caller::SlotOwner)
                 .map_err(|err| {
-                    let v = violation(
+                    StrategyFailure::Failed(violation(
                         owner,
                         shared,
                         format!(
                             "sent an invalid replacement as the {slot} strategy at {}: {err}",
                             point.as_str()
                         ),
-                    );
-                    (Some(v.reason), v.message)
+                    ))
                 })?;
             if let HookPayload::Permission(p) = &payload {
                 if host_verdict == Some(Verdict::Deny) && p.host_decision == Verdict::Allow {
@@ -529,7 +493,7 @@ fn strategy_step(
                         "replace",
                         shared.redact(&result.reason),
                     );
-                    return Ok(Some((payload, record)));
+                    return Ok(Some(Override { payload, record }));
                 }
                 outcome.permission = Some(p.host_decision);
             }
@@ -537,28 +501,22 @@ fn strategy_step(
             outcome.applied.push(owner.plugin.id.clone());
             Ok(None)
         }
-        Decision::Block => Err((
-            None,
-            shared.redact(&format!(
-                "extension {} refused {} as the {slot} strategy: {}",
-                owner.plugin.id,
-                point.as_str(),
-                result.reason
-            )),
-        )),
-        other => {
-            let v = violation(
-                owner,
-                shared,
-                format!(
-                    "answered {:?} as the {slot} strategy at {}, where only continue or replace \
+        Decision::Block => Err(StrategyFailure::Blocked(shared.redact(&format!(
+            "extension {} refused {} as the {slot} strategy: {}",
+            owner.plugin.id,
+            point.as_str(),
+            result.reason
+        )))),
+        other => Err(StrategyFailure::Failed(violation(
+            owner,
+            shared,
+            format!(
+                "answered {:?} as the {slot} strategy at {}, where only continue or replace \
                      is allowed",
-                    other.as_str(),
-                    point.as_str()
-                ),
-            );
-            Err((Some(v.reason), v.message))
-        }
+                other.as_str(),
+                point.as_str()
+            ),
+        ))),
     }
 }
 

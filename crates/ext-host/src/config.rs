@@ -1,7 +1,7 @@
 //! How a host is set up: where its state lives, which session it serves, what UI it has, and
 //! the budgets it runs with.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use sidewire_ext_protocol::{
@@ -16,33 +16,35 @@ pub(crate) const PROMPTS_PER_CONNECTION: usize = 4;
 
 /// The host's configuration. The budgets default to the spec's values; tests lower them to
 /// stay fast, and applications should leave them alone.
+///
+/// The fields are private so that what a setter clamps stays clamped; the `get_*` methods read
+/// them back (named as `std::process::Command`'s getters, since the setters own the plain names).
 #[derive(Debug, Clone)]
-#[non_exhaustive]
 pub struct HostConfig {
     /// The state directory holding the installed-plugin store (`$SIDEWIRE_HOME`).
-    pub state_dir: PathBuf,
+    state_dir: PathBuf,
     /// The session every sidecar of this runtime serves (non-empty).
-    pub session_id: String,
+    session_id: String,
     /// The workspace root, an absolute path.
-    pub workspace_root: PathBuf,
+    workspace_root: PathBuf,
     /// The frontend; `headless` answers `host/ui/*` with `unknown_method`.
-    pub ui_host: UiHost,
+    ui_host: UiHost,
     /// Where audit lines go; default `<state_dir>/audit.jsonl`.
-    pub audit_log: PathBuf,
+    audit_log: PathBuf,
     /// The budget all boots of one generation share (spec: 30 s).
-    pub boot_budget: Duration,
+    boot_budget: Duration,
     /// The handshake deadline, further bounded by the remaining boot budget (spec: 30 s).
-    pub handshake_timeout: Duration,
+    handshake_timeout: Duration,
     /// The `timeoutMillis` sent with `extension/shutdown` (spec default: 5,000).
-    pub shutdown_timeout_millis: u64,
+    shutdown_timeout_millis: u64,
     /// The deadline of `extension/ui/action` and `extension/ui/submit` (spec: 30 s).
-    pub ui_call_timeout: Duration,
+    ui_call_timeout: Duration,
     /// How long a prompt (`host/ui/request`) may stay open before it is dismissed and the
     /// sidecar answered `{"cancelled":true}` (default 5 minutes).
-    pub prompt_timeout: Duration,
+    prompt_timeout: Duration,
     /// How many prompts one connection may have open at once (default 4); one more is
     /// answered at once with `invalid_params`.
-    pub prompts_per_connection: usize,
+    prompts_per_connection: usize,
 }
 
 impl HostConfig {
@@ -116,4 +118,62 @@ impl HostConfig {
         self.prompts_per_connection = prompts.clamp(1, 32);
         self
     }
+
+    /// The state directory holding the installed-plugin store.
+    pub fn get_state_dir(&self) -> &Path {
+        &self.state_dir
+    }
+
+    /// The session every sidecar of this runtime serves.
+    pub fn get_session_id(&self) -> &str {
+        &self.session_id
+    }
+
+    /// The workspace root.
+    pub fn get_workspace_root(&self) -> &Path {
+        &self.workspace_root
+    }
+
+    /// The frontend.
+    pub fn get_ui_host(&self) -> UiHost {
+        self.ui_host
+    }
+
+    /// Where audit lines go.
+    pub fn get_audit_log(&self) -> &Path {
+        &self.audit_log
+    }
+
+    /// The budget all boots of one generation share.
+    pub fn get_boot_budget(&self) -> Duration {
+        self.boot_budget
+    }
+
+    /// The handshake deadline.
+    pub fn get_handshake_timeout(&self) -> Duration {
+        self.handshake_timeout
+    }
+
+    /// The `timeoutMillis` sent with `extension/shutdown` (at least 1).
+    pub fn get_shutdown_timeout_millis(&self) -> u64 {
+        self.shutdown_timeout_millis
+    }
+
+    /// The deadline of UI actions and form submissions.
+    pub fn get_ui_call_timeout(&self) -> Duration {
+        self.ui_call_timeout
+    }
+
+    /// How long a prompt may stay open.
+    pub fn get_prompt_timeout(&self) -> Duration {
+        self.prompt_timeout
+    }
+
+    /// How many prompts one connection may have open at once (1 to 32).
+    pub fn get_prompts_per_connection(&self) -> usize {
+        self.prompts_per_connection
+    }
 }
+
+#[cfg(test)]
+mod tests;

@@ -14,6 +14,7 @@
 
 use std::fmt;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use sidewire_ext_protocol::{HookPoint, Reason, Slot};
@@ -106,17 +107,13 @@ pub enum Error {
     Reload {
         /// The generation number the failed build took (never reused).
         generation: u64,
-        /// Why.
+        /// Why; shared by every request that joined this reload.
         #[source]
-        source: Box<Error>,
+        source: Arc<Error>,
     },
     /// The runtime was shut down.
     #[error("the extension runtime is shut down")]
     ShutDown,
-    /// A reload this request joined (requested while another waited to run) failed; the text
-    /// is that reload's error.
-    #[error("{0}")]
-    Coalesced(String),
 }
 
 impl Error {

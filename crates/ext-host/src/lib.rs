@@ -73,10 +73,10 @@
 //! * **One session per runtime.** Switching sessions means booting a new runtime (§13.1 asks
 //!   for a new generation with fresh sidecars, which is exactly that).
 //! * **A turn pins a generation** ([`Runtime::turn`]); [`Runtime::intercept`] is a one-call
-//!   turn. A reload waits until no turn is held; requests made while it waits join it (they get
-//!   its report, or [`Error::Coalesced`] carrying its error). New turns may start as soon as the
-//!   new generation is published: the retired sidecars are shut down after that, so a slow
-//!   shutdown never stalls a turn.
+//!   turn. A reload waits until no turn is held; requests made while it waits join it: they get
+//!   its report, or its error (the same [`Error::Reload`], sharing one typed cause, or
+//!   [`Error::ShutDown`]). New turns may start as soon as the new generation is published: the
+//!   retired sidecars are shut down after that, so a slow shutdown never stalls a turn.
 //! * **A slot owner's `block`** fails the operation ([`Error::Operation`] with no reason:
 //!   there is no wire reason for a refusal).
 //! * **No override without its durable record** (§11): a host `deny` turned into `allow` takes

@@ -25,21 +25,28 @@ pub(crate) struct Shared {
     warned: Mutex<HashSet<(String, &'static str)>>,
     pub(crate) hub: Hub,
     pub(crate) audit: AuditLog,
-    /// The currently published generation (0 before the first build binds the UI).
+    /// The currently published generation.
     pub(crate) published: AtomicU64,
 }
 
 impl Shared {
-    pub(crate) fn new(config: HostConfig, redactor: Redactor, events: EventSender) -> Self {
+    /// A host's shared state; `first` is the number of the generation its first build binds
+    /// the UI to.
+    pub(crate) fn new(
+        config: HostConfig,
+        redactor: Redactor,
+        events: EventSender,
+        first: u64,
+    ) -> Self {
         Shared {
-            workspace_root: config.workspace_root.to_string_lossy().into_owned(),
-            audit: AuditLog::new(config.audit_log.clone()),
+            workspace_root: config.get_workspace_root().to_string_lossy().into_owned(),
+            audit: AuditLog::new(config.get_audit_log().to_path_buf()),
             config,
             redactor: RwLock::new(redactor),
             events,
             warned: Mutex::new(HashSet::new()),
             hub: Hub::default(),
-            published: AtomicU64::new(0),
+            published: AtomicU64::new(first),
         }
     }
 

@@ -184,7 +184,7 @@ fn gate_errors(conn: &Connection) -> Result<(), ErrorObject> {
 }
 
 fn headless(conn: &Connection) -> Result<(), ErrorObject> {
-    if conn.shared.config.ui_host == UiHost::Headless {
+    if conn.shared.config.get_ui_host() == UiHost::Headless {
         return Err(Reason::UnknownMethod.error_object_with("this host has no UI"));
     }
     Ok(())
@@ -192,7 +192,7 @@ fn headless(conn: &Connection) -> Result<(), ErrorObject> {
 
 /// §10.5 step 4: whether the call is live, holding it while the connection is staged.
 async fn is_live(conn: &Connection, session_id: &str, generation: u64) -> bool {
-    if session_id != conn.shared.config.session_id {
+    if session_id != conn.shared.config.get_session_id() {
         return false;
     }
     let mut state = conn.ui_state.subscribe();
@@ -319,7 +319,7 @@ pub(crate) fn request(
             // The check and the registration under one lock, so the cap holds under
             // concurrent requests.
             let mut open = lock(&conn.prompts);
-            let cap = conn.shared.config.prompts_per_connection;
+            let cap = conn.shared.config.get_prompts_per_connection();
             if open.len() >= cap {
                 return Err(Reason::InvalidParams.error_object_with(format!(
                     "extension {} already has {cap} prompts open, the most a connection may \
@@ -344,7 +344,7 @@ pub(crate) fn request(
             // The spec sets no deadline for a prompt; ours keeps a forgotten one from holding
             // its slot (and the sidecar's call) for ever. On expiry the application is told
             // to take the prompt off the screen, and the sidecar sees a dismissal.
-            match tokio::time::timeout(conn.shared.config.prompt_timeout, answer).await {
+            match tokio::time::timeout(conn.shared.config.get_prompt_timeout(), answer).await {
                 Ok(answer) => answer.unwrap_or(cancelled),
                 Err(_) => {
                     conn.shared.notify(HostEvent::PromptDismissed {
@@ -384,7 +384,7 @@ pub(crate) async fn action(
     }
     let params = UiActionParams {
         action_id: action_id.to_owned(),
-        session_id: conn.shared.config.session_id.clone(),
+        session_id: conn.shared.config.get_session_id().to_owned(),
         generation: conn.shared.published(),
         args,
     };
@@ -393,7 +393,7 @@ pub(crate) async fn action(
         .call(
             Method::UiAction,
             &params,
-            conn.shared.config.ui_call_timeout,
+            conn.shared.config.get_ui_call_timeout(),
             &what,
         )
         .await
@@ -447,7 +447,7 @@ pub(crate) async fn submit(
     }
     let params = UiSubmitParams {
         surface_id: surface_id.to_owned(),
-        session_id: conn.shared.config.session_id.clone(),
+        session_id: conn.shared.config.get_session_id().to_owned(),
         generation: conn.shared.published(),
         values,
     };
@@ -455,7 +455,7 @@ pub(crate) async fn submit(
         .call(
             Method::UiSubmit,
             &params,
-            conn.shared.config.ui_call_timeout,
+            conn.shared.config.get_ui_call_timeout(),
             "a form submission",
         )
         .await

@@ -39,8 +39,9 @@
 //! ```
 //!
 //! Its manifest declares what the callbacks may do; a callback for a point the manifest does
-//! not list is reported on stderr and never called. The [`samples`] module holds the three
-//! extensions behind `examples/` (starter, allow-all, status-card).
+//! not list is reported on stderr and never called. The `samples` module holds the three
+//! extensions behind `examples/` (starter, allow-all, status-card); it is behind the `samples`
+//! feature, off by default, since demonstrations are not the SDK's API.
 //!
 //! **stdout belongs to the protocol.** `println!` (or any other write to stdout) in a sidecar
 //! corrupts the stream and the host kills the process. Log with [`log`] or [`Host::log`], which
@@ -116,6 +117,7 @@ mod extension;
 mod host;
 mod log;
 pub mod point;
+#[cfg(feature = "samples")]
 pub mod samples;
 mod serve;
 mod state;

@@ -6,6 +6,9 @@
 //! as the reference for writing a sidecar: each is a few lines of the public API and nothing
 //! else. The pure parts (the starter rewrite) are separate functions so they are testable on
 //! their own. These are demonstrations, not policy: allow-all approves every tool call.
+//!
+//! Behind the `samples` feature (off by default): the examples require it, and the crate's own
+//! tests, ext-host's tests and the CLI enable it.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -129,11 +129,11 @@ pub async fn serve(extension: Extension, options: Options) -> Result<(), Error> 
 /// exit status: 0 after an orderly end, 1 otherwise. It does not build a runtime:
 ///
 /// ```no_run
-/// use sidewire_ext_sdk::{Options, samples, serve_main};
+/// use sidewire_ext_sdk::{Extension, Options, serve_main};
 ///
 /// #[tokio::main(flavor = "current_thread")]
 /// async fn main() -> std::process::ExitCode {
-///     serve_main(samples::starter(), Options::new()).await
+///     serve_main(Extension::new("my-extension", "0.1.0"), Options::new()).await
 /// }
 /// ```
 ///

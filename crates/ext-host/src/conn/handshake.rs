@@ -246,13 +246,13 @@ async fn handshake(
     let params = InitializeParams::new(
         ManifestExpectation::from_runtime(&plugin.runtime),
         SessionContext {
-            session_id: shared.config.session_id.clone(),
+            session_id: shared.config.get_session_id().to_owned(),
             workspace_root: shared.workspace_root.clone(),
             generation: conn.generation,
         },
         // Carries `protocolVersion` too: the reference SDK requires it (see the ext-protocol
         // crate docs on where this differs from the spec).
-        HostCapabilities::new(shared.config.ui_host),
+        HostCapabilities::new(shared.config.get_ui_host()),
     );
     let budget = deadline
         .saturating_duration_since(Instant::now())

@@ -532,7 +532,7 @@ impl Connection {
                 }
             })
             .await;
-            let millis = self.shared.config.shutdown_timeout_millis;
+            let millis = self.shared.config.get_shutdown_timeout_millis();
             let params = ShutdownParams {
                 timeout_millis: millis,
             };

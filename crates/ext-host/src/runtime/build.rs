@@ -176,7 +176,7 @@ pub(crate) async fn build(
             None => to_start.push(Arc::clone(plugin)),
         }
     }
-    let budget_end = Instant::now() + shared.config.boot_budget;
+    let budget_end = Instant::now() + shared.config.get_boot_budget();
     let permits = Semaphore::new(MAX_CONCURRENT_BOOTS);
     let boots = to_start.iter().map(|plugin| {
         let permits = &permits;
@@ -195,12 +195,12 @@ pub(crate) async fn build(
                     refused_by: None,
                     cause: format!(
                         "the generation's {} ms boot budget was spent before it could start",
-                        shared.config.boot_budget.as_millis()
+                        shared.config.get_boot_budget().as_millis()
                     ),
                     stderr_tail: String::new(),
                 }));
             }
-            let deadline = (now + shared.config.handshake_timeout).min(budget_end);
+            let deadline = (now + shared.config.get_handshake_timeout()).min(budget_end);
             conn::start(Arc::clone(plugin), shared, number, ui, deadline).await
         }
     });

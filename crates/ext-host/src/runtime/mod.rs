@@ -58,13 +58,25 @@ impl Host {
     /// Dropping the future kills every sidecar it started.
     pub async fn boot(config: HostConfig) -> Result<(Runtime, HostEvents), Error> {
         let (tx, events) = crate::events::stream();
-        let store = PluginStore::new(&config.state_dir);
+        let store = PluginStore::new(config.get_state_dir());
         let base_redactor = Redactor::from_process_env();
-        let shared = Arc::new(Shared::new(config, base_redactor.clone(), tx));
         // §10.5: the first build binds the UI to (session, its generation) before its first
         // spawn, so its sidecars may publish at once.
-        shared.published.store(1, Ordering::Release);
-        let built = build::build(&shared, &store, &base_redactor, 1, None, UiState::Live).await?;
+        let shared = Arc::new(Shared::new(
+            config,
+            base_redactor.clone(),
+            tx,
+            FIRST_GENERATION,
+        ));
+        let built = build::build(
+            &shared,
+            &store,
+            &base_redactor,
+            FIRST_GENERATION,
+            None,
+            UiState::Live,
+        )
+        .await?;
         let runtime = Runtime {
             inner: Arc::new(Inner {
                 mask: AtomicU32::new(built.generation.mask),
@@ -73,7 +85,7 @@ impl Host {
                 shared,
                 store,
                 base_redactor,
-                next_generation: AtomicU64::new(2),
+                next_generation: AtomicU64::new(FIRST_GENERATION + 1),
                 turns: Arc::new(tokio::sync::RwLock::new(())),
                 reload_lock: tokio::sync::Mutex::new(ReloadLedger::default()),
                 reload_requests: AtomicU64::new(0),
@@ -85,11 +97,33 @@ impl Host {
     }
 }
 
+/// The number of the generation [`Host::boot`] builds.
+const FIRST_GENERATION: u64 = 1;
+
 #[derive(Default)]
 struct ReloadLedger {
     /// Requests up to this number were served by the last reload, with this result.
     served: u64,
-    last: Option<Result<GenerationReport, (u64, String)>>,
+    last: Option<Result<GenerationReport, ReloadFailure>>,
+}
+
+/// Why a reload published nothing. Cheap to clone: the requests that joined a failed reload get
+/// the same typed cause (the same [`Arc`]), so its predicates and reason survive.
+#[derive(Debug, Clone)]
+enum ReloadFailure {
+    /// The runtime was shut down before the reload could build.
+    ShutDown,
+    /// The build of `generation` failed; that number is not reused.
+    Build { generation: u64, source: Arc<Error> },
+}
+
+impl From<ReloadFailure> for Error {
+    fn from(failure: ReloadFailure) -> Self {
+        match failure {
+            ReloadFailure::ShutDown => Error::ShutDown,
+            ReloadFailure::Build { generation, source } => Error::Reload { generation, source },
+        }
+    }
 }
 
 struct Inner {
@@ -211,7 +245,8 @@ impl Runtime {
         )
     }
 
-    /// The published generation's number.
+    /// The published generation's number (after [`shutdown`](Self::shutdown), the last one
+    /// published).
     pub fn generation(&self) -> u64 {
         self.current().number
     }
@@ -393,7 +428,8 @@ impl Runtime {
     ///
     /// # Errors
     ///
-    /// [`Error::Reload`] carrying the build's error; [`Error::ShutDown`].
+    /// [`Error::Reload`] carrying the build's error; [`Error::ShutDown`]. A request that
+    /// joined a reload gets that reload's error, with the same shared cause.
     ///
     /// # Cancel safety
     ///
@@ -405,10 +441,7 @@ impl Runtime {
         if ledger.served >= ticket
             && let Some(last) = &ledger.last
         {
-            return last.clone().map_err(|(generation, message)| Error::Reload {
-                generation,
-                source: Box::new(Error::Coalesced(message)),
-            });
+            return last.clone().map_err(Error::from);
         }
         let idle = Arc::clone(&self.inner.turns).write_owned().await;
         // Every request made up to now is served by this reload.
@@ -426,19 +459,15 @@ impl Runtime {
             Err(err) => Err(err),
         };
         ledger.served = served;
-        ledger.last = Some(match &result {
-            Ok(report) => Ok(report.clone()),
-            Err(Error::Reload { generation, source }) => Err((*generation, source.to_string())),
-            Err(other) => Err((0, other.to_string())),
-        });
-        result
+        ledger.last = Some(result.clone());
+        result.map_err(Error::from)
     }
 
     /// Builds and publishes the next generation; returns its report and the connections it
     /// retired, which the caller shuts down once turns may run again.
-    async fn reload_now(&self) -> Result<(GenerationReport, Vec<Arc<Connection>>), Error> {
+    async fn reload_now(&self) -> Result<(GenerationReport, Vec<Arc<Connection>>), ReloadFailure> {
         if self.inner.shut.load(Ordering::Acquire) {
-            return Err(Error::ShutDown);
+            return Err(ReloadFailure::ShutDown);
         }
         let number = self.inner.next_generation.fetch_add(1, Ordering::AcqRel);
         let previous = self.current();
@@ -454,9 +483,9 @@ impl Runtime {
         let built = match built {
             Ok(built) => built,
             Err(source) => {
-                return Err(Error::Reload {
+                return Err(ReloadFailure::Build {
                     generation: number,
-                    source: Box::new(source),
+                    source: Arc::new(source),
                 });
             }
         };
@@ -495,14 +524,16 @@ impl Runtime {
             .get_or_init(|| async {
                 self.inner.shut.store(true, Ordering::Release);
                 self.inner.mask.store(0, Ordering::Release);
-                let current = std::mem::replace(
-                    &mut *self
+                let current = {
+                    let mut current = self
                         .inner
                         .current
                         .write()
-                        .unwrap_or_else(std::sync::PoisonError::into_inner),
-                    Arc::new(Generation::empty(0)),
-                );
+                        .unwrap_or_else(std::sync::PoisonError::into_inner);
+                    // The last published number stays, with no sidecars left in it.
+                    let emptied = Arc::new(Generation::empty(current.number));
+                    std::mem::replace(&mut *current, emptied)
+                };
                 join_all(current.conns.values().map(|c| c.shutdown())).await;
             })
             .await;

@@ -64,7 +64,7 @@
 //! | 81 | `failures::a_crash_fails_pending_and_later_calls_and_is_handled_once` |
 //! | 82 | `failures::an_exit_is_a_crash_at_once_even_when_a_grandchild_holds_stdout` |
 //! | 83 | `reload::crashed_and_failed_plugins_start_again_only_on_reload` |
-//! | 84, 85 | `reload::a_failed_reload_leaves_the_old_generation_and_burns_its_number`, `reload::reload_adopts_unchanged_and_restarts_changed_linked_plugins`; idle-time reloads and merged requests (§13.3): `reload::a_reload_waits_for_running_turns_and_queued_requests_merge`, `bounds::turns_start_while_a_reload_retires_old_sidecars` |
+//! | 84, 85 | `reload::a_failed_reload_leaves_the_old_generation_and_burns_its_number`, `reload::reload_adopts_unchanged_and_restarts_changed_linked_plugins`; idle-time reloads and merged requests (§13.3): `reload::a_reload_waits_for_running_turns_and_queued_requests_merge`, `reload::reloads_joining_one_cut_short_by_a_shutdown_are_shut_down`, `bounds::turns_start_while_a_reload_retires_old_sidecars` |
 //! | 86 | `failures::a_sidecar_ignoring_shutdown_is_killed_on_budget_and_reaped` |
 //! | 87 | `failures::shutdown_is_idempotent_and_reads_a_late_shutdown_timeout_answer` |
 //! | bounds (no checklist item) | `bounds::surfaces_are_capped_per_plugin_and_in_id_length`, `bounds::prompts_are_capped_per_connection_and_expire`, `bounds::the_event_stream_is_bounded_in_bytes`; content refs in the `content` unit tests |
@@ -194,6 +194,7 @@ fn main() -> ExitCode {
         bounds::the_event_stream_is_bounded_in_bytes,
         bounds::turns_start_while_a_reload_retires_old_sidecars,
         reload::a_reload_waits_for_running_turns_and_queued_requests_merge,
+        reload::reloads_joining_one_cut_short_by_a_shutdown_are_shut_down,
     ]);
     libtest_mimic::run(&args, trials).exit_code()
 }

@@ -1,9 +1,10 @@
 //! Generations: reloads that adopt, restart, fail atomically; linked manifests; UI holds.
 
+use std::pin::Pin;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use sidewire_ext_host::{HostEvent, Stage};
+use sidewire_ext_host::{Error, GenerationReport, HostEvent, Runtime, Stage};
 use sidewire_ext_protocol::HookPoint;
 
 use crate::support::*;
@@ -15,6 +16,22 @@ fn pid_of(runtime: &sidewire_ext_host::Runtime, plugin: &str) -> u32 {
         .find(|s| s.plugin == plugin)
         .unwrap_or_else(|| panic!("{plugin} is not running"))
         .pid
+}
+
+/// `N` reloads requested while a turn runs (the caller holds one): each takes its ticket on its
+/// first poll; the first then waits for the turn, the others for the first.
+async fn queue_reloads<const N: usize>(
+    runtime: &Runtime,
+) -> [Pin<Box<impl Future<Output = Result<GenerationReport, Error>> + '_>>; N] {
+    let mut reloads = std::array::from_fn(|_| Box::pin(runtime.reload()));
+    for reload in &mut reloads {
+        let first_poll = std::future::poll_fn(|cx| {
+            std::task::Poll::Ready(reload.as_mut().poll(cx).is_pending())
+        })
+        .await;
+        assert!(first_poll, "a reload finished while a turn runs");
+    }
+    reloads
 }
 
 pub(crate) async fn reload_adopts_unchanged_and_restarts_changed_linked_plugins() {
@@ -246,18 +263,7 @@ pub(crate) async fn a_reload_waits_for_running_turns_and_queued_requests_merge()
     // first then waits for the turn, the others for the first.
     let turn = runtime.turn().await;
     let [a, b, c] = {
-        let mut reloads = [
-            Box::pin(runtime.reload()),
-            Box::pin(runtime.reload()),
-            Box::pin(runtime.reload()),
-        ];
-        for reload in &mut reloads {
-            let first_poll = std::future::poll_fn(|cx| {
-                std::task::Poll::Ready(reload.as_mut().poll(cx).is_pending())
-            })
-            .await;
-            assert!(first_poll, "a reload finished while a turn runs");
-        }
+        let mut reloads = queue_reloads::<3>(&runtime).await;
         // Idle-time only: nothing is rebuilt while the turn runs (a bounded look, not a sync).
         let waited = tokio::time::timeout(Duration::from_millis(300), reloads[0].as_mut()).await;
         assert!(waited.is_err(), "the reload ran during a turn: {waited:?}");
@@ -280,24 +286,14 @@ pub(crate) async fn a_reload_waits_for_running_turns_and_queued_requests_merge()
     let report = within(WAIT, "reload", runtime.reload()).await.unwrap();
     assert_eq!(report.generation, 3);
 
-    // A failed reload's queued requests get its error as `Coalesced`.
+    // A failed reload's queued requests get its error, with the same typed cause.
     env.plugin("broken")
         .required()
         .script("initialize", json!("exit"))
         .install();
     let turn = runtime.turn().await;
-    let [a, b] = {
-        let mut reloads = [Box::pin(runtime.reload()), Box::pin(runtime.reload())];
-        for reload in &mut reloads {
-            let first_poll = std::future::poll_fn(|cx| {
-                std::task::Poll::Ready(reload.as_mut().poll(cx).is_pending())
-            })
-            .await;
-            assert!(first_poll, "a reload finished while a turn runs");
-        }
-        drop(turn);
-        reloads
-    };
+    let [a, b] = queue_reloads::<2>(&runtime).await;
+    drop(turn);
     let (a, b) = within(WAIT, "the failing reloads", async { tokio::join!(a, b) }).await;
     let (a, b) = (a.unwrap_err(), b.unwrap_err());
     assert_eq!(
@@ -309,13 +305,36 @@ pub(crate) async fn a_reload_waits_for_running_turns_and_queued_requests_merge()
         sidewire_ext_host::Error::Reload { generation, source } => {
             assert_eq!(*generation, 4);
             assert!(
-                matches!(**source, sidewire_ext_host::Error::Coalesced(_)),
+                matches!(**source, sidewire_ext_host::Error::Startup(_)),
                 "{source:?}"
             );
+            let sidewire_ext_host::Error::Reload { source: first, .. } = &a else {
+                panic!("not a reload error: {a}");
+            };
+            assert!(std::sync::Arc::ptr_eq(first, source), "one shared cause");
+            assert_eq!(b.reason(), a.reason());
         }
         other => panic!("not a reload error: {other}"),
     }
     assert_eq!(runtime.generation(), 3);
     env.store().remove("broken").unwrap();
+    env.finish(runtime).await;
+}
+
+pub(crate) async fn reloads_joining_one_cut_short_by_a_shutdown_are_shut_down() {
+    let env = Env::new();
+    env.plugin("p").intercepts(&["input.receive"]).install();
+    let (runtime, _events) = env.boot().await;
+    let turn = runtime.turn().await;
+    let [a, b] = queue_reloads::<2>(&runtime).await;
+    within(WAIT, "shutdown", runtime.shutdown()).await;
+    drop(turn);
+    let (a, b) = within(WAIT, "the reloads", async { tokio::join!(a, b) }).await;
+    let (a, b) = (a.unwrap_err(), b.unwrap_err());
+    assert!(a.is_shut_down(), "{a}");
+    // The request that joined gets the same error, not a reload of no generation.
+    assert!(b.is_shut_down(), "{b}");
+    assert_eq!(runtime.generation(), 1, "the last published number stays");
+    assert!(runtime.sidecars().is_empty());
     env.finish(runtime).await;
 }

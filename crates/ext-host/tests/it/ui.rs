@@ -325,7 +325,7 @@ pub(crate) async fn an_action_never_answered_times_out_on_the_ui_deadline() {
     );
     // The default is the spec's 30 s.
     assert_eq!(
-        env.config().ui_call_timeout,
+        env.config().get_ui_call_timeout(),
         std::time::Duration::from_secs(30)
     );
     env.finish(runtime).await;
