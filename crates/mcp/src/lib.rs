@@ -104,6 +104,7 @@ mod protocol;
 pub mod server;
 mod spec;
 mod stdio;
+mod sync;
 mod transport;
 
 pub use sidewire_jsonrpc::ErrorObject;

@@ -33,7 +33,7 @@ pub use crate::host::views::{
 use crate::error::Kind;
 use crate::names::{namespaced_name, namespaced_name_salted};
 use crate::protocol::handler::{self, ClientHandler, DynHandler};
-use crate::protocol::session::lock;
+use crate::sync::lock;
 use crate::{
     CallOptions, CallToolResult, Client, ClientDriver, Error, GetPromptResult, ReadResourceResult,
     ServerSpec, Stage,

@@ -22,6 +22,7 @@ use tokio::sync::{Notify, oneshot};
 use tokio::time::Instant;
 
 use crate::error::Kind;
+use crate::protocol::bridge;
 use crate::protocol::handler::{self, ClientHandler, DynHandler};
 use crate::protocol::listing;
 use crate::protocol::methods::{
@@ -31,15 +32,14 @@ use crate::protocol::methods::{
     SetLevelParams, Subscribe, Unsubscribe, UriParams,
 };
 use crate::protocol::options::{CallOptions, ClientStats};
-use crate::protocol::session::{
-    self, Background, McpHooks, PROMPTS, ProgressSlot, RESOURCES, Shared, TOOLS, lock,
-};
+use crate::protocol::session::{self, McpHooks, PROMPTS, ProgressSlot, RESOURCES, Shared, TOOLS};
 use crate::protocol::types::{
     CallToolResult, Completion, CompletionRef, GetPromptResult, Implementation, InitializeParams,
     InitializeResult, LogLevel, PROTOCOL_VERSION, Prompt, ReadResourceResult, Resource,
     ResourceTemplate, SUPPORTED_PROTOCOL_VERSIONS, ServerCapabilities, Tool,
 };
-use crate::transport::{self, Backend, Opened};
+use crate::sync::lock;
+use crate::transport::{self, Backend, Background, Opened};
 use crate::{Error, ServerSpec, Stage};
 
 /// How long an error waits for a dead server's exit status and last stderr.
@@ -206,9 +206,11 @@ impl Client {
         deadline: Instant,
         started: Instant,
     ) -> Result<(Client, ClientDriver), Error> {
-        let shared = Shared::new(spec, handler, opened.backend.failures());
+        let shared = Shared::new(spec, handler);
         let router = session::router(&shared);
-        let (peer, rpc) = sidewire_jsonrpc::connect(opened.stream, opened.sink, router, config);
+        let (stream, sink) =
+            bridge::frames(opened.stream, opened.sink, Arc::clone(&shared.failures));
+        let (peer, rpc) = sidewire_jsonrpc::connect(stream, sink, router, config);
         let (alive, alive_rx) = oneshot::channel();
         let mut future = session::driver(
             rpc,

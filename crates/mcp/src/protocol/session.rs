@@ -5,8 +5,6 @@
 //! Nothing here spawns: the driver is one future the caller runs.
 
 use std::collections::HashMap;
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
@@ -20,7 +18,7 @@ use sidewire_jsonrpc::{
 };
 use tokio::sync::{Notify, oneshot, watch};
 
-use crate::http::Failures;
+use crate::protocol::bridge::Failures;
 use crate::protocol::handler::DynHandler;
 use crate::protocol::listing;
 use crate::protocol::methods::{
@@ -31,6 +29,8 @@ use crate::protocol::methods::{
 use crate::protocol::types::{
     InitializeResult, Progress, Prompt, Resource, ResourceTemplate, Tool,
 };
+use crate::sync::lock;
+use crate::transport::Background;
 use crate::{Error, ServerSpec};
 
 /// Bits of [`Shared::dirty`] and [`Shared::listed`].
@@ -79,16 +79,12 @@ pub(crate) struct Shared {
     pub(crate) refresh: Notify,
     /// Bumped whenever a cached list is replaced.
     pub(crate) revision: watch::Sender<u64>,
-    /// An HTTP transport's record of the requests it failed itself (see `crate::http`).
-    failures: Option<Arc<Failures>>,
+    /// The requests the transport failed, answered by the bridge (see `protocol::bridge`).
+    pub(crate) failures: Arc<Failures>,
 }
 
 impl Shared {
-    pub(crate) fn new(
-        spec: &ServerSpec,
-        handler: Arc<dyn DynHandler>,
-        failures: Option<Arc<Failures>>,
-    ) -> Arc<Self> {
+    pub(crate) fn new(spec: &ServerSpec, handler: Arc<dyn DynHandler>) -> Arc<Self> {
         Arc::new(Shared {
             name: Arc::clone(&spec.name),
             spec: spec.clone(),
@@ -101,15 +97,15 @@ impl Shared {
             listed: AtomicU8::new(0),
             refresh: Notify::new(),
             revision: watch::channel(0).0,
-            failures,
+            failures: Arc::new(Failures::default()),
         })
     }
 
     /// Maps a jsonrpc error for `what`, turning the transport's own answers to requests it
     /// could not deliver (an HTTP status, a network failure) back into typed errors.
     pub(crate) fn rpc_error(&self, what: &str, err: sidewire_jsonrpc::Error) -> Error {
-        if let (Some(failures), Some(remote)) = (&self.failures, err.remote())
-            && let Some(error) = failures.take(remote)
+        if let Some(remote) = err.remote()
+            && let Some(error) = self.failures.take(remote)
         {
             return error;
         }
@@ -129,14 +125,6 @@ impl Shared {
     pub(crate) fn bump_revision(&self) {
         self.revision.send_modify(|revision| *revision += 1);
     }
-}
-
-/// Locks a mutex, ignoring poisoning: every guarded value here is plain data that a panic
-/// elsewhere cannot leave half-updated.
-pub(crate) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// MCP's jsonrpc hooks: an abandoned request (dropped, timed out, or idle-expired) is
@@ -306,9 +294,6 @@ async fn refresh_loop(peer: Peer, shared: Arc<Shared>) {
         last_cycle = Some(Instant::now());
     }
 }
-
-/// The boxed future a transport's background work runs as (process supervision).
-pub(crate) type Background = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
 
 /// Assembles a connection's driver: the jsonrpc driver and the refresh loop until the
 /// connection ends or every client handle is gone, alongside the transport's background work
