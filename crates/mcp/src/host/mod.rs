@@ -33,6 +33,8 @@ pub use crate::host::views::{
 use crate::error::Kind;
 use crate::names::{namespaced_name, namespaced_name_salted};
 use crate::protocol::handler::{self, ClientHandler, DynHandler};
+use crate::protocol::methods::{ListPrompts, ListTools};
+use crate::protocol::session::Cached;
 use crate::sync::lock;
 use crate::{
     CallOptions, CallToolResult, Client, ClientDriver, Error, GetPromptResult, ReadResourceResult,
@@ -279,28 +281,26 @@ impl Host {
     /// sanitised to the MCP tool-name rule with a hash suffix when that changed the name),
     /// ordered by server then server order. Names never collide.
     pub fn tools(&self) -> Vec<HostTool> {
-        let mut taken = HashSet::new();
-        let mut tools = Vec::new();
-        for (server, client) in self.clients() {
-            for tool in client.tools().iter() {
-                let name = unique(&mut taken, &server, &tool.name);
-                tools.push(HostTool::new(name, server.clone(), tool.clone()));
-            }
-        }
-        tools
+        self.namespaced::<ListTools, _>(HostTool::new)
     }
 
     /// Every running server's prompts under namespaced names (the same scheme as tools).
     pub fn prompts(&self) -> Vec<HostPrompt> {
+        self.namespaced::<ListPrompts, _>(HostPrompt::new)
+    }
+
+    /// Every running server's cached `M` items as views under unique namespaced names,
+    /// ordered by server then server order.
+    fn namespaced<M: Cached, V>(&self, view: fn(String, String, M::Item) -> V) -> Vec<V> {
         let mut taken = HashSet::new();
-        let mut prompts = Vec::new();
+        let mut views = Vec::new();
         for (server, client) in self.clients() {
-            for prompt in client.prompts().iter() {
-                let name = unique(&mut taken, &server, &prompt.name);
-                prompts.push(HostPrompt::new(name, server.clone(), prompt.clone()));
+            for item in client.cached::<M>().iter() {
+                let name = unique(&mut taken, &server, M::key(item));
+                views.push(view(name, server.clone(), item.clone()));
             }
         }
-        prompts
+        views
     }
 
     /// Every running server's resources and resource templates, with the server each is
@@ -551,13 +551,11 @@ async fn list_offerings(client: &Client, deadline: Instant, started: Instant) ->
             Ok(Ok(_)) => {}
             Ok(Err(err)) => return Err(stage_failed(err)),
             Err(_) => {
-                let (exit, tail) = (client.exit_status(), client.stderr_tail());
-                return Err(stage_failed(Error::new(Kind::Timeout {
+                return Err(client.diagnose(stage_failed(Error::new(Kind::Timeout {
                     what: "tools/list".to_owned(),
                     after: client.spec().startup_timeout,
                     idle: false,
-                }))
-                .with_diagnostics(exit, tail));
+                }))));
             }
         }
     }

@@ -22,7 +22,7 @@ use crate::protocol::bridge::Failures;
 use crate::protocol::handler::DynHandler;
 use crate::protocol::listing;
 use crate::protocol::methods::{
-    CANCELLED, CreateMessage, Elicit, LIST_CHANGED, ListPrompts, ListResourceTemplates,
+    CANCELLED, CreateMessage, Elicit, LIST_CHANGED, ListMethod, ListPrompts, ListResourceTemplates,
     ListResources, ListRoots, ListRootsResult, ListTools, LoggingMessage, Ping,
     ProgressNotification, ResourceUpdated,
 };
@@ -57,11 +57,43 @@ pub(crate) struct ProgressSlot {
 /// The lists as last fetched.
 #[derive(Default)]
 pub(crate) struct Cache {
-    pub(crate) tools: Arc<[Tool]>,
-    pub(crate) prompts: Arc<[Prompt]>,
-    pub(crate) resources: Arc<[Resource]>,
-    pub(crate) templates: Arc<[ResourceTemplate]>,
+    tools: Arc<[Tool]>,
+    prompts: Arc<[Prompt]>,
+    resources: Arc<[Resource]>,
+    templates: Arc<[ResourceTemplate]>,
 }
+
+/// A list method whose result the connection caches: where in the [`Cache`] it goes, and
+/// which list_changed notice (a bit of [`Shared::dirty`]) makes it stale.
+pub(crate) trait Cached: ListMethod {
+    const LIST: u8;
+    /// What the refresh's warning calls the list.
+    const WHAT: &'static str;
+    fn slot(cache: &mut Cache) -> &mut Arc<[Self::Item]>;
+}
+
+/// Declares where a list method's result is cached. Kept private and small.
+macro_rules! cached {
+    ($method:ty, $list:expr, $what:literal, $slot:ident) => {
+        impl Cached for $method {
+            const LIST: u8 = $list;
+            const WHAT: &'static str = $what;
+            fn slot(cache: &mut Cache) -> &mut Arc<[Self::Item]> {
+                &mut cache.$slot
+            }
+        }
+    };
+}
+
+cached!(ListTools, TOOLS, "tools", tools);
+cached!(ListPrompts, PROMPTS, "prompts", prompts);
+cached!(ListResources, RESOURCES, "resources", resources);
+cached!(
+    ListResourceTemplates,
+    RESOURCES,
+    "resource templates",
+    templates
+);
 
 /// What a connection's handle, router and driver share.
 pub(crate) struct Shared {
@@ -118,8 +150,14 @@ impl Shared {
         format!("sidewire-{n}")
     }
 
-    pub(crate) fn cache(&self) -> std::sync::MutexGuard<'_, Cache> {
-        lock(&self.cache)
+    /// The list `M` as last fetched.
+    pub(crate) fn cached<M: Cached>(&self) -> Arc<[M::Item]> {
+        Arc::clone(M::slot(&mut lock(&self.cache)))
+    }
+
+    /// Replaces the cached list `M`.
+    pub(crate) fn store<M: Cached>(&self, items: Vec<M::Item>) {
+        *M::slot(&mut lock(&self.cache)) = items.into();
     }
 
     pub(crate) fn bump_revision(&self) {
@@ -254,44 +292,49 @@ async fn refresh_loop(peer: Peer, shared: Arc<Shared>) {
         }
         let timeout = shared.spec.call_timeout.min(shared.spec.startup_timeout);
         let deadline = tokio::time::Instant::now() + timeout;
-        let name = &shared.name;
         let mut changed = false;
         if stale & TOOLS != 0 {
-            match listing::list_all::<ListTools>(&peer, &shared, deadline).await {
-                Ok(tools) => {
-                    shared.cache().tools = tools.into();
-                    changed = true;
-                }
-                Err(err) => tracing::warn!(server = %name, %err, "refreshing tools failed"),
-            }
+            changed |= refreshed::<ListTools>(&peer, &shared, deadline).await;
         }
         if stale & PROMPTS != 0 {
-            match listing::list_all::<ListPrompts>(&peer, &shared, deadline).await {
-                Ok(prompts) => {
-                    shared.cache().prompts = prompts.into();
-                    changed = true;
-                }
-                Err(err) => tracing::warn!(server = %name, %err, "refreshing prompts failed"),
-            }
+            changed |= refreshed::<ListPrompts>(&peer, &shared, deadline).await;
         }
         if stale & RESOURCES != 0 {
-            match listing::list_all::<ListResources>(&peer, &shared, deadline).await {
-                Ok(resources) => {
-                    shared.cache().resources = resources.into();
-                    changed = true;
-                }
-                Err(err) => tracing::warn!(server = %name, %err, "refreshing resources failed"),
-            }
-            if let Ok(templates) =
-                listing::list_all::<ListResourceTemplates>(&peer, &shared, deadline).await
-            {
-                shared.cache().templates = templates.into();
-            }
+            changed |= refreshed::<ListResources>(&peer, &shared, deadline).await;
+            // The templates ride along, best effort: their failure is not reported, and they
+            // alone do not count as a change.
+            let _ = refresh::<ListResourceTemplates>(&peer, &shared, deadline).await;
         }
         if changed {
             shared.bump_revision();
         }
         last_cycle = Some(Instant::now());
+    }
+}
+
+/// Re-lists `M` into the cache.
+async fn refresh<M: Cached>(
+    peer: &Peer,
+    shared: &Shared,
+    deadline: tokio::time::Instant,
+) -> Result<(), Error> {
+    let items = listing::list_all::<M>(peer, shared, deadline).await?;
+    shared.store::<M>(items);
+    Ok(())
+}
+
+/// Re-lists `M` into the cache, logging a failure; whether the list was replaced.
+async fn refreshed<M: Cached>(
+    peer: &Peer,
+    shared: &Shared,
+    deadline: tokio::time::Instant,
+) -> bool {
+    match refresh::<M>(peer, shared, deadline).await {
+        Ok(()) => true,
+        Err(err) => {
+            tracing::warn!(server = %shared.name, %err, "refreshing {} failed", M::WHAT);
+            false
+        }
     }
 }
 
