@@ -338,12 +338,7 @@ impl Host {
             .into_iter()
             .find(|tool| tool.name == name)
             .ok_or_else(|| Error::new(Kind::NotFound(format!("no MCP tool named `{name}`"))))?;
-        let client = self.client(&tool.server).ok_or_else(|| {
-            Error::new(Kind::NotFound(format!(
-                "the MCP server `{}` is no longer running",
-                tool.server
-            )))
-        })?;
+        let client = self.still_running(&tool.server)?;
         client.call_tool(&tool.tool.name, arguments, options).await
     }
 
@@ -366,13 +361,17 @@ impl Host {
             .into_iter()
             .find(|prompt| prompt.name == name)
             .ok_or_else(|| Error::new(Kind::NotFound(format!("no MCP prompt named `{name}`"))))?;
-        let client = self.client(&prompt.server).ok_or_else(|| {
-            Error::new(Kind::NotFound(format!(
-                "the MCP server `{}` is no longer running",
-                prompt.server
-            )))
-        })?;
+        let client = self.still_running(&prompt.server)?;
         client.get_prompt(&prompt.prompt.name, arguments).await
+    }
+
+    /// The client of the server a tool or prompt was listed from, unless it has gone since.
+    fn still_running(&self, server: &str) -> Result<Client, Error> {
+        self.client(server).ok_or_else(|| {
+            Error::new(Kind::NotFound(format!(
+                "the MCP server `{server}` is no longer running"
+            )))
+        })
     }
 
     /// Reads a resource from a server.

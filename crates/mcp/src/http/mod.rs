@@ -14,13 +14,11 @@
 //! `MCP-Protocol-Version` afterwards and to settle the automatic choice of transport). See
 //! [`streamable`] for the session-expiry rule.
 //!
-//! Each outgoing frame arrives as a [`transport::Outbound`](crate::transport::Outbound) that
-//! says whether it is a request (and its id and method), a notification or a response; the
-//! transport parses no outgoing JSON. A failure of the HTTP exchange that carried a request (a
-//! non-2xx status, a network error, a body over the cap, a stream that ended without the
-//! response) goes up the inbound stream as
-//! [`Inbound::Failed`](crate::transport::Inbound::Failed) with the request's id and a typed
-//! [`Cause`], for the protocol core to fail that request with a typed error
+//! Each outgoing frame arrives as an [`Outbound`] that says whether it is a request (and its id
+//! and method), a notification or a response; the transport parses no outgoing JSON. A failure
+//! of the HTTP exchange that carried a request (a non-2xx status, a network error, a body over
+//! the cap, a stream that ended without the response) goes up the inbound stream as
+//! [`Inbound::Failed`] with the request's id and a typed [`Cause`], for the protocol core to fail that request with a typed error
 //! (`Error::is_http`, `Error::http_status`). A failure of anything else is logged: nobody
 //! waits for it.
 
