@@ -216,7 +216,7 @@ pub(crate) async fn run(
 async fn exchange(ctx: Arc<Ctx>, outbound: Outbound) {
     let Outbound { frame, message } = outbound;
     let is_initialize = is_initialize(&message);
-    if let (true, Message::Request { id, .. }) = (is_initialize, &message) {
+    if is_initialize && let Message::Request { id, .. } = &message {
         *lock(&ctx.state.initialize) = Some((id.clone(), frame.clone()));
     }
     let budget = match message {
