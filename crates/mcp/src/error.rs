@@ -66,11 +66,6 @@ pub(crate) enum Kind {
     /// A spec or configuration file is invalid; the message names the field path.
     #[error("{0}")]
     Config(String),
-    /// The spec asks for something this build cannot do yet. Nothing is refused this way at
-    /// the moment; the variant stays because `Error::is_unsupported` is public.
-    #[allow(dead_code)]
-    #[error("{0}")]
-    Unsupported(String),
     /// The process could not be started; the message says how to fix it, and includes the OS
     /// error when there is one (which is therefore not also a `source`: a printed chain would
     /// show it twice).
@@ -192,11 +187,6 @@ impl Error {
     /// The spec or configuration is invalid (the message names the field path).
     pub fn is_config(&self) -> bool {
         matches!(self.0.kind, Kind::Config(_))
-    }
-
-    /// The spec asks for something this build does not support.
-    pub fn is_unsupported(&self) -> bool {
-        matches!(self.0.kind, Kind::Unsupported(_))
     }
 
     /// The server process could not be started (command not found, not executable, ...).

@@ -8,7 +8,10 @@
 //! HTTP+SSE); and a [`Host`] that runs many servers behind namespaced tool names.
 //!
 //! It is **not** (yet): OAuth, the 2026-07-28 "modern" era, Windows process handling, or an
-//! MCP *server*. It never runs a server through a shell and never spawns a task:
+//! MCP *server*. (The `server` feature, off by default, adds `sidewire_mcp::server`: a minimal
+//! tools-only server over a pair of pipes, the other end of the client for the CLI's built-in
+//! demo server and for tests; it is not a server SDK.) It never runs a server through a shell
+//! and never spawns a task:
 //! [`Client::connect`] and [`Host::new`] hand back a driver future for the caller to run, and
 //! everything a connection does (hyper's HTTP connections included) happens inside it.
 //!
@@ -101,9 +104,11 @@ mod host;
 mod http;
 mod names;
 mod protocol;
+#[cfg(feature = "server")]
 pub mod server;
 mod spec;
 mod stdio;
+mod sync;
 mod transport;
 
 pub use sidewire_jsonrpc::ErrorObject;

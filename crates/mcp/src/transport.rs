@@ -1,39 +1,164 @@
 //! The seam between the protocol core and the transports.
 //!
-//! A transport yields what the jsonrpc peer runs on, a stream of inbound frames and a sink for
-//! outbound ones, plus a [`Backend`] for its lifecycle (closing, killing, diagnostics) and an
-//! optional background future (stdio: supervising the process; HTTP: the transport driver that
-//! runs the POSTs and streams). The protocol core never looks past that.
+//! A transport yields a stream of [`Inbound`] items and a sink for outbound frames, plus a
+//! [`Backend`] for its lifecycle (closing, killing, diagnostics) and an optional background
+//! future (stdio: supervising the process; HTTP: the transport driver that runs the POSTs and
+//! streams). The protocol core never looks past that, and the transports know nothing of it:
+//! this module depends on no protocol code, the protocol core depends on it.
+//!
+//! Both directions are typed. Inbound, an item is either a JSON-RPC message or
+//! [`Inbound::Failed`]: the exchange that carried one of our requests failed (an HTTP status,
+//! a network failure, a body over the cap), with the request's id and a typed [`Cause`].
+//! Outbound, a transport that runs one exchange per message (HTTP) takes each frame as an
+//! [`Outbound`] carrying its id and method, classified once by the protocol core; stdio and
+//! caller streams take the bare frames.
 
+use std::future::Future;
 use std::pin::Pin;
-use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
 use futures_core::Stream;
-use futures_util::Sink;
+use futures_util::{Sink, TryStreamExt};
 use sidewire_jsonrpc::{Config, Peer};
 use sidewire_process::{CloseBudgets, Process};
 use tokio::io::{AsyncRead, AsyncWrite};
 
-use crate::http::{Failures, HttpBackend};
-use crate::protocol::session::Background;
+use crate::error::Kind;
+use crate::http::HttpBackend;
 use crate::{Error, ServerSpec, Transport};
 
-/// Inbound frames, boxed so every transport drives the same jsonrpc driver type.
-pub(crate) type FrameStream =
-    Pin<Box<dyn Stream<Item = Result<Bytes, sidewire_framing::Error>> + Send + 'static>>;
-/// Outbound frames.
+/// What a transport yields, boxed so every transport drives the same jsonrpc driver type.
+pub(crate) type InboundStream =
+    Pin<Box<dyn Stream<Item = Result<Inbound, sidewire_framing::Error>> + Send + 'static>>;
+/// Outbound frames, as the jsonrpc driver writes them.
 pub(crate) type FrameSink =
     Pin<Box<dyn Sink<Bytes, Error = sidewire_framing::Error> + Send + 'static>>;
+/// Outbound frames with their id and method.
+pub(crate) type MessageSink =
+    Pin<Box<dyn Sink<Outbound, Error = sidewire_framing::Error> + Send + 'static>>;
+/// The boxed future a transport's background work runs as (process supervision, the HTTP
+/// transport driver); also the shape of a connection's whole driver.
+pub(crate) type Background = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
+
+/// One item a transport hands the protocol core.
+#[derive(Debug)]
+pub(crate) enum Inbound {
+    /// A JSON-RPC message.
+    Frame(Bytes),
+    /// The exchange that carried one of our requests failed; nothing else will answer it.
+    Failed(RequestFailed),
+}
+
+/// A request of ours that its transport could not deliver or get answered.
+#[derive(Debug)]
+pub(crate) struct RequestFailed {
+    pub(crate) id: RequestId,
+    pub(crate) method: String,
+    /// Where the exchange went.
+    pub(crate) url: String,
+    pub(crate) cause: Cause,
+}
+
+/// Why an exchange failed.
+#[derive(Debug)]
+pub(crate) enum Cause {
+    /// No status: connecting, TLS, a broken or ended stream, no answer in time.
+    Unanswered(String),
+    /// A non-2xx status, with the start of the body.
+    Status { status: u16, body: String },
+    /// A body or SSE event over the cap (in bytes).
+    TooLarge(usize),
+}
+
+impl Cause {
+    /// The typed error a caller sees for an exchange of `method` with `url` that failed so.
+    pub(crate) fn into_error(self, method: &str, url: &str) -> Error {
+        let kind = match self {
+            Cause::Unanswered(detail) => Kind::Http {
+                method: method.to_owned(),
+                url: url.to_owned(),
+                status: None,
+                detail,
+            },
+            Cause::Status { status, body } => Kind::Http {
+                method: method.to_owned(),
+                url: url.to_owned(),
+                status: Some(status),
+                detail: body,
+            },
+            Cause::TooLarge(cap) => Kind::TooLarge(format!(
+                "{method}: a response body or SSE event from {url} exceeded the {cap}-byte limit"
+            )),
+        };
+        Error::new(kind)
+    }
+}
+
+/// A request id as the JSON text it is written as on the wire (`7`, `"srv-1"`), so ids of
+/// either type compare exactly.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) struct RequestId(Box<str>);
+
+impl RequestId {
+    /// The id whose JSON text is `json`.
+    pub(crate) fn from_json(json: &str) -> Self {
+        RequestId(json.into())
+    }
+
+    /// The id's JSON text.
+    pub(crate) fn as_json(&self) -> &str {
+        &self.0
+    }
+}
+
+/// An outgoing frame and what it is, for a transport that handles messages one by one.
+#[derive(Debug, Clone)]
+pub(crate) struct Outbound {
+    pub(crate) frame: Bytes,
+    pub(crate) message: Message,
+}
+
+/// What an outgoing frame is, as far as a transport cares.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Message {
+    /// One of our requests: its id and method.
+    Request {
+        id: RequestId,
+        method: String,
+    },
+    Notification {
+        method: String,
+    },
+    /// Our answer to a server's request.
+    Response,
+}
+
+impl Message {
+    /// The method, or "a response".
+    pub(crate) fn method(&self) -> &str {
+        match self {
+            Message::Request { method, .. } | Message::Notification { method } => method,
+            Message::Response => "a response",
+        }
+    }
+}
+
+/// Where the protocol core's outbound frames go.
+pub(crate) enum Outlet {
+    /// Frames as they are (stdio, caller streams).
+    Frames(FrameSink),
+    /// Each frame with its id and method (HTTP: one exchange per message).
+    Messages(MessageSink),
+}
 
 /// How long closing an in-process connection waits for its driver to flush and finish.
 const STREAMS_CLOSE_BUDGET: Duration = Duration::from_millis(750);
 
 /// An open transport, before the protocol runs on it.
 pub(crate) struct Opened {
-    pub(crate) stream: FrameStream,
-    pub(crate) sink: FrameSink,
+    pub(crate) stream: InboundStream,
+    pub(crate) sink: Outlet,
     pub(crate) backend: Backend,
     pub(crate) background: Option<Background>,
 }
@@ -103,14 +228,6 @@ impl Backend {
             Backend::Stdio(process) => Some(process.pid()),
         }
     }
-
-    /// Where an HTTP transport keeps the failures it answered requests with.
-    pub(crate) fn failures(&self) -> Option<Arc<Failures>> {
-        match self {
-            Backend::Http(http) => Some(http.failures()),
-            _ => None,
-        }
-    }
 }
 
 /// Opens the transport a spec names.
@@ -129,8 +246,8 @@ where
 {
     let (stream, sink) = sidewire_jsonrpc::ndjson(reader, writer, config);
     Opened {
-        stream: Box::pin(stream),
-        sink: Box::pin(sink),
+        stream: Box::pin(stream.map_ok(Inbound::Frame)),
+        sink: Outlet::Frames(Box::pin(sink)),
         backend: Backend::Streams,
         background: None,
     }

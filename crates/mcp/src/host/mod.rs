@@ -33,7 +33,9 @@ pub use crate::host::views::{
 use crate::error::Kind;
 use crate::names::{namespaced_name, namespaced_name_salted};
 use crate::protocol::handler::{self, ClientHandler, DynHandler};
-use crate::protocol::session::lock;
+use crate::protocol::methods::{ListPrompts, ListTools};
+use crate::protocol::session::Cached;
+use crate::sync::lock;
 use crate::{
     CallOptions, CallToolResult, Client, ClientDriver, Error, GetPromptResult, ReadResourceResult,
     ServerSpec, Stage,
@@ -279,28 +281,26 @@ impl Host {
     /// sanitised to the MCP tool-name rule with a hash suffix when that changed the name),
     /// ordered by server then server order. Names never collide.
     pub fn tools(&self) -> Vec<HostTool> {
-        let mut taken = HashSet::new();
-        let mut tools = Vec::new();
-        for (server, client) in self.clients() {
-            for tool in client.tools().iter() {
-                let name = unique(&mut taken, &server, &tool.name);
-                tools.push(HostTool::new(name, server.clone(), tool.clone()));
-            }
-        }
-        tools
+        self.namespaced::<ListTools, _>(HostTool::new)
     }
 
     /// Every running server's prompts under namespaced names (the same scheme as tools).
     pub fn prompts(&self) -> Vec<HostPrompt> {
+        self.namespaced::<ListPrompts, _>(HostPrompt::new)
+    }
+
+    /// Every running server's cached `M` items as views under unique namespaced names,
+    /// ordered by server then server order.
+    fn namespaced<M: Cached, V>(&self, view: fn(String, String, M::Item) -> V) -> Vec<V> {
         let mut taken = HashSet::new();
-        let mut prompts = Vec::new();
+        let mut views = Vec::new();
         for (server, client) in self.clients() {
-            for prompt in client.prompts().iter() {
-                let name = unique(&mut taken, &server, &prompt.name);
-                prompts.push(HostPrompt::new(name, server.clone(), prompt.clone()));
+            for item in client.cached::<M>().iter() {
+                let name = unique(&mut taken, &server, M::key(item));
+                views.push(view(name, server.clone(), item.clone()));
             }
         }
-        prompts
+        views
     }
 
     /// Every running server's resources and resource templates, with the server each is
@@ -338,12 +338,7 @@ impl Host {
             .into_iter()
             .find(|tool| tool.name == name)
             .ok_or_else(|| Error::new(Kind::NotFound(format!("no MCP tool named `{name}`"))))?;
-        let client = self.client(&tool.server).ok_or_else(|| {
-            Error::new(Kind::NotFound(format!(
-                "the MCP server `{}` is no longer running",
-                tool.server
-            )))
-        })?;
+        let client = self.still_running(&tool.server)?;
         client.call_tool(&tool.tool.name, arguments, options).await
     }
 
@@ -366,13 +361,17 @@ impl Host {
             .into_iter()
             .find(|prompt| prompt.name == name)
             .ok_or_else(|| Error::new(Kind::NotFound(format!("no MCP prompt named `{name}`"))))?;
-        let client = self.client(&prompt.server).ok_or_else(|| {
-            Error::new(Kind::NotFound(format!(
-                "the MCP server `{}` is no longer running",
-                prompt.server
-            )))
-        })?;
+        let client = self.still_running(&prompt.server)?;
         client.get_prompt(&prompt.prompt.name, arguments).await
+    }
+
+    /// The client of the server a tool or prompt was listed from, unless it has gone since.
+    fn still_running(&self, server: &str) -> Result<Client, Error> {
+        self.client(server).ok_or_else(|| {
+            Error::new(Kind::NotFound(format!(
+                "the MCP server `{server}` is no longer running"
+            )))
+        })
     }
 
     /// Reads a resource from a server.
@@ -551,13 +550,11 @@ async fn list_offerings(client: &Client, deadline: Instant, started: Instant) ->
             Ok(Ok(_)) => {}
             Ok(Err(err)) => return Err(stage_failed(err)),
             Err(_) => {
-                let (exit, tail) = (client.exit_status(), client.stderr_tail());
-                return Err(stage_failed(Error::new(Kind::Timeout {
+                return Err(client.diagnose(stage_failed(Error::new(Kind::Timeout {
                     what: "tools/list".to_owned(),
                     after: client.spec().startup_timeout,
                     idle: false,
-                }))
-                .with_diagnostics(exit, tail));
+                }))));
             }
         }
     }

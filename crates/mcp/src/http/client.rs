@@ -18,6 +18,8 @@ use tokio::sync::mpsc;
 use tokio_util::codec::Decoder;
 use url::Url;
 
+use crate::transport::Cause;
+
 /// How many redirects one request follows (all within its origin).
 const MAX_REDIRECTS: usize = 5;
 /// How much of an error response's body a status error keeps.
@@ -187,6 +189,35 @@ pub(crate) async fn error_body(body: &mut Incoming) -> String {
 pub(crate) enum ReadError {
     Net(String),
     TooLarge(usize),
+}
+
+impl From<ReadError> for Cause {
+    fn from(err: ReadError) -> Cause {
+        match err {
+            ReadError::Net(detail) => Cause::Unanswered(detail),
+            ReadError::TooLarge(cap) => Cause::TooLarge(cap),
+        }
+    }
+}
+
+impl From<NetError> for Cause {
+    fn from(err: NetError) -> Cause {
+        Cause::Unanswered(err.0)
+    }
+}
+
+/// Passes a 2xx answer; any other status becomes [`Cause::Status`] with the start of the body
+/// (up to [`ERROR_BODY_BYTES`]).
+pub(crate) async fn ensure_success(response: &mut Response<Incoming>) -> Result<(), Cause> {
+    let status = response.status();
+    if !is_failure(status) {
+        return Ok(());
+    }
+    let body = error_body(response.body_mut()).await;
+    Err(Cause::Status {
+        status: status.as_u16(),
+        body,
+    })
 }
 
 /// An SSE body decoded event by event, under the codec's per-event cap. The codec outlives

@@ -15,48 +15,38 @@ use std::sync::Arc;
 use bytes::Bytes;
 use http::Method;
 
-use crate::http::client::{self, ReadError, SseBody, error_body, is_event_stream};
-use crate::http::{Ctx, Failure, Mode, Outgoing};
-use crate::protocol::session::lock;
+use crate::http::client::{self, ReadError, SseBody, ensure_success, error_body, is_event_stream};
+use crate::http::{Ctx, Mode};
+use crate::sync::lock;
+use crate::transport::Cause;
 
 /// Switches a connection to the legacy transport and sends `frame` (the initialize request)
 /// that way.
-pub(crate) async fn fall_back(
-    ctx: &Arc<Ctx>,
-    frame: &Bytes,
-    outgoing: &Outgoing,
-) -> Result<(), Failure> {
+pub(crate) async fn fall_back(ctx: &Arc<Ctx>, frame: &Bytes) -> Result<(), Cause> {
     *lock(&ctx.state.mode) = Mode::Legacy;
     ctx.run(Box::pin(stream(Arc::clone(ctx))));
-    post(ctx, frame, outgoing).await
+    post(ctx, frame).await
 }
 
 /// POSTs one message to the announced endpoint, waiting for the announcement.
-pub(crate) async fn post(ctx: &Arc<Ctx>, frame: &Bytes, _: &Outgoing) -> Result<(), Failure> {
+pub(crate) async fn post(ctx: &Arc<Ctx>, frame: &Bytes) -> Result<(), Cause> {
     let state = &ctx.state;
     let mut endpoint = state.endpoint.subscribe();
     let endpoint = endpoint
         .wait_for(Option::is_some)
         .await
-        .map_err(|_| Failure::Other("the transport ended".to_owned()))?
+        .map_err(|_| Cause::Unanswered("the transport ended".to_owned()))?
         .clone()
         .expect("waited for Some");
-    let endpoint = endpoint.map_err(Failure::Other)?;
+    let endpoint = endpoint.map_err(Cause::Unanswered)?;
     let headers = state.post_headers(None);
     let (_, mut response) = state
         .client
         .send(Method::POST, &endpoint, &headers, frame.clone())
-        .await
-        .map_err(|err| Failure::Net(err.0))?;
-    let status = response.status();
+        .await?;
+    ensure_success(&mut response).await?;
     // The answer arrives on the stream; the body is at most an acknowledgement.
-    let body = error_body(response.body_mut()).await;
-    if client::is_failure(status) {
-        return Err(Failure::Status {
-            status: status.as_u16(),
-            body,
-        });
-    }
+    drop(error_body(response.body_mut()).await);
     Ok(())
 }
 

@@ -14,21 +14,19 @@
 //! `MCP-Protocol-Version` afterwards and to settle the automatic choice of transport). See
 //! [`streamable`] for the session-expiry rule.
 //!
-//! A failure of the HTTP exchange that carried a request (a non-2xx status, a network error,
-//! a body over the cap, a stream that ended without the response) is reported to that
-//! request's caller as a typed error: the transport answers the request itself with a JSON-RPC
-//! error whose `data` names an entry in [`Failures`], and the protocol core turns the entry
-//! back into the typed [`Error`] (`Error::is_http`, `Error::http_status`). Entries are only
-//! created here and each is claimed once, at once; an error object from the server that
-//! imitates the shape names no entry and stays an ordinary remote error.
+//! Each outgoing frame arrives as an [`Outbound`] that says whether it is a request (and its id
+//! and method), a notification or a response; the transport parses no outgoing JSON. A failure
+//! of the HTTP exchange that carried a request (a non-2xx status, a network error, a body over
+//! the cap, a stream that ended without the response) goes up the inbound stream as
+//! [`Inbound::Failed`] with the request's id and a typed [`Cause`], for the protocol core to fail that request with a typed error
+//! (`Error::is_http`, `Error::http_status`). A failure of anything else is logged: nobody
+//! waits for it.
 
 pub(crate) mod client;
 pub(crate) mod legacy;
 pub(crate) mod streamable;
 
-use std::collections::HashMap;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -37,18 +35,21 @@ use bytes::Bytes;
 use futures_core::Stream;
 use http::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use serde::Deserialize;
+use serde_json::Value;
 use serde_json::value::RawValue;
-use serde_json::{Value, json};
-use sidewire_jsonrpc::{ErrorObject, Peer};
+use sidewire_jsonrpc::Peer;
 use tokio::sync::{mpsc, watch};
 use url::Url;
 
 use crate::error::Kind;
-use crate::protocol::session::lock;
-use crate::transport::{Backend, Opened};
+use crate::sync::lock;
+use crate::transport::{
+    Backend, Cause, Inbound, Message, Opened, Outbound, Outlet, RequestFailed, RequestId,
+};
 use crate::{Error, ServerSpec, Transport};
 
 use self::client::{BackgroundTask, HttpClient};
+use self::streamable::GetStream;
 
 /// The session header (any case on the wire; http normalises to lower case).
 pub(crate) const SESSION_HEADER: HeaderName = HeaderName::from_static("mcp-session-id");
@@ -88,21 +89,10 @@ pub(crate) struct HttpState {
     version: Mutex<Option<HeaderValue>>,
     pub(crate) mode: Mutex<Mode>,
     /// The protocol layer's initialize request, replayed when the session expires.
-    pub(crate) initialize: Mutex<Option<(String, Bytes)>>,
-    /// The optional GET stream is due: initialize succeeded over Streamable HTTP. Set before
-    /// the initialize response reaches the protocol layer, so every later request sees it.
-    pub(crate) get_planned: AtomicBool,
-    /// The optional GET stream was started (once per transport, then once per re-initialized
-    /// session).
-    pub(crate) get_started: AtomicBool,
-    /// Which GET stream is current: bumped when a re-initialized session opens its own, which
-    /// ends the expired session's stream (its events, and its `Last-Event-ID`, belong to a
-    /// session the server no longer knows).
-    pub(crate) get_generation: watch::Sender<u64>,
-    /// The GET stream's first answer arrived (or it failed): requests wait for it, so a
-    /// server that sends server-initiated messages on it (an elicitation for a tool call) has
-    /// it before it needs it.
-    pub(crate) get_ready: watch::Sender<bool>,
+    pub(crate) initialize: Mutex<Option<(RequestId, Bytes)>>,
+    /// The optional GET stream: whether it is due, which one is current, and whether requests
+    /// still wait for its first answer (see [`GetStream`]).
+    pub(crate) get: watch::Sender<GetStream>,
     /// Serialises re-initialization after a session expiry.
     pub(crate) reinit: tokio::sync::Mutex<()>,
     /// The legacy endpoint, once announced (or why there will be none).
@@ -113,7 +103,6 @@ pub(crate) struct HttpState {
     pub(crate) request_budget: Duration,
     /// The longest any other exchange may take (the call timeout).
     pub(crate) message_budget: Duration,
-    pub(crate) failures: Arc<Failures>,
 }
 
 impl HttpState {
@@ -184,141 +173,8 @@ impl HttpState {
     }
 }
 
-/// Failures of HTTP exchanges waiting to be turned into typed errors; see the module docs.
-#[derive(Default)]
-pub(crate) struct Failures {
-    next: AtomicU64,
-    table: Mutex<HashMap<u64, Kind>>,
-}
-
-/// The `data` member that names a [`Failures`] entry.
-const FAILURE_KEY: &str = "sidewireTransportFailure";
-/// The most failures kept unclaimed (a caller that gave up never claims its entry).
-const MAX_FAILURES: usize = 256;
-
-impl Failures {
-    /// Records `kind` and returns the JSON-RPC error response that answers request `id`.
-    fn answer(&self, id: &str, kind: Kind) -> Bytes {
-        let key = self.next.fetch_add(1, Ordering::Relaxed);
-        let message = kind.to_string();
-        {
-            let mut table = lock(&self.table);
-            if table.len() >= MAX_FAILURES {
-                table.clear();
-            }
-            table.insert(key, kind);
-        }
-        let id: Box<RawValue> = RawValue::from_string(id.to_owned()).unwrap_or_else(|_| raw_null());
-        let frame = json!({
-            "jsonrpc": "2.0",
-            "id": id,
-            "error": { "code": -32000, "message": message, "data": { FAILURE_KEY: key } },
-        });
-        Bytes::from(frame.to_string())
-    }
-
-    /// The typed failure an error object stands for, when this transport made it.
-    pub(crate) fn take(&self, error: &ErrorObject) -> Option<Error> {
-        let key = error.data.as_ref()?.get(FAILURE_KEY)?.as_u64()?;
-        lock(&self.table).remove(&key).map(Error::new)
-    }
-}
-
-fn raw_null() -> Box<RawValue> {
-    RawValue::from_string("null".to_owned()).expect("null is JSON")
-}
-
-/// Why an HTTP exchange failed.
-#[derive(Debug)]
-pub(crate) enum Failure {
-    /// No status: connecting, TLS, or the connection broke.
-    Net(String),
-    /// A non-2xx status, with the start of the body.
-    Status { status: u16, body: String },
-    /// A body or event over the cap.
-    TooLarge(usize),
-    /// Anything else, in words.
-    Other(String),
-    /// The initialize stream announced a legacy endpoint: switch transports.
-    UseLegacy,
-}
-
-impl Failure {
-    fn into_kind(self, method: &str, url: &Url) -> Kind {
-        match self {
-            Failure::UseLegacy => Kind::Http {
-                method: method.to_owned(),
-                url: url.to_string(),
-                status: None,
-                detail: "the server switched to the legacy HTTP+SSE transport".to_owned(),
-            },
-            Failure::Net(detail) | Failure::Other(detail) => Kind::Http {
-                method: method.to_owned(),
-                url: url.to_string(),
-                status: None,
-                detail,
-            },
-            Failure::Status { status, body } => Kind::Http {
-                method: method.to_owned(),
-                url: url.to_string(),
-                status: Some(status),
-                detail: body,
-            },
-            Failure::TooLarge(cap) => Kind::TooLarge(format!(
-                "{method}: a response body or SSE event from {url} exceeded the {cap}-byte limit"
-            )),
-        }
-    }
-}
-
-/// What an outgoing frame is, as far as the transport cares.
-#[derive(Debug, Clone)]
-pub(crate) enum Outgoing {
-    /// A request: its id (raw JSON) and method.
-    Request {
-        id: String,
-        method: String,
-    },
-    Notification {
-        method: String,
-    },
-    Response,
-}
-
-impl Outgoing {
-    pub(crate) fn of(frame: &[u8]) -> Outgoing {
-        #[derive(Deserialize)]
-        struct Peek<'a> {
-            #[serde(borrow)]
-            id: Option<&'a RawValue>,
-            method: Option<String>,
-        }
-        match serde_json::from_slice::<Peek<'_>>(frame) {
-            Ok(Peek {
-                id: Some(id),
-                method: Some(method),
-            }) => Outgoing::Request {
-                id: id.get().to_owned(),
-                method,
-            },
-            Ok(Peek {
-                id: None,
-                method: Some(method),
-            }) => Outgoing::Notification { method },
-            _ => Outgoing::Response,
-        }
-    }
-
-    pub(crate) fn method(&self) -> &str {
-        match self {
-            Outgoing::Request { method, .. } | Outgoing::Notification { method } => method,
-            Outgoing::Response => "a response",
-        }
-    }
-}
-
-/// The id of an inbound response (a message with an id and no method), as raw JSON.
-pub(crate) fn response_id(frame: &[u8]) -> Option<String> {
+/// The id of an inbound response (a message with an id and no method).
+pub(crate) fn response_id(frame: &[u8]) -> Option<RequestId> {
     #[derive(Deserialize)]
     struct Peek<'a> {
         #[serde(borrow)]
@@ -329,7 +185,7 @@ pub(crate) fn response_id(frame: &[u8]) -> Option<String> {
         Ok(Peek {
             id: Some(id),
             method: None,
-        }) => Some(id.get().to_owned()),
+        }) => Some(RequestId::from_json(id.get())),
         _ => None,
     }
 }
@@ -338,7 +194,7 @@ pub(crate) fn response_id(frame: &[u8]) -> Option<String> {
 /// ends the inbound queue closes and the jsonrpc driver sees end of input.
 pub(crate) struct Ctx {
     pub(crate) state: Arc<HttpState>,
-    inbound: mpsc::Sender<Bytes>,
+    inbound: mpsc::Sender<Inbound>,
     /// Long-lived work (streams) for the driver to poll.
     tasks: mpsc::UnboundedSender<BackgroundTask>,
     /// Tells the driver to end (the legacy stream is gone).
@@ -352,12 +208,12 @@ impl Ctx {
             let init_id = lock(&self.state.initialize)
                 .as_ref()
                 .map(|(id, _)| id.clone());
-            if init_id.as_deref() == Some(id.as_str()) {
+            if init_id.as_ref() == Some(&id) {
                 self.initialized(&frame);
             }
         }
         // A closed queue means the connection is going away; the frame has no one to go to.
-        let _ = self.inbound.send(frame).await;
+        let _ = self.inbound.send(Inbound::Frame(frame)).await;
     }
 
     /// The initialize response went by: remember the version, and settle an automatic choice.
@@ -374,23 +230,27 @@ impl Ctx {
                 *mode = Mode::Streamable;
             }
             if *mode == Mode::Streamable {
-                self.state.get_planned.store(true, Ordering::SeqCst);
+                self.state.get.send_if_modified(GetStream::plan);
             }
         }
     }
 
     /// Reports a failed exchange: a request's caller gets a typed error; anything else is
     /// logged (nobody waits for it).
-    pub(crate) async fn fail(&self, outgoing: &Outgoing, url: &Url, failure: Failure) {
-        match outgoing {
-            Outgoing::Request { id, method } => {
-                let kind = failure.into_kind(method, url);
-                let frame = self.state.failures.answer(id, kind);
-                let _ = self.inbound.send(frame).await;
+    pub(crate) async fn fail(&self, message: &Message, url: &Url, cause: Cause) {
+        match message {
+            Message::Request { id, method } => {
+                let failed = RequestFailed {
+                    id: id.clone(),
+                    method: method.clone(),
+                    url: url.to_string(),
+                    cause,
+                };
+                let _ = self.inbound.send(Inbound::Failed(failed)).await;
             }
             other => {
-                let kind = failure.into_kind(other.method(), url);
-                tracing::warn!(server = %self.state.server, error = %kind, "an HTTP exchange failed");
+                let error = cause.into_error(other.method(), url.as_str());
+                tracing::warn!(server = %self.state.server, %error, "an HTTP exchange failed");
             }
         }
     }
@@ -401,11 +261,11 @@ impl Ctx {
     }
 }
 
-/// The inbound half handed to the jsonrpc driver.
-struct Inbound(mpsc::Receiver<Bytes>);
+/// The inbound half handed to the protocol layer.
+struct InboundQueue(mpsc::Receiver<Inbound>);
 
-impl Stream for Inbound {
-    type Item = Result<Bytes, sidewire_framing::Error>;
+impl Stream for InboundQueue {
+    type Item = Result<Inbound, sidewire_framing::Error>;
 
     fn poll_next(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Option<Self::Item>> {
         self.0.poll_recv(cx).map(|frame| frame.map(Ok))
@@ -457,11 +317,6 @@ impl HttpBackend {
         }
         let _ = tokio::time::timeout(CLOSE_BUDGET, peer.shutdown(Duration::ZERO)).await;
     }
-
-    /// The failures table, for the protocol core.
-    pub(crate) fn failures(&self) -> Arc<Failures> {
-        Arc::clone(&self.state.failures)
-    }
 }
 
 /// Opens an HTTP transport: nothing goes on the wire until the first frame (the initialize
@@ -490,19 +345,15 @@ pub(crate) fn open(spec: &ServerSpec) -> Result<Opened, Error> {
         version: Mutex::new(None),
         mode: Mutex::new(mode),
         initialize: Mutex::new(None),
-        get_planned: AtomicBool::new(false),
-        get_started: AtomicBool::new(false),
-        get_generation: watch::channel(0).0,
-        get_ready: watch::channel(false).0,
+        get: watch::channel(GetStream::Off).0,
         reinit: tokio::sync::Mutex::new(()),
         endpoint: watch::channel(None).0,
         cap: spec.max_message_bytes,
         request_budget: spec.max_call_duration.max(spec.call_timeout),
         message_budget: spec.call_timeout,
-        failures: Arc::new(Failures::default()),
     });
     let (inbound_tx, inbound_rx) = mpsc::channel(INBOUND_QUEUE);
-    let (outbound_tx, outbound_rx) = mpsc::channel::<Bytes>(INBOUND_QUEUE);
+    let (outbound_tx, outbound_rx) = mpsc::channel::<Outbound>(INBOUND_QUEUE);
     let (tasks_tx, tasks_rx) = mpsc::unbounded_channel();
     let ctx = Arc::new(Ctx {
         state: Arc::clone(&state),
@@ -510,7 +361,7 @@ pub(crate) fn open(spec: &ServerSpec) -> Result<Opened, Error> {
         tasks: tasks_tx,
         end: watch::channel(false).0,
     });
-    let sink = futures_util::sink::unfold(outbound_tx, |tx, frame: Bytes| async move {
+    let sink = futures_util::sink::unfold(outbound_tx, |tx, frame: Outbound| async move {
         tx.send(frame).await.map_err(|_| {
             sidewire_framing::Error::Io(std::io::Error::new(
                 std::io::ErrorKind::BrokenPipe,
@@ -521,8 +372,8 @@ pub(crate) fn open(spec: &ServerSpec) -> Result<Opened, Error> {
     });
     let driver = streamable::run(ctx, outbound_rx, hyper_tasks, tasks_rx);
     Ok(Opened {
-        stream: Box::pin(Inbound(inbound_rx)),
-        sink: Box::pin(sink),
+        stream: Box::pin(InboundQueue(inbound_rx)),
+        sink: Outlet::Messages(Box::pin(sink)),
         backend: Backend::Http(HttpBackend { state }),
         background: Some(Box::pin(driver)),
     })

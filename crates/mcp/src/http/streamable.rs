@@ -30,9 +30,13 @@
 //! resumes with a GET carrying `Last-Event-ID` (the last event id seen on that stream), up to
 //! [`MAX_RESUMES`] times; a stream that never sent an id cannot be resumed, and the request
 //! fails.
+//!
+//! # The GET stream
+//!
+//! Its whole lifecycle is one [`GetStream`] value in a `watch`, which requests wait on and
+//! streams check for being superseded.
 
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -40,13 +44,16 @@ use futures_util::StreamExt;
 use futures_util::stream::FuturesUnordered;
 use http::{Method, StatusCode};
 use hyper::body::Incoming;
+use sidewire_jsonrpc::Request as _;
 use tokio::sync::mpsc;
 
 use crate::http::client::{
-    self, BackgroundTask, ReadError, SseBody, error_body, is_event_stream, read_body,
+    BackgroundTask, ReadError, SseBody, ensure_success, is_event_stream, read_body,
 };
-use crate::http::{Ctx, Failure, Mode, Outgoing, legacy, response_id};
-use crate::protocol::session::lock;
+use crate::http::{Ctx, HttpState, Mode, legacy, response_id};
+use crate::protocol::methods::{INITIALIZED, Initialize};
+use crate::sync::lock;
+use crate::transport::{Cause, Message, Outbound, RequestId};
 
 /// POSTs in flight at once; past it the driver stops taking frames, and the jsonrpc writer
 /// feels the bounded queue.
@@ -62,6 +69,108 @@ const MAX_RETRY: Duration = Duration::from_secs(30);
 /// How long a request waits for the GET stream's first answer.
 const GET_READY_WAIT: Duration = Duration::from_secs(2);
 
+/// The optional GET stream's lifecycle: whether it is due, which one is current (its
+/// generation: a re-initialized session opens its own, which ends the expired session's
+/// stream, whose events and `Last-Event-ID` belong to a session the server no longer knows),
+/// and whether requests wait for its first answer, so a server that sends server-initiated
+/// messages on it (an elicitation for a tool call) has it before it needs it.
+///
+/// | State | Meaning | A request | Next |
+/// |---|---|---|---|
+/// | `Off` | Not due: initialize has not succeeded over Streamable HTTP (or the transport is legacy). | goes | `Due` when initialize answers over Streamable HTTP (before the answer reaches the protocol layer, so every later request sees it) |
+/// | `Due` | Due, not sent: it goes after the next exchange that succeeds. | waits | `Opening(0)` after a successful exchange; `Overdue` when a request waited [`GET_READY_WAIT`] |
+/// | `Overdue` | Due, not sent, and a request already waited for it in vain. | goes | `Ready(0)` after a successful exchange |
+/// | `Opening(g)` | GET `g` sent, no answer yet. | waits | `Ready(g)` at GET `g`'s first answer (or failure), or when a request waited [`GET_READY_WAIT`] |
+/// | `Ready(g)` | GET `g` answered (or failed, or was waited for long enough). | goes | — |
+///
+/// From every state but `Off`, re-initializing after a session expiry goes to `Opening(g + 1)`
+/// (`g` is 0 before any GET was sent).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum GetStream {
+    Off,
+    Due,
+    Overdue,
+    Opening(u64),
+    Ready(u64),
+}
+
+impl GetStream {
+    /// Initialize answered over Streamable HTTP.
+    pub(crate) fn plan(&mut self) -> bool {
+        let due = *self == GetStream::Off;
+        if due {
+            *self = GetStream::Due;
+        }
+        due
+    }
+
+    /// Whether a request waits for the stream's first answer.
+    pub(crate) fn waits(self) -> bool {
+        matches!(self, GetStream::Due | GetStream::Opening(_))
+    }
+
+    /// The current stream's generation (0 before any).
+    pub(crate) fn generation(self) -> u64 {
+        match self {
+            GetStream::Opening(g) | GetStream::Ready(g) => g,
+            GetStream::Off | GetStream::Due | GetStream::Overdue => 0,
+        }
+    }
+
+    /// A request waited long enough: a GET that never answers delays one request, not every
+    /// one.
+    pub(crate) fn stop_waiting(&mut self) -> bool {
+        let next = match *self {
+            GetStream::Due => GetStream::Overdue,
+            GetStream::Opening(g) => GetStream::Ready(g),
+            _ => return false,
+        };
+        *self = next;
+        true
+    }
+
+    /// An exchange succeeded: the generation of the stream to start, when one is due.
+    pub(crate) fn start(&mut self) -> Option<u64> {
+        *self = match *self {
+            GetStream::Due => GetStream::Opening(0),
+            GetStream::Overdue => GetStream::Ready(0),
+            _ => return None,
+        };
+        Some(0)
+    }
+
+    /// Stream `generation` got its first answer (or failed).
+    pub(crate) fn answered(&mut self, generation: u64) -> bool {
+        let opening = *self == GetStream::Opening(generation);
+        if opening {
+            *self = GetStream::Ready(generation);
+        }
+        opening
+    }
+
+    /// A re-initialized session: the generation of its own stream, when the transport runs
+    /// one at all.
+    pub(crate) fn reopen(&mut self) -> Option<u64> {
+        if *self == GetStream::Off {
+            return None;
+        }
+        let generation = self.generation() + 1;
+        *self = GetStream::Opening(generation);
+        Some(generation)
+    }
+}
+
+/// Waits (at most [`GET_READY_WAIT`]) until requests need not wait for the GET stream.
+async fn wait_for_get_stream(state: &HttpState) {
+    let mut get = state.get.subscribe();
+    if tokio::time::timeout(GET_READY_WAIT, get.wait_for(|get| !get.waits()))
+        .await
+        .is_err()
+    {
+        state.get.send_if_modified(GetStream::stop_waiting);
+    }
+}
+
 /// The wait before resumption `attempt` (1-based).
 pub(crate) fn retry_delay(retry_ms: Option<u64>, attempt: u32) -> Duration {
     let base = retry_ms.map_or(DEFAULT_RETRY, Duration::from_millis);
@@ -74,7 +183,7 @@ pub(crate) fn retry_delay(retry_ms: Option<u64>, attempt: u32) -> Duration {
 /// either way everything in flight is dropped, which closes the inbound queue.
 pub(crate) async fn run(
     ctx: Arc<Ctx>,
-    mut outbound: mpsc::Receiver<Bytes>,
+    mut outbound: mpsc::Receiver<Outbound>,
     mut hyper_tasks: mpsc::UnboundedReceiver<BackgroundTask>,
     mut tasks: mpsc::UnboundedReceiver<BackgroundTask>,
 ) {
@@ -104,43 +213,30 @@ pub(crate) async fn run(
 }
 
 /// One outgoing frame's exchange, bounded by the call budget.
-async fn exchange(ctx: Arc<Ctx>, frame: Bytes) {
-    let outgoing = Outgoing::of(&frame);
-    if let Outgoing::Request { id, method } = &outgoing
-        && method == "initialize"
-    {
+async fn exchange(ctx: Arc<Ctx>, outbound: Outbound) {
+    let Outbound { frame, message } = outbound;
+    let is_initialize = is_initialize(&message);
+    if is_initialize && let Message::Request { id, .. } = &message {
         *lock(&ctx.state.initialize) = Some((id.clone(), frame.clone()));
     }
-    let budget = match outgoing {
-        Outgoing::Request { .. } => ctx.state.request_budget,
+    let budget = match message {
+        Message::Request { .. } => ctx.state.request_budget,
         _ => ctx.state.message_budget,
     };
     let work = async {
-        let is_initialize =
-            matches!(&outgoing, Outgoing::Request { method, .. } if method == "initialize");
-        if matches!(outgoing, Outgoing::Request { .. })
-            && !is_initialize
-            && ctx.state.get_planned.load(Ordering::SeqCst)
-        {
-            let mut ready = ctx.state.get_ready.subscribe();
-            if tokio::time::timeout(GET_READY_WAIT, ready.wait_for(|ready| *ready))
-                .await
-                .is_err()
-            {
-                // A GET that never answers delays one request, not every one.
-                ctx.state.get_ready.send_replace(true);
-            }
+        if matches!(message, Message::Request { .. }) && !is_initialize {
+            wait_for_get_stream(&ctx.state).await;
         }
         if ctx.state.mode() == Mode::Legacy {
-            legacy::post(&ctx, &frame, &outgoing).await
+            legacy::post(&ctx, &frame).await
         } else {
-            post(&ctx, &frame, &outgoing, true).await
+            post(&ctx, &frame, &message, true).await
         }
     };
     let url = ctx.state.url.clone();
     let result = match tokio::time::timeout(budget, work).await {
         Ok(result) => result,
-        Err(_) => Err(Failure::Other(format!(
+        Err(_) => Err(Cause::Unanswered(format!(
             "no answer within {} ms",
             budget.as_millis()
         ))),
@@ -148,33 +244,44 @@ async fn exchange(ctx: Arc<Ctx>, frame: Bytes) {
     match result {
         Ok(()) => {
             // The GET stream opens as soon as initialize has succeeded: the requests that
-            // follow wait for its first answer (see `HttpState::get_ready`).
-            if ctx.state.get_planned.load(Ordering::SeqCst)
-                && !ctx.state.get_started.swap(true, Ordering::SeqCst)
-            {
-                let generation = *ctx.state.get_generation.borrow();
+            // follow wait for its first answer (see `GetStream`).
+            if let Some(generation) = update(&ctx.state, GetStream::start) {
                 ctx.run(Box::pin(get_stream(Arc::clone(&ctx), generation)));
             }
         }
-        Err(failure) => ctx.fail(&outgoing, &url, failure).await,
+        Err(cause) => ctx.fail(&message, &url, cause).await,
     }
+}
+
+/// Whether `message` is the protocol layer's `initialize` request.
+fn is_initialize(message: &Message) -> bool {
+    matches!(message, Message::Request { method, .. } if method == Initialize::METHOD)
+}
+
+/// Applies a transition of the GET stream's state, telling the waiters when it changed.
+fn update<T>(state: &HttpState, transition: impl FnOnce(&mut GetStream) -> Option<T>) -> Option<T> {
+    let mut out = None;
+    state.get.send_if_modified(|get| {
+        out = transition(get);
+        out.is_some()
+    });
+    out
 }
 
 /// One Streamable HTTP POST and its answer; `recover` allows the one re-initialization.
 async fn post(
     ctx: &Arc<Ctx>,
     frame: &Bytes,
-    outgoing: &Outgoing,
+    message: &Message,
     recover: bool,
-) -> Result<(), Failure> {
+) -> Result<(), Cause> {
     let state = &ctx.state;
     let sent_session = state.session();
     let headers = state.post_headers(sent_session.as_ref());
     let (_, mut response) = state
         .client
         .send(Method::POST, &state.url, &headers, frame.clone())
-        .await
-        .map_err(|err| Failure::Net(err.0))?;
+        .await?;
     state.capture_session(response.headers());
     let status = response.status();
     if status == StatusCode::NOT_FOUND
@@ -184,42 +291,31 @@ async fn post(
         tracing::info!(server = %state.server, "the HTTP session expired; initializing a new one");
         drop(response);
         reinitialize(ctx, &expired).await?;
-        return Box::pin(post(ctx, frame, outgoing, false)).await;
+        return Box::pin(post(ctx, frame, message, false)).await;
     }
-    let is_initialize =
-        matches!(outgoing, Outgoing::Request { method, .. } if method == "initialize");
+    let is_initialize = is_initialize(message);
     if is_initialize && state.mode() == Mode::Auto && matches!(status.as_u16(), 400 | 404 | 405) {
         tracing::info!(server = %state.server, %status, "no Streamable HTTP here; trying the legacy HTTP+SSE transport");
         drop(response);
-        return legacy::fall_back(ctx, frame, outgoing).await;
+        return legacy::fall_back(ctx, frame).await;
     }
-    if client::is_failure(status) {
-        let body = error_body(response.body_mut()).await;
-        return Err(Failure::Status {
-            status: status.as_u16(),
-            body,
-        });
-    }
-    let Outgoing::Request { id, .. } = outgoing else {
+    ensure_success(&mut response).await?;
+    let Message::Request { id, .. } = message else {
         // Notifications and responses: 202 expected, any 2xx accepted, the body drained.
-        read_body(response.body_mut(), state.cap)
-            .await
-            .map_err(read_failure)?;
+        read_body(response.body_mut(), state.cap).await?;
         return Ok(());
     };
     if is_event_stream(&response) {
         let body = response.into_body();
-        return match read_stream(ctx, body, id, is_initialize).await {
-            Err(Failure::UseLegacy) => {
+        return match read_stream(ctx, body, id, is_initialize).await? {
+            Answer::Delivered => Ok(()),
+            Answer::UseLegacy => {
                 tracing::info!(server = %state.server, "the server announced a legacy endpoint; switching to HTTP+SSE");
-                legacy::fall_back(ctx, frame, outgoing).await
+                legacy::fall_back(ctx, frame).await
             }
-            other => other,
         };
     }
-    let body = read_body(response.body_mut(), state.cap)
-        .await
-        .map_err(read_failure)?;
+    let body = read_body(response.body_mut(), state.cap).await?;
     if !body.is_empty() {
         ctx.deliver(body).await;
     }
@@ -228,20 +324,21 @@ async fn post(
     Ok(())
 }
 
-pub(crate) fn read_failure(err: ReadError) -> Failure {
-    match err {
-        ReadError::Net(detail) => Failure::Net(detail),
-        ReadError::TooLarge(cap) => Failure::TooLarge(cap),
-    }
+/// How a POST's SSE stream ended well.
+enum Answer {
+    /// The response to the request was delivered.
+    Delivered,
+    /// The initialize stream announced a legacy endpoint: switch transports.
+    UseLegacy,
 }
 
 /// Reads a POST's SSE stream until the response to `want`, resuming when it ends early.
 async fn read_stream(
     ctx: &Arc<Ctx>,
     body: Incoming,
-    want: &str,
+    want: &RequestId,
     is_initialize: bool,
-) -> Result<(), Failure> {
+) -> Result<Answer, Cause> {
     let state = &ctx.state;
     let mut events = SseBody::new(body, state.cap);
     let mut resumes = 0;
@@ -251,16 +348,16 @@ async fn read_stream(
             match events.next().await {
                 Ok(Some(event)) => {
                     if event.event == "endpoint" && is_initialize && state.mode() == Mode::Auto {
-                        return Err(Failure::UseLegacy);
+                        return Ok(Answer::UseLegacy);
                     }
                     if event.data.trim().is_empty() {
                         continue; // A priming event: it only sets the id.
                     }
                     let frame = Bytes::from(event.data);
-                    let answered = response_id(&frame).as_deref() == Some(want);
+                    let answered = response_id(&frame).as_ref() == Some(want);
                     ctx.deliver(frame).await;
                     if answered {
-                        return Ok(());
+                        return Ok(Answer::Delivered);
                     }
                 }
                 Ok(None) => break,
@@ -270,12 +367,12 @@ async fn read_stream(
         }
         let Some(last) = events.last_event_id().map(str::to_owned) else {
             return Err(too_large.map_or_else(
-                || Failure::Other("the SSE stream ended without a response".to_owned()),
-                Failure::TooLarge,
+                || Cause::Unanswered("the SSE stream ended without a response".to_owned()),
+                Cause::TooLarge,
             ));
         };
         if resumes == MAX_RESUMES {
-            return Err(Failure::Other(format!(
+            return Err(Cause::Unanswered(format!(
                 "the SSE stream ended without a response, {MAX_RESUMES} resumptions failed"
             )));
         }
@@ -285,16 +382,11 @@ async fn read_stream(
         let (_, mut response) = state
             .client
             .send(Method::GET, &state.url, &headers, Bytes::new())
-            .await
-            .map_err(|err| Failure::Net(err.0))?;
+            .await?;
         state.capture_session(response.headers());
-        if client::is_failure(response.status()) {
-            let status = response.status().as_u16();
-            let body = error_body(response.body_mut()).await;
-            return Err(Failure::Status { status, body });
-        }
+        ensure_success(&mut response).await?;
         if !is_event_stream(&response) {
-            return Err(Failure::Other(
+            return Err(Cause::Unanswered(
                 "resuming the SSE stream did not return an event stream".to_owned(),
             ));
         }
@@ -304,7 +396,7 @@ async fn read_stream(
 }
 
 /// Starts a new session after a 404: see the module docs.
-async fn reinitialize(ctx: &Arc<Ctx>, expired: &http::HeaderValue) -> Result<(), Failure> {
+async fn reinitialize(ctx: &Arc<Ctx>, expired: &http::HeaderValue) -> Result<(), Cause> {
     let state = &ctx.state;
     let _one_at_a_time = state.reinit.lock().await;
     if state.session().as_ref() != Some(expired) {
@@ -312,7 +404,7 @@ async fn reinitialize(ctx: &Arc<Ctx>, expired: &http::HeaderValue) -> Result<(),
     }
     state.forget_session();
     let Some((init_id, init)) = lock(&state.initialize).clone() else {
-        return Err(Failure::Other(
+        return Err(Cause::Unanswered(
             "the session expired before initialize was sent".to_owned(),
         ));
     };
@@ -320,53 +412,50 @@ async fn reinitialize(ctx: &Arc<Ctx>, expired: &http::HeaderValue) -> Result<(),
     let (_, mut response) = state
         .client
         .send(Method::POST, &state.url, &headers, init)
-        .await
-        .map_err(|err| Failure::Net(err.0))?;
+        .await?;
     state.capture_session(response.headers());
-    if client::is_failure(response.status()) {
-        let status = response.status().as_u16();
-        let body = error_body(response.body_mut()).await;
-        return Err(Failure::Status {
-            status,
-            body: format!("re-initializing after the session expired: {body}"),
-        });
-    }
+    ensure_success(&mut response)
+        .await
+        .map_err(|cause| match cause {
+            Cause::Status { status, body } => Cause::Status {
+                status,
+                body: format!("re-initializing after the session expired: {body}"),
+            },
+            other => other,
+        })?;
     let answer = if is_event_stream(&response) {
         let mut events = SseBody::new(response.into_body(), state.cap);
         let mut answer = None;
-        while let Some(event) = events.next().await.map_err(read_failure)? {
+        while let Some(event) = events.next().await? {
             let frame = Bytes::from(event.data);
-            if response_id(&frame).as_deref() == Some(init_id.as_str()) {
+            if response_id(&frame).as_ref() == Some(&init_id) {
                 answer = Some(frame);
                 break;
             }
         }
-        answer.ok_or_else(|| Failure::Other("re-initialize got no answer".to_owned()))?
+        answer.ok_or_else(|| Cause::Unanswered("re-initialize got no answer".to_owned()))?
     } else {
-        read_body(response.body_mut(), state.cap)
-            .await
-            .map_err(read_failure)?
+        read_body(response.body_mut(), state.cap).await?
     };
     let value: serde_json::Value = serde_json::from_slice(&answer)
-        .map_err(|err| Failure::Other(format!("re-initialize answered garbage: {err}")))?;
+        .map_err(|err| Cause::Unanswered(format!("re-initialize answered garbage: {err}")))?;
     if let Some(error) = value.get("error") {
-        return Err(Failure::Other(format!("re-initialize failed: {error}")));
+        return Err(Cause::Unanswered(format!("re-initialize failed: {error}")));
     }
     ctx.initialized(&answer);
-    let initialized =
-        Bytes::from_static(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    let initialized = serde_json::json!({ "jsonrpc": "2.0", "method": INITIALIZED });
     let session = state.session();
     let headers = state.post_headers(session.as_ref());
     let (_, mut response) = state
         .client
-        .send(Method::POST, &state.url, &headers, initialized)
-        .await
-        .map_err(|err| Failure::Net(err.0))?;
-    if client::is_failure(response.status()) {
-        let status = response.status().as_u16();
-        let body = error_body(response.body_mut()).await;
-        return Err(Failure::Status { status, body });
-    }
+        .send(
+            Method::POST,
+            &state.url,
+            &headers,
+            Bytes::from(initialized.to_string()),
+        )
+        .await?;
+    ensure_success(&mut response).await?;
     let _ = read_body(response.body_mut(), state.cap).await;
     reopen_get_stream(ctx).await;
     Ok(())
@@ -376,48 +465,36 @@ async fn reinitialize(ctx: &Arc<Ctx>, expired: &http::HeaderValue) -> Result<(),
 /// waits, like the requests after the first initialize, for its first answer. Runs under the
 /// re-initialization lock, so the requests that saw the same expiry wait for it too.
 async fn reopen_get_stream(ctx: &Arc<Ctx>) {
-    let state = &ctx.state;
-    if !state.get_planned.load(Ordering::SeqCst) {
-        return;
-    }
     // Whatever happened to the old stream (still open, reconnecting, given up, or never
-    // started), it is superseded. No await separates the bump from the reset, and a stream
-    // checks for a newer generation before anything else, so no old stream can mark the new
-    // one ready.
-    state.get_started.store(true, Ordering::SeqCst);
-    let generation = *state.get_generation.borrow() + 1;
-    state.get_generation.send_replace(generation);
-    state.get_ready.send_replace(false);
+    // started), it is superseded: one transition names the new generation and makes requests
+    // wait, and a stream checks for a newer generation before anything else, so no old stream
+    // can mark the new one ready.
+    let Some(generation) = update(&ctx.state, GetStream::reopen) else {
+        return;
+    };
     ctx.run(Box::pin(get_stream(Arc::clone(ctx), generation)));
-    let mut ready = state.get_ready.subscribe();
-    if tokio::time::timeout(GET_READY_WAIT, ready.wait_for(|ready| *ready))
-        .await
-        .is_err()
-    {
-        // As in `exchange`: a GET that never answers delays one request, not every one.
-        state.get_ready.send_replace(true);
-    }
+    wait_for_get_stream(&ctx.state).await;
 }
 
 /// The GET stream of `generation`, until it ends or a newer generation supersedes it.
 async fn get_stream(ctx: Arc<Ctx>, generation: u64) {
-    let mut current = ctx.state.get_generation.subscribe();
+    let mut current = ctx.state.get.subscribe();
     tokio::select! {
         // Superseded first, so a stale stream never delivers or marks anything ready once a
         // new session has its own. The sender lives in the state this task holds, so the
         // wait only ends on a change.
         biased;
-        _ = current.wait_for(|g| *g != generation) => {
+        _ = current.wait_for(|get| get.generation() != generation) => {
             tracing::debug!(server = %ctx.state.server, "the expired session's GET stream ended");
         }
-        () = get_stream_of_session(&ctx) => {}
+        () = get_stream_of_session(&ctx, generation) => {}
     }
 }
 
 /// The optional GET stream for server-initiated messages: none when the server answers
 /// 404/405/406 (or any other error); reconnects (with `Last-Event-ID`) a bounded number of
 /// times in a row.
-async fn get_stream_of_session(ctx: &Arc<Ctx>) {
+async fn get_stream_of_session(ctx: &Arc<Ctx>, generation: u64) {
     let state = &ctx.state;
     let mut events: Option<SseBody> = None;
     let mut reconnects = 0;
@@ -430,7 +507,7 @@ async fn get_stream_of_session(ctx: &Arc<Ctx>) {
             .client
             .send(Method::GET, &state.url, &headers, Bytes::new())
             .await;
-        state.get_ready.send_replace(true);
+        state.get.send_if_modified(|get| get.answered(generation));
         let Ok((_, response)) = response else {
             return;
         };

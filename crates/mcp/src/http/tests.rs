@@ -1,56 +1,25 @@
-//! The HTTP transport's sans-IO parts: frame classification, failure records, origins, and the
-//! resumption delay. Everything on the wire is tested in `tests/it/http.rs`.
+//! The HTTP transport's sans-IO parts: response ids, origins, the resumption delay and the GET
+//! stream's states. Everything on the wire is tested in `tests/it/http.rs`.
 
 use std::time::Duration;
 
-use sidewire_jsonrpc::ErrorObject;
 use url::Url;
 
 use super::client::same_origin;
-use super::streamable::retry_delay;
-use super::{Failure, Failures, Outgoing, response_id};
+use super::response_id;
+use super::streamable::{GetStream, retry_delay};
+use crate::transport::RequestId;
 
 #[test]
-fn outgoing_frames_are_classified_by_id_and_method() {
-    let request = Outgoing::of(br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{}}"#);
-    assert!(
-        matches!(request, Outgoing::Request { ref id, ref method } if id == "7" && method == "tools/call")
-    );
-    let note = Outgoing::of(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
-    assert!(matches!(note, Outgoing::Notification { .. }));
-    let response = Outgoing::of(br#"{"jsonrpc":"2.0","id":"srv-1","result":{}}"#);
-    assert!(matches!(response, Outgoing::Response));
+fn inbound_responses_are_recognised_by_their_id() {
     assert_eq!(
-        response_id(br#"{"jsonrpc":"2.0","id":"srv-1","result":{}}"#).as_deref(),
-        Some("\"srv-1\"")
+        response_id(br#"{"jsonrpc":"2.0","id":"srv-1","result":{}}"#),
+        Some(RequestId::from_json("\"srv-1\""))
     );
     assert_eq!(
         response_id(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#),
         None
     );
-}
-
-#[test]
-fn a_recorded_failure_is_claimed_once_and_cannot_be_forged() {
-    let failures = Failures::default();
-    let kind = Failure::Status {
-        status: 401,
-        body: "no".to_owned(),
-    }
-    .into_kind("tools/call", &Url::parse("http://127.0.0.1:1/mcp").unwrap());
-    let frame = failures.answer("3", kind);
-    let value: serde_json::Value = serde_json::from_slice(&frame).unwrap();
-    assert_eq!(value["id"], 3);
-    let error: ErrorObject = serde_json::from_value(value["error"].clone()).unwrap();
-    let typed = failures.take(&error).expect("the transport's own failure");
-    assert_eq!(typed.http_status(), Some(401));
-    assert!(failures.take(&error).is_none(), "claimed twice");
-    // A server's error that imitates the shape names no entry.
-    let forged: ErrorObject = serde_json::from_value(serde_json::json!({
-        "code": -32000, "message": "x", "data": { "sidewireTransportFailure": 99 }
-    }))
-    .unwrap();
-    assert!(failures.take(&forged).is_none());
 }
 
 #[test]
@@ -85,4 +54,53 @@ fn resumption_waits_the_servers_retry_then_backs_off_within_a_bound() {
     assert_eq!(retry_delay(None, 2), Duration::from_millis(1500));
     assert_eq!(retry_delay(Some(20_000), 3), Duration::from_secs(30));
     assert_eq!(retry_delay(Some(u64::MAX), 1), Duration::from_secs(30));
+}
+
+#[test]
+fn the_get_stream_is_due_after_initialize_and_started_once() {
+    let mut get = GetStream::Off;
+    assert_eq!(get.start(), None, "nothing is due before initialize");
+    assert!(get.plan());
+    assert!(!get.plan(), "planned once");
+    assert!(get.waits());
+    assert_eq!(get.start(), Some(0));
+    assert_eq!(get, GetStream::Opening(0));
+    assert_eq!(get.start(), None, "started once");
+    assert!(get.waits());
+    assert!(
+        !get.answered(1),
+        "another generation's answer changes nothing"
+    );
+    assert!(get.answered(0));
+    assert!(!get.waits());
+    assert_eq!(get, GetStream::Ready(0));
+}
+
+#[test]
+fn a_request_that_waited_in_vain_lets_the_others_go() {
+    let mut due = GetStream::Due;
+    assert!(due.stop_waiting());
+    assert_eq!(due, GetStream::Overdue);
+    assert!(!due.waits());
+    assert_eq!(due.start(), Some(0), "the stream still starts");
+    assert_eq!(due, GetStream::Ready(0), "and nobody waits for it");
+    let mut opening = GetStream::Opening(2);
+    assert!(opening.stop_waiting());
+    assert_eq!(opening, GetStream::Ready(2));
+    assert!(!opening.stop_waiting());
+}
+
+#[test]
+fn a_reinitialized_session_supersedes_the_stream() {
+    assert_eq!(GetStream::Off.reopen(), None, "no stream, no new one");
+    for (mut get, next) in [
+        (GetStream::Due, 1),
+        (GetStream::Overdue, 1),
+        (GetStream::Opening(0), 1),
+        (GetStream::Ready(3), 4),
+    ] {
+        assert_eq!(get.reopen(), Some(next));
+        assert_eq!(get, GetStream::Opening(next));
+        assert!(get.waits());
+    }
 }

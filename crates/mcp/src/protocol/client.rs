@@ -22,24 +22,24 @@ use tokio::sync::{Notify, oneshot};
 use tokio::time::Instant;
 
 use crate::error::Kind;
+use crate::protocol::bridge;
 use crate::protocol::handler::{self, ClientHandler, DynHandler};
 use crate::protocol::listing;
 use crate::protocol::methods::{
     CallTool, CallToolParams, Complete, CompleteArgument, CompleteContext, CompleteParams,
-    GetPrompt, GetPromptParams, INITIALIZED, Initialize, ListMethod, ListPrompts,
-    ListResourceTemplates, ListResources, ListTools, Ping, ProgressMeta, ReadResource, SetLevel,
-    SetLevelParams, Subscribe, Unsubscribe, UriParams,
+    GetPrompt, GetPromptParams, INITIALIZED, Initialize, ListPrompts, ListResourceTemplates,
+    ListResources, ListTools, Ping, ProgressMeta, ReadResource, SetLevel, SetLevelParams,
+    Subscribe, Unsubscribe, UriParams,
 };
 use crate::protocol::options::{CallOptions, ClientStats};
-use crate::protocol::session::{
-    self, Background, McpHooks, PROMPTS, ProgressSlot, RESOURCES, Shared, TOOLS, lock,
-};
+use crate::protocol::session::{self, Cached, McpHooks, ProgressSlot, Shared};
 use crate::protocol::types::{
     CallToolResult, Completion, CompletionRef, GetPromptResult, Implementation, InitializeParams,
     InitializeResult, LogLevel, PROTOCOL_VERSION, Prompt, ReadResourceResult, Resource,
     ResourceTemplate, SUPPORTED_PROTOCOL_VERSIONS, ServerCapabilities, Tool,
 };
-use crate::transport::{self, Backend, Opened};
+use crate::sync::lock;
+use crate::transport::{self, Backend, Background, Opened};
 use crate::{Error, ServerSpec, Stage};
 
 /// How long an error waits for a dead server's exit status and last stderr.
@@ -206,9 +206,11 @@ impl Client {
         deadline: Instant,
         started: Instant,
     ) -> Result<(Client, ClientDriver), Error> {
-        let shared = Shared::new(spec, handler, opened.backend.failures());
+        let shared = Shared::new(spec, handler);
         let router = session::router(&shared);
-        let (peer, rpc) = sidewire_jsonrpc::connect(opened.stream, opened.sink, router, config);
+        let (stream, sink) =
+            bridge::frames(opened.stream, opened.sink, Arc::clone(&shared.failures));
+        let (peer, rpc) = sidewire_jsonrpc::connect(stream, sink, router, config);
         let (alive, alive_rx) = oneshot::channel();
         let mut future = session::driver(
             rpc,
@@ -254,11 +256,10 @@ impl Client {
         if err.is_closed() && !driver_done {
             let _ = tokio::time::timeout(SETTLE, &mut future).await;
         }
-        let (exit, tail) = client.inner.backend.diagnostics();
-        Err(err
-            .with_server(&spec.name)
-            .with_stage(Stage::Initialize, started.elapsed())
-            .with_diagnostics(exit, tail))
+        Err(client.diagnose(
+            err.with_server(&spec.name)
+                .with_stage(Stage::Initialize, started.elapsed()),
+        ))
     }
 
     async fn initialize(&self, deadline: Instant) -> Result<(), Error> {
@@ -360,20 +361,26 @@ impl Client {
         }
     }
 
-    /// Maps a failed call, waiting briefly for a dead server's exit status and stderr.
-    async fn failed(&self, what: &str, err: sidewire_jsonrpc::Error) -> Error {
-        let closed = err.is_closed();
-        let error = self
-            .inner
-            .shared
-            .rpc_error(what, err)
-            .with_server(&self.inner.shared.name);
-        if !closed {
-            return error;
+    /// Attaches the server process's exit status and stderr tail to `err`, when there are any.
+    pub(crate) fn diagnose(&self, err: Error) -> Error {
+        let (exit, tail) = self.inner.backend.diagnostics();
+        err.with_diagnostics(exit, tail)
+    }
+
+    /// Names the server in `err`; for a closed connection, waits briefly for a dead server's
+    /// exit status and stderr and attaches them.
+    async fn explain(&self, err: Error) -> Error {
+        let err = err.with_server(&self.inner.shared.name);
+        if !err.is_closed() {
+            return err;
         }
         self.inner.backend.settle(SETTLE).await;
-        let (exit, tail) = self.inner.backend.diagnostics();
-        error.with_diagnostics(exit, tail)
+        self.diagnose(err)
+    }
+
+    /// Maps a failed call (see [`explain`](Client::explain)).
+    async fn failed(&self, what: &str, err: sidewire_jsonrpc::Error) -> Error {
+        self.explain(self.inner.shared.rpc_error(what, err)).await
     }
 
     async fn request<R: Request>(
@@ -393,19 +400,18 @@ impl Client {
         }
     }
 
-    async fn list<M: ListMethod>(&self, bit: u8) -> Result<Vec<M::Item>, Error> {
+    /// Lists every `M` and caches the list.
+    async fn list_cached<M: Cached>(&self) -> Result<Vec<M::Item>, Error> {
         let deadline = Instant::now() + self.inner.shared.spec.call_timeout;
         let shared = &self.inner.shared;
-        shared.listed.fetch_or(bit, Ordering::SeqCst);
-        match listing::list_all::<M>(&self.inner.peer, shared, deadline).await {
-            Ok(items) => Ok(items),
-            Err(err) if err.is_closed() => {
-                self.inner.backend.settle(SETTLE).await;
-                let (exit, tail) = self.inner.backend.diagnostics();
-                Err(err.with_server(&shared.name).with_diagnostics(exit, tail))
-            }
-            Err(err) => Err(err.with_server(&shared.name)),
-        }
+        shared.listed.fetch_or(M::LIST, Ordering::SeqCst);
+        let items = match listing::list_all::<M>(&self.inner.peer, shared, deadline).await {
+            Ok(items) => items,
+            Err(err) => return Err(self.explain(err).await),
+        };
+        shared.store::<M>(items.clone());
+        shared.bump_revision();
+        Ok(items)
     }
 
     /// Lists every tool (following `nextCursor`, with a guard against a repeating cursor and
@@ -421,15 +427,17 @@ impl Client {
     /// Dropping the future abandons the page being fetched (the server is told) and leaves
     /// the cache as it was.
     pub async fn list_tools(&self) -> Result<Vec<Tool>, Error> {
-        let tools = self.list::<ListTools>(TOOLS).await?;
-        self.inner.shared.cache().tools = tools.clone().into();
-        self.inner.shared.bump_revision();
-        Ok(tools)
+        self.list_cached::<ListTools>().await
+    }
+
+    /// The list `M` as last fetched.
+    pub(crate) fn cached<M: Cached>(&self) -> Arc<[M::Item]> {
+        self.inner.shared.cached::<M>()
     }
 
     /// The tools as last listed (empty before the first [`list_tools`](Client::list_tools)).
     pub fn tools(&self) -> Arc<[Tool]> {
-        Arc::clone(&self.inner.shared.cache().tools)
+        self.cached::<ListTools>()
     }
 
     /// Lists every prompt and caches the list (see [`list_tools`](Client::list_tools)).
@@ -442,15 +450,12 @@ impl Client {
     ///
     /// As for [`list_tools`](Client::list_tools).
     pub async fn list_prompts(&self) -> Result<Vec<Prompt>, Error> {
-        let prompts = self.list::<ListPrompts>(PROMPTS).await?;
-        self.inner.shared.cache().prompts = prompts.clone().into();
-        self.inner.shared.bump_revision();
-        Ok(prompts)
+        self.list_cached::<ListPrompts>().await
     }
 
     /// The prompts as last listed.
     pub fn prompts(&self) -> Arc<[Prompt]> {
-        Arc::clone(&self.inner.shared.cache().prompts)
+        self.cached::<ListPrompts>()
     }
 
     /// Lists every resource and caches the list (see [`list_tools`](Client::list_tools)).
@@ -463,15 +468,12 @@ impl Client {
     ///
     /// As for [`list_tools`](Client::list_tools).
     pub async fn list_resources(&self) -> Result<Vec<Resource>, Error> {
-        let resources = self.list::<ListResources>(RESOURCES).await?;
-        self.inner.shared.cache().resources = resources.clone().into();
-        self.inner.shared.bump_revision();
-        Ok(resources)
+        self.list_cached::<ListResources>().await
     }
 
     /// The resources as last listed.
     pub fn resources(&self) -> Arc<[Resource]> {
-        Arc::clone(&self.inner.shared.cache().resources)
+        self.cached::<ListResources>()
     }
 
     /// Lists every resource template and caches the list.
@@ -484,15 +486,12 @@ impl Client {
     ///
     /// As for [`list_tools`](Client::list_tools).
     pub async fn list_resource_templates(&self) -> Result<Vec<ResourceTemplate>, Error> {
-        let templates = self.list::<ListResourceTemplates>(RESOURCES).await?;
-        self.inner.shared.cache().templates = templates.clone().into();
-        self.inner.shared.bump_revision();
-        Ok(templates)
+        self.list_cached::<ListResourceTemplates>().await
     }
 
     /// The resource templates as last listed.
     pub fn resource_templates(&self) -> Arc<[ResourceTemplate]> {
-        Arc::clone(&self.inner.shared.cache().templates)
+        self.cached::<ListResourceTemplates>()
     }
 
     /// A counter bumped whenever a cached list is replaced (by a listing or a list_changed

@@ -88,7 +88,7 @@ pub(crate) struct Page<T> {
 /// A list method: what it lists, and what the items are called in its result.
 pub(crate) trait ListMethod {
     const METHOD: &'static str;
-    type Item: Serialize + DeserializeOwned + Send + 'static;
+    type Item: Serialize + DeserializeOwned + Clone + Send + 'static;
     /// The item's identity, for dropping duplicates.
     fn key(item: &Self::Item) -> &str;
 }

@@ -3,6 +3,7 @@
 //! Everything here runs on a `sidewire-jsonrpc` peer over whatever stream and sink a transport
 //! supplies; nothing here knows about processes or HTTP.
 
+pub(crate) mod bridge;
 pub(crate) mod client;
 pub(crate) mod handler;
 pub(crate) mod listing;

@@ -5,8 +5,6 @@
 //! Nothing here spawns: the driver is one future the caller runs.
 
 use std::collections::HashMap;
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
@@ -20,17 +18,19 @@ use sidewire_jsonrpc::{
 };
 use tokio::sync::{Notify, oneshot, watch};
 
-use crate::http::Failures;
+use crate::protocol::bridge::Failures;
 use crate::protocol::handler::DynHandler;
 use crate::protocol::listing;
 use crate::protocol::methods::{
-    CANCELLED, CreateMessage, Elicit, LIST_CHANGED, ListPrompts, ListResourceTemplates,
+    CANCELLED, CreateMessage, Elicit, LIST_CHANGED, ListMethod, ListPrompts, ListResourceTemplates,
     ListResources, ListRoots, ListRootsResult, ListTools, LoggingMessage, Ping,
     ProgressNotification, ResourceUpdated,
 };
 use crate::protocol::types::{
     InitializeResult, Progress, Prompt, Resource, ResourceTemplate, Tool,
 };
+use crate::sync::lock;
+use crate::transport::Background;
 use crate::{Error, ServerSpec};
 
 /// Bits of [`Shared::dirty`] and [`Shared::listed`].
@@ -57,11 +57,43 @@ pub(crate) struct ProgressSlot {
 /// The lists as last fetched.
 #[derive(Default)]
 pub(crate) struct Cache {
-    pub(crate) tools: Arc<[Tool]>,
-    pub(crate) prompts: Arc<[Prompt]>,
-    pub(crate) resources: Arc<[Resource]>,
-    pub(crate) templates: Arc<[ResourceTemplate]>,
+    tools: Arc<[Tool]>,
+    prompts: Arc<[Prompt]>,
+    resources: Arc<[Resource]>,
+    templates: Arc<[ResourceTemplate]>,
 }
+
+/// A list method whose result the connection caches: where in the [`Cache`] it goes, and
+/// which list_changed notice (a bit of [`Shared::dirty`]) makes it stale.
+pub(crate) trait Cached: ListMethod {
+    const LIST: u8;
+    /// What the refresh's warning calls the list.
+    const WHAT: &'static str;
+    fn slot(cache: &mut Cache) -> &mut Arc<[Self::Item]>;
+}
+
+/// Declares where a list method's result is cached. Kept private and small.
+macro_rules! cached {
+    ($method:ty, $list:expr, $what:literal, $slot:ident) => {
+        impl Cached for $method {
+            const LIST: u8 = $list;
+            const WHAT: &'static str = $what;
+            fn slot(cache: &mut Cache) -> &mut Arc<[Self::Item]> {
+                &mut cache.$slot
+            }
+        }
+    };
+}
+
+cached!(ListTools, TOOLS, "tools", tools);
+cached!(ListPrompts, PROMPTS, "prompts", prompts);
+cached!(ListResources, RESOURCES, "resources", resources);
+cached!(
+    ListResourceTemplates,
+    RESOURCES,
+    "resource templates",
+    templates
+);
 
 /// What a connection's handle, router and driver share.
 pub(crate) struct Shared {
@@ -79,16 +111,12 @@ pub(crate) struct Shared {
     pub(crate) refresh: Notify,
     /// Bumped whenever a cached list is replaced.
     pub(crate) revision: watch::Sender<u64>,
-    /// An HTTP transport's record of the requests it failed itself (see `crate::http`).
-    failures: Option<Arc<Failures>>,
+    /// The requests the transport failed, answered by the bridge (see `protocol::bridge`).
+    pub(crate) failures: Arc<Failures>,
 }
 
 impl Shared {
-    pub(crate) fn new(
-        spec: &ServerSpec,
-        handler: Arc<dyn DynHandler>,
-        failures: Option<Arc<Failures>>,
-    ) -> Arc<Self> {
+    pub(crate) fn new(spec: &ServerSpec, handler: Arc<dyn DynHandler>) -> Arc<Self> {
         Arc::new(Shared {
             name: Arc::clone(&spec.name),
             spec: spec.clone(),
@@ -101,15 +129,15 @@ impl Shared {
             listed: AtomicU8::new(0),
             refresh: Notify::new(),
             revision: watch::channel(0).0,
-            failures,
+            failures: Arc::new(Failures::default()),
         })
     }
 
     /// Maps a jsonrpc error for `what`, turning the transport's own answers to requests it
     /// could not deliver (an HTTP status, a network failure) back into typed errors.
     pub(crate) fn rpc_error(&self, what: &str, err: sidewire_jsonrpc::Error) -> Error {
-        if let (Some(failures), Some(remote)) = (&self.failures, err.remote())
-            && let Some(error) = failures.take(remote)
+        if let Some(remote) = err.remote()
+            && let Some(error) = self.failures.take(remote)
         {
             return error;
         }
@@ -122,21 +150,19 @@ impl Shared {
         format!("sidewire-{n}")
     }
 
-    pub(crate) fn cache(&self) -> std::sync::MutexGuard<'_, Cache> {
-        lock(&self.cache)
+    /// The list `M` as last fetched.
+    pub(crate) fn cached<M: Cached>(&self) -> Arc<[M::Item]> {
+        Arc::clone(M::slot(&mut lock(&self.cache)))
+    }
+
+    /// Replaces the cached list `M`.
+    pub(crate) fn store<M: Cached>(&self, items: Vec<M::Item>) {
+        *M::slot(&mut lock(&self.cache)) = items.into();
     }
 
     pub(crate) fn bump_revision(&self) {
         self.revision.send_modify(|revision| *revision += 1);
     }
-}
-
-/// Locks a mutex, ignoring poisoning: every guarded value here is plain data that a panic
-/// elsewhere cannot leave half-updated.
-pub(crate) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// MCP's jsonrpc hooks: an abandoned request (dropped, timed out, or idle-expired) is
@@ -266,39 +292,18 @@ async fn refresh_loop(peer: Peer, shared: Arc<Shared>) {
         }
         let timeout = shared.spec.call_timeout.min(shared.spec.startup_timeout);
         let deadline = tokio::time::Instant::now() + timeout;
-        let name = &shared.name;
         let mut changed = false;
         if stale & TOOLS != 0 {
-            match listing::list_all::<ListTools>(&peer, &shared, deadline).await {
-                Ok(tools) => {
-                    shared.cache().tools = tools.into();
-                    changed = true;
-                }
-                Err(err) => tracing::warn!(server = %name, %err, "refreshing tools failed"),
-            }
+            changed |= refreshed::<ListTools>(&peer, &shared, deadline).await;
         }
         if stale & PROMPTS != 0 {
-            match listing::list_all::<ListPrompts>(&peer, &shared, deadline).await {
-                Ok(prompts) => {
-                    shared.cache().prompts = prompts.into();
-                    changed = true;
-                }
-                Err(err) => tracing::warn!(server = %name, %err, "refreshing prompts failed"),
-            }
+            changed |= refreshed::<ListPrompts>(&peer, &shared, deadline).await;
         }
         if stale & RESOURCES != 0 {
-            match listing::list_all::<ListResources>(&peer, &shared, deadline).await {
-                Ok(resources) => {
-                    shared.cache().resources = resources.into();
-                    changed = true;
-                }
-                Err(err) => tracing::warn!(server = %name, %err, "refreshing resources failed"),
-            }
-            if let Ok(templates) =
-                listing::list_all::<ListResourceTemplates>(&peer, &shared, deadline).await
-            {
-                shared.cache().templates = templates.into();
-            }
+            changed |= refreshed::<ListResources>(&peer, &shared, deadline).await;
+            // The templates ride along, best effort: their failure is not reported, and they
+            // alone do not count as a change.
+            let _ = refresh::<ListResourceTemplates>(&peer, &shared, deadline).await;
         }
         if changed {
             shared.bump_revision();
@@ -307,8 +312,31 @@ async fn refresh_loop(peer: Peer, shared: Arc<Shared>) {
     }
 }
 
-/// The boxed future a transport's background work runs as (process supervision).
-pub(crate) type Background = Pin<Box<dyn Future<Output = ()> + Send + 'static>>;
+/// Re-lists `M` into the cache.
+async fn refresh<M: Cached>(
+    peer: &Peer,
+    shared: &Shared,
+    deadline: tokio::time::Instant,
+) -> Result<(), Error> {
+    let items = listing::list_all::<M>(peer, shared, deadline).await?;
+    shared.store::<M>(items);
+    Ok(())
+}
+
+/// Re-lists `M` into the cache, logging a failure; whether the list was replaced.
+async fn refreshed<M: Cached>(
+    peer: &Peer,
+    shared: &Shared,
+    deadline: tokio::time::Instant,
+) -> bool {
+    match refresh::<M>(peer, shared, deadline).await {
+        Ok(()) => true,
+        Err(err) => {
+            tracing::warn!(server = %shared.name, %err, "refreshing {} failed", M::WHAT);
+            false
+        }
+    }
+}
 
 /// Assembles a connection's driver: the jsonrpc driver and the refresh loop until the
 /// connection ends or every client handle is gone, alongside the transport's background work

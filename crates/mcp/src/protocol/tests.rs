@@ -1,12 +1,15 @@
 //! Unit tests of the protocol core's pure parts: wire types, leniency, defaults, hooks.
 
+use bytes::Bytes;
 use serde_json::{Value, json};
-use sidewire_jsonrpc::{Cancelled, Hooks, Id};
+use sidewire_jsonrpc::{Cancelled, ErrorObject, Hooks, Id};
 
+use crate::protocol::bridge::{Failures, classify};
 use crate::protocol::handler::fill_defaults;
 use crate::protocol::methods::{ListTools, Page};
 use crate::protocol::session::McpHooks;
 use crate::protocol::types::*;
+use crate::transport::{Cause, Message, RequestFailed, RequestId};
 
 #[test]
 fn every_content_kind_decodes_and_unknown_kinds_are_kept() {
@@ -186,4 +189,52 @@ fn handler_results_have_the_wire_shape() {
         params.messages[1].content,
         SamplingContent::Many(_)
     ));
+}
+
+#[test]
+fn outgoing_frames_are_classified_by_id_and_method() {
+    let request = classify(Bytes::from_static(
+        br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{}}"#,
+    ));
+    assert_eq!(
+        request.message,
+        Message::Request {
+            id: RequestId::from_json("7"),
+            method: "tools/call".to_owned()
+        }
+    );
+    let note = classify(Bytes::from_static(
+        br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+    ));
+    assert!(matches!(note.message, Message::Notification { .. }));
+    let response = classify(Bytes::from_static(
+        br#"{"jsonrpc":"2.0","id":"srv-1","result":{}}"#,
+    ));
+    assert_eq!(response.message, Message::Response);
+}
+
+#[test]
+fn a_recorded_failure_is_claimed_once_and_cannot_be_forged() {
+    let failures = Failures::default();
+    let frame = failures.answer(RequestFailed {
+        id: RequestId::from_json("3"),
+        method: "tools/call".to_owned(),
+        url: "http://127.0.0.1:1/mcp".to_owned(),
+        cause: Cause::Status {
+            status: 401,
+            body: "no".to_owned(),
+        },
+    });
+    let value: serde_json::Value = serde_json::from_slice(&frame).unwrap();
+    assert_eq!(value["id"], 3);
+    let error: ErrorObject = serde_json::from_value(value["error"].clone()).unwrap();
+    let typed = failures.take(&error).expect("the transport's own failure");
+    assert_eq!(typed.http_status(), Some(401));
+    assert!(failures.take(&error).is_none(), "claimed twice");
+    // A server's error that imitates the shape names no entry.
+    let forged: ErrorObject = serde_json::from_value(serde_json::json!({
+        "code": -32000, "message": "x", "data": { "sidewireTransportFailure": 99 }
+    }))
+    .unwrap();
+    assert!(failures.take(&forged).is_none());
 }

@@ -21,11 +21,12 @@
 use std::ffi::OsStr;
 use std::sync::OnceLock;
 
+use futures_util::TryStreamExt;
 use sidewire_jsonrpc::Config;
 use sidewire_process::{Command, Redactor};
 
 use crate::error::Kind;
-use crate::transport::{Backend, Opened};
+use crate::transport::{Backend, Inbound, Opened, Outlet};
 use crate::{Error, ServerSpec};
 
 /// The host's own secrets (credential-named variables of its environment), computed once per
@@ -76,8 +77,8 @@ pub(crate) async fn open(spec: &ServerSpec, config: &Config) -> Result<Opened, E
     let (stream, sink) = sidewire_jsonrpc::ndjson(spawned.stdout, spawned.stdin, config);
     tracing::debug!(server = %spec.name, pid, program = %resolved.program.display(), "started an MCP server");
     Ok(Opened {
-        stream: Box::pin(stream),
-        sink: Box::pin(sink),
+        stream: Box::pin(stream.map_ok(Inbound::Frame)),
+        sink: Outlet::Frames(Box::pin(sink)),
         backend: Backend::Stdio(spawned.process),
         background: Some(Box::pin(async move {
             supervise.await;

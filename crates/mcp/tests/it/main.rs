@@ -7,6 +7,7 @@ mod http_mock;
 mod http_peers;
 mod peers;
 mod protocol;
+mod server;
 mod stdio;
 mod support;
 mod tls;
