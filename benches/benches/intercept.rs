@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use criterion::{BatchSize, Criterion};
 use serde_json::json;
-use sidewire_ext_host::{Host, HostConfig, InstallOptions, PluginStore, Runtime};
+use sidewire_ext_host::{ExtensionHost, HostConfig, InstallOptions, PluginStore, Runtime};
 use sidewire_ext_protocol::{HookPayload, HookPoint, InputPayload};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
@@ -82,7 +82,7 @@ async fn boot(sidecars: usize) -> (Runtime, tempfile::TempDir) {
     for i in 0..sidecars {
         install(&store, dir.path(), &format!("noop{i}"));
     }
-    let (runtime, _events) = Host::boot(HostConfig::new(&state, "bench", dir.path()))
+    let (runtime, _events) = ExtensionHost::boot(HostConfig::new(&state, "bench", dir.path()))
         .await
         .unwrap();
     (runtime, dir)
@@ -194,9 +194,10 @@ fn benches(c: &mut Criterion) {
                 let state = dir.path().join("state");
                 install(&PluginStore::new(&state), dir.path(), "noop");
                 let started = Instant::now();
-                let (runtime, _events) = Host::boot(HostConfig::new(&state, "bench", dir.path()))
-                    .await
-                    .unwrap();
+                let (runtime, _events) =
+                    ExtensionHost::boot(HostConfig::new(&state, "bench", dir.path()))
+                        .await
+                        .unwrap();
                 let took = started.elapsed();
                 runtime.shutdown().await;
                 took

@@ -121,7 +121,11 @@ fn tools_call(c: &mut Criterion) {
                         let client = client.clone();
                         async move {
                             let result = client
-                                .call_tool("noop", Value::Null, sidewire_mcp::CallOptions::new())
+                                .call_tool(
+                                    "noop",
+                                    Value::Null,
+                                    sidewire_mcp::ToolCallOptions::new(),
+                                )
                                 .await
                                 .expect("sidewire tools/call");
                             assert!(!result.is_error);

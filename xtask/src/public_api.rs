@@ -1,8 +1,8 @@
 //! The public-API listing of a library crate, rendered from rustdoc's JSON output.
 //!
-//! [`generate`] runs `cargo +nightly rustdoc --output-format json` for one crate (default
-//! features, into a target directory of its own so the stable build's fingerprints are not
-//! touched) and [`render`] turns the JSON into one sorted line per public item: modules,
+//! [`generate_all`] runs `cargo +nightly doc` with rustdoc's JSON output for every library crate
+//! (default features, into a target directory of its own so the stable build's fingerprints are
+//! not touched) and [`render`] turns the JSON into one sorted line per public item: modules,
 //! re-exports of other crates, types with their public fields and variants, functions with
 //! their signatures, trait impls (auto traits too, since `Send`/`Sync` are part of a type's
 //! API; blanket impls are left out as noise). The committed `public-api.txt` of each library

@@ -12,9 +12,9 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use serde_json::{Value, json};
-use sidewire_ext_host::{Host, HostConfig, HostEvent, InstallOptions, PluginStore};
+use sidewire_ext_host::{ExtensionHost, HostConfig, HostEvent, InstallOptions, PluginStore};
 use sidewire_ext_sdk::protocol::{HookPayload, HookPoint, InputPayload, UiHost};
-use sidewire_mcp::{CallOptions, ServerSpec};
+use sidewire_mcp::{ServerSpec, ToolCallOptions};
 
 use crate::builtin;
 use crate::ext_cmd::{outcome_json, print_outcome};
@@ -57,7 +57,7 @@ pub(crate) async fn run(out: &Out) -> anyhow::Result<()> {
     ));
 
     // The MCP side: the built-in server, a child of this binary.
-    let (mcp, mcp_driver) = sidewire_mcp::Host::new(sidewire_mcp::NoHandler);
+    let (mcp, mcp_driver) = sidewire_mcp::McpHost::new(sidewire_mcp::NoHandler);
     let mcp_task = tokio::spawn(mcp_driver);
     let spec = ServerSpec::stdio("demo", exe.display().to_string()).args(["__mcp-server"]);
     mcp.start_all(vec![spec])
@@ -68,7 +68,9 @@ pub(crate) async fn run(out: &Out) -> anyhow::Result<()> {
     let workspace = std::env::current_dir().unwrap_or_else(|_| temp.path().to_path_buf());
     let config = HostConfig::new(&state, crate::session_id(), workspace).ui_host(UiHost::Tui);
     let audit_log = config.get_audit_log().to_path_buf();
-    let (runtime, mut events) = Host::boot(config).await.context("booting the extensions")?;
+    let (runtime, mut events) = ExtensionHost::boot(config)
+        .await
+        .context("booting the extensions")?;
     out.line(format!(
         "  booted {} extension(s) and 1 MCP server in {} ms",
         runtime.sidecars().len(),
@@ -97,7 +99,7 @@ async fn script(
     out: &Out,
     runtime: &sidewire_ext_host::Runtime,
     events: &mut sidewire_ext_host::HostEvents,
-    mcp: &sidewire_mcp::Host,
+    mcp: &sidewire_mcp::McpHost,
     audit_log: &std::path::Path,
 ) -> anyhow::Result<Value> {
     // 1. Input rewriting.
@@ -152,7 +154,7 @@ async fn script(
         mcp,
         "mcp__demo__add",
         json!({"a": 2, "b": 3}),
-        CallOptions::new(),
+        ToolCallOptions::new(),
         false,
     )
     .await?;
@@ -167,7 +169,7 @@ async fn script(
     let progress = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
     let seen = std::sync::Arc::clone(&progress);
     let json_mode = out.json;
-    let options = CallOptions::new().on_progress(move |p| {
+    let options = ToolCallOptions::new().on_progress(move |p| {
         let line = format!(
             "  progress {}/{} {}",
             p.progress,

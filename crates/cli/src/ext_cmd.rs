@@ -6,11 +6,11 @@ use std::time::Instant;
 
 use anyhow::Context as _;
 use serde_json::{Value, json};
-use sidewire_ext_host::{Host, HostConfig, Outcome, Runtime, TraceResult};
+use sidewire_ext_host::{ExtensionHost, HostConfig, Outcome, Runtime, TraceResult};
 use sidewire_ext_sdk::protocol::{
     HookPayload, HookPoint, PermissionPayload, ToolAfterPayload, ToolBeforePayload, UiHost, Verdict,
 };
-use sidewire_mcp::CallOptions;
+use sidewire_mcp::ToolCallOptions;
 
 use crate::Reported;
 use crate::cli::ExtCommand;
@@ -33,7 +33,7 @@ async fn boot() -> anyhow::Result<(Runtime, sidewire_ext_host::HostEvents)> {
     let config = HostConfig::new(&home, crate::session_id(), workspace)
         .ui_host(UiHost::Headless)
         .audit_log(home.join("audit.jsonl"));
-    Host::boot(config)
+    ExtensionHost::boot(config)
         .await
         .context("booting the installed extensions")
 }
@@ -259,10 +259,10 @@ pub(crate) fn outcome_json(outcome: &Outcome) -> Value {
 pub(crate) async fn chained_tool_call(
     out: &Out,
     runtime: &Runtime,
-    mcp: &sidewire_mcp::Host,
+    mcp: &sidewire_mcp::McpHost,
     name: &str,
     arguments: Value,
-    options: CallOptions,
+    options: ToolCallOptions,
     allow_tools: bool,
 ) -> anyhow::Result<ToolCallReport> {
     let tool = mcp
@@ -414,9 +414,9 @@ impl ToolCallReport {
     async fn chain(
         &mut self,
         runtime: &Runtime,
-        mcp: &sidewire_mcp::Host,
+        mcp: &sidewire_mcp::McpHost,
         why: PolicyReason,
-        options: CallOptions,
+        options: ToolCallOptions,
     ) -> Result<(), Stop> {
         let name = self.tool.clone();
         let call_id = crate::session_id();

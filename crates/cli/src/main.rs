@@ -71,6 +71,7 @@ fn main() -> ExitCode {
         }
     };
     let code = runtime.block_on(async {
+        let mut signals = EndingSignals::install();
         let work = run(cli.command, &out);
         tokio::select! {
             result = work => match result {
@@ -81,7 +82,7 @@ fn main() -> ExitCode {
                     ExitCode::FAILURE
                 }
             },
-            signal = ending_signal() => {
+            signal = signals.recv() => {
                 // Dropping the command's future cancels calls in flight (MCP servers are told)
                 // and kills every child process group; then exit as the shell expects.
                 out.note(format!("interrupted ({})", signal.name()));
@@ -131,25 +132,46 @@ impl Ending {
     }
 }
 
-/// Waits for SIGINT, SIGTERM or SIGHUP. All three are handled alike: whatever killed sidewire
+/// The handlers for SIGINT, SIGTERM and SIGHUP, installed before any command starts (a signal
+/// that arrived between a child's spawn and the handlers' installation would kill sidewire
+/// outright and leave the child behind). All three are handled alike: whatever killed sidewire
 /// (a closed terminal, `timeout`, a service manager), its children are shut down with it. A
 /// signal that cannot be watched (no handler could be installed) is simply never reported.
-async fn ending_signal() -> Ending {
-    use tokio::signal::unix::{SignalKind, signal};
-    let watch = |kind: SignalKind| signal(kind).ok();
-    let (mut term, mut hup) = (watch(SignalKind::terminate()), watch(SignalKind::hangup()));
-    async fn recv(stream: Option<&mut tokio::signal::unix::Signal>) {
-        match stream {
-            Some(stream) => {
-                stream.recv().await;
-            }
-            None => std::future::pending().await,
+struct EndingSignals {
+    interrupt: Option<tokio::signal::unix::Signal>,
+    terminate: Option<tokio::signal::unix::Signal>,
+    hangup: Option<tokio::signal::unix::Signal>,
+}
+
+impl EndingSignals {
+    /// Installs the three handlers (inside the runtime: they need its signal driver).
+    fn install() -> EndingSignals {
+        use tokio::signal::unix::{SignalKind, signal};
+        let watch = |kind: SignalKind| signal(kind).ok();
+        EndingSignals {
+            interrupt: watch(SignalKind::interrupt()),
+            terminate: watch(SignalKind::terminate()),
+            hangup: watch(SignalKind::hangup()),
         }
     }
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => Ending::Interrupt,
-        _ = recv(term.as_mut()) => Ending::Terminate,
-        _ = recv(hup.as_mut()) => Ending::Hangup,
+
+    /// The first of the three signals to arrive.
+    ///
+    /// Cancel safety: cancel safe (a signal that arrives while it is not polled stays pending).
+    async fn recv(&mut self) -> Ending {
+        async fn one(stream: Option<&mut tokio::signal::unix::Signal>) {
+            match stream {
+                Some(stream) => {
+                    stream.recv().await;
+                }
+                None => std::future::pending().await,
+            }
+        }
+        tokio::select! {
+            () = one(self.interrupt.as_mut()) => Ending::Interrupt,
+            () = one(self.terminate.as_mut()) => Ending::Terminate,
+            () = one(self.hangup.as_mut()) => Ending::Hangup,
+        }
     }
 }
 

@@ -17,10 +17,10 @@ use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use serde_json::Value;
-use sidewire_ext_host::{Host, HostConfig, HostEvent, HostEvents, Prompt, Runtime};
+use sidewire_ext_host::{ExtensionHost, HostConfig, HostEvent, HostEvents, Runtime, UiPrompt};
 use sidewire_ext_sdk::protocol::FieldKind;
 use sidewire_ext_sdk::protocol::{HookPayload, HookPoint, InputPayload, UiHost};
-use sidewire_mcp::{CallOptions, NoHandler};
+use sidewire_mcp::{NoHandler, ToolCallOptions};
 use tokio::io::AsyncBufReadExt;
 
 use crate::out::Out;
@@ -34,7 +34,7 @@ type SurfaceMap = BTreeMap<(String, String), (u64, String)>;
 
 /// Prompts waiting for the user's answer on a terminal, oldest first, with the answers to the
 /// fields asked so far.
-type Pending = Arc<Mutex<VecDeque<(Prompt, BTreeMap<String, Value>)>>>;
+type Pending = Arc<Mutex<VecDeque<(UiPrompt, BTreeMap<String, Value>)>>>;
 
 pub(crate) async fn run(
     config: Option<PathBuf>,
@@ -49,7 +49,7 @@ pub(crate) async fn run(
     let host_config = HostConfig::new(&home, crate::session_id(), workspace)
         .ui_host(UiHost::Tui)
         .audit_log(home.join("audit.jsonl"));
-    let (runtime, events) = Host::boot(host_config)
+    let (runtime, events) = ExtensionHost::boot(host_config)
         .await
         .context("booting the installed extensions")?;
     for failure in &runtime.report().failed {
@@ -59,7 +59,7 @@ pub(crate) async fn run(
         ));
     }
 
-    let (mcp, driver) = sidewire_mcp::Host::new(NoHandler);
+    let (mcp, driver) = sidewire_mcp::McpHost::new(NoHandler);
     let mcp_task = tokio::spawn(driver);
     let config = config.or_else(|| {
         let default = PathBuf::from(".mcp.json");
@@ -303,7 +303,7 @@ impl<'a> Command<'a> {
 /// The interactive loop and what it acts on. The events task shares `surfaces` and `pending`.
 struct Repl<'a> {
     runtime: &'a Runtime,
-    mcp: &'a sidewire_mcp::Host,
+    mcp: &'a sidewire_mcp::McpHost,
     surfaces: Surfaces,
     pending: Pending,
     /// Let the host's policy allow tools that are not marked read-only (`--allow-tools`).
@@ -361,7 +361,7 @@ impl Repl<'_> {
                     self.mcp,
                     tool,
                     arguments,
-                    CallOptions::new(),
+                    ToolCallOptions::new(),
                     self.allow_tools,
                 )
                 .await?;
@@ -599,7 +599,7 @@ fn drop_stale(surfaces: &mut SurfaceMap, plugin: &str, generation: u64) {
 }
 
 /// Shows field `index` of `prompt` as a question on stdout.
-fn ask(out: &Out, prompt: &Prompt, index: usize) {
+fn ask(out: &Out, prompt: &UiPrompt, index: usize) {
     let Some(field) = prompt.fields.get(index) else {
         return;
     };

@@ -25,7 +25,7 @@ use crate::shared::Shared;
 /// Who a trace entry is about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
-pub enum Role {
+pub enum TraceRole {
     /// A chain member (§7.6).
     Chain,
     /// The owner of the active slot mapped to the point, answering the strategy call (§7.7).
@@ -64,7 +64,7 @@ pub struct TraceEntry {
     /// The plugin id.
     pub plugin: String,
     /// Chain member or slot owner.
-    pub role: Role,
+    pub role: TraceRole,
     /// Its decision or failure.
     pub result: TraceResult,
     /// From writing the call to deciding on its answer.
@@ -190,7 +190,13 @@ pub(crate) async fn walk(
                                 outcome.permission = Some(Verdict::Allow);
                                 outcome.audit = Some(record);
                                 let result = TraceResult::Decided(decision);
-                                record_entry(&mut outcome, member, Role::Chain, result, started);
+                                record_entry(
+                                    &mut outcome,
+                                    member,
+                                    TraceRole::Chain,
+                                    result,
+                                    started,
+                                );
                                 return Ok(outcome);
                             }
                             Err(message) => {
@@ -198,7 +204,7 @@ pub(crate) async fn walk(
                                     shared,
                                     &mut outcome,
                                     member,
-                                    Role::Chain,
+                                    TraceRole::Chain,
                                     decision,
                                     &message,
                                     started,
@@ -215,7 +221,7 @@ pub(crate) async fn walk(
                     }
                     Ok(step) => {
                         let result = TraceResult::Decided(decision);
-                        record_entry(&mut outcome, member, Role::Chain, result, started);
+                        record_entry(&mut outcome, member, TraceRole::Chain, result, started);
                         match step {
                             Step::Next => continue,
                             Step::Replaced => {
@@ -232,7 +238,7 @@ pub(crate) async fn walk(
             reason: failure.reason,
             message: failure.message.clone(),
         };
-        record_entry(&mut outcome, member, Role::Chain, result, started);
+        record_entry(&mut outcome, member, TraceRole::Chain, result, started);
         if member.plugin.required() {
             return Err(operation_failure(
                 member,
@@ -280,7 +286,7 @@ async fn strategy(
             match strategy_step(shared, owner, point, host_verdict, &mut outcome, result) {
                 Ok(None) => {
                     let result = TraceResult::Decided(decision);
-                    record_entry(&mut outcome, owner, Role::SlotOwner, result, started);
+                    record_entry(&mut outcome, owner, TraceRole::SlotOwner, result, started);
                     return Ok(outcome);
                 }
                 Ok(Some(Override { payload, record })) => {
@@ -292,7 +298,13 @@ async fn strategy(
                             outcome.applied.push(owner.plugin.id.clone());
                             outcome.audit = Some(record);
                             let result = TraceResult::Decided(decision);
-                            record_entry(&mut outcome, owner, Role::SlotOwner, result, started);
+                            record_entry(
+                                &mut outcome,
+                                owner,
+                                TraceRole::SlotOwner,
+                                result,
+                                started,
+                            );
                             Ok(outcome)
                         }
                         Err(message) => {
@@ -302,7 +314,7 @@ async fn strategy(
                                 shared,
                                 &mut outcome,
                                 owner,
-                                Role::SlotOwner,
+                                TraceRole::SlotOwner,
                                 decision,
                                 &message,
                                 started,
@@ -327,7 +339,7 @@ async fn strategy(
             (result, Some(reason), message)
         }
     };
-    record_entry(&mut outcome, owner, Role::SlotOwner, result, started);
+    record_entry(&mut outcome, owner, TraceRole::SlotOwner, result, started);
     Err(operation_failure(owner, point, reason, message, outcome))
 }
 
@@ -343,7 +355,7 @@ fn timeout_millis(conn: &Connection, point: HookPoint) -> u64 {
 fn record_entry(
     outcome: &mut Outcome,
     conn: &Connection,
-    role: Role,
+    role: TraceRole,
     result: TraceResult,
     started: Instant,
 ) {
@@ -361,7 +373,7 @@ fn unaudited(
     shared: &Shared,
     outcome: &mut Outcome,
     conn: &Connection,
-    role: Role,
+    role: TraceRole,
     decision: Decision,
     message: &str,
     started: Instant,

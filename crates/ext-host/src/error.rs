@@ -290,13 +290,13 @@ impl fmt::Display for Refusal {
 /// Where a sidecar's start failed (§12.3, §13.2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
-pub enum Stage {
+pub enum StartupStage {
     /// Not started: the generation's boot budget was spent before its turn.
     Queued,
     /// The install record, manifest or launch contract refused it before spawning.
     Resolve,
     /// The child's pipes could not be set up. Not produced any more: `sidewire-process` sets
-    /// the pipes up as part of the spawn, so such a failure is a [`Stage::Spawn`].
+    /// the pipes up as part of the spawn, so such a failure is a [`StartupStage::Spawn`].
     Pipes,
     /// The process could not be spawned.
     Spawn,
@@ -304,20 +304,20 @@ pub enum Stage {
     Handshake,
 }
 
-impl Stage {
+impl StartupStage {
     /// The stage's name as §13.2 writes it.
     pub fn as_str(self) -> &'static str {
         match self {
-            Stage::Queued => "queued",
-            Stage::Resolve => "resolve",
-            Stage::Pipes => "pipes",
-            Stage::Spawn => "spawn",
-            Stage::Handshake => "handshake",
+            StartupStage::Queued => "queued",
+            StartupStage::Resolve => "resolve",
+            StartupStage::Pipes => "pipes",
+            StartupStage::Spawn => "spawn",
+            StartupStage::Handshake => "handshake",
         }
     }
 }
 
-impl fmt::Display for Stage {
+impl fmt::Display for StartupStage {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
     }
@@ -363,7 +363,7 @@ pub struct StartupFailure {
     /// The plugin id.
     pub plugin: String,
     /// Where it failed.
-    pub stage: Stage,
+    pub stage: StartupStage,
     /// From the start of the boot to the failure.
     pub elapsed: Duration,
     /// The wire reason (`protocol_error`, `unsupported_version`, `capability_not_declared`, …),

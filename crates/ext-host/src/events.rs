@@ -56,9 +56,9 @@ pub enum HostEvent {
         stderr_tail: String,
     },
     /// A surface to show (or replace, for an existing `surface_id`).
-    Surface(Surface),
-    /// A blocking prompt; answer or cancel it through [`Prompt`].
-    Prompt(Prompt),
+    Surface(PublishedSurface),
+    /// A blocking prompt; answer or cancel it through [`UiPrompt`].
+    Prompt(UiPrompt),
     /// A prompt was dismissed because its sidecar went away or its deadline passed; remove it
     /// from the screen (an answer to it is ignored).
     PromptDismissed {
@@ -81,7 +81,7 @@ pub enum HostEvent {
 /// A surface published by a sidecar (§10.2).
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
-pub struct Surface {
+pub struct PublishedSurface {
     /// The plugin id (surface ids are scoped per plugin).
     pub plugin: String,
     /// The surface id.
@@ -100,7 +100,7 @@ pub struct Surface {
 /// ([`HostEvent::PromptDismissed`]).
 #[derive(Debug)]
 #[non_exhaustive]
-pub struct Prompt {
+pub struct UiPrompt {
     /// A host-unique id.
     pub id: u64,
     /// The plugin id.
@@ -119,7 +119,7 @@ pub struct Prompt {
     pub(crate) reply: Option<oneshot::Sender<UiRequestResult>>,
 }
 
-impl Prompt {
+impl UiPrompt {
     /// Answers with values keyed by field key. Each value must have the type its field's kind
     /// governs (confirm: boolean; input, select: string; multiselect: array of strings), keys
     /// must be field keys, and required fields must be answered. An empty answer (nothing

@@ -2,6 +2,10 @@
 //! consent, sidecar processes, handshakes, interceptor chains, events, the UI hub, content
 //! references and the audit log.
 //!
+//! **Main types:** [`ExtensionHost`] (boots the installed plugins), [`Runtime`] (the running
+//! host: turns, reload, events, shutdown), [`Turn`] (one pinned generation's hook points) and
+//! [`PluginStore`] (installed plugins and consent).
+//!
 //! An application embeds it to run extensions as **persistent, supervised sidecars**: each
 //! enabled plugin's program is started once per generation (never per event), shakes hands,
 //! and then answers blocking intercepts in a deterministic chain (priority, then plugin id),
@@ -18,7 +22,7 @@
 //! # Embedding
 //!
 //! ```no_run
-//! use sidewire_ext_host::{Host, HostConfig, HostEvent, PluginStore, InstallOptions, Package};
+//! use sidewire_ext_host::{ExtensionHost, HostConfig, HostEvent, PluginStore, InstallOptions, Package};
 //! use sidewire_ext_protocol::{HookPayload, HookPoint, InputPayload};
 //!
 //! # async fn demo() -> Result<(), sidewire_ext_host::Error> {
@@ -30,7 +34,7 @@
 //! store.install(&package.root, InstallOptions::copy())?;
 //!
 //! let config = HostConfig::new("/home/me/.local/share/sidewire", "s-7f3a", "/home/me/project");
-//! let (runtime, mut events) = Host::boot(config).await?;
+//! let (runtime, mut events) = ExtensionHost::boot(config).await?;
 //! tokio::spawn(async move {
 //!     while let Some(event) = events.recv().await {
 //!         match event {
@@ -55,7 +59,7 @@
 //!
 //! # How it runs
 //!
-//! [`Host::boot`] reads the [`PluginStore`] (only plugins recorded there, and enabled, ever
+//! [`ExtensionHost::boot`] reads the [`PluginStore`] (only plugins recorded there, and enabled, ever
 //! start), checks slot ownership before anything is spawned, and boots at most 4 sidecars at a
 //! time within one 30 s budget. Each sidecar is launched directly (never through a shell) by
 //! `sidewire-process`: in its own process group, with `PR_SET_PDEATHSIG(SIGKILL)` so a host
@@ -63,7 +67,7 @@
 //! tail. Dropping the last [`Runtime`] kills every group synchronously, without needing a
 //! runtime. Each connection runs a few tasks on the caller's Tokio runtime (the JSON-RPC driver
 //! behind the readiness barrier, the process's supervision with the exit watcher, the event
-//! forwarder), so `Host::boot` must be called within one, with the time and I/O drivers
+//! forwarder), so `ExtensionHost::boot` must be called within one, with the time and I/O drivers
 //! enabled, and from a thread that outlives its sidecars (a runtime worker or the thread that
 //! drives the runtime: the death signal follows the spawning thread). [`Redactor`] and
 //! [`REDACTED`] are `sidewire-process`'s, re-exported: env-secret values and token patterns.
@@ -163,12 +167,12 @@ mod ui;
 mod util;
 
 pub use crate::audit::AuditRecord;
-pub use crate::chain::{Blocked, Outcome, Role, TraceEntry, TraceResult};
+pub use crate::chain::{Blocked, Outcome, TraceEntry, TraceResult, TraceRole};
 pub use crate::config::HostConfig;
-pub use crate::error::{Error, OperationFailure, Refusal, RefusedBy, Stage, StartupFailure};
-pub use crate::events::{HostEvent, HostEvents, Prompt, Surface};
+pub use crate::error::{Error, OperationFailure, Refusal, RefusedBy, StartupFailure, StartupStage};
+pub use crate::events::{HostEvent, HostEvents, PublishedSurface, UiPrompt};
 pub use crate::package::{Package, TrustSummary};
-pub use crate::runtime::{GenerationReport, Host, Runtime, SidecarInfo, Turn};
+pub use crate::runtime::{ExtensionHost, GenerationReport, Runtime, SidecarInfo, Turn};
 pub use crate::store::{InstallOptions, InstalledPlugin, PluginStore};
 
 /// For binaries only, since both are process-global: become a child subreaper at start (so

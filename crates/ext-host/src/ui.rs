@@ -34,7 +34,7 @@ use tokio::sync::oneshot;
 use crate::Error;
 use crate::Redactor;
 use crate::conn::{Connection, UiState};
-use crate::events::{HostEvent, Prompt, Surface};
+use crate::events::{HostEvent, PublishedSurface, UiPrompt};
 use crate::util::lock;
 
 /// The most surfaces one plugin may have published at once (all its connections together).
@@ -242,7 +242,7 @@ pub(crate) fn publish(
         card_actions.dedup();
         let plugin = conn.plugin.id.clone();
         let key = (plugin.clone(), params.surface_id.clone());
-        let event = HostEvent::Surface(Surface {
+        let event = HostEvent::Surface(PublishedSurface {
             plugin: plugin.clone(),
             surface_id: params.surface_id,
             generation: conn.generation,
@@ -284,7 +284,7 @@ pub(crate) fn publish(
     })
 }
 
-/// `host/ui/request`: the gate, then a [`Prompt`] the application answers.
+/// `host/ui/request`: the gate, then a [`UiPrompt`] the application answers.
 pub(crate) fn request(
     conn: Arc<Connection>,
     raw: Option<&RawValue>,
@@ -330,7 +330,7 @@ pub(crate) fn request(
             open.push(id);
         }
         let (reply, answer) = oneshot::channel();
-        let shown = conn.shared.notify(HostEvent::Prompt(Prompt {
+        let shown = conn.shared.notify(HostEvent::Prompt(UiPrompt {
             id,
             plugin: conn.plugin.id.clone(),
             surface_id: params.surface_id,

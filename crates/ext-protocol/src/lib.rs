@@ -2,6 +2,9 @@
 //! error reasons, constants and JSON Schema shared by the host (`sidewire-ext-host`) and the SDK
 //! (`sidewire-ext-sdk`).
 //!
+//! **Main items:** the DTOs (one type per message of the spec, e.g. [`InterceptParams`]), the
+//! decoders ([`decode_params`], [`decode_result`]) and the registries ([`Method`], [`HookPoint`]).
+//!
 //! This crate is plain data and pure functions: every DTO of the spec as a Rust type that encodes
 //! with `serde` and decodes only through [`decode_params`], [`decode_result`] and friends, which
 //! apply every rule of §4 (required members, unknown and repeated members rejected at every level,
@@ -147,8 +150,8 @@ pub use crate::manifest::{
 };
 pub use crate::methods::{Direction, Method, MethodKind, NotificationMethod, RequestMethod};
 pub use crate::model::{
-    ProviderMessage, ProviderRequest, ProviderToolCall, ProviderToolSchema, ProviderUsage,
-    ResponseFormat, Role,
+    ProviderMessage, ProviderRequest, ProviderRole, ProviderToolCall, ProviderToolSchema,
+    ProviderUsage, ResponseFormat,
 };
 pub use crate::payloads::{
     AgentStartPayload, CompactionCompletePayload, CompactionPreparePayload, ContextPayload,

@@ -62,7 +62,7 @@ impl Dto for ResponseFormat {
 
 /// `ProviderMessage.role`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Role {
+pub enum ProviderRole {
     /// `system`.
     System,
     /// `user`.
@@ -73,7 +73,7 @@ pub enum Role {
     Tool,
 }
 
-wire_enum!(Role, "Role", {
+wire_enum!(ProviderRole, "ProviderRole", {
     System => "system",
     User => "user",
     Assistant => "assistant",
@@ -85,7 +85,7 @@ wire_enum!(Role, "Role", {
 pub struct ProviderMessage {
     /// The author's role.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub role: Option<Role>,
+    pub role: Option<ProviderRole>,
     /// The text.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub content: String,

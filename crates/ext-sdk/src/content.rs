@@ -2,7 +2,7 @@
 //! that takes the pages `host/content/read` returned and yields the verified bytes.
 //!
 //! This is sans-IO: [`Reassembly`] never calls the host, so every check is tested without a
-//! runtime. The host handle drives it (`Host::read_content`). Strict decoding of each page
+//! runtime. The host handle drives it (`HostHandle::read_content`). Strict decoding of each page
 //! (base64 syntax, page size, `nextOffset` arithmetic, object size) already happened in
 //! ext-protocol; what is checked here needs the request and the descriptor.
 

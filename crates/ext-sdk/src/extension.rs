@@ -17,7 +17,7 @@ use sidewire_ext_protocol::{
 };
 
 use crate::point::{Decision, Payload, Point};
-use crate::{Error, Host};
+use crate::{Error, HostHandle};
 
 pub(crate) type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
 
@@ -26,19 +26,21 @@ pub(crate) type InterceptFn = Arc<
 >;
 pub(crate) type EventFn =
     Arc<dyn Fn(Context, HookPayload) -> BoxFuture<Result<(), Error>> + Send + Sync>;
-pub(crate) type HostFn = Arc<dyn Fn(Host) -> BoxFuture<Result<(), Error>> + Send + Sync>;
-pub(crate) type ActionFn =
-    Arc<dyn Fn(Host, UiActionParams) -> BoxFuture<Result<UiActionResult, Error>> + Send + Sync>;
-pub(crate) type SubmitFn =
-    Arc<dyn Fn(Host, UiSubmitParams) -> BoxFuture<Result<UiSubmitResult, Error>> + Send + Sync>;
+pub(crate) type HostFn = Arc<dyn Fn(HostHandle) -> BoxFuture<Result<(), Error>> + Send + Sync>;
+pub(crate) type ActionFn = Arc<
+    dyn Fn(HostHandle, UiActionParams) -> BoxFuture<Result<UiActionResult, Error>> + Send + Sync,
+>;
+pub(crate) type SubmitFn = Arc<
+    dyn Fn(HostHandle, UiSubmitParams) -> BoxFuture<Result<UiSubmitResult, Error>> + Send + Sync,
+>;
 pub(crate) type ResourcesFn =
-    Arc<dyn Fn(Host, Vec<String>) -> BoxFuture<Result<(), Error>> + Send + Sync>;
+    Arc<dyn Fn(HostHandle, Vec<String>) -> BoxFuture<Result<(), Error>> + Send + Sync>;
 
 /// What an interceptor or event observer is called with: the host handle and the call's
 /// particulars. Cheap to clone.
 #[derive(Debug, Clone)]
 pub struct Context {
-    pub(crate) host: Host,
+    pub(crate) host: HostHandle,
     pub(crate) point: HookPoint,
     pub(crate) seq: Option<u64>,
     pub(crate) budget: Option<Duration>,
@@ -47,7 +49,7 @@ pub struct Context {
 
 impl Context {
     /// The handle for calling the host (UI, content reads).
-    pub fn host(&self) -> &Host {
+    pub fn host(&self) -> &HostHandle {
         &self.host
     }
 
@@ -82,7 +84,7 @@ impl Context {
 /// An extension: its self-description and its callbacks.
 ///
 /// Callbacks are closures returning futures; each gets what it needs as arguments (a
-/// [`Context`] or a [`Host`]), never from ambient state. Shared state of your own goes in an
+/// [`Context`] or a [`HostHandle`]), never from ambient state. Shared state of your own goes in an
 /// `Arc` the closures capture; callbacks run concurrently, so synchronize it yourself.
 ///
 /// Registration mistakes (an invalid or repeated action id, a point registered twice) are
@@ -210,7 +212,7 @@ impl Extension {
         callback: F,
     ) -> Self
     where
-        F: Fn(Host, UiActionParams) -> Fut + Send + Sync + 'static,
+        F: Fn(HostHandle, UiActionParams) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<UiActionResult, Error>> + Send + 'static,
     {
         let decl = UiActionDecl {
@@ -241,7 +243,7 @@ impl Extension {
     /// Handles submissions of forms this extension published (`extension/ui/submit`, §10.4).
     pub fn on_submit<F, Fut>(mut self, callback: F) -> Self
     where
-        F: Fn(Host, UiSubmitParams) -> Fut + Send + Sync + 'static,
+        F: Fn(HostHandle, UiSubmitParams) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<UiSubmitResult, Error>> + Send + 'static,
     {
         self.submit = Some(Arc::new(move |host, params| {
@@ -251,11 +253,11 @@ impl Extension {
     }
 
     /// Runs while `extension/initialize` is handled, before it is answered; the session is
-    /// known ([`Host::session`]) but the host cannot be called yet. An error fails the
+    /// known ([`HostHandle::session`]) but the host cannot be called yet. An error fails the
     /// handshake, which is fatal (§6.1 step 3).
     pub fn on_initialize<F, Fut>(mut self, callback: F) -> Self
     where
-        F: Fn(Host) -> Fut + Send + Sync + 'static,
+        F: Fn(HostHandle) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<(), Error>> + Send + 'static,
     {
         self.on_initialize = Some(Arc::new(move |host| Box::pin(callback(host))));
@@ -266,7 +268,7 @@ impl Extension {
     /// everything else; the place to publish an initial status. An error is logged on stderr.
     pub fn on_ready<F, Fut>(mut self, callback: F) -> Self
     where
-        F: Fn(Host) -> Fut + Send + Sync + 'static,
+        F: Fn(HostHandle) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<(), Error>> + Send + 'static,
     {
         self.on_ready = Some(Arc::new(move |host| Box::pin(callback(host))));
@@ -278,7 +280,7 @@ impl Extension {
     /// accepted.
     pub fn on_shutdown<F, Fut>(mut self, callback: F) -> Self
     where
-        F: Fn(Host) -> Fut + Send + Sync + 'static,
+        F: Fn(HostHandle) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<(), Error>> + Send + 'static,
     {
         self.on_shutdown = Some(Arc::new(move |host| Box::pin(callback(host))));
@@ -289,7 +291,7 @@ impl Extension {
     /// arrival order with the events.
     pub fn on_resources_changed<F, Fut>(mut self, callback: F) -> Self
     where
-        F: Fn(Host, Vec<String>) -> Fut + Send + Sync + 'static,
+        F: Fn(HostHandle, Vec<String>) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Result<(), Error>> + Send + 'static,
     {
         self.on_resources = Some(Arc::new(move |host, paths| Box::pin(callback(host, paths))));

@@ -28,7 +28,7 @@ use crate::state::StateCell;
 
 /// The handle for calling the host. Cheap to clone; every clone talks to the same connection.
 #[derive(Clone)]
-pub struct Host {
+pub struct HostHandle {
     pub(crate) inner: Arc<HostInner>,
 }
 
@@ -92,9 +92,9 @@ impl Surface for SurfacePayload {
 /// connection. Tokio treats an unrepresentable deadline as "never".
 const NO_DEADLINE: Duration = Duration::MAX;
 
-impl Host {
+impl HostHandle {
     pub(crate) fn new(logger: Logger) -> Self {
-        Host {
+        HostHandle {
             inner: Arc::new(HostInner {
                 peer: OnceLock::new(),
                 state: StateCell::new(),
@@ -181,7 +181,7 @@ impl Host {
     ///
     /// # Errors
     ///
-    /// As for [`publish`](Host::publish), without the timeout.
+    /// As for [`publish`](HostHandle::publish), without the timeout.
     ///
     /// # Cancel safety
     ///
@@ -211,12 +211,12 @@ impl Host {
     ///
     /// # Errors
     ///
-    /// As for [`request`](Host::request), and [`Error::Call`] with `protocol_error` when the
+    /// As for [`request`](HostHandle::request), and [`Error::Call`] with `protocol_error` when the
     /// answer under `value` is not a boolean.
     ///
     /// # Cancel safety
     ///
-    /// As for [`request`](Host::request).
+    /// As for [`request`](HostHandle::request).
     pub async fn confirm(&self, surface_id: &str, title: &str) -> Result<Option<bool>, Error> {
         let answer = self
             .prompt(surface_id, FieldKind::Confirm, title, Vec::new())
@@ -230,11 +230,11 @@ impl Host {
     ///
     /// # Errors
     ///
-    /// As for [`confirm`](Host::confirm), with a string answer.
+    /// As for [`confirm`](HostHandle::confirm), with a string answer.
     ///
     /// # Cancel safety
     ///
-    /// As for [`request`](Host::request).
+    /// As for [`request`](HostHandle::request).
     pub async fn input(&self, surface_id: &str, title: &str) -> Result<Option<String>, Error> {
         let answer = self
             .prompt(surface_id, FieldKind::Input, title, Vec::new())
@@ -247,11 +247,11 @@ impl Host {
     ///
     /// # Errors
     ///
-    /// As for [`confirm`](Host::confirm), with a string answer.
+    /// As for [`confirm`](HostHandle::confirm), with a string answer.
     ///
     /// # Cancel safety
     ///
-    /// As for [`request`](Host::request).
+    /// As for [`request`](HostHandle::request).
     pub async fn select(
         &self,
         surface_id: &str,
@@ -270,11 +270,11 @@ impl Host {
     ///
     /// # Errors
     ///
-    /// As for [`confirm`](Host::confirm), with an array of strings as the answer.
+    /// As for [`confirm`](HostHandle::confirm), with an array of strings as the answer.
     ///
     /// # Cancel safety
     ///
-    /// As for [`request`](Host::request).
+    /// As for [`request`](HostHandle::request).
     pub async fn multiselect(
         &self,
         surface_id: &str,
@@ -399,9 +399,9 @@ impl Host {
     }
 }
 
-impl fmt::Debug for Host {
+impl fmt::Debug for HostHandle {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Host")
+        f.debug_struct("HostHandle")
             .field("state", &self.inner.state.get())
             .field("session", &self.session().map(|s| &s.session_id))
             .finish_non_exhaustive()

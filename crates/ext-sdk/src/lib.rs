@@ -1,6 +1,9 @@
 //! The sidecar side of Extension Protocol v1 (`reasonix.extension.v1`): build an
 //! [`Extension`] from callbacks, then [`serve`] it over stdin/stdout.
 //!
+//! **Main types:** [`Extension`] (what a sidecar author builds), [`HostHandle`] (the handle for
+//! calling the host from a callback) and [`Context`] (what a callback is given).
+//!
 //! The SDK owns the protocol end to end: the handshake and the §6.5 state machine, strict
 //! decoding of everything received, the checks on everything sent (a replacement is decoded
 //! as its point's DTO and checked against the point's rule before it leaves), externalized
@@ -44,7 +47,7 @@
 //! feature, off by default, since demonstrations are not the SDK's API.
 //!
 //! **stdout belongs to the protocol.** `println!` (or any other write to stdout) in a sidecar
-//! corrupts the stream and the host kills the process. Log with [`log`] or [`Host::log`], which
+//! corrupts the stream and the host kills the process. Log with [`log`] or [`HostHandle::log`], which
 //! write `reasonix-extension: `-prefixed lines to stderr.
 //!
 //! # The state machine (§6.5)
@@ -129,7 +132,7 @@ pub use sidewire_ext_protocol as protocol;
 
 pub use crate::error::Error;
 pub use crate::extension::{Context, Extension};
-pub use crate::host::{Host, Surface};
+pub use crate::host::{HostHandle, Surface};
 pub use crate::log::log;
 pub use crate::point::{Decision, Payload, Point};
 pub use crate::serve::{Options, serve, serve_io, serve_main};

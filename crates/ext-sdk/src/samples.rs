@@ -18,7 +18,7 @@ use sidewire_ext_protocol::{
 };
 
 use crate::point::{self, Decision};
-use crate::{Extension, Host};
+use crate::{Extension, HostHandle};
 
 /// The starter extension's plugin id (its manifest `name`).
 pub const STARTER_NAME: &str = "starter-extension";
@@ -101,7 +101,7 @@ pub fn status_card() -> Extension {
         })
 }
 
-async fn publish_status(host: &Host, label: &str) -> Result<bool, crate::Error> {
+async fn publish_status(host: &HostHandle, label: &str) -> Result<bool, crate::Error> {
     let status = StatusPayload {
         label: label.to_owned(),
         severity: Some(Severity::Info),

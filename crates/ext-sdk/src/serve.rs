@@ -34,7 +34,7 @@ use crate::host::Handshake;
 use crate::log::Logger;
 use crate::point::Decision;
 use crate::state::State;
-use crate::{Context, Error, Extension, Host};
+use crate::{Context, Error, Extension, HostHandle};
 
 /// Callbacks that may wait for one of the [`Options::concurrency`] slots, beyond those
 /// running; one more request is answered `-32603` without running anything.
@@ -177,7 +177,7 @@ where
     let (events_tx, events_rx) = mpsc::channel(EVENT_QUEUE_FRAMES);
     let (jobs_tx, mut jobs_rx) = mpsc::unbounded_channel();
     let conn = Arc::new(Connection {
-        host: Host::new(options.logger.clone()),
+        host: HostHandle::new(options.logger.clone()),
         ext: extension,
         plan: OnceLock::new(),
         permits: Semaphore::new(options.concurrency),
@@ -224,7 +224,7 @@ enum Work {
 /// One connection's shared state.
 struct Connection {
     ext: Extension,
-    host: Host,
+    host: HostHandle,
     /// Set while `extension/initialize` is handled.
     plan: OnceLock<Plan>,
     /// The callback slots of [`Options::concurrency`].

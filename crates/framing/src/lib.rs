@@ -1,5 +1,8 @@
 //! Framing for sidewire: bytes in, frames out, under a hard cap a hostile peer cannot break.
 //!
+//! **Main types:** [`NdjsonCodec`] and [`SseCodec`] (the codecs), [`FrameReader`] (NDJSON over
+//! an `AsyncRead`).
+//!
 //! This crate turns a byte stream into frames and back. [`NdjsonCodec`] splits newline-delimited
 //! frames (the extension protocol and MCP stdio) and [`SseCodec`] decodes Server-Sent Events (MCP
 //! over HTTP). Both are sans-IO tokio-util codecs working on a `BytesMut`; [`FrameReader`] drives

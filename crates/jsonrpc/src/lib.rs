@@ -1,5 +1,8 @@
 //! A generic, bidirectional JSON-RPC 2.0 peer over any stream of frames.
 //!
+//! **Main types:** [`Peer`] (the handle: calls and notifications), [`Driver`] (the future that
+//! moves the frames) and [`Router`] (the handlers for what the other side sends).
+//!
 //! [`connect`] takes a `Stream` of inbound frames, a `Sink` for outbound ones, a [`Router`] of
 //! handlers and a [`Config`], and returns a [`Peer`] handle (cheap to clone; make calls with
 //! it) and a [`Driver`] future that does all the work. **The library never spawns**: the caller

@@ -11,7 +11,8 @@ use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 use sidewire_mcp::{
-    CallOptions, Client, ClientHandler, ElicitParams, ElicitResult, Error, ErrorObject, ServerSpec,
+    Client, ClientHandler, ElicitParams, ElicitResult, Error, ErrorObject, ServerSpec,
+    ToolCallOptions,
 };
 
 /// Accepts every elicitation with the schema's defaults filled in (SEP-1034).
@@ -43,7 +44,7 @@ fn log(line: &str) {
 }
 
 async fn call(client: &Client, tool: &str, args: Value) -> Result<(), Error> {
-    let options = CallOptions::new().timeout(Duration::from_secs(20));
+    let options = ToolCallOptions::new().timeout(Duration::from_secs(20));
     let result = client.call_tool(tool, args, options).await?;
     log(&format!("{tool} -> {}", result.joined_text()));
     Ok(())

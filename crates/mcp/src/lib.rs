@@ -5,14 +5,19 @@
 //! ([`Client`]: handshake, paginated listings, tool calls with progress and cancellation,
 //! prompts, resources, subscriptions, logging, completion, server→client requests through a
 //! [`ClientHandler`]); three transports (stdio child processes on Unix, Streamable HTTP, legacy
-//! HTTP+SSE); and a [`Host`] that runs many servers behind namespaced tool names.
+//! HTTP+SSE); and an [`McpHost`] that runs many servers behind namespaced tool names.
+//!
+//! **Main types:** [`Client`] (one server's connection), [`McpHost`] (many servers, namespaced
+//! names) and [`ServerSpec`] (how to reach a server). Names are chosen so a program that also
+//! imports `sidewire-ext-host` or `sidewire-jsonrpc` needs no alias ([`ToolCallOptions`], not
+//! `CallOptions`; [`MessageRole`], not `Role`).
 //!
 //! It is **not** (yet): OAuth, the 2026-07-28 "modern" era, Windows process handling, or an
 //! MCP *server*. (The `server` feature, off by default, adds `sidewire_mcp::server`: a minimal
 //! tools-only server over a pair of pipes, the other end of the client for the CLI's built-in
 //! demo server and for tests; it is not a server SDK.) It never runs a server through a shell
 //! and never spawns a task:
-//! [`Client::connect`] and [`Host::new`] hand back a driver future for the caller to run, and
+//! [`Client::connect`] and [`McpHost::new`] hand back a driver future for the caller to run, and
 //! everything a connection does (hyper's HTTP connections included) happens inside it.
 //!
 //! # Transports
@@ -93,7 +98,7 @@
 //!
 //! Dropping a future is the way to cancel. Dropping a call's future removes its pending entry,
 //! sends `notifications/cancelled`, and drops a late answer. Dropping [`Client::connect`]
-//! kills a process it already started (or drops the HTTP exchanges in flight). [`Client::close`] and [`Host::shutdown`] are
+//! kills a process it already started (or drops the HTTP exchanges in flight). [`Client::close`] and [`McpHost::shutdown`] are
 //! idempotent: dropping them stops the waiting, and the last handle's drop still kills the
 //! process. Every `pub async fn` documents its own cancel safety. The drivers must be polled
 //! for anything to happen; dropping one closes its connections.
@@ -116,20 +121,20 @@ pub use sidewire_jsonrpc::ErrorObject;
 pub use crate::config::{load_mcp_servers, parse_mcp_servers};
 pub use crate::error::{Error, Stage};
 pub use crate::host::{
-    Host, HostDriver, HostPrompt, HostResource, HostTool, MAX_PARALLEL_STARTS, ServerState,
+    HostPrompt, HostResource, HostTool, MAX_PARALLEL_STARTS, McpHost, McpHostDriver, ServerState,
     ServerStatus, StartFailure,
 };
 pub use crate::names::{MAX_NAME_LEN, is_valid_name, namespaced_name};
 pub use crate::protocol::client::{Client, ClientDriver};
 pub use crate::protocol::handler::{ClientHandler, NoHandler};
-pub use crate::protocol::options::{CallOptions, ClientStats};
+pub use crate::protocol::options::{ClientStats, ToolCallOptions};
 pub use crate::protocol::types::{
     CallToolResult, Completion, CompletionRef, Content, CreateMessageParams, CreateMessageResult,
     ElicitAction, ElicitParams, ElicitResult, GetPromptResult, Implementation, InitializeResult,
-    ListCapability, LogLevel, LogMessage, PROTOCOL_VERSION, Progress, Prompt, PromptArgument,
-    PromptMessage, ReadResourceResult, Resource, ResourceContents, ResourceTemplate,
-    ResourcesCapability, Role, SUPPORTED_PROTOCOL_VERSIONS, SamplingContent, SamplingMessage,
-    ServerCapabilities, Tool,
+    LATEST_PROTOCOL_VERSION, ListCapability, LogLevel, LogMessage, MessageRole, Progress, Prompt,
+    PromptArgument, PromptMessage, ReadResourceResult, Resource, ResourceContents,
+    ResourceTemplate, ResourcesCapability, SUPPORTED_PROTOCOL_VERSIONS, SamplingContent,
+    SamplingMessage, ServerCapabilities, Tool,
 };
 pub use crate::spec::{
     DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_CALL_DURATION, DEFAULT_MAX_HTTP_BODY_BYTES,

@@ -149,7 +149,7 @@ impl Server {
                     let version = if SUPPORTED_PROTOCOL_VERSIONS.contains(&offered) {
                         offered.to_owned()
                     } else {
-                        crate::PROTOCOL_VERSION.to_owned()
+                        crate::LATEST_PROTOCOL_VERSION.to_owned()
                     };
                     Ok(json!({
                         "protocolVersion": version,

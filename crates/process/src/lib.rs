@@ -11,6 +11,9 @@
 //! stdin and stdout and never reads them), not portable yet (Linux first; other Unixes lose the
 //! death signal and the subreaper), and not a sandbox.
 //!
+//! **Main types:** [`Command`] (what to start), [`Process`] (the running child's handle) and
+//! [`Supervise`] (the future that watches it).
+//!
 //! ```no_run
 //! # async fn demo() -> Result<(), sidewire_process::Error> {
 //! use sidewire_process::{CloseBudgets, Command, resolve};

@@ -2,7 +2,7 @@
 //! `templates`, each printed one entry a line or as one JSON document.
 
 use serde_json::{Value, json};
-use sidewire_mcp::{Host, StartFailure};
+use sidewire_mcp::{McpHost, StartFailure};
 
 use super::{LIST_INDENT, failure_text};
 use crate::Reported;
@@ -11,7 +11,7 @@ use crate::safe;
 
 /// `servers`: each server's state, with a failure's text under its row. Fails (reported) when
 /// a server failed to start.
-pub(super) fn servers(host: &Host, failures: &[StartFailure], out: &Out) -> anyhow::Result<()> {
+pub(super) fn servers(host: &McpHost, failures: &[StartFailure], out: &Out) -> anyhow::Result<()> {
     let mut rows = Vec::new();
     for status in host.status() {
         let state = format!("{:?}", status.state).to_lowercase();
@@ -105,7 +105,7 @@ enum Entry {
 
 /// `tools`, `prompts`, `resources` or `templates`: one entry a line, or the JSON document
 /// `{"<listing>": [...]}`.
-pub(super) fn listing(host: &Host, listing: Listing, out: &Out) -> anyhow::Result<()> {
+pub(super) fn listing(host: &McpHost, listing: Listing, out: &Out) -> anyhow::Result<()> {
     let named = |name, server, description, item| Entry::Named {
         name,
         server,

@@ -15,7 +15,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Context as _;
-use sidewire_mcp::{Host, NoHandler, ServerSpec, ServerState, StartFailure};
+use sidewire_mcp::{McpHost, NoHandler, ServerSpec, ServerState, StartFailure};
 
 use self::list::Listing;
 use crate::cli::{HttpTransport, McpArgs, McpCommand};
@@ -92,7 +92,7 @@ pub(crate) async fn run(args: McpArgs, out: &Out) -> anyhow::Result<()> {
     if let Some(timeout) = timeout {
         specs = specs.into_iter().map(|s| s.call_timeout(timeout)).collect();
     }
-    let (host, driver) = Host::new(NoHandler);
+    let (host, driver) = McpHost::new(NoHandler);
     let driver = tokio::spawn(driver);
     let failures = host.start_available(specs).await;
     let result = command(&host, &args.command, timeout, &failures, out).await;
@@ -103,7 +103,7 @@ pub(crate) async fn run(args: McpArgs, out: &Out) -> anyhow::Result<()> {
 
 /// Runs one subcommand against the started servers.
 async fn command(
-    host: &Host,
+    host: &McpHost,
     command: &McpCommand,
     timeout: Option<Duration>,
     failures: &[StartFailure],
@@ -127,7 +127,7 @@ async fn command(
 }
 
 /// Warns of each server that failed to start, and fails when none is running.
-fn require_running(host: &Host, failures: &[StartFailure], out: &Out) -> anyhow::Result<()> {
+fn require_running(host: &McpHost, failures: &[StartFailure], out: &Out) -> anyhow::Result<()> {
     for failure in failures {
         out.note(format!(
             "warning: server {} failed to start: {}",

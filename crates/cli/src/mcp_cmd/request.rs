@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use anyhow::Context as _;
 use serde_json::{Map, Value, json};
-use sidewire_mcp::{CallOptions, Host, ServerState};
+use sidewire_mcp::{McpHost, ServerState, ToolCallOptions};
 
 use super::CONTENT_INDENT;
 use crate::Reported;
@@ -16,7 +16,7 @@ use crate::safe;
 /// `call TOOL ARGS...`: the result's content, and its structured content; a result with
 /// `isError` fails (reported). On a terminal, progress is shown on stderr as it comes.
 pub(super) async fn call(
-    host: &Host,
+    host: &McpHost,
     tool: &str,
     args: &[String],
     timeout: Option<Duration>,
@@ -25,7 +25,7 @@ pub(super) async fn call(
     let known = host.tools().into_iter().map(|t| (t.name, t.tool.name));
     let name = resolve(known, tool, "tool")?;
     let arguments = parse_arguments(args)?;
-    let mut options = CallOptions::new();
+    let mut options = ToolCallOptions::new();
     if let Some(timeout) = timeout {
         options = options.timeout(timeout).max_duration(timeout);
     }
@@ -72,7 +72,7 @@ pub(super) async fn call(
 
 /// `prompt NAME key=value...`: the filled-in messages, each under its role.
 pub(super) async fn prompt(
-    host: &Host,
+    host: &McpHost,
     name: &str,
     args: &[String],
     out: &Out,
@@ -108,7 +108,7 @@ pub(super) async fn prompt(
 }
 
 /// `read URI`: from the server that lists it, or the only running one.
-pub(super) async fn read(host: &Host, uri: &str, out: &Out) -> anyhow::Result<()> {
+pub(super) async fn read(host: &McpHost, uri: &str, out: &Out) -> anyhow::Result<()> {
     let owner = host
         .resources()
         .into_iter()
@@ -144,7 +144,7 @@ pub(super) async fn read(host: &Host, uri: &str, out: &Out) -> anyhow::Result<()
 }
 
 /// `ping`: every running server, with the round trip's time; one failure fails (reported).
-pub(super) async fn ping(host: &Host, out: &Out) -> anyhow::Result<()> {
+pub(super) async fn ping(host: &McpHost, out: &Out) -> anyhow::Result<()> {
     let mut rows = Vec::new();
     let mut failed = false;
     for status in host

@@ -19,7 +19,7 @@ use tokio::time::Instant;
 use super::barrier::{Barrier, Gate};
 use super::{Connection, EVENT_QUEUE, EventItem, HANDSHAKE, Handshake, Plugin, READY, UiState};
 use crate::content::ContentStore;
-use crate::error::{RefusedBy, Stage, StartupFailure};
+use crate::error::{RefusedBy, StartupFailure, StartupStage};
 use crate::launch::{self, LaunchSpec};
 use crate::shared::Shared;
 
@@ -37,7 +37,7 @@ pub(crate) async fn start(
     deadline: Instant,
 ) -> Result<Arc<Connection>, Box<StartupFailure>> {
     let began = Instant::now();
-    let fail = |stage: Stage, failed: Failed, tail: String| {
+    let fail = |stage: StartupStage, failed: Failed, tail: String| {
         Box::new(StartupFailure {
             plugin: plugin.id.clone(),
             stage,
@@ -49,7 +49,7 @@ pub(crate) async fn start(
         })
     };
     let spec = launch::resolve(&plugin.id, &plugin.root, &plugin.version, &plugin.runtime)
-        .map_err(|cause| fail(Stage::Resolve, Failed::other(cause), String::new()))?;
+        .map_err(|cause| fail(StartupStage::Resolve, Failed::other(cause), String::new()))?;
     let Spawned {
         process,
         stdin,
@@ -167,7 +167,7 @@ pub(crate) async fn start(
                 .wait_gone(sidewire_ext_protocol::SHUTDOWN_REAP_WAIT)
                 .await;
             let tail = conn.stderr_tail();
-            Err(fail(Stage::Handshake, failed, tail))
+            Err(fail(StartupStage::Handshake, failed, tail))
         }
     }
 }
@@ -176,7 +176,7 @@ pub(crate) async fn start(
 /// stderr drained into the spec's 16 KiB tail (§13.5), redacted by the host's redactor plus
 /// the manifest `env` secrets. Must be called on a runtime worker (or the thread driving the
 /// runtime), which the death signal follows.
-fn spawn(spec: &LaunchSpec, shared: &Shared) -> Result<Spawned, (Stage, String)> {
+fn spawn(spec: &LaunchSpec, shared: &Shared) -> Result<Spawned, (StartupStage, String)> {
     Command::new(&spec.command)
         .args(&spec.args)
         .envs(spec.env.iter().map(|(name, value)| (name, value)))
@@ -190,7 +190,7 @@ fn spawn(spec: &LaunchSpec, shared: &Shared) -> Result<Spawned, (Stage, String)>
                 other => other.to_string(),
             };
             (
-                Stage::Spawn,
+                StartupStage::Spawn,
                 format!("cannot spawn {}: {why}", spec.command.display()),
             )
         })

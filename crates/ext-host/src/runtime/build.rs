@@ -12,7 +12,7 @@ use tokio::time::Instant;
 
 use crate::Redactor;
 use crate::conn::{self, Connection, Plugin, UiState};
-use crate::error::{Stage, StartupFailure};
+use crate::error::{StartupFailure, StartupStage};
 use crate::generation::Generation;
 use crate::shared::Shared;
 use crate::store::PluginStore;
@@ -64,7 +64,7 @@ fn resolve(store: &PluginStore) -> Result<Resolved, Error> {
         }
         let failure = |cause: String| StartupFailure {
             plugin: installed.id.clone(),
-            stage: Stage::Resolve,
+            stage: StartupStage::Resolve,
             elapsed: std::time::Duration::ZERO,
             reason: None,
             refused_by: None,
@@ -189,7 +189,7 @@ pub(crate) async fn build(
             if now >= budget_end {
                 return Err(Box::new(StartupFailure {
                     plugin: plugin.id.clone(),
-                    stage: Stage::Queued,
+                    stage: StartupStage::Queued,
                     elapsed: std::time::Duration::ZERO,
                     reason: None,
                     refused_by: None,

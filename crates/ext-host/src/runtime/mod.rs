@@ -1,4 +1,4 @@
-//! The embedding application's API: [`Host::boot`] builds the first generation and returns a
+//! The embedding application's API: [`ExtensionHost::boot`] builds the first generation and returns a
 //! [`Runtime`] (intercepts, events, reloads, UI actions, shutdown) and the [`HostEvents`]
 //! stream.
 //!
@@ -37,9 +37,9 @@ pub use self::build::GenerationReport;
 
 /// The entry point: boots the extension runtime for one session.
 #[derive(Debug, Clone, Copy)]
-pub struct Host;
+pub struct ExtensionHost;
 
-impl Host {
+impl ExtensionHost {
     /// Reads the installed-plugin store, checks slots, starts every enabled plugin's sidecar
     /// (at most 4 at once, sharing one 30 s budget) and publishes generation 1. With no enabled
     /// runtime plugin it starts nothing and exchanges no frames.
@@ -97,7 +97,7 @@ impl Host {
     }
 }
 
-/// The number of the generation [`Host::boot`] builds.
+/// The number of the generation [`ExtensionHost::boot`] builds.
 const FIRST_GENERATION: u64 = 1;
 
 #[derive(Default)]

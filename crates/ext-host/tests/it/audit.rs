@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use serde_json::json;
-use sidewire_ext_host::{HostEvent, HostEvents, Outcome, Role, TraceResult};
+use sidewire_ext_host::{HostEvent, HostEvents, Outcome, TraceResult, TraceRole};
 use sidewire_ext_protocol::{Decision, HookPoint, Reason, Verdict};
 
 use crate::support::*;
@@ -176,7 +176,7 @@ pub(crate) async fn a_required_or_slot_owner_override_without_its_record_fails_t
     let failure = err.operation().expect("an operation failure");
     assert_eq!(failure.reason, Some(Reason::Internal));
     let last = failure.trace.last().unwrap();
-    assert_eq!(last.role, Role::SlotOwner);
+    assert_eq!(last.role, TraceRole::SlotOwner);
     assert!(
         matches!(
             last.result,

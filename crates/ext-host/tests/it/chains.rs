@@ -4,7 +4,7 @@
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use sidewire_ext_host::{HostEvent, Role, TraceResult};
+use sidewire_ext_host::{HostEvent, TraceResult, TraceRole};
 use sidewire_ext_protocol::{
     CompactionPreparePayload, ContextPayload, Decision, HookPayload, HookPoint, Reason,
     SessionPayload, SessionPhase, ToolBeforePayload, Verdict,
@@ -46,7 +46,8 @@ pub(crate) async fn members_run_by_priority_then_id_each_seeing_its_predecessor(
         outcome
             .trace
             .iter()
-            .all(|t| t.role == Role::Chain && t.result == TraceResult::Decided(Decision::Replace))
+            .all(|t| t.role == TraceRole::Chain
+                && t.result == TraceResult::Decided(Decision::Replace))
     );
     env.finish(runtime).await;
 }
@@ -369,7 +370,7 @@ pub(crate) async fn host_decision_belongs_to_the_slot_owner() {
     let audit = outcome.audit.unwrap();
     assert_eq!(audit.extension_decision, "replace");
     assert_eq!(audit.plugin, "owner");
-    assert_eq!(outcome.trace[0].role, Role::SlotOwner);
+    assert_eq!(outcome.trace[0].role, TraceRole::SlotOwner);
     env.finish(runtime).await;
 
     let env = Env::new();
@@ -521,12 +522,18 @@ pub(crate) async fn the_slot_owner_runs_after_the_chain_and_its_replace_is_final
         panic!()
     };
     assert_eq!(p.prompt, "from owner");
-    let roles: Vec<(&str, Role)> = outcome
+    let roles: Vec<(&str, TraceRole)> = outcome
         .trace
         .iter()
         .map(|t| (t.plugin.as_str(), t.role))
         .collect();
-    assert_eq!(roles, [("member", Role::Chain), ("owner", Role::SlotOwner)]);
+    assert_eq!(
+        roles,
+        [
+            ("member", TraceRole::Chain),
+            ("owner", TraceRole::SlotOwner)
+        ]
+    );
     env.finish(runtime).await;
     // The owner subscribed to the point too, but is called once, as the strategy, seeing the
     // chain's result.

@@ -3,7 +3,7 @@
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use sidewire_ext_host::{HostEvent, RefusedBy, Stage};
+use sidewire_ext_host::{HostEvent, RefusedBy, StartupStage};
 use sidewire_ext_protocol::{HookPoint, Reason};
 
 use crate::support::*;
@@ -90,7 +90,7 @@ async fn failed_handshake(
     let err = env.boot_with(env.config()).await.unwrap_err();
     let failure = startup(&err).clone();
     assert_eq!(failure.plugin, "bad");
-    assert_eq!(failure.stage, Stage::Handshake);
+    assert_eq!(failure.stage, StartupStage::Handshake);
     env.assert_no_processes();
     (env, failure)
 }
@@ -246,7 +246,7 @@ pub(crate) async fn a_silent_or_exiting_sidecar_fails_startup_with_cause_and_std
     let config = env.config().handshake_timeout(Duration::from_millis(700));
     let err = env.boot_with(config).await.unwrap_err();
     let failure = startup(&err);
-    assert_eq!(failure.stage, Stage::Handshake);
+    assert_eq!(failure.stage, StartupStage::Handshake);
     assert_eq!(failure.cause, "timeout after 700 ms");
     assert_eq!(failure.reason, None);
     assert!(failure.stderr_tail.contains("waiting forever"), "{failure}");
@@ -305,7 +305,7 @@ pub(crate) async fn refused_commands_never_spawn_and_fail_at_resolve() {
         .unwrap();
         let err = env.boot_with(env.config()).await.unwrap_err();
         let failure = startup(&err);
-        assert_eq!(failure.stage, Stage::Resolve, "{command}: {failure}");
+        assert_eq!(failure.stage, StartupStage::Resolve, "{command}: {failure}");
         assert!(!marker.exists(), "{command} was spawned");
         assert!(env.pids().is_empty());
     }
@@ -378,14 +378,20 @@ pub(crate) async fn boots_run_four_at_a_time_within_one_budget() {
     assert!(elapsed < Duration::from_secs(5), "{elapsed:?}");
     let report = runtime.report();
     assert_eq!(report.failed.len(), 6);
-    let stages: Vec<Stage> = report.failed.iter().map(|f| f.stage).collect();
+    let stages: Vec<StartupStage> = report.failed.iter().map(|f| f.stage).collect();
     assert_eq!(
-        stages.iter().filter(|s| **s == Stage::Handshake).count(),
+        stages
+            .iter()
+            .filter(|s| **s == StartupStage::Handshake)
+            .count(),
         4,
         "{stages:?}"
     );
     assert_eq!(
-        stages.iter().filter(|s| **s == Stage::Queued).count(),
+        stages
+            .iter()
+            .filter(|s| **s == StartupStage::Queued)
+            .count(),
         2,
         "{stages:?}"
     );

@@ -4,7 +4,7 @@ use std::pin::Pin;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use sidewire_ext_host::{Error, GenerationReport, HostEvent, Runtime, Stage};
+use sidewire_ext_host::{Error, GenerationReport, HostEvent, Runtime, StartupStage};
 use sidewire_ext_protocol::HookPoint;
 
 use crate::support::*;
@@ -112,7 +112,7 @@ pub(crate) async fn a_failed_reload_leaves_the_old_generation_and_burns_its_numb
         .package();
     let err = within(WAIT, "reload", runtime.reload()).await.unwrap_err();
     let failure = err.startup().unwrap_or_else(|| panic!("{err}"));
-    assert_eq!(failure.stage, Stage::Resolve, "{failure}");
+    assert_eq!(failure.stage, StartupStage::Resolve, "{failure}");
     assert_eq!(runtime.generation(), 1);
     env.plugin("keeper")
         .intercepts(&["input.receive"])
@@ -241,7 +241,11 @@ pub(crate) async fn ui_calls_of_staged_sidecars_wait_for_the_swap() {
         .script("initialize", json!("never"))
         .install();
     let err = within(WAIT, "reload", runtime.reload()).await.unwrap_err();
-    assert_eq!(err.startup().unwrap().stage, Stage::Handshake, "{err}");
+    assert_eq!(
+        err.startup().unwrap().stage,
+        StartupStage::Handshake,
+        "{err}"
+    );
     let answer = || -> Option<Value> {
         recorded(&env, "fresh.jsonl")
             .into_iter()

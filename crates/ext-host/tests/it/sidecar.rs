@@ -344,7 +344,7 @@ fn host() -> ExitCode {
         .expect("a runtime");
     runtime.block_on(async {
         let config = sidewire_ext_host::HostConfig::new(&state, "s-host", &state);
-        let (host, _events) = sidewire_ext_host::Host::boot(config)
+        let (host, _events) = sidewire_ext_host::ExtensionHost::boot(config)
             .await
             .expect("the host boots");
         let payload =
@@ -376,7 +376,7 @@ fn idle_host() -> ExitCode {
         .expect("a runtime");
     runtime.block_on(async {
         let config = sidewire_ext_host::HostConfig::new(&state, "s-idle-host", &state);
-        let (_host, _events) = sidewire_ext_host::Host::boot(config)
+        let (_host, _events) = sidewire_ext_host::ExtensionHost::boot(config)
             .await
             .expect("the host boots");
         let _ = writeln!(std::io::stdout(), "booted");

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use sidewire_ext_host::{
-    Host, HostConfig, HostEvent, HostEvents, InstallOptions, PluginStore, Runtime,
+    ExtensionHost, HostConfig, HostEvent, HostEvents, InstallOptions, PluginStore, Runtime,
 };
 use sidewire_ext_protocol::{HookPayload, InputPayload, PermissionPayload, Verdict};
 
@@ -95,7 +95,7 @@ impl Env {
         &self,
         config: HostConfig,
     ) -> Result<(Runtime, HostEvents), sidewire_ext_host::Error> {
-        within(Duration::from_secs(60), "boot", Host::boot(config)).await
+        within(Duration::from_secs(60), "boot", ExtensionHost::boot(config)).await
     }
 
     /// Every pid a sidecar of this test recorded.

@@ -89,7 +89,7 @@ fn ui_needs_the_capability() {
 
 #[test]
 fn registration_mistakes_are_collected() {
-    let ok = |_: Host, _: UiActionParams| async {
+    let ok = |_: HostHandle, _: UiActionParams| async {
         Ok(UiActionResult {
             accepted: true,
             message: String::new(),

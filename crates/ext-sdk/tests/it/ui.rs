@@ -4,7 +4,7 @@ use serde_json::{Value, json};
 use sidewire_ext_protocol::{
     CardAction, CardPayload, FRAME_BYTES, Reason, StatusPayload, UiActionResult, UiSubmitResult,
 };
-use sidewire_ext_sdk::{Error, Extension, Host, samples};
+use sidewire_ext_sdk::{Error, Extension, HostHandle, samples};
 use tokio::sync::mpsc;
 
 use crate::support::{Sidecar, assert_error, within};
@@ -14,7 +14,7 @@ type Report = mpsc::UnboundedSender<Result<Value, Error>>;
 /// An extension whose action `go` runs `body` and reports what it returned.
 fn acting<F, Fut>(body: F) -> (Extension, mpsc::UnboundedReceiver<Result<Value, Error>>)
 where
-    F: Fn(Host) -> Fut + Send + Sync + Clone + 'static,
+    F: Fn(HostHandle) -> Fut + Send + Sync + Clone + 'static,
     Fut: std::future::Future<Output = Result<Value, Error>> + Send + 'static,
 {
     let (tx, rx): (Report, _) = mpsc::unbounded_channel();

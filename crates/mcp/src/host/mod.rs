@@ -1,10 +1,10 @@
-//! [`Host`]: many MCP servers behind one set of namespaced tools, prompts and resources.
+//! [`McpHost`]: many MCP servers behind one set of namespaced tools, prompts and resources.
 //!
 //! Servers start in parallel (at most [`MAX_PARALLEL_STARTS`] at once, each within its own
 //! startup timeout, counted from when its turn comes); a failure is recorded with its stage,
 //! elapsed time, exit status and stderr tail, and either ends an all-or-nothing start or is
 //! kept beside the servers that did start. Servers can be added and removed while others run.
-//! Every connection's driver runs inside the one [`HostDriver`] the caller spawns: the host
+//! Every connection's driver runs inside the one [`McpHostDriver`] the caller spawns: the host
 //! itself never spawns.
 //!
 //! The host holds its lock only for bookkeeping, never across a call, so status queries never
@@ -37,8 +37,8 @@ use crate::protocol::methods::{ListPrompts, ListTools};
 use crate::protocol::session::Cached;
 use crate::sync::lock;
 use crate::{
-    CallOptions, CallToolResult, Client, ClientDriver, Error, GetPromptResult, ReadResourceResult,
-    ServerSpec, Stage,
+    CallToolResult, Client, ClientDriver, Error, GetPromptResult, ReadResourceResult, ServerSpec,
+    Stage, ToolCallOptions,
 };
 
 /// How many servers start at once.
@@ -46,10 +46,10 @@ pub const MAX_PARALLEL_STARTS: usize = 8;
 
 /// Runs many MCP servers. Cheap to clone; every clone is the same host.
 ///
-/// Dropping the last clone kills every server at once; [`shutdown`](Host::shutdown) is the
+/// Dropping the last clone kills every server at once; [`shutdown`](McpHost::shutdown) is the
 /// graceful way.
 #[derive(Clone)]
-pub struct Host {
+pub struct McpHost {
     inner: Arc<HostInner>,
 }
 
@@ -76,17 +76,17 @@ struct Running {
     startup: Duration,
 }
 
-/// Runs the connections of a [`Host`]. Spawn it before starting servers. It ends after
-/// [`Host::shutdown`] (or when every `Host` clone is gone) once every connection has wound
+/// Runs the connections of a [`McpHost`]. Spawn it before starting servers. It ends after
+/// [`McpHost::shutdown`] (or when every `McpHost` clone is gone) once every connection has wound
 /// down.
 #[must_use = "the host's servers do nothing unless its driver is polled"]
-pub struct HostDriver {
+pub struct McpHostDriver {
     incoming: mpsc::UnboundedReceiver<ClientDriver>,
     incoming_done: bool,
     running: FuturesUnordered<ClientDriver>,
 }
 
-impl Future for HostDriver {
+impl Future for McpHostDriver {
     type Output = ();
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
@@ -107,19 +107,19 @@ impl Future for HostDriver {
     }
 }
 
-impl fmt::Debug for HostDriver {
+impl fmt::Debug for McpHostDriver {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("HostDriver")
+        f.debug_struct("McpHostDriver")
             .field("connections", &self.running.len())
             .field("accepting", &!self.incoming_done)
             .finish()
     }
 }
 
-impl fmt::Debug for Host {
+impl fmt::Debug for McpHost {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let state = lock(&self.inner.state);
-        f.debug_struct("Host")
+        f.debug_struct("McpHost")
             .field("running", &state.running.keys().collect::<Vec<_>>())
             .field("starting", &state.starting)
             .field("failed", &state.failures.keys().collect::<Vec<_>>())
@@ -127,12 +127,12 @@ impl fmt::Debug for Host {
     }
 }
 
-impl Host {
+impl McpHost {
     /// A host with no servers, whose servers' requests (sampling, elicitation) and
     /// notifications go to `handler`; and its driver, to spawn.
-    pub fn new(handler: impl ClientHandler) -> (Host, HostDriver) {
+    pub fn new(handler: impl ClientHandler) -> (McpHost, McpHostDriver) {
         let (sender, incoming) = mpsc::unbounded_channel();
-        let host = Host {
+        let host = McpHost {
             inner: Arc::new(HostInner {
                 handler: handler::share(handler),
                 state: Mutex::new(State::default()),
@@ -142,7 +142,7 @@ impl Host {
                 shutdown: OnceCell::new(),
             }),
         };
-        let driver = HostDriver {
+        let driver = McpHostDriver {
             incoming,
             incoming_done: false,
             running: FuturesUnordered::new(),
@@ -151,7 +151,7 @@ impl Host {
     }
 
     /// Starts servers in parallel and keeps the ones that start; returns the failures (also
-    /// kept in [`status`](Host::status) until that name starts or is removed).
+    /// kept in [`status`](McpHost::status) until that name starts or is removed).
     ///
     /// # Cancel safety
     ///
@@ -170,7 +170,7 @@ impl Host {
 
     /// Starts servers in parallel, all or nothing: if any fails, the ones this call started
     /// are closed again and the error lists every failure (the failures are also kept in
-    /// [`status`](Host::status)).
+    /// [`status`](McpHost::status)).
     ///
     /// # Errors
     ///
@@ -331,7 +331,7 @@ impl Host {
         &self,
         name: &str,
         arguments: Value,
-        options: CallOptions,
+        options: ToolCallOptions,
     ) -> Result<CallToolResult, Error> {
         let tool = self
             .tools()

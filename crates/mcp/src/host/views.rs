@@ -1,4 +1,4 @@
-//! The plain data a [`Host`](crate::Host) hands out: namespaced tools and prompts, resources
+//! The plain data a [`McpHost`](crate::McpHost) hands out: namespaced tools and prompts, resources
 //! with their server, status entries and startup failures. Snapshots, not live views.
 
 use std::time::Duration;
@@ -140,7 +140,7 @@ pub enum ServerState {
     Failed,
 }
 
-/// One server's entry in [`Host::status`](crate::Host::status).
+/// One server's entry in [`McpHost::status`](crate::McpHost::status).
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct ServerStatus {

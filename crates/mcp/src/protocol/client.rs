@@ -1,9 +1,9 @@
 //! [`Client`]: one connection to one MCP server, and its [`ClientDriver`].
 //!
 //! Connecting opens the transport, runs the `initialize` handshake (offering
-//! [`PROTOCOL_VERSION`], accepting the older versions in [`SUPPORTED_PROTOCOL_VERSIONS`]) while
+//! [`LATEST_PROTOCOL_VERSION`], accepting the older versions in [`SUPPORTED_PROTOCOL_VERSIONS`]) while
 //! polling the driver itself, sends `notifications/initialized`, and hands the driver back for
-//! the caller to run. It does not keep a registry of servers (that is [`crate::Host`]) and does
+//! the caller to run. It does not keep a registry of servers (that is [`crate::McpHost`]) and does
 //! not reconnect.
 
 use std::collections::BTreeMap;
@@ -16,7 +16,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use serde_json::{Map, Value, json};
-use sidewire_jsonrpc::{CallOptions as RpcOptions, Config, Peer, Profile, Request};
+use sidewire_jsonrpc::{CallOptions, Config, Peer, Profile, Request};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{Notify, oneshot};
 use tokio::time::Instant;
@@ -31,11 +31,11 @@ use crate::protocol::methods::{
     ListResources, ListTools, Ping, ProgressMeta, ReadResource, SetLevel, SetLevelParams,
     Subscribe, Unsubscribe, UriParams,
 };
-use crate::protocol::options::{CallOptions, ClientStats};
+use crate::protocol::options::{ClientStats, ToolCallOptions};
 use crate::protocol::session::{self, Cached, McpHooks, ProgressSlot, Shared};
 use crate::protocol::types::{
     CallToolResult, Completion, CompletionRef, GetPromptResult, Implementation, InitializeParams,
-    InitializeResult, LogLevel, PROTOCOL_VERSION, Prompt, ReadResourceResult, Resource,
+    InitializeResult, LATEST_PROTOCOL_VERSION, LogLevel, Prompt, ReadResourceResult, Resource,
     ResourceTemplate, SUPPORTED_PROTOCOL_VERSIONS, ServerCapabilities, Tool,
 };
 use crate::sync::lock;
@@ -265,7 +265,7 @@ impl Client {
     async fn initialize(&self, deadline: Instant) -> Result<(), Error> {
         let shared = &self.inner.shared;
         let params = InitializeParams {
-            protocol_version: PROTOCOL_VERSION.to_owned(),
+            protocol_version: LATEST_PROTOCOL_VERSION.to_owned(),
             capabilities: client_capabilities(&shared.spec, shared.handler.as_ref()),
             client_info: Implementation::new("sidewire", env!("CARGO_PKG_VERSION")),
         };
@@ -273,13 +273,13 @@ impl Client {
         let result = self
             .inner
             .peer
-            .request_with::<Initialize>(&params, RpcOptions::timeout(timeout))
+            .request_with::<Initialize>(&params, CallOptions::timeout(timeout))
             .await
             .map_err(|err| shared.rpc_error(Initialize::METHOD, err))?;
         if !SUPPORTED_PROTOCOL_VERSIONS.contains(&result.protocol_version.as_str()) {
             return Err(Error::new(Kind::Incompatible {
                 got: result.protocol_version,
-                offered: PROTOCOL_VERSION,
+                offered: LATEST_PROTOCOL_VERSION,
                 supported: SUPPORTED_PROTOCOL_VERSIONS.join(", "),
             }));
         }
@@ -392,7 +392,7 @@ impl Client {
         match self
             .inner
             .peer
-            .request_with::<R>(params, RpcOptions::timeout(timeout))
+            .request_with::<R>(params, CallOptions::timeout(timeout))
             .await
         {
             Ok(result) => Ok(result),
@@ -533,7 +533,7 @@ impl Client {
         &self,
         name: &str,
         arguments: Value,
-        options: CallOptions,
+        options: ToolCallOptions,
     ) -> Result<CallToolResult, Error> {
         let shared = &self.inner.shared;
         let idle = options
@@ -565,7 +565,7 @@ impl Client {
         let call = self
             .inner
             .peer
-            .call(CallTool::METHOD, Some(&params), RpcOptions::timeout(cap));
+            .call(CallTool::METHOD, Some(&params), CallOptions::timeout(cap));
         let idle_timer = async {
             // Each progress report stores a permit if nobody waits, so none is lost between
             // iterations.

@@ -1,4 +1,4 @@
-//! Per-call options ([`CallOptions`]) and connection counters ([`ClientStats`]).
+//! Per-call options ([`ToolCallOptions`]) and connection counters ([`ClientStats`]).
 
 use std::fmt;
 use std::sync::Arc;
@@ -9,16 +9,16 @@ use crate::protocol::types::Progress;
 
 /// Options for one call.
 #[derive(Clone, Default)]
-pub struct CallOptions {
+pub struct ToolCallOptions {
     pub(crate) timeout: Option<Duration>,
     pub(crate) max_duration: Option<Duration>,
     pub(crate) progress: Option<ProgressFn>,
 }
 
-impl CallOptions {
+impl ToolCallOptions {
     /// Options that change nothing.
     pub fn new() -> Self {
-        CallOptions::default()
+        ToolCallOptions::default()
     }
 
     /// This call's timeout (for tools/call: the idle timeout, restarted by each progress
@@ -41,9 +41,9 @@ impl CallOptions {
     }
 }
 
-impl fmt::Debug for CallOptions {
+impl fmt::Debug for ToolCallOptions {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("CallOptions")
+        f.debug_struct("ToolCallOptions")
             .field("timeout", &self.timeout)
             .field("max_duration", &self.max_duration)
             .field("progress", &self.progress.is_some())

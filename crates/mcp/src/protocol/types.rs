@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 /// The protocol version this client offers.
-pub const PROTOCOL_VERSION: &str = "2025-11-25";
+pub const LATEST_PROTOCOL_VERSION: &str = "2025-11-25";
 
 /// Every version this client accepts as a server's answer, newest first.
 pub const SUPPORTED_PROTOCOL_VERSIONS: &[&str] =
@@ -368,7 +368,7 @@ pub struct PromptArgument {
 /// Who speaks a message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Role {
+pub enum MessageRole {
     /// The user.
     User,
     /// The assistant.
@@ -380,14 +380,14 @@ pub enum Role {
 #[non_exhaustive]
 pub struct PromptMessage {
     /// The speaker.
-    pub role: Role,
+    pub role: MessageRole,
     /// The content.
     pub content: Content,
 }
 
 impl PromptMessage {
     /// A message (for mock servers and tests).
-    pub fn new(role: Role, content: Content) -> Self {
+    pub fn new(role: MessageRole, content: Content) -> Self {
         PromptMessage { role, content }
     }
 }
@@ -576,7 +576,7 @@ pub enum SamplingContent {
 #[non_exhaustive]
 pub struct SamplingMessage {
     /// The speaker.
-    pub role: Role,
+    pub role: MessageRole,
     /// The content.
     pub content: SamplingContent,
 }
@@ -614,7 +614,7 @@ pub struct CreateMessageParams {
 #[non_exhaustive]
 pub struct CreateMessageResult {
     /// The speaker (normally the assistant).
-    pub role: Role,
+    pub role: MessageRole,
     /// What the model said.
     pub content: Content,
     /// Which model said it.
@@ -628,7 +628,7 @@ impl CreateMessageResult {
     /// An assistant text answer from `model` that ended its turn.
     pub fn text(model: &str, text: impl Into<String>) -> Self {
         CreateMessageResult {
-            role: Role::Assistant,
+            role: MessageRole::Assistant,
             content: Content::text(text),
             model: model.to_owned(),
             stop_reason: Some("endTurn".to_owned()),

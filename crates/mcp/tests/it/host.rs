@@ -5,14 +5,15 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use sidewire_mcp::{
-    CallOptions, Host, HostDriver, NoHandler, ServerSpec, ServerState, Stage, is_valid_name,
+    McpHost, McpHostDriver, NoHandler, ServerSpec, ServerState, Stage, ToolCallOptions,
+    is_valid_name,
 };
 use tokio::task::JoinHandle;
 
 use crate::support::*;
 
-fn host() -> (Host, JoinHandle<()>) {
-    let (host, driver): (Host, HostDriver) = Host::new(NoHandler);
+fn host() -> (McpHost, JoinHandle<()>) {
+    let (host, driver): (McpHost, McpHostDriver) = McpHost::new(NoHandler);
     (host, tokio::spawn(driver))
 }
 
@@ -142,13 +143,13 @@ async fn tools_are_namespaced_uniquely_and_callable() {
         .call_tool(
             &dotted.name,
             json!({"message": "via the host"}),
-            CallOptions::new(),
+            ToolCallOptions::new(),
         )
         .await
         .unwrap();
     assert_eq!(result.joined_text(), "via the host");
     let err = host
-        .call_tool("mcp__nope__echo", json!({}), CallOptions::new())
+        .call_tool("mcp__nope__echo", json!({}), ToolCallOptions::new())
         .await
         .unwrap_err();
     assert!(err.is_not_found());

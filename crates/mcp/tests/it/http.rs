@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use http::Method;
 use serde_json::json;
-use sidewire_mcp::{CallOptions, Client, NoHandler, ServerSpec, Stage};
+use sidewire_mcp::{Client, NoHandler, ServerSpec, Stage, ToolCallOptions};
 
 use crate::http_mock::{Mock, answer, json_response, sse, status};
 use crate::support::*;
@@ -24,7 +24,7 @@ async fn echo(client: &Client, message: &str) -> Result<String, sidewire_mcp::Er
     let args = json!({ "message": message });
     within(
         "tools/call",
-        client.call_tool("echo", args, CallOptions::new()),
+        client.call_tool("echo", args, ToolCallOptions::new()),
     )
     .await
     .map(|result| result.joined_text())

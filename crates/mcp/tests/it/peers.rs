@@ -14,8 +14,8 @@ use std::time::Duration;
 
 use serde_json::{Map, json};
 use sidewire_mcp::{
-    CallOptions, Client, ClientHandler, CreateMessageParams, CreateMessageResult, ElicitParams,
-    ElicitResult, ErrorObject, LogLevel, Root, ServerSpec,
+    Client, ClientHandler, CreateMessageParams, CreateMessageResult, ElicitParams, ElicitResult,
+    ErrorObject, LogLevel, Root, ServerSpec, ToolCallOptions,
 };
 
 use crate::support::*;
@@ -106,7 +106,7 @@ pub(crate) async fn connect(spec: &ServerSpec, handler: Handler) -> Client {
 }
 
 pub(crate) async fn call(client: &Client, tool: &str, args: serde_json::Value) -> String {
-    let result = within(tool, client.call_tool(tool, args, CallOptions::new()))
+    let result = within(tool, client.call_tool(tool, args, ToolCallOptions::new()))
         .await
         .unwrap_or_else(|err| panic!("{tool} failed: {err}"));
     assert!(!result.is_error, "{tool}: {result:?}");
@@ -149,7 +149,7 @@ async fn server_everything_over_stdio() {
     // Progress from a long-running tool, through the callback.
     let reports = Arc::new(Mutex::new(Vec::new()));
     let sink = Arc::clone(&reports);
-    let options = CallOptions::new()
+    let options = ToolCallOptions::new()
         .timeout(Duration::from_secs(5))
         .on_progress(move |p| lock(&sink).push(p.progress));
     let done = within(
@@ -251,19 +251,19 @@ async fn python_sdk_server_over_stdio() {
         "echo: hi"
     );
     let add = client
-        .call_tool("add", json!({"a": 1, "b": 1}), CallOptions::new())
+        .call_tool("add", json!({"a": 1, "b": 1}), ToolCallOptions::new())
         .await
         .unwrap();
     assert_eq!(add.structured_content, Some(json!({"result": 2})));
     let bad = client
-        .call_tool("add", json!({"a": "x"}), CallOptions::new())
+        .call_tool("add", json!({"a": "x"}), ToolCallOptions::new())
         .await
         .unwrap();
     assert!(bad.is_error, "{bad:?}");
 
     let reports = Arc::new(Mutex::new(Vec::new()));
     let sink = Arc::clone(&reports);
-    let options = CallOptions::new()
+    let options = ToolCallOptions::new()
         .timeout(Duration::from_secs(5))
         .on_progress(move |p| lock(&sink).push((p.progress, p.total, p.message)));
     let slow = within(

@@ -7,9 +7,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Map, Value, json};
 use sidewire_mcp::{
-    CallOptions, ClientHandler, CompletionRef, Content, CreateMessageParams, CreateMessageResult,
-    ElicitParams, ElicitResult, ErrorObject, LogLevel, LogMessage, NoHandler, Root, ServerSpec,
-    Stage,
+    ClientHandler, CompletionRef, Content, CreateMessageParams, CreateMessageResult, ElicitParams,
+    ElicitResult, ErrorObject, LogLevel, LogMessage, NoHandler, Root, ServerSpec, Stage,
+    ToolCallOptions,
 };
 
 use crate::support::*;
@@ -134,7 +134,7 @@ async fn an_endless_cursor_stops_at_the_page_cap() {
 async fn every_content_kind_and_is_error_come_through() {
     let (client, _mock) = mock(spec(), NoHandler).await;
     let result = client
-        .call_tool("content", json!({}), CallOptions::new())
+        .call_tool("content", json!({}), ToolCallOptions::new())
         .await
         .unwrap();
     assert!(result.is_error);
@@ -146,12 +146,12 @@ async fn every_content_kind_and_is_error_come_through() {
     assert!(matches!(result.content[3], Content::ResourceLink(_)));
     assert!(matches!(result.content[4], Content::Resource { .. }));
     let echo = client
-        .call_tool("echo", json!({"message": "hi"}), CallOptions::new())
+        .call_tool("echo", json!({"message": "hi"}), ToolCallOptions::new())
         .await
         .unwrap();
     assert_eq!(echo.joined_text(), "hi");
     let err = client
-        .call_tool("nope", Value::Null, CallOptions::new())
+        .call_tool("nope", Value::Null, ToolCallOptions::new())
         .await
         .unwrap_err();
     assert!(
@@ -165,7 +165,7 @@ async fn every_tools_call_carries_a_fresh_progress_token() {
     let (client, mock) = mock(spec(), NoHandler).await;
     for _ in 0..2 {
         client
-            .call_tool("echo", json!({"message": "x"}), CallOptions::new())
+            .call_tool("echo", json!({"message": "x"}), ToolCallOptions::new())
             .await
             .unwrap();
     }
@@ -187,8 +187,8 @@ async fn progress_reaches_the_callback_and_keeps_a_long_call_alive() {
     let (client, _mock) = mock(spec().call_timeout(Duration::from_millis(500)), NoHandler).await;
     let seen = Arc::new(Mutex::new(Vec::new()));
     let sink = Arc::clone(&seen);
-    let options =
-        CallOptions::new().on_progress(move |p| lock(&sink).push((p.progress, p.total, p.message)));
+    let options = ToolCallOptions::new()
+        .on_progress(move |p| lock(&sink).push((p.progress, p.total, p.message)));
     let started = Instant::now();
     let result = within(
         "a call kept alive by progress",
@@ -206,7 +206,7 @@ async fn progress_reaches_the_callback_and_keeps_a_long_call_alive() {
 #[tokio::test]
 async fn a_silent_call_times_out_idle_and_the_server_is_told() {
     let (client, mock) = mock(spec(), NoHandler).await;
-    let options = CallOptions::new().timeout(Duration::from_millis(200));
+    let options = ToolCallOptions::new().timeout(Duration::from_millis(200));
     let err = client
         .call_tool("sleep", json!({"ms": 5000}), options)
         .await
@@ -228,7 +228,7 @@ async fn progress_cannot_extend_a_call_past_its_absolute_cap() {
     let (client, mock) = mock(spec(), NoHandler).await;
     // A report every 50 ms keeps the 400 ms idle timer from firing; the 1 s cap still ends
     // a call that would otherwise take 2.5 s.
-    let options = CallOptions::new()
+    let options = ToolCallOptions::new()
         .timeout(Duration::from_millis(400))
         .max_duration(Duration::from_secs(1));
     let started = Instant::now();
@@ -258,14 +258,14 @@ async fn a_per_tool_timeout_applies() {
     let (client, _mock) = mock(spec, NoHandler).await;
     let started = Instant::now();
     let err = client
-        .call_tool("hang", json!({}), CallOptions::new())
+        .call_tool("hang", json!({}), ToolCallOptions::new())
         .await
         .unwrap_err();
     assert!(err.is_timeout());
     assert!(started.elapsed() < Duration::from_secs(2));
     // Other tools keep the server's timeout.
     client
-        .call_tool("sleep", json!({"ms": 200}), CallOptions::new())
+        .call_tool("sleep", json!({"ms": 200}), ToolCallOptions::new())
         .await
         .unwrap();
 }
@@ -273,7 +273,7 @@ async fn a_per_tool_timeout_applies() {
 #[tokio::test]
 async fn dropping_a_call_cancels_it_on_the_server() {
     let (client, mock) = mock(spec(), NoHandler).await;
-    let call = client.call_tool("hang", json!({}), CallOptions::new());
+    let call = client.call_tool("hang", json!({}), ToolCallOptions::new());
     let outcome = tokio::time::timeout(Duration::from_millis(100), call).await;
     assert!(outcome.is_err(), "the call should still be running");
     eventually("notifications/cancelled", || {
@@ -308,7 +308,7 @@ async fn a_hanging_initialize_times_out_and_is_never_cancelled() {
 async fn a_hung_server_fails_calls_by_timeout_and_closes_in_bounded_time() {
     let (client, _mock) = mock(spec().call_timeout(Duration::from_millis(200)), NoHandler).await;
     let err = client
-        .call_tool("hang", json!({}), CallOptions::new())
+        .call_tool("hang", json!({}), ToolCallOptions::new())
         .await
         .unwrap_err();
     assert!(err.is_timeout());
@@ -382,7 +382,7 @@ async fn sampling_and_elicitation_go_through_the_handler_with_defaults_filled() 
     );
     let result = within(
         "ask",
-        client.call_tool("ask", json!({}), CallOptions::new()),
+        client.call_tool("ask", json!({}), ToolCallOptions::new()),
     )
     .await
     .unwrap();
@@ -401,7 +401,7 @@ async fn without_a_handler_sampling_and_elicitation_are_method_not_found() {
     let (client, mock) = mock(spec(), NoHandler).await;
     assert_eq!(lock(&mock.state.requests)[0].2["capabilities"], json!({}));
     let result = client
-        .call_tool("ask", json!({}), CallOptions::new())
+        .call_tool("ask", json!({}), ToolCallOptions::new())
         .await
         .unwrap();
     let structured = result.structured_content.unwrap();
@@ -511,7 +511,7 @@ async fn prompts_resources_completion_and_ping() {
 async fn calls_overlap_freely() {
     let (client, mock) = mock(spec(), NoHandler).await;
     let calls: Vec<_> = (0..16)
-        .map(|_| client.call_tool("sleep", json!({"ms": 300}), CallOptions::new()))
+        .map(|_| client.call_tool("sleep", json!({"ms": 300}), ToolCallOptions::new()))
         .collect();
     let started = Instant::now();
     let results = within(

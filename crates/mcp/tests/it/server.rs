@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::json;
 use sidewire_mcp::server::Server;
-use sidewire_mcp::{CallOptions, CallToolResult, Client, NoHandler, ServerSpec};
+use sidewire_mcp::{CallToolResult, Client, NoHandler, ServerSpec, ToolCallOptions};
 
 use crate::support::within;
 
@@ -39,7 +39,7 @@ async fn the_test_server_lists_and_runs_its_tools_with_progress() {
     assert_eq!(names, ["echo"]);
     let seen = Arc::new(Mutex::new(Vec::new()));
     let progress = Arc::clone(&seen);
-    let options = CallOptions::new().on_progress(move |report| {
+    let options = ToolCallOptions::new().on_progress(move |report| {
         progress.lock().unwrap().push(report.progress);
     });
     let result = within(
@@ -56,7 +56,7 @@ async fn the_test_server_lists_and_runs_its_tools_with_progress() {
     );
     let unknown = within(
         "tools/call",
-        client.call_tool("missing", json!({}), CallOptions::new()),
+        client.call_tool("missing", json!({}), ToolCallOptions::new()),
     )
     .await;
     let err = unknown.expect_err("an unknown tool is refused");

@@ -5,7 +5,7 @@
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use sidewire_mcp::{CallOptions, Client, NoHandler, ServerSpec, Stage};
+use sidewire_mcp::{Client, NoHandler, ServerSpec, Stage, ToolCallOptions};
 
 use crate::support::*;
 
@@ -19,7 +19,7 @@ async fn connect(spec: ServerSpec) -> Client {
 
 async fn pids(client: &Client) -> (u32, Option<u32>) {
     let result = client
-        .call_tool("pids", json!({}), CallOptions::new())
+        .call_tool("pids", json!({}), ToolCallOptions::new())
         .await
         .unwrap();
     let pids: Value = serde_json::from_str(&result.joined_text()).unwrap();
@@ -36,7 +36,7 @@ async fn round_trip_over_a_real_process() {
     let tools = client.list_tools().await.unwrap();
     assert!(tools.iter().any(|t| t.name == "echo"));
     let result = client
-        .call_tool("echo", json!({"message": "hi"}), CallOptions::new())
+        .call_tool("echo", json!({"message": "hi"}), ToolCallOptions::new())
         .await
         .unwrap();
     assert_eq!(result.joined_text(), "hi");
@@ -54,7 +54,7 @@ async fn round_trip_over_a_real_process() {
 async fn non_json_stdout_lines_are_skipped_and_counted() {
     let client = connect(fake_spec("fake").env("FAKE_BANNER", "1")).await;
     let result = client
-        .call_tool("spam", json!({}), CallOptions::new())
+        .call_tool("spam", json!({}), ToolCallOptions::new())
         .await
         .unwrap();
     assert_eq!(result.joined_text(), "after spam");
@@ -68,17 +68,21 @@ async fn non_json_stdout_lines_are_skipped_and_counted() {
 async fn an_oversized_answer_fails_its_call_and_the_connection_lives() {
     let client = connect(fake_spec("fake").max_message_bytes(64 * 1024)).await;
     let err = client
-        .call_tool("big", json!({"bytes": 1_000_000}), CallOptions::new())
+        .call_tool("big", json!({"bytes": 1_000_000}), ToolCallOptions::new())
         .await
         .unwrap_err();
     assert!(err.is_too_large(), "{err:?}");
     let ok = client
-        .call_tool("big", json!({"bytes": 1000}), CallOptions::new())
+        .call_tool("big", json!({"bytes": 1000}), ToolCallOptions::new())
         .await
         .unwrap();
     assert_eq!(ok.joined_text().len(), 1000);
     let echo = client
-        .call_tool("echo", json!({"message": "still here"}), CallOptions::new())
+        .call_tool(
+            "echo",
+            json!({"message": "still here"}),
+            ToolCallOptions::new(),
+        )
         .await
         .unwrap();
     assert_eq!(echo.joined_text(), "still here");
@@ -91,7 +95,7 @@ async fn a_server_dying_mid_call_fails_it_with_exit_status_and_redacted_stderr()
     let pid = client.pid().unwrap();
     let err = within(
         "the failed call",
-        client.call_tool("die", json!({}), CallOptions::new()),
+        client.call_tool("die", json!({}), ToolCallOptions::new()),
     )
     .await
     .unwrap_err();
@@ -119,7 +123,7 @@ async fn a_server_dying_mid_call_fails_it_with_exit_status_and_redacted_stderr()
 async fn an_exit_mid_call_fails_the_call_promptly_while_a_setsid_daemon_holds_stdout() {
     let client = connect(fake_spec("fake").env("FAKE_DAEMON", "1")).await;
     let pids = client
-        .call_tool("pids", json!({}), CallOptions::new())
+        .call_tool("pids", json!({}), ToolCallOptions::new())
         .await
         .unwrap();
     let pids: Value = serde_json::from_str(&pids.joined_text()).unwrap();
@@ -141,7 +145,7 @@ async fn an_exit_mid_call_fails_the_call_promptly_while_a_setsid_daemon_holds_st
     // call. Before, it waited for the idle timeout (300 s).
     let err = within(
         "the failed call",
-        client.call_tool("die", json!({}), CallOptions::new()),
+        client.call_tool("die", json!({}), ToolCallOptions::new()),
     )
     .await
     .unwrap_err();
@@ -212,7 +216,7 @@ async fn env_dir_and_low_priority_reach_the_child() {
         let client = client.clone();
         async move {
             client
-                .call_tool(name, args, CallOptions::new())
+                .call_tool(name, args, ToolCallOptions::new())
                 .await
                 .unwrap()
                 .joined_text()
@@ -445,7 +449,7 @@ async fn login_shell_checks(dir: &std::path::Path) {
     ))
     .await;
     let path = client
-        .call_tool("env", json!({"name": "PATH"}), CallOptions::new())
+        .call_tool("env", json!({"name": "PATH"}), ToolCallOptions::new())
         .await
         .unwrap()
         .joined_text();
