@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::value::to_raw_value;
 use sidewire_ext_protocol::{
-    Caller, Decision, HookPayload, HookPoint, InterceptResult, Reason, Verdict,
+    Caller, DecisionKind, HookPayload, HookPoint, InterceptResult, Reason, Verdict,
 };
 
 use crate::Error;
@@ -37,7 +37,7 @@ pub enum TraceRole {
 #[non_exhaustive]
 pub enum TraceResult {
     /// It answered with a legal decision that was applied.
-    Decided(Decision),
+    Decided(DecisionKind),
     /// It failed: a timeout, an error answer, a crash, an undecodable result or a violation.
     Failed {
         /// The reason.
@@ -51,7 +51,7 @@ pub enum TraceResult {
     /// the member's failure; for the slot owner it fails the operation.
     Unaudited {
         /// The decision that was not applied.
-        decision: Decision,
+        decision: DecisionKind,
         /// Why the record could not be written.
         message: String,
     },
@@ -330,7 +330,9 @@ async fn strategy(
     };
     // Strategy calls are always required (§7.7).
     let (result, reason, message) = match failure {
-        StrategyFailure::Blocked(message) => (TraceResult::Decided(Decision::Block), None, message),
+        StrategyFailure::Blocked(message) => {
+            (TraceResult::Decided(DecisionKind::Block), None, message)
+        }
         StrategyFailure::Failed(CallError { reason, message }) => {
             let result = TraceResult::Failed {
                 reason,
@@ -374,7 +376,7 @@ fn unaudited(
     outcome: &mut Outcome,
     conn: &Connection,
     role: TraceRole,
-    decision: Decision,
+    decision: DecisionKind,
     message: &str,
     started: Instant,
 ) {
@@ -430,15 +432,15 @@ fn chain_step(
         ));
     }
     match result.decision {
-        Decision::Continue => Ok(Step::Next),
-        Decision::Block => {
+        DecisionKind::Continue => Ok(Step::Next),
+        DecisionKind::Block => {
             outcome.blocked = Some(Blocked {
                 plugin: member.plugin.id.clone(),
                 reason: shared.redact(&result.reason),
             });
             Ok(Step::Stop)
         }
-        Decision::Replace => {
+        DecisionKind::Replace => {
             let replacement = result.replacement.unwrap_or_default();
             let payload = point
                 .validate_replacement(&replacement, &outcome.payload, Caller::Chain)
@@ -453,8 +455,8 @@ fn chain_step(
             outcome.applied.push(member.plugin.id.clone());
             Ok(Step::Replaced)
         }
-        Decision::Allow | Decision::Deny => {
-            let verdict = if result.decision == Decision::Allow {
+        DecisionKind::Allow | DecisionKind::Deny => {
+            let verdict = if result.decision == DecisionKind::Allow {
                 Verdict::Allow
             } else {
                 Verdict::Deny
@@ -483,8 +485,8 @@ fn strategy_step(
 ) -> Result<Option<Override>, StrategyFailure> {
     let slot = point.slot().map_or("", |s| s.as_str());
     match result.decision {
-        Decision::Continue => Ok(None),
-        Decision::Replace => {
+        DecisionKind::Continue => Ok(None),
+        DecisionKind::Replace => {
             let replacement = result.replacement.unwrap_or_default();
             let payload = point
                 .validate_replacement(&replacement, &outcome.payload, Caller::SlotOwner)
@@ -513,7 +515,7 @@ fn strategy_step(
             outcome.applied.push(owner.plugin.id.clone());
             Ok(None)
         }
-        Decision::Block => Err(StrategyFailure::Blocked(shared.redact(&format!(
+        DecisionKind::Block => Err(StrategyFailure::Blocked(shared.redact(&format!(
             "extension {} refused {} as the {slot} strategy: {}",
             owner.plugin.id,
             point.as_str(),

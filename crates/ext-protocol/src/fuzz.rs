@@ -167,7 +167,7 @@ fn decode_for(method: Method, target: Target, body: &str) -> Checked {
             if let Some(r) = decoded {
                 assert_eq!(
                     r.replacement.is_some(),
-                    r.decision == crate::Decision::Replace,
+                    r.decision == crate::DecisionKind::Replace,
                     "a replacement without replace, or the reverse: {r:?}"
                 );
             }

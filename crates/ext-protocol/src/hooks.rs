@@ -125,7 +125,7 @@ impl Slot {
 
 /// An `InterceptResult.decision` (§7.5).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Decision {
+pub enum DecisionKind {
     /// Pass the payload on unchanged.
     Continue,
     /// Refuse the operation with the (redacted) `reason`.
@@ -138,7 +138,7 @@ pub enum Decision {
     Deny,
 }
 
-wire_enum!(Decision, "Decision", {
+wire_enum!(DecisionKind, "DecisionKind", {
     Continue => "continue",
     Block => "block",
     Replace => "replace",
@@ -488,11 +488,11 @@ impl HookPoint {
     /// Whether `decision` is legal here for `caller` (§7.5, §7.7): a chain member may always
     /// continue, block or replace, and may allow or deny only at `permission.decision`; a slot
     /// owner may only continue or replace.
-    pub fn allows(self, decision: Decision, caller: Caller) -> bool {
+    pub fn allows(self, decision: DecisionKind, caller: Caller) -> bool {
         match (caller, decision) {
-            (_, Decision::Continue | Decision::Replace) => true,
-            (Caller::Chain, Decision::Block) => true,
-            (Caller::Chain, Decision::Allow | Decision::Deny) => {
+            (_, DecisionKind::Continue | DecisionKind::Replace) => true,
+            (Caller::Chain, DecisionKind::Block) => true,
+            (Caller::Chain, DecisionKind::Allow | DecisionKind::Deny) => {
                 self == HookPoint::PermissionDecision
             }
             (Caller::SlotOwner, _) => false,

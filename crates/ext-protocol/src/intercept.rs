@@ -15,7 +15,7 @@ use crate::decode::{
     Any, Dto, Enum, Fields, List, NonEmptyList, Nullable, Obj, Seg, Str, Uint, rule,
 };
 use crate::error::Error;
-use crate::hooks::{Decision, HookPayload, HookPoint, PayloadOf, payload_schema_rules};
+use crate::hooks::{DecisionKind, HookPayload, HookPoint, PayloadOf, payload_schema_rules};
 
 /// The JSON pointer of the only descriptor v1 allows (§9).
 pub const PAYLOAD_POINTER: &str = "/payload";
@@ -118,7 +118,7 @@ fn check_externalized(
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct InterceptResult {
     /// The decision.
-    pub decision: Decision,
+    pub decision: DecisionKind,
     /// Shown (redacted) for `block`/`deny`, recorded for `allow`.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub reason: String,
@@ -131,7 +131,7 @@ impl InterceptResult {
     /// `{"decision":"continue"}`.
     pub fn continue_() -> Self {
         InterceptResult {
-            decision: Decision::Continue,
+            decision: DecisionKind::Continue,
             reason: String::new(),
             replacement: None,
         }
@@ -148,11 +148,11 @@ impl Dto for InterceptResult {
             replacement: f.opt("replacement", Any)?,
         };
         f.check(|at| match (result.decision, result.replacement.is_some()) {
-            (Decision::Replace, false) => Err(rule(
+            (DecisionKind::Replace, false) => Err(rule(
                 &at.key("replacement"),
                 "is required when decision is \"replace\"",
             )),
-            (decision, true) if decision != Decision::Replace => Err(rule(
+            (decision, true) if decision != DecisionKind::Replace => Err(rule(
                 &at.key("replacement"),
                 "is allowed only when decision is \"replace\"",
             )),

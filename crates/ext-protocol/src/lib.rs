@@ -136,7 +136,7 @@ pub use crate::content::{
 pub use crate::decode::{Dto, decode, decode_params, decode_result};
 pub use crate::error::{Error, Target};
 pub use crate::hooks::{
-    Caller, Decision, HookPayload, HookPoint, PayloadKind, SessionPhase, Slot, Verdict,
+    Caller, DecisionKind, HookPayload, HookPoint, PayloadKind, SessionPhase, Slot, Verdict,
 };
 pub use crate::intercept::{
     EventParams, InterceptParams, InterceptResult, PAYLOAD_POINTER, ResourcesChangedParams,

@@ -21,7 +21,7 @@ use crate::constants::{
     MAX_INTERCEPT_TIMEOUT_MILLIS, MAX_SAFE_INTEGER, PROTOCOL_ID, PROTOCOL_VERSION,
 };
 use crate::decode::{Dto, WireEnum, object_schema};
-use crate::hooks::{Caller, Decision, HookPoint, PayloadKind};
+use crate::hooks::{Caller, DecisionKind, HookPoint, PayloadKind};
 use crate::manifest::Manifest;
 use crate::methods::{Direction, Method, MethodKind};
 use crate::reason::Reason;
@@ -132,7 +132,7 @@ pub fn protocol_schema() -> Value {
     let mut points = Map::new();
     for point in HookPoint::ALL {
         let legal = |caller: Caller| -> Vec<&str> {
-            Decision::ALL
+            DecisionKind::ALL
                 .iter()
                 .filter(|d| point.allows(**d, caller))
                 .map(|d| d.as_str())

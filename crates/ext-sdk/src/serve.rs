@@ -20,12 +20,11 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use sidewire_ext_protocol::{
-    CALL_TIMEOUT, Caller, Decision as WireDecision, ENV_PLUGIN_NAME, ENV_PLUGIN_VERSION,
-    EVENT_QUEUE_FRAMES, EventParams, ExternalizedField, HookPayload, HookPoint, InitializeResult,
-    InitializedParams, InterceptParams, InterceptResult, MIN_CONCURRENT_CALLBACKS, Method,
-    PROTOCOL_VERSION, Reason, ResourcesChangedParams, ShutdownParams, ShutdownResult,
-    UiActionParams, UiActionResult, UiSubmitParams, UiSubmitResult, decode_initialize_params,
-    decode_params, jsonrpc_config,
+    CALL_TIMEOUT, Caller, DecisionKind, ENV_PLUGIN_NAME, ENV_PLUGIN_VERSION, EVENT_QUEUE_FRAMES,
+    EventParams, ExternalizedField, HookPayload, HookPoint, InitializeResult, InitializedParams,
+    InterceptParams, InterceptResult, MIN_CONCURRENT_CALLBACKS, Method, PROTOCOL_VERSION, Reason,
+    ResourcesChangedParams, ShutdownParams, ShutdownResult, UiActionParams, UiActionResult,
+    UiSubmitParams, UiSubmitResult, decode_initialize_params, decode_params, jsonrpc_config,
 };
 use sidewire_jsonrpc::{ErrorObject, Router};
 
@@ -564,11 +563,11 @@ impl Connection {
             Caller::Chain
         };
         let (wire, reason, replacement) = match decision {
-            Decision::Continue => (WireDecision::Continue, String::new(), None),
-            Decision::Block(reason) => (WireDecision::Block, reason, None),
-            Decision::Replace(payload) => (WireDecision::Replace, String::new(), Some(payload)),
-            Decision::Allow(reason) => (WireDecision::Allow, reason, None),
-            Decision::Deny(reason) => (WireDecision::Deny, reason, None),
+            Decision::Continue => (DecisionKind::Continue, String::new(), None),
+            Decision::Block(reason) => (DecisionKind::Block, reason, None),
+            Decision::Replace(payload) => (DecisionKind::Replace, String::new(), Some(payload)),
+            Decision::Allow(reason) => (DecisionKind::Allow, reason, None),
+            Decision::Deny(reason) => (DecisionKind::Deny, reason, None),
         };
         if !point.allows(wire, caller) {
             let who = if strategy {

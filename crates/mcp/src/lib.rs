@@ -130,7 +130,7 @@ pub use crate::protocol::handler::{ClientHandler, NoHandler};
 pub use crate::protocol::options::{ClientStats, ToolCallOptions};
 pub use crate::protocol::types::{
     CallToolResult, Completion, CompletionRef, Content, CreateMessageParams, CreateMessageResult,
-    ElicitAction, ElicitParams, ElicitResult, GetPromptResult, Implementation, InitializeResult,
+    ElicitAction, ElicitParams, ElicitResult, GetPromptResult, Implementation,
     LATEST_PROTOCOL_VERSION, ListCapability, LogLevel, LogMessage, MessageRole, Progress, Prompt,
     PromptArgument, PromptMessage, ReadResourceResult, Resource, ResourceContents,
     ResourceTemplate, ResourcesCapability, SUPPORTED_PROTOCOL_VERSIONS, SamplingContent,

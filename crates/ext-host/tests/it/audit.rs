@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::json;
 use sidewire_ext_host::{HostEvent, HostEvents, Outcome, TraceResult, TraceRole};
-use sidewire_ext_protocol::{Decision, HookPoint, Reason, Verdict};
+use sidewire_ext_protocol::{DecisionKind, HookPoint, Reason, Verdict};
 
 use crate::support::*;
 
@@ -71,7 +71,7 @@ fn unaudited(outcome: &Outcome, plugin: &str) -> bool {
             && matches!(
                 entry.result,
                 TraceResult::Unaudited {
-                    decision: Decision::Allow,
+                    decision: DecisionKind::Allow,
                     ..
                 }
             )
@@ -116,7 +116,7 @@ pub(crate) async fn an_override_is_never_granted_without_its_record() {
             assert_eq!(outcome.trace[1].plugin, "b-watch");
             assert_eq!(
                 outcome.trace[1].result,
-                TraceResult::Decided(Decision::Continue)
+                TraceResult::Decided(DecisionKind::Continue)
             );
             // Every such failure is reported, not only the first (the warning is sent before
             // the walk returns).
@@ -181,7 +181,7 @@ pub(crate) async fn a_required_or_slot_owner_override_without_its_record_fails_t
         matches!(
             last.result,
             TraceResult::Unaudited {
-                decision: Decision::Replace,
+                decision: DecisionKind::Replace,
                 ..
             }
         ),
@@ -214,7 +214,7 @@ pub(crate) async fn a_deny_or_continue_writes_no_audit_line() {
         assert!(outcome.audit.is_none());
         assert_eq!(
             outcome.trace[0].result,
-            TraceResult::Decided(Decision::Deny)
+            TraceResult::Decided(DecisionKind::Deny)
         );
     }
     assert!(!env.state.join("audit.jsonl").exists());

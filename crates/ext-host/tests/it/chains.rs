@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use serde_json::{Value, json};
 use sidewire_ext_host::{HostEvent, TraceResult, TraceRole};
 use sidewire_ext_protocol::{
-    CompactionPreparePayload, ContextPayload, Decision, HookPayload, HookPoint, Reason,
+    CompactionPreparePayload, ContextPayload, DecisionKind, HookPayload, HookPoint, Reason,
     SessionPayload, SessionPhase, ToolBeforePayload, Verdict,
 };
 
@@ -43,11 +43,8 @@ pub(crate) async fn members_run_by_priority_then_id_each_seeing_its_predecessor(
     let order: Vec<&str> = outcome.trace.iter().map(|t| t.plugin.as_str()).collect();
     assert_eq!(order, ["minus", "alpha", "zeta", "five"]);
     assert!(
-        outcome
-            .trace
-            .iter()
-            .all(|t| t.role == TraceRole::Chain
-                && t.result == TraceResult::Decided(Decision::Replace))
+        outcome.trace.iter().all(|t| t.role == TraceRole::Chain
+            && t.result == TraceResult::Decided(DecisionKind::Replace))
     );
     env.finish(runtime).await;
 }

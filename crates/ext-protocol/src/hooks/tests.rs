@@ -6,8 +6,8 @@ use std::time::Duration;
 use crate::testkit::Predicate;
 
 use crate::{
-    Caller, Decision, Error, HookPayload, HookPoint, InputPayload, PayloadKind, PermissionPayload,
-    Reason, SessionPayload, SessionPhase, Slot, Target, Verdict,
+    Caller, DecisionKind, Error, HookPayload, HookPoint, InputPayload, PayloadKind,
+    PermissionPayload, Reason, SessionPayload, SessionPhase, Slot, Target, Verdict,
 };
 
 #[test]
@@ -111,15 +111,19 @@ fn timeouts_follow_section_7_9() {
 fn decisions_follow_section_7_5() {
     for point in HookPoint::ALL {
         let permission = *point == HookPoint::PermissionDecision;
-        for decision in [Decision::Continue, Decision::Block, Decision::Replace] {
+        for decision in [
+            DecisionKind::Continue,
+            DecisionKind::Block,
+            DecisionKind::Replace,
+        ] {
             assert!(point.allows(decision, Caller::Chain));
         }
-        assert_eq!(point.allows(Decision::Allow, Caller::Chain), permission);
-        assert_eq!(point.allows(Decision::Deny, Caller::Chain), permission);
+        assert_eq!(point.allows(DecisionKind::Allow, Caller::Chain), permission);
+        assert_eq!(point.allows(DecisionKind::Deny, Caller::Chain), permission);
         // §7.7: the slot owner may only continue or replace.
-        assert!(point.allows(Decision::Continue, Caller::SlotOwner));
-        assert!(point.allows(Decision::Replace, Caller::SlotOwner));
-        for decision in [Decision::Block, Decision::Allow, Decision::Deny] {
+        assert!(point.allows(DecisionKind::Continue, Caller::SlotOwner));
+        assert!(point.allows(DecisionKind::Replace, Caller::SlotOwner));
+        for decision in [DecisionKind::Block, DecisionKind::Allow, DecisionKind::Deny] {
             assert!(!point.allows(decision, Caller::SlotOwner));
         }
     }

@@ -4,7 +4,7 @@ use serde_json::json;
 
 use crate::testkit::{accepts, check_dto, check_rejects};
 use crate::{
-    Decision, Error, EventParams, HookPayload, InputPayload, InterceptParams, InterceptResult,
+    DecisionKind, Error, EventParams, HookPayload, InputPayload, InterceptParams, InterceptResult,
     ResourcesChangedParams,
 };
 
@@ -164,7 +164,7 @@ fn replacement_is_present_iff_decision_is_replace() {
         ),
     ]);
     let result = accepts::<InterceptResult>(r#"{"decision":"deny","reason":"no"}"#);
-    assert_eq!(result.decision, Decision::Deny);
+    assert_eq!(result.decision, DecisionKind::Deny);
     assert_eq!(
         serde_json::to_value(InterceptResult::continue_()).unwrap(),
         json!({"decision": "continue"})

@@ -95,22 +95,21 @@ fn lenient_bool<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<boo
     Ok(Option::<bool>::deserialize(deserializer)?.unwrap_or(false))
 }
 
-/// The `initialize` result.
+/// The `initialize` result (internal: [`Client`](crate::Client)'s getters hand out its parts).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
-#[non_exhaustive]
-pub struct InitializeResult {
+pub(crate) struct InitializeResult {
     /// The version the server chose.
-    pub protocol_version: String,
+    pub(crate) protocol_version: String,
     /// What it supports.
     #[serde(default)]
-    pub capabilities: ServerCapabilities,
+    pub(crate) capabilities: ServerCapabilities,
     /// Who it is.
     #[serde(default)]
-    pub server_info: Implementation,
+    pub(crate) server_info: Implementation,
     /// Usage hints for the model.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub instructions: Option<String>,
+    pub(crate) instructions: Option<String>,
 }
 
 /// The `initialize` params.
