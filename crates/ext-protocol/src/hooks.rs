@@ -138,7 +138,7 @@ pub enum DecisionKind {
     Deny,
 }
 
-wire_enum!(DecisionKind, "DecisionKind", {
+wire_enum!(DecisionKind, "Decision", {
     Continue => "continue",
     Block => "block",
     Replace => "replace",

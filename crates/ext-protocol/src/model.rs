@@ -73,7 +73,7 @@ pub enum ProviderRole {
     Tool,
 }
 
-wire_enum!(ProviderRole, "ProviderRole", {
+wire_enum!(ProviderRole, "Role", {
     System => "system",
     User => "user",
     Assistant => "assistant",
