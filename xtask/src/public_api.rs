@@ -542,16 +542,11 @@ fn generics(g: &Value) -> String {
             let name = p["name"].as_str().unwrap_or_default();
             let kind = &p["kind"];
             if let Some(l) = kind.get("lifetime") {
-                let outlives: Vec<&str> = l["outlives"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(Value::as_str)
-                    .collect();
+                let outlives = outlives(&l["outlives"]);
                 return Some(if outlives.is_empty() {
                     name.to_owned()
                 } else {
-                    format!("{name}: {}", outlives.join(" + "))
+                    format!("{name}: {outlives}")
                 });
             }
             if let Some(t) = kind.get("type") {
@@ -581,6 +576,17 @@ fn generics(g: &Value) -> String {
     }
 }
 
+/// `'a + 'b` from a list of lifetimes.
+fn outlives(list: &Value) -> String {
+    let names: Vec<&str> = list
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    names.join(" + ")
+}
+
 fn where_clause(g: &Value) -> String {
     let preds: Vec<String> = g["where_predicates"]
         .as_array()
@@ -590,16 +596,10 @@ fn where_clause(g: &Value) -> String {
             if let Some(b) = p.get("bound_predicate") {
                 Some(format!("{}: {}", ty(&b["type"]), bounds(&b["bounds"])))
             } else if let Some(l) = p.get("lifetime_predicate") {
-                let outlives: Vec<&str> = l["outlives"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(Value::as_str)
-                    .collect();
                 Some(format!(
                     "{}: {}",
                     l["lifetime"].as_str().unwrap_or("'_"),
-                    outlives.join(" + ")
+                    outlives(&l["outlives"])
                 ))
             } else {
                 p.get("eq_predicate")

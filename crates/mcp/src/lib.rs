@@ -51,13 +51,13 @@
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), sidewire_mcp::Error> {
-//! use sidewire_mcp::{CallOptions, Host, NoHandler, parse_mcp_servers};
+//! use sidewire_mcp::{McpHost, NoHandler, ToolCallOptions, parse_mcp_servers};
 //!
 //! let specs = parse_mcp_servers(
 //!     r#"{"mcpServers": {"everything": {"command": "npx",
 //!         "args": ["-y", "@modelcontextprotocol/server-everything"]}}}"#,
 //! )?;
-//! let (host, driver) = Host::new(NoHandler);
+//! let (host, driver) = McpHost::new(NoHandler);
 //! tokio::spawn(driver);
 //! for failure in host.start_available(specs).await {
 //!     eprintln!("{} failed at {}: {}", failure.server, failure.stage, failure.error);
@@ -66,7 +66,7 @@
 //!     println!("{}", tool.name); // mcp__everything__echo, ...
 //! }
 //! let args = serde_json::json!({ "message": "hi" });
-//! let result = host.call_tool("mcp__everything__echo", args, CallOptions::new()).await?;
+//! let result = host.call_tool("mcp__everything__echo", args, ToolCallOptions::new()).await?;
 //! println!("{}", result.joined_text());
 //! host.shutdown().await;
 //! # Ok(()) }
