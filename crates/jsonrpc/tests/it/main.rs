@@ -223,15 +223,21 @@ async fn dropping_a_call_cancels_it_and_runs_the_hook() {
 #[error("the transport gave up on it")]
 struct Undeliverable;
 
+/// Calls `test/echo` on a task of its own.
+fn spawn_echo(
+    peer: &sidewire_jsonrpc::Peer,
+    value: Value,
+) -> tokio::task::JoinHandle<Result<Value, sidewire_jsonrpc::Error>> {
+    let peer = peer.clone();
+    tokio::spawn(async move { peer.request::<Echo>(&value).await })
+}
+
 #[tokio::test]
 async fn a_request_failed_locally_gets_the_typed_cause_and_its_late_response_is_dropped() {
     let hooks = RecordingHooks::default();
     let cancelled = Arc::clone(&hooks.cancelled);
     let (peer, _task, mut raw) = with_raw(strict().hooks(hooks), Router::new());
-    let call = {
-        let peer = peer.clone();
-        tokio::spawn(async move { peer.request::<Echo>(&json!(1)).await })
-    };
+    let call = spawn_echo(&peer, json!(1));
     let request = raw.recv().await;
     let id = request["id"].as_i64().expect("our ids are integers");
     assert!(
@@ -262,10 +268,7 @@ async fn a_request_failed_locally_gets_the_typed_cause_and_its_late_response_is_
     // the driver has read it) works.
     raw.send(&format!(r#"{{"jsonrpc":"2.0","id":{id},"result":1}}"#))
         .await;
-    let next = {
-        let peer = peer.clone();
-        tokio::spawn(async move { peer.request::<Echo>(&json!(2)).await })
-    };
+    let next = spawn_echo(&peer, json!(2));
     let second = raw.recv().await;
     raw.send(&format!(
         r#"{{"jsonrpc":"2.0","id":{},"result":2}}"#,
