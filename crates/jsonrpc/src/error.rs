@@ -47,8 +47,11 @@ impl fmt::Display for CloseReason {
 
 /// What can go wrong with a call on a [`Peer`](crate::Peer).
 ///
-/// Each message includes its cause and no variant returns a `source`, so a printed error
-/// chain names each cause once, and code that formats only `{err}` loses nothing.
+/// Each message includes its cause and no variant but [`Local`](Error::Local) returns a
+/// `source`, so a printed error chain names each cause once, and code that formats only
+/// `{err}` loses nothing but a local failure's cause. That cause is the owner's own error,
+/// returned as the `source` so the owner can downcast it back; the message names the method
+/// only.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
@@ -111,6 +114,17 @@ pub enum Error {
         /// What was wrong.
         reason: &'static str,
     },
+    /// The connection's owner failed the request locally with
+    /// [`Peer::fail_request`](crate::Peer::fail_request) (for instance its transport could not
+    /// deliver it); the cause is the `source`.
+    #[error("{method} failed locally")]
+    Local {
+        /// The method called.
+        method: String,
+        /// The owner's error, as it passed it.
+        #[source]
+        cause: Box<dyn std::error::Error + Send + Sync>,
+    },
 }
 
 impl Error {
@@ -140,6 +154,11 @@ impl Error {
     /// The peer's answer was malformed or did not decode.
     pub fn is_invalid_response(&self) -> bool {
         matches!(self, Error::InvalidResponse { .. } | Error::Decode { .. })
+    }
+
+    /// The connection's owner failed the request locally (see [`Error::Local`]).
+    pub fn is_local(&self) -> bool {
+        matches!(self, Error::Local { .. })
     }
 
     /// The reason the connection closed, when that is what this error is.

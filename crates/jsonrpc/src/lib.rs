@@ -51,6 +51,12 @@
 //! nothing written. When the connection ends, every pending request fails with the sticky
 //! [`CloseReason`], and later calls fail at once with it.
 //!
+//! The connection's owner may know of a failure JSON-RPC cannot see (a transport that could not
+//! deliver a request): [`Peer::fail_request`] fails one of our pending requests by its id with a
+//! typed cause, without a frame. Its caller gets [`Error::Local`], whose `source` is that cause
+//! (downcast it back), and a response that arrives for it later is late. No sentinel error object
+//! stands in for it, so nothing a peer sends can imitate one.
+//!
 //! # Cancel safety
 //!
 //! Dropping the future of an outgoing request cancels it: the pending entry goes at once (an

@@ -100,6 +100,15 @@ impl Id {
         }
     }
 
+    /// The pending-table key this id would have if we had sent it: its integer value, for an
+    /// integer id that fits (ours are integers from 1 up).
+    pub(crate) fn pending_key(&self) -> Option<u64> {
+        match &self.0 {
+            IdRepr::Int(value) => u64::try_from(*value).ok(),
+            IdRepr::Raw(raw) => crate::envelope::pending_key(raw),
+        }
+    }
+
     pub(crate) fn write_json(&self, dst: &mut BytesMut) {
         match &self.0 {
             IdRepr::Int(value) => {

@@ -85,6 +85,8 @@ pub(crate) enum Reply {
     Closed(CloseReason),
     /// The request's deadline passed; the driver removed the entry.
     TimedOut,
+    /// The connection's owner failed the request ([`Peer::fail_request`]).
+    Local(Box<dyn std::error::Error + Send + Sync>),
 }
 
 impl Reply {
@@ -110,6 +112,10 @@ impl Reply {
             Reply::TimedOut => Err(Error::Timeout {
                 method: method(),
                 after: timeout,
+            }),
+            Reply::Local(cause) => Err(Error::Local {
+                method: method(),
+                cause,
             }),
         }
     }
@@ -577,6 +583,18 @@ impl Peer {
                 .cloned()
                 .unwrap_or(CloseReason::ShutDown)
         }
+    }
+
+    /// Fails one of our pending requests locally: its caller gets [`Error::Local`] carrying
+    /// `cause` (its [`source`](std::error::Error::source), to downcast back), and a response
+    /// that arrives for it later is late (dropped and counted). For the owner of a connection
+    /// that learns of a failure outside JSON-RPC, such as a transport that could not deliver
+    /// the request. Returns whether a pending request took it: an `id` that names nothing
+    /// pending (the request ended already, or was never ours) fails nothing, and since our ids
+    /// are never reused it can never fail a different request.
+    pub fn fail_request(&self, id: &Id, cause: Box<dyn std::error::Error + Send + Sync>) -> bool {
+        let waiting = lock(&self.shared.pending).fail(id);
+        waiting.is_some_and(|waiting| waiting.send(Reply::Local(cause)).is_ok())
     }
 
     /// How many of our requests are waiting for a response.

@@ -12,7 +12,8 @@ use crate::envelope::pending_key;
 /// Our requests waiting for their responses, keyed by the integer id each was sent with.
 ///
 /// An entry leaves exactly once, by whichever comes first: its response
-/// ([`complete`](Self::complete)), its caller giving up ([`cancel`](Self::cancel)), its deadline
+/// ([`complete`](Self::complete)), the connection's owner failing it locally
+/// ([`fail`](Self::fail)), its caller giving up ([`cancel`](Self::cancel)), its deadline
 /// ([`expire`](Self::expire)) or the end of the connection ([`drain`](Self::drain)). Whoever
 /// takes it gets its value; everyone after gets `None` (a late response, a cancel after the
 /// answer, a timeout racing a response).
@@ -70,6 +71,14 @@ impl<T> PendingTable<T> {
                 _ => None,
             })?;
         self.take(id)
+    }
+
+    /// Takes the entry of the request sent with `id`, which the connection's owner fails
+    /// locally. Our ids are integers, so only an integer id names one (`Id::string("7")` never
+    /// names request 7); an id that names nothing pending takes nothing, so a failure can
+    /// never end a different request (ids are never reused).
+    pub(crate) fn fail(&mut self, id: &Id) -> Option<T> {
+        self.take(id.pending_key()?)
     }
 
     /// Takes the entry of a request its caller abandoned.

@@ -162,10 +162,16 @@ impl Error {
         self
     }
 
-    /// Maps a jsonrpc error for `what` (a method name, or a description of the operation).
+    /// Maps a jsonrpc error for `what` (a method name, or a description of the operation). A
+    /// request the transport failed comes back as the typed error the bridge failed it with
+    /// (see `protocol::bridge`).
     pub(crate) fn rpc(what: &str, err: sidewire_jsonrpc::Error) -> Self {
         use sidewire_jsonrpc::Error as E;
         let kind = match err {
+            E::Local { method, cause } => match cause.downcast::<Error>() {
+                Ok(error) => return *error,
+                Err(cause) => Kind::InvalidResponse(format!("{method} failed: {cause}")),
+            },
             E::Closed(reason) => Kind::Closed {
                 what: what.to_owned(),
                 reason: closed_text(&reason),

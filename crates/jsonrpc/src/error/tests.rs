@@ -32,3 +32,18 @@ fn a_serde_cause_is_named_once_in_a_chain() {
         assert_eq!(text.matches(&detail).count(), 1, "{text}");
     }
 }
+
+#[test]
+fn a_local_cause_is_the_source_and_named_once() {
+    let err = Error::Local {
+        method: "tools/call".to_owned(),
+        cause: "HTTP 401 from http://x/mcp".into(),
+    };
+    assert!(err.is_local() && !err.is_remote());
+    let text = chain(&err);
+    assert_eq!(
+        text,
+        "tools/call failed locally: HTTP 401 from http://x/mcp"
+    );
+    assert_eq!(text.matches("tools/call").count(), 1, "{text}");
+}

@@ -112,3 +112,28 @@ fn an_id_in_use_is_refused_until_its_request_finishes() {
     ids.clear();
     assert_eq!(ids.check(&nine), Ok(()));
 }
+
+#[test]
+fn a_local_failure_takes_only_the_request_its_id_names_and_only_once() {
+    let mut table = table(&[(7, 100), (8, 100)]);
+    assert_eq!(
+        table.fail(&Id::string("7")),
+        None,
+        "a string id is never ours"
+    );
+    assert_eq!(table.fail(&Id::int(-7)), None);
+    assert_eq!(
+        table.fail(&Id::int(9)),
+        None,
+        "nothing pending: nothing taken"
+    );
+    assert_eq!(table.fail(&Id::int(7)), Some(7));
+    assert_eq!(table.fail(&Id::int(7)), None, "failed twice");
+    assert_eq!(
+        table.complete("7"),
+        None,
+        "a response after the failure is late"
+    );
+    assert_eq!(table.len(), 1, "request 8 is untouched");
+    assert_eq!(table.complete("8"), Some(8));
+}

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use sidewire_jsonrpc::{
-    CallOptions, Cancelled, CloseReason, ErrorObject, GarbagePolicy, HookNotification, Hooks,
+    CallOptions, Cancelled, CloseReason, ErrorObject, GarbagePolicy, HookNotification, Hooks, Id,
     LocalError, Router,
 };
 use support::*;
@@ -216,6 +216,71 @@ async fn dropping_a_call_cancels_it_and_runs_the_hook() {
         }
     })
     .await;
+}
+
+/// The cause a test's owner fails a request with.
+#[derive(Debug, thiserror::Error)]
+#[error("the transport gave up on it")]
+struct Undeliverable;
+
+/// Calls `test/echo` on a task of its own.
+fn spawn_echo(
+    peer: &sidewire_jsonrpc::Peer,
+    value: Value,
+) -> tokio::task::JoinHandle<Result<Value, sidewire_jsonrpc::Error>> {
+    let peer = peer.clone();
+    tokio::spawn(async move { peer.request::<Echo>(&value).await })
+}
+
+#[tokio::test]
+async fn a_request_failed_locally_gets_the_typed_cause_and_its_late_response_is_dropped() {
+    let hooks = RecordingHooks::default();
+    let cancelled = Arc::clone(&hooks.cancelled);
+    let (peer, _task, mut raw) = with_raw(strict().hooks(hooks), Router::new());
+    let call = spawn_echo(&peer, json!(1));
+    let request = raw.recv().await;
+    let id = request["id"].as_i64().expect("our ids are integers");
+    assert!(
+        !peer.fail_request(&Id::string(&id.to_string()), Box::new(Undeliverable)),
+        "a string id never names one of ours"
+    );
+    assert!(!peer.fail_request(&Id::int(id + 1), Box::new(Undeliverable)));
+    assert_eq!(
+        peer.pending_requests(),
+        1,
+        "only its own id fails a request"
+    );
+    assert!(peer.fail_request(&Id::int(id), Box::new(Undeliverable)));
+    assert!(
+        !peer.fail_request(&Id::int(id), Box::new(Undeliverable)),
+        "failed twice"
+    );
+    let err = within("the failed call", call).await.unwrap().unwrap_err();
+    assert!(err.is_local(), "{err:?}");
+    let cause = std::error::Error::source(&err).expect("the cause is the source");
+    assert!(cause.downcast_ref::<Undeliverable>().is_some(), "{cause:?}");
+    assert_eq!(err.to_string(), "test/echo failed locally");
+    assert!(
+        cancelled.lock().unwrap().is_empty(),
+        "nothing is cancelled on the wire"
+    );
+    // A response that arrives for it later is late; the next call (answered after it, so
+    // the driver has read it) works.
+    raw.send(&format!(r#"{{"jsonrpc":"2.0","id":{id},"result":1}}"#))
+        .await;
+    let next = spawn_echo(&peer, json!(2));
+    let second = raw.recv().await;
+    raw.send(&format!(
+        r#"{{"jsonrpc":"2.0","id":{},"result":2}}"#,
+        second["id"]
+    ))
+    .await;
+    assert_eq!(
+        within("the next call", next).await.unwrap().unwrap(),
+        json!(2)
+    );
+    assert_eq!(peer.stats().late_responses, 1);
+    assert_eq!(peer.pending_requests(), 0);
 }
 
 #[tokio::test]

@@ -1,34 +1,33 @@
-//! The protocol core's side of the transport seam: what the jsonrpc peer runs on, built from a
+//! The protocol core's side of the transport seam: the jsonrpc peer, connected over a
 //! transport's typed stream and sink.
 //!
 //! Outbound, a transport that wants each frame's id and method (HTTP) gets every frame the
 //! jsonrpc driver writes classified once here ([`classify`]). Inbound, messages go to the
-//! driver as they are, and a transport's [`Inbound::Failed`] becomes the typed error of that
-//! request's caller.
+//! driver as they are, and a transport's [`Inbound::Failed`] never becomes a frame: it fails
+//! that request through [`Peer::fail_request`] with the typed [`Error`] its [`Cause`] stands
+//! for, which [`Error::rpc`] takes back out of the caller's `jsonrpc::Error::Local` (so
+//! `Error::is_http`, `Error::http_status` and `Error::is_too_large` hold as for any error).
+//! Nothing a server sends can imitate such a failure.
 //!
-//! That last step is the one place a failure crosses into JSON-RPC: the jsonrpc peer ends a
-//! pending request only when a response with its id arrives, so the failed request is answered
-//! here with an error object whose `data` names an entry in [`Failures`], and the caller's
-//! error is turned back into the typed [`Error`] (`Error::is_http`, `Error::http_status`) by
-//! [`Failures::take`]. Entries are only created here, from the transport's typed items, and each
-//! is claimed once, at once; an error object from the server that imitates the shape names no
-//! entry and stays an ordinary remote error. (A jsonrpc API that fails a pending request with
-//! a local cause would remove the table.)
+//! The stream needs the peer that [`sidewire_jsonrpc::connect`] makes from it, so [`connect`]
+//! binds it late: in a `OnceLock` set right after `connect` returns, before the driver first
+//! polls the stream (nothing reads the stream before that). A failure names its request by
+//! the id the request was sent with, and is handled in stream order with the frames around
+//! it; our ids are never reused, so it fails that request or, when the request has ended
+//! already, nothing.
+//!
+//! [`Cause`]: crate::transport::Cause
+//! [`Error`]: crate::Error
+//! [`Error::rpc`]: crate::Error::rpc
 
-use std::collections::HashMap;
-use std::sync::Arc;
-use std::sync::Mutex;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use bytes::Bytes;
 use futures_util::{SinkExt, TryStreamExt, future};
 use serde::Deserialize;
-use serde_json::json;
 use serde_json::value::RawValue;
-use sidewire_jsonrpc::ErrorObject;
+use sidewire_jsonrpc::{Config, Driver, Id, Peer, Router};
 
-use crate::Error;
-use crate::sync::lock;
 use crate::transport::{
     FrameSink, Inbound, InboundStream, Message, Outbound, Outlet, RequestFailed, RequestId,
 };
@@ -59,15 +58,36 @@ pub(crate) fn classify(frame: Bytes) -> Outbound {
     Outbound { frame, message }
 }
 
-/// The jsonrpc driver's stream and sink over a transport's.
-pub(crate) fn frames(
+/// Connects the jsonrpc peer over a transport's stream and sink.
+pub(crate) fn connect(
     stream: InboundStream,
     outlet: Outlet,
-    failures: Arc<Failures>,
+    router: Router,
+    config: Config,
+) -> (Peer, Driver<InboundFrames, FrameSink>) {
+    let bound = Arc::new(OnceLock::new());
+    let (stream, sink) = frames(stream, outlet, Arc::clone(&bound));
+    let (peer, driver) = sidewire_jsonrpc::connect(stream, sink, router, config);
+    // Before anything polls the driver, so before the stream yields its first item.
+    let _ = bound.set(peer.clone());
+    (peer, driver)
+}
+
+/// The jsonrpc driver's stream and sink over a transport's; failures go to the peer bound
+/// in `peer`.
+fn frames(
+    stream: InboundStream,
+    outlet: Outlet,
+    peer: Arc<OnceLock<Peer>>,
 ) -> (InboundFrames, FrameSink) {
-    let stream = Box::pin(stream.map_ok(move |item| match item {
-        Inbound::Frame(frame) => frame,
-        Inbound::Failed(failed) => failures.answer(failed),
+    let stream = Box::pin(stream.try_filter_map(move |item| {
+        future::ready(Ok(match item {
+            Inbound::Frame(frame) => Some(frame),
+            Inbound::Failed(failed) => {
+                fail(peer.get(), failed);
+                None
+            }
+        }))
     }));
     let sink = match outlet {
         Outlet::Frames(sink) => sink,
@@ -78,60 +98,31 @@ pub(crate) fn frames(
     (stream, sink)
 }
 
+/// Fails the request a transport could not deliver or get answered, with its typed error.
+fn fail(peer: Option<&Peer>, failed: RequestFailed) {
+    let RequestFailed {
+        id,
+        method,
+        url,
+        cause,
+    } = failed;
+    let error = cause.into_error(&method, &url);
+    let failed = match (peer, jsonrpc_id(&id)) {
+        (Some(peer), Some(wire)) => peer.fail_request(&wire, Box::new(error)),
+        _ => false,
+    };
+    if !failed {
+        // Its caller gave up already (a timeout, a cancel), as for a late response.
+        tracing::debug!(id = id.as_json(), %method, "a transport failure for a request no longer pending");
+    }
+}
+
+/// The jsonrpc id a request of ours was sent with: ours are integers, so no other id is one.
+fn jsonrpc_id(id: &RequestId) -> Option<Id> {
+    id.as_json().parse().ok().map(Id::int)
+}
+
 /// The inbound frames the jsonrpc driver reads.
 pub(crate) type InboundFrames = std::pin::Pin<
     Box<dyn futures_core::Stream<Item = Result<Bytes, sidewire_framing::Error>> + Send + 'static>,
 >;
-
-/// Failed requests answered here, waiting for their callers to claim the typed error; see the
-/// module docs.
-#[derive(Default)]
-pub(crate) struct Failures {
-    next: AtomicU64,
-    table: Mutex<HashMap<u64, Error>>,
-}
-
-/// The `data` member that names a [`Failures`] entry.
-const FAILURE_KEY: &str = "sidewireTransportFailure";
-/// The most failures kept unclaimed (a caller that gave up never claims its entry).
-const MAX_FAILURES: usize = 256;
-
-impl Failures {
-    /// Records the typed error of `failed` and returns the JSON-RPC error response that ends
-    /// the request.
-    pub(crate) fn answer(&self, failed: RequestFailed) -> Bytes {
-        let RequestFailed {
-            id,
-            method,
-            url,
-            cause,
-        } = failed;
-        let error = cause.into_error(&method, &url);
-        let key = self.next.fetch_add(1, Ordering::Relaxed);
-        let message = error.to_string();
-        {
-            let mut table = lock(&self.table);
-            if table.len() >= MAX_FAILURES {
-                table.clear();
-            }
-            table.insert(key, error);
-        }
-        let id = RawValue::from_string(id.as_json().to_owned()).unwrap_or_else(|_| raw_null());
-        let frame = json!({
-            "jsonrpc": "2.0",
-            "id": id,
-            "error": { "code": -32000, "message": message, "data": { FAILURE_KEY: key } },
-        });
-        Bytes::from(frame.to_string())
-    }
-
-    /// The typed failure an error object stands for, when this bridge made it.
-    pub(crate) fn take(&self, error: &ErrorObject) -> Option<Error> {
-        let key = error.data.as_ref()?.get(FAILURE_KEY)?.as_u64()?;
-        lock(&self.table).remove(&key)
-    }
-}
-
-fn raw_null() -> Box<RawValue> {
-    RawValue::from_string("null".to_owned()).expect("null is JSON")
-}

@@ -208,9 +208,7 @@ impl Client {
     ) -> Result<(Client, ClientDriver), Error> {
         let shared = Shared::new(spec, handler);
         let router = session::router(&shared);
-        let (stream, sink) =
-            bridge::frames(opened.stream, opened.sink, Arc::clone(&shared.failures));
-        let (peer, rpc) = sidewire_jsonrpc::connect(stream, sink, router, config);
+        let (peer, rpc) = bridge::connect(opened.stream, opened.sink, router, config);
         let (alive, alive_rx) = oneshot::channel();
         let mut future = session::driver(
             rpc,
@@ -275,7 +273,7 @@ impl Client {
             .peer
             .request_with::<Initialize>(&params, CallOptions::timeout(timeout))
             .await
-            .map_err(|err| shared.rpc_error(Initialize::METHOD, err))?;
+            .map_err(|err| Error::rpc(Initialize::METHOD, err))?;
         if !SUPPORTED_PROTOCOL_VERSIONS.contains(&result.protocol_version.as_str()) {
             return Err(Error::new(Kind::Incompatible {
                 got: result.protocol_version,
@@ -287,7 +285,7 @@ impl Client {
             .peer
             .notify_untyped::<()>(INITIALIZED, None)
             .await
-            .map_err(|err| shared.rpc_error(INITIALIZED, err))?;
+            .map_err(|err| Error::rpc(INITIALIZED, err))?;
         let _ = shared.init.set(result);
         Ok(())
     }
@@ -380,7 +378,7 @@ impl Client {
 
     /// Maps a failed call (see [`explain`](Client::explain)).
     async fn failed(&self, what: &str, err: sidewire_jsonrpc::Error) -> Error {
-        self.explain(self.inner.shared.rpc_error(what, err)).await
+        self.explain(Error::rpc(what, err)).await
     }
 
     async fn request<R: Request>(

@@ -38,7 +38,7 @@ pub(crate) async fn list_all<M: ListMethod>(
         let raw = peer
             .call(M::METHOD, Some(&params), CallOptions::timeout(timeout))
             .await
-            .map_err(|err| shared.rpc_error(M::METHOD, err))?;
+            .map_err(|err| Error::rpc(M::METHOD, err))?;
         let page: Page<M::Item> = raw.decode().map_err(|err| {
             Error::new(Kind::InvalidResponse(format!(
                 "the {} result does not decode: {err}",

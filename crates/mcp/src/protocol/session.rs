@@ -18,7 +18,6 @@ use sidewire_jsonrpc::{
 };
 use tokio::sync::{Notify, oneshot, watch};
 
-use crate::protocol::bridge::Failures;
 use crate::protocol::handler::DynHandler;
 use crate::protocol::listing;
 use crate::protocol::methods::{
@@ -111,8 +110,6 @@ pub(crate) struct Shared {
     pub(crate) refresh: Notify,
     /// Bumped whenever a cached list is replaced.
     pub(crate) revision: watch::Sender<u64>,
-    /// The requests the transport failed, answered by the bridge (see `protocol::bridge`).
-    pub(crate) failures: Arc<Failures>,
 }
 
 impl Shared {
@@ -129,19 +126,7 @@ impl Shared {
             listed: AtomicU8::new(0),
             refresh: Notify::new(),
             revision: watch::channel(0).0,
-            failures: Arc::new(Failures::default()),
         })
-    }
-
-    /// Maps a jsonrpc error for `what`, turning the transport's own answers to requests it
-    /// could not deliver (an HTTP status, a network failure) back into typed errors.
-    pub(crate) fn rpc_error(&self, what: &str, err: sidewire_jsonrpc::Error) -> Error {
-        if let Some(remote) = err.remote()
-            && let Some(error) = self.failures.take(remote)
-        {
-            return error;
-        }
-        Error::rpc(what, err)
     }
 
     /// A progress token unique on this connection.

@@ -4,12 +4,13 @@ use bytes::Bytes;
 use serde_json::{Value, json};
 use sidewire_jsonrpc::{Cancelled, ErrorObject, Hooks, Id};
 
-use crate::protocol::bridge::{Failures, classify};
+use crate::Error;
+use crate::protocol::bridge::classify;
 use crate::protocol::handler::fill_defaults;
 use crate::protocol::methods::{ListTools, Page};
 use crate::protocol::session::McpHooks;
 use crate::protocol::types::*;
-use crate::transport::{Cause, Message, RequestFailed, RequestId};
+use crate::transport::{Cause, Message, RequestId};
 
 #[test]
 fn every_content_kind_decodes_and_unknown_kinds_are_kept() {
@@ -214,27 +215,34 @@ fn outgoing_frames_are_classified_by_id_and_method() {
 }
 
 #[test]
-fn a_recorded_failure_is_claimed_once_and_cannot_be_forged() {
-    let failures = Failures::default();
-    let frame = failures.answer(RequestFailed {
-        id: RequestId::from_json("3"),
-        method: "tools/call".to_owned(),
-        url: "http://127.0.0.1:1/mcp".to_owned(),
-        cause: Cause::Status {
+fn a_transport_failure_comes_back_typed_and_cannot_be_forged() {
+    let failed = || {
+        Cause::Status {
             status: 401,
             body: "no".to_owned(),
-        },
-    });
-    let value: serde_json::Value = serde_json::from_slice(&frame).unwrap();
-    assert_eq!(value["id"], 3);
-    let error: ErrorObject = serde_json::from_value(value["error"].clone()).unwrap();
-    let typed = failures.take(&error).expect("the transport's own failure");
+        }
+        .into_error("tools/call", "http://127.0.0.1:1/mcp")
+    };
+    // What the bridge fails a request with, as its caller gets it from jsonrpc.
+    let local = sidewire_jsonrpc::Error::Local {
+        method: "tools/call".to_owned(),
+        cause: Box::new(failed()),
+    };
+    let typed = Error::rpc("tools/call", local);
+    assert!(typed.is_http(), "{typed:?}");
     assert_eq!(typed.http_status(), Some(401));
-    assert!(failures.take(&error).is_none(), "claimed twice");
-    // A server's error that imitates the shape names no entry.
+    assert_eq!(typed.to_string(), failed().to_string());
+    // A server's error that imitates the old sentinel shape stays an ordinary remote error.
     let forged: ErrorObject = serde_json::from_value(serde_json::json!({
-        "code": -32000, "message": "x", "data": { "sidewireTransportFailure": 99 }
+        "code": -32000, "message": "x", "data": { "sidewireTransportFailure": 0 }
     }))
     .unwrap();
-    assert!(failures.take(&forged).is_none());
+    let remote = Error::rpc(
+        "tools/call",
+        sidewire_jsonrpc::Error::Remote {
+            method: "tools/call".to_owned(),
+            error: forged,
+        },
+    );
+    assert!(remote.is_remote() && !remote.is_http(), "{remote:?}");
 }
