@@ -42,13 +42,15 @@ pub(crate) fn resolve(
     version: &str,
     runtime: &RuntimeSpec,
 ) -> Result<LaunchSpec, String> {
-    check(id, version, root, Some(runtime)).map_err(|(field, refusal)| match refusal {
-        // The command has no control character here, and Debug quoting would escape one.
-        Refusal::RelativeCommand | Refusal::ShellCommand { .. } => {
-            format!("manifest member {field} {:?} {refusal}", runtime.command)
-        }
-        _ => format!("manifest member {field} {refusal}"),
-    })?;
+    check(id, version, root, Some(runtime)).map_err(
+        |Refused { field, refusal }| match refusal {
+            // The command has no control character here, and Debug quoting would escape one.
+            Refusal::RelativeCommand | Refusal::ShellCommand { .. } => {
+                format!("manifest member {field} {:?} {refusal}", runtime.command)
+            }
+            _ => format!("manifest member {field} {refusal}"),
+        },
+    )?;
     let root_text = root
         .to_str()
         .expect("check refuses a root that is not UTF-8");
@@ -69,11 +71,29 @@ pub(crate) fn resolve(
     })
 }
 
+/// What [`check`] refused: the manifest member's path and the rule it breaks.
+#[derive(Debug)]
+pub(crate) struct Refused {
+    pub(crate) field: String,
+    pub(crate) refusal: Refusal,
+}
+
+impl Refused {
+    fn new(field: String, refusal: Refusal) -> Self {
+        Refused { field, refusal }
+    }
+
+    /// A refusal of `runtime.command`.
+    fn command(refusal: Refusal) -> Self {
+        Refused::new("runtime.command".to_owned(), refusal)
+    }
+}
+
 /// The rules a plugin must meet to be installed and, identically, to be launched: the members
 /// the consent screen shows (`name`, `version`, `runtime.command`, `runtime.args[i]`) hold no
 /// [`is_terminal_control`](crate::is_terminal_control) character, the root is UTF-8, and the
 /// command expanded against `root` is absolute and not a shell (§12.3 rules 1–3; only when
-/// there is a `runtime`). Returns the first offending member's path and the rule it breaks.
+/// there is a `runtime`). Refuses with the first offending member's path and the rule it breaks.
 ///
 /// Install and launch both call this one function, so a package that installs is one that can
 /// start, and a command that could never start is refused with the rule while the user is
@@ -83,7 +103,7 @@ pub(crate) fn check(
     version: &str,
     root: &Path,
     runtime: Option<&RuntimeSpec>,
-) -> Result<(), (String, Refusal)> {
+) -> Result<(), Refused> {
     let mut members = vec![("name".to_owned(), id), ("version".to_owned(), version)];
     if let Some(runtime) = runtime {
         members.push(("runtime.command".to_owned(), &runtime.command));
@@ -93,27 +113,27 @@ pub(crate) fn check(
     }
     for (field, text) in members {
         if let Some((at, character)) = first_terminal_control(text) {
-            return Err((field, Refusal::ControlCharacter { character, at }));
+            return Err(Refused::new(
+                field,
+                Refusal::ControlCharacter { character, at },
+            ));
         }
     }
     let Some(runtime) = runtime else {
         return Ok(());
     };
     let Some(root_text) = root.to_str() else {
-        return Err(("runtime.command".to_owned(), Refusal::NonUtf8Root));
+        return Err(Refused::command(Refusal::NonUtf8Root));
     };
     let command = runtime.command.replace(PLUGIN_ROOT_PLACEHOLDER, root_text);
     if !Path::new(&command).is_absolute() {
-        return Err(("runtime.command".to_owned(), Refusal::RelativeCommand));
+        return Err(Refused::command(Refusal::RelativeCommand));
     }
     let base = base_name(&command);
     if is_refused_name(base) {
-        return Err((
-            "runtime.command".to_owned(),
-            Refusal::ShellCommand {
-                name: base.to_owned(),
-            },
-        ));
+        return Err(Refused::command(Refusal::ShellCommand {
+            name: base.to_owned(),
+        }));
     }
     Ok(())
 }

@@ -70,7 +70,7 @@ impl Package {
             root,
             manifest.runtime.as_ref(),
         )
-        .map_err(|(field, refusal)| Error::Refused {
+        .map_err(|crate::launch::Refused { field, refusal }| Error::Refused {
             plugin: if field == "name" {
                 format!("the package at {}", Shown(&self.root.to_string_lossy()))
             } else {

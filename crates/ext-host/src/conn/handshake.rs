@@ -56,7 +56,7 @@ pub(crate) async fn start(
         stdout,
         supervise,
     } = spawn(&spec, shared)
-        .map_err(|(stage, cause)| fail(stage, Failed::other(cause), String::new()))?;
+        .map_err(|cause| fail(StartupStage::Spawn, Failed::other(cause), String::new()))?;
     let monitor = process.monitor();
 
     let config = jsonrpc_config();
@@ -175,8 +175,8 @@ pub(crate) async fn start(
 /// Spawns the sidecar per its launch spec: no shell, its own process group, the death signal,
 /// stderr drained into the spec's 16 KiB tail (§13.5), redacted by the host's redactor plus
 /// the manifest `env` secrets. Must be called on a runtime worker (or the thread driving the
-/// runtime), which the death signal follows.
-fn spawn(spec: &LaunchSpec, shared: &Shared) -> Result<Spawned, (StartupStage, String)> {
+/// runtime), which the death signal follows. A failure is the [`StartupStage::Spawn`] cause.
+fn spawn(spec: &LaunchSpec, shared: &Shared) -> Result<Spawned, String> {
     Command::new(&spec.command)
         .args(&spec.args)
         .envs(spec.env.iter().map(|(name, value)| (name, value)))
@@ -189,10 +189,7 @@ fn spawn(spec: &LaunchSpec, shared: &Shared) -> Result<Spawned, (StartupStage, S
                 sidewire_process::Error::Spawn { source, .. } => source.to_string(),
                 other => other.to_string(),
             };
-            (
-                StartupStage::Spawn,
-                format!("cannot spawn {}: {why}", spec.command.display()),
-            )
+            format!("cannot spawn {}: {why}", spec.command.display())
         })
 }
 
