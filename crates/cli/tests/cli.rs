@@ -91,6 +91,12 @@ fn builtin_plugin(dir: &Path) -> PathBuf {
 /// [`builtin_plugin`], installed linked (which must succeed); returns the package directory.
 fn install_builtin(home: &Path) -> PathBuf {
     let package = builtin_plugin(home);
+    install_linked(home, &package);
+    package
+}
+
+/// Installs the package at `package` linked, which must succeed.
+fn install_linked(home: &Path, package: &Path) {
     let install = run(
         home,
         &[
@@ -102,7 +108,6 @@ fn install_builtin(home: &Path) -> PathBuf {
         ],
     );
     assert!(install.status.success(), "{}", stderr(&install));
-    package
 }
 
 #[test]
@@ -590,17 +595,7 @@ fn stubborn_run(home: &Path, sidecar_flags: &[&str]) -> Vec<String> {
     let args = doc["runtime"]["args"].as_array_mut().unwrap();
     args.extend(sidecar_flags.iter().map(|flag| json!(flag)));
     std::fs::write(&manifest, doc.to_string()).unwrap();
-    let install = run(
-        home,
-        &[
-            "plugin",
-            "install",
-            package.to_str().unwrap(),
-            "--yes",
-            "--link",
-        ],
-    );
-    assert!(install.status.success(), "{}", stderr(&install));
+    install_linked(home, &package);
     let config = home.join("mcp.json");
     std::fs::write(
         &config,
