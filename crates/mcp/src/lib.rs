@@ -105,6 +105,8 @@
 
 mod config;
 mod error;
+#[doc(hidden)]
+pub mod fuzz;
 mod host;
 mod http;
 mod names;

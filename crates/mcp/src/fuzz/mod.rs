@@ -1,0 +1,16 @@
+//! Invariant checks behind the MCP fuzz targets (`fuzz/fuzz_targets/mcp_*.rs`): each runs one
+//! of this crate's own decoders on arbitrary bytes and checks what must hold for any input
+//! (no panic, bounded output, the caps kept).
+//!
+//! Kept in the library so it compiles with every build; each fuzz target is a one-line call.
+//! Not a public API: hidden from the docs and free to change.
+
+mod config;
+mod http;
+mod listing;
+mod results;
+
+pub use self::config::mcp_servers;
+pub use self::http::http_answer;
+pub use self::listing::list_page;
+pub use self::results::call_tool_result;
