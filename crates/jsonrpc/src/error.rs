@@ -1,5 +1,6 @@
 //! The one Rust error type of this crate, and the sticky reason a connection ended.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
@@ -112,7 +113,7 @@ pub enum Error {
         /// The method called.
         method: String,
         /// What was wrong.
-        reason: &'static str,
+        reason: Cow<'static, str>,
     },
     /// The connection's owner failed the request locally with
     /// [`Peer::fail_request`](crate::Peer::fail_request) (for instance its transport could not

@@ -1,6 +1,7 @@
 //! The handle side of a connection: outgoing calls (the glue between the pending table and the
 //! driver), notifications on both lanes, shutdown, stats.
 
+use std::borrow::Cow;
 use std::fmt;
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -77,8 +78,9 @@ pub(crate) enum Reply {
     },
     /// The peer's error object.
     Error(ErrorObject),
-    /// The response broke the rules.
-    Invalid(&'static str),
+    /// The response broke the rules, or (lenient profile) a frame naming the request did not
+    /// decode at all.
+    Invalid(Cow<'static, str>),
     /// The response was over the cap and skipped.
     TooLarge { limit: usize },
     /// The connection ended.

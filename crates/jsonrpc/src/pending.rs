@@ -73,6 +73,11 @@ impl<T> PendingTable<T> {
         self.take(id)
     }
 
+    /// Takes the entry of request `id`, if it is pending (a frame that did not decode named it).
+    pub(crate) fn complete_named(&mut self, id: u64) -> Option<T> {
+        self.take(id)
+    }
+
     /// Takes the entry of the request sent with `id`, which the connection's owner fails
     /// locally. Our ids are integers, so only an integer id names one (`Id::string("7")` never
     /// names request 7); an id that names nothing pending takes nothing, so a failure can

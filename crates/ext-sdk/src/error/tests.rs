@@ -50,7 +50,7 @@ fn host_call_failures_map_to_their_reasons() {
     assert!(!large.is_fatal());
     let invalid = map(sidewire_jsonrpc::Error::InvalidResponse {
         method: "host/ui/publish".to_owned(),
-        reason: "both result and error",
+        reason: "both result and error".into(),
     });
     assert_eq!(invalid.reason(), Some(Reason::ProtocolError));
 }

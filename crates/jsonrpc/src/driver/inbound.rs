@@ -92,13 +92,13 @@ impl<S, K> Driver<S, K> {
 
     fn on_frame(&mut self, frame: Bytes) {
         let Ok(text) = std::str::from_utf8(&frame) else {
-            self.garbage("the frame is not UTF-8".to_owned());
+            self.garbage(&frame, "the frame is not UTF-8".to_owned());
             return;
         };
         let first = text.as_bytes().iter().find(|b| !b.is_ascii_whitespace());
         if first == Some(&b'[') {
             // Batches are not supported under either profile.
-            self.garbage("batches are not accepted".to_owned());
+            self.garbage(&frame, "batches are not accepted".to_owned());
             return;
         }
         match envelope::classify(text, self.peer.shared.config.profile) {
@@ -107,17 +107,28 @@ impl<S, K> Driver<S, K> {
                     self.writes.push(answer);
                 }
             }
-            Err(Garbage::NotAnObject(detail)) => self.garbage(detail),
+            Err(Garbage::NotAnObject(detail)) => self.garbage(&frame, detail),
             Err(Garbage::DuplicateMember) => {
-                self.garbage("a top-level member appears twice".to_owned())
+                self.garbage(&frame, "a top-level member appears twice".to_owned())
             }
         }
     }
 
-    fn garbage(&mut self, detail: String) {
+    /// A frame that is not a JSON-RPC message: fatal, or skipped and counted. A skipped frame
+    /// whose bytes name one of our pending requests as its top-level `"id"` (and have no
+    /// `"method"`) was that request's response: the request fails at once with the reason,
+    /// as an oversized response does, instead of waiting for its timeout.
+    fn garbage(&mut self, frame: &[u8], detail: String) {
         match self.peer.shared.config.garbage {
             GarbagePolicy::Fatal => self.close(CloseReason::Garbage(detail.into())),
             GarbagePolicy::Skip => {
+                if let Some(id) = crate::scan::response_id(frame) {
+                    let reply = lock(&self.peer.shared.pending).complete_named(id);
+                    if let Some(reply) = reply {
+                        let reason = format!("the response does not decode: {detail}");
+                        let _ = reply.send(Reply::Invalid(reason.into()));
+                    }
+                }
                 let count = self
                     .peer
                     .shared
@@ -176,7 +187,7 @@ impl<S, K> Driver<S, K> {
                 None
             }
             Inbound::BadResponse { id, reason } => {
-                self.complete(id, Reply::Invalid(reason));
+                self.complete(id, Reply::Invalid(reason.into()));
                 None
             }
             Inbound::Reject { id, mut error } => {

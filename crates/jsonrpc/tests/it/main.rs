@@ -546,6 +546,59 @@ async fn lenient_oversized_response_fails_only_its_request() {
     assert_eq!(peer.pending_requests(), 0);
 }
 
+/// A response that does not decode (not UTF-8, broken or cut-off JSON) but names its
+/// request fails that request at once with the reason; the others, and lines that name no
+/// pending request or are the peer's own requests, are skipped as before.
+#[tokio::test]
+async fn lenient_undecodable_response_fails_the_request_it_names() {
+    let (peer, _task, mut raw) = with_raw(lenient(), router(None));
+    let calls: Vec<_> = (0..4)
+        .map(|i| {
+            let peer = peer.clone();
+            tokio::spawn(async move { peer.request::<Echo>(&json!(i)).await })
+        })
+        .collect();
+    let mut ids = Vec::new();
+    for _ in 0..4 {
+        let request = raw.recv().await;
+        ids.push((request["id"].as_u64().unwrap(), request["params"].clone()));
+    }
+    ids.sort_by_key(|(id, _)| *id);
+    // Lines that name nothing of ours: skipped, nothing fails.
+    raw.send("not json, just a log line").await;
+    raw.send(&format!(r#"{{"id":{},"method":"ping","x":}}"#, ids[0].0))
+        .await;
+    raw.send(r#"{"id":999999,"result":}"#).await;
+    let mut broken = format!(r#"{{"jsonrpc":"2.0","id":{},"result":""#, ids[0].0).into_bytes();
+    broken.extend_from_slice(b"\xff\xfe\"}");
+    raw.send_bytes(&broken).await;
+    raw.send(&format!(r#"{{"jsonrpc":"2.0","id":{},"result":{{"a":1,}}}}"#, ids[1].0))
+        .await;
+    raw.send(&format!(r#"{{"jsonrpc":"2.0","id":{},"result":{{"text":"cut"#, ids[2].0))
+        .await;
+    raw.send(&format!(
+        r#"{{"jsonrpc":"2.0","id":{},"result":{}}}"#,
+        ids[3].0, ids[3].1
+    ))
+    .await;
+    let mut outcomes = Vec::new();
+    for call in calls {
+        outcomes.push(within("a call", call).await.unwrap());
+    }
+    // `outcomes[i]` is the call that sent params `i`; `ids` is sorted by request id.
+    for (k, (_, params)) in ids.iter().enumerate() {
+        let outcome = &outcomes[params.as_u64().unwrap() as usize];
+        if k < 3 {
+            let err = outcome.as_ref().unwrap_err();
+            assert!(err.is_invalid_response(), "{err}");
+        } else {
+            assert_eq!(outcome.as_ref().unwrap(), params);
+        }
+    }
+    assert_eq!(peer.pending_requests(), 0);
+    assert_eq!(peer.stats().garbage_frames, 6);
+}
+
 #[tokio::test]
 async fn peer_death_mid_request_fails_pending_with_eof() {
     let (peer, task, raw) = with_raw(strict(), router(None));

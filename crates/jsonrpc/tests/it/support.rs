@@ -150,7 +150,12 @@ pub(crate) struct Raw {
 
 impl Raw {
     pub(crate) async fn send(&mut self, line: &str) {
-        self.write.write_all(line.as_bytes()).await.unwrap();
+        self.send_bytes(line.as_bytes()).await;
+    }
+
+    /// Sends one line of any bytes (not necessarily UTF-8).
+    pub(crate) async fn send_bytes(&mut self, line: &[u8]) {
+        self.write.write_all(line).await.unwrap();
         self.write.write_all(b"\n").await.unwrap();
         self.write.flush().await.unwrap();
     }

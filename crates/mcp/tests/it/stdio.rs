@@ -89,6 +89,25 @@ async fn an_oversized_answer_fails_its_call_and_the_connection_lives() {
     client.close().await;
 }
 
+/// An answer that names its call but does not decode fails that call at once (not after its
+/// timeout) as an invalid response, and the connection lives.
+#[tokio::test]
+async fn an_undecodable_answer_naming_its_call_fails_it_at_once() {
+    let client = connect(fake_spec("fake").call_timeout(Duration::from_secs(300))).await;
+    for kind in ["utf8", "cut"] {
+        let err = within(
+            "the broken call",
+            client.call_tool("broken", json!({ "kind": kind }), ToolCallOptions::new()),
+        )
+        .await
+        .unwrap_err();
+        assert!(err.is_invalid_response(), "{kind}: {err:?}");
+    }
+    assert_eq!(client.stats().skipped_lines, 2);
+    client.ping().await.unwrap();
+    client.close().await;
+}
+
 #[tokio::test]
 async fn a_server_dying_mid_call_fails_it_with_exit_status_and_redacted_stderr() {
     let client = connect(fake_spec("fake")).await;
