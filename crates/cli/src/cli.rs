@@ -124,9 +124,14 @@ pub(crate) struct McpArgs {
     /// flags included, whatever the subcommand before them.
     #[arg(global = true, last = true, value_name = "CMD")]
     pub(crate) stdio_command: Vec<String>,
-    /// Bound a call, in seconds.
+    /// Bound each call, and each server's startup (unless --startup-timeout is given), in
+    /// seconds.
     #[arg(long, global = true, value_name = "SECS")]
     pub(crate) timeout: Option<f64>,
+    /// Bound each server's startup (launch, initialize, first listing), in seconds; overrides
+    /// the config's `startup_timeout_sec`/`startup_timeout_ms` and --timeout (default 30).
+    #[arg(long, global = true, value_name = "SECS")]
+    pub(crate) startup_timeout: Option<f64>,
     #[command(subcommand)]
     pub(crate) command: McpCommand,
 }

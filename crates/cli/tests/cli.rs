@@ -233,6 +233,72 @@ fn mcp_bad_input_is_reported() {
     assert_fails(&out, "no MCP server started");
 }
 
+/// A server that never answers the handshake: `--timeout` bounds startup too, and
+/// `--startup-timeout` and the config's `startup_timeout_ms` bound it alone; the default would
+/// wait 30 s.
+#[test]
+fn the_startup_timeout_comes_from_the_flags_and_the_config() {
+    let home = home();
+    let config = home.path().join("mute.json");
+    std::fs::write(
+        &config,
+        r#"{"mcpServers": {"mute": {"command": "sleep", "args": ["1000"], "startup_timeout_ms": 1000}}}"#,
+    )
+    .unwrap();
+    let config = config.to_str().unwrap();
+    for args in [
+        &[
+            "mcp",
+            "--json",
+            "--timeout",
+            "1",
+            "servers",
+            "--stdio",
+            "--",
+            "sleep",
+            "1000",
+        ][..],
+        &[
+            "mcp",
+            "--json",
+            "--startup-timeout",
+            "1",
+            "--timeout",
+            "100",
+            "servers",
+            "--stdio",
+            "--",
+            "sleep",
+            "1000",
+        ][..],
+        &["mcp", "--json", "--config", config, "servers"][..],
+    ] {
+        let started = Instant::now();
+        let out = run(home.path(), args);
+        let took = started.elapsed();
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {}", stderr(&out));
+        assert!(took < Duration::from_secs(15), "{args:?} took {took:?}");
+        let doc: Value = serde_json::from_str(&stdout(&out)).unwrap();
+        assert_eq!(doc["servers"][0]["state"], "failed", "{args:?}: {doc}");
+    }
+    assert_fails(
+        &run(
+            home.path(),
+            &[
+                "mcp",
+                "--startup-timeout",
+                "0",
+                "tools",
+                "--stdio",
+                "--",
+                "sleep",
+                "1",
+            ],
+        ),
+        "--startup-timeout",
+    );
+}
+
 #[test]
 fn mcp_config_selects_servers() {
     let home = home();

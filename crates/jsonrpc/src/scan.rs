@@ -106,7 +106,10 @@ mod tests {
 
     #[test]
     fn a_broken_frame_names_the_response_it_was_meant_to_be() {
-        assert_eq!(response_id(b"{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"x\":\xff}}"), Some(3));
+        assert_eq!(
+            response_id(b"{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{\"x\":\xff}}"),
+            Some(3)
+        );
         assert_eq!(response_id(br#"{"id":4,"result":{"a":1,}"#), Some(4));
         assert_eq!(response_id(br#"{"id":5,"id":6,"result":1}"#), Some(5));
         // A request or notification of the peer's names none of ours, wherever its method is.

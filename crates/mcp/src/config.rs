@@ -5,11 +5,14 @@
 //! {"mcpServers": {"files": {"command": "npx", "args": ["-y", "pkg@latest"], "env": {}}}}
 //! ```
 //!
-//! Each entry may have `type`, `command`, `args`, `env`, `cwd`, `url` and `headers`. Other
+//! Each entry may have `type`, `command`, `args`, `env`, `cwd`, `url`, `headers`, and the
+//! startup timeout as `startup_timeout_sec` (a number of seconds) or `startup_timeout_ms` (the
+//! names Codex uses; [`crate::DEFAULT_STARTUP_TIMEOUT`] when absent). Other
 //! members (`disabled`, `alwaysAllow`, ...) belong to the client that wrote the file and are
 //! ignored. It does not expand `${VAR}` references, read environment files or start anything.
 
 use std::path::Path;
+use std::time::Duration;
 
 use serde_json::{Map, Value};
 
@@ -131,7 +134,45 @@ fn server(name: &str, entry: &Value) -> Result<ServerSpec, Error> {
     {
         spec = spec.dir(cwd);
     }
+    if let Some(timeout) = startup_timeout(entry, &field)? {
+        spec = spec.startup_timeout(timeout);
+    }
     Ok(spec)
+}
+
+/// `startup_timeout_sec` or `startup_timeout_ms` (not both): a positive, finite duration.
+fn startup_timeout(
+    entry: &Map<String, Value>,
+    field: &dyn Fn(&str) -> String,
+) -> Result<Option<Duration>, Error> {
+    const SEC: &str = "startup_timeout_sec";
+    const MS: &str = "startup_timeout_ms";
+    let given = |member| entry.get(member).filter(|value| !value.is_null());
+    let (member, value, unit) = match (given(SEC), given(MS)) {
+        (None, None) => return Ok(None),
+        (Some(_), Some(_)) => {
+            return Err(Error::config(format!(
+                "{}: give `{SEC}` or `{MS}`, not both",
+                field(SEC)
+            )));
+        }
+        (Some(value), None) => (SEC, value, 1.0),
+        (None, Some(value)) => (MS, value, 1e-3),
+    };
+    let seconds = value
+        .as_f64()
+        .map(|n| n * unit)
+        .filter(|s| s.is_finite() && *s > 0.0)
+        .and_then(|s| Duration::try_from_secs_f64(s).ok())
+        .filter(|d| !d.is_zero());
+    match seconds {
+        Some(duration) => Ok(Some(duration)),
+        None if value.is_number() => Err(Error::config(format!(
+            "{}: expected a positive number, got {value}",
+            field(member)
+        ))),
+        None => Err(expected(&field(member), "a positive number", value)),
+    }
 }
 
 fn object<'a>(value: &'a Value, path: &str) -> Result<&'a Map<String, Value>, Error> {

@@ -84,13 +84,28 @@ fn specs(args: &McpArgs) -> anyhow::Result<Vec<ServerSpec>> {
 pub(crate) async fn run(args: McpArgs, out: &Out) -> anyhow::Result<()> {
     let mut specs = specs(&args)?;
     anyhow::ensure!(!specs.is_empty(), "the config lists no MCP servers");
-    let timeout = match args.timeout {
-        Some(secs) if secs.is_finite() && secs > 0.0 => Some(Duration::from_secs_f64(secs)),
-        Some(secs) => anyhow::bail!("--timeout must be a positive number of seconds, got {secs}"),
-        None => None,
-    };
+    let timeout = seconds("--timeout", args.timeout)?;
+    let startup = seconds("--startup-timeout", args.startup_timeout)?;
     if let Some(timeout) = timeout {
         specs = specs.into_iter().map(|s| s.call_timeout(timeout)).collect();
+    }
+    // --startup-timeout sets startup; --timeout alone caps it, so no command outlives it.
+    match (startup, timeout) {
+        (Some(startup), _) => {
+            specs = specs
+                .into_iter()
+                .map(|s| s.startup_timeout(startup))
+                .collect()
+        }
+        (None, Some(timeout)) => {
+            specs = (specs.into_iter())
+                .map(|s| {
+                    let capped = s.startup_budget().min(timeout);
+                    s.startup_timeout(capped)
+                })
+                .collect();
+        }
+        (None, None) => {}
     }
     let (host, driver) = McpHost::new(NoHandler);
     let driver = tokio::spawn(driver);
@@ -99,6 +114,17 @@ pub(crate) async fn run(args: McpArgs, out: &Out) -> anyhow::Result<()> {
     host.shutdown().await;
     let _ = tokio::time::timeout(Duration::from_secs(5), driver).await;
     result
+}
+
+/// A duration flag's value: a positive, finite number of seconds.
+fn seconds(flag: &str, value: Option<f64>) -> anyhow::Result<Option<Duration>> {
+    match value {
+        None => Ok(None),
+        Some(secs) => match Duration::try_from_secs_f64(secs) {
+            Ok(duration) if !duration.is_zero() => Ok(Some(duration)),
+            _ => anyhow::bail!("{flag} must be a positive number of seconds, got {secs}"),
+        },
+    }
 }
 
 /// Runs one subcommand against the started servers.

@@ -572,10 +572,16 @@ async fn lenient_undecodable_response_fails_the_request_it_names() {
     let mut broken = format!(r#"{{"jsonrpc":"2.0","id":{},"result":""#, ids[0].0).into_bytes();
     broken.extend_from_slice(b"\xff\xfe\"}");
     raw.send_bytes(&broken).await;
-    raw.send(&format!(r#"{{"jsonrpc":"2.0","id":{},"result":{{"a":1,}}}}"#, ids[1].0))
-        .await;
-    raw.send(&format!(r#"{{"jsonrpc":"2.0","id":{},"result":{{"text":"cut"#, ids[2].0))
-        .await;
+    raw.send(&format!(
+        r#"{{"jsonrpc":"2.0","id":{},"result":{{"a":1,}}}}"#,
+        ids[1].0
+    ))
+    .await;
+    raw.send(&format!(
+        r#"{{"jsonrpc":"2.0","id":{},"result":{{"text":"cut"#,
+        ids[2].0
+    ))
+    .await;
     raw.send(&format!(
         r#"{{"jsonrpc":"2.0","id":{},"result":{}}}"#,
         ids[3].0, ids[3].1

@@ -123,3 +123,41 @@ fn load_names_the_file() {
     assert_eq!(load_mcp_servers(&path).unwrap().len(), 1);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn the_startup_timeout_is_read_in_seconds_or_milliseconds() {
+    let specs = parse_mcp_servers(
+        r#"{"mcpServers": {
+            "a": {"command": "x", "startup_timeout_sec": 2.5},
+            "b": {"command": "x", "startup_timeout_ms": 750},
+            "c": {"command": "x", "startup_timeout_sec": null}
+        }}"#,
+    )
+    .unwrap();
+    assert_eq!(specs[0].startup_budget(), Duration::from_millis(2500));
+    assert_eq!(specs[1].startup_budget(), Duration::from_millis(750));
+    assert_eq!(specs[2].startup_budget(), crate::DEFAULT_STARTUP_TIMEOUT);
+}
+
+#[test]
+fn a_bad_startup_timeout_names_its_field() {
+    for (entry, member) in [
+        (r#""startup_timeout_sec": 0"#, "startup_timeout_sec"),
+        (r#""startup_timeout_sec": -1"#, "startup_timeout_sec"),
+        (r#""startup_timeout_ms": "30""#, "startup_timeout_ms"),
+        (r#""startup_timeout_sec": 1e300"#, "startup_timeout_sec"),
+        (
+            r#""startup_timeout_sec": 1, "startup_timeout_ms": 1"#,
+            "startup_timeout_sec",
+        ),
+    ] {
+        let text = format!(r#"{{"mcpServers": {{"s": {{"command": "x", {entry}}}}}}}"#);
+        let err = parse_mcp_servers(&text).unwrap_err();
+        assert!(err.is_config(), "{entry}: {err}");
+        assert!(
+            err.to_string()
+                .starts_with(&format!("mcpServers.s.{member}: ")),
+            "{entry}: {err}"
+        );
+    }
+}
