@@ -12,9 +12,10 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use futures_core::Stream;
 use futures_util::Sink;
+use futures_util::future::Either;
 use serde_json::{Value, json};
 use sidewire_jsonrpc::{
-    Cancelled, HookNotification, Hooks, Peer, Request as _, RequestContext, Router,
+    Cancelled, ErrorObject, HookNotification, Hooks, Peer, Request as _, RequestContext, Router,
 };
 use tokio::sync::{Notify, oneshot, watch};
 
@@ -26,7 +27,7 @@ use crate::protocol::methods::{
     ProgressNotification, ResourceUpdated,
 };
 use crate::protocol::types::{
-    InitializeResult, Progress, Prompt, Resource, ResourceTemplate, Tool,
+    ElicitParams, InitializeResult, Progress, Prompt, Resource, ResourceTemplate, Tool,
 };
 use crate::sync::lock;
 use crate::transport::Background;
@@ -193,7 +194,10 @@ pub(crate) fn router(shared: &Arc<Shared>) -> Router {
     if shared.handler.supports_elicitation() {
         let shared = Arc::clone(shared);
         router = router.request::<Elicit, _, _>(move |params, _: RequestContext| {
-            shared.handler.elicit(Arc::clone(&shared.name), params)
+            match refuse_unsupported_mode(&params) {
+                Some(error) => Either::Left(std::future::ready(Err(error))),
+                None => Either::Right(shared.handler.elicit(Arc::clone(&shared.name), params)),
+            }
         });
     }
     {
@@ -247,6 +251,19 @@ pub(crate) fn router(shared: &Arc<Shared>) -> Router {
         // the handlers we run are short, so it is logged rather than acted on.
         tracing::debug!(server = %name, method, "ignored a server notification");
     })
+}
+
+/// The answer to an elicitation in a mode this client does not advertise (it offers
+/// `elicitation.form` only; URL mode is not supported yet): `-32602`, as the spec says for a
+/// mode not declared in the client's capabilities. An absent `mode` is form mode.
+fn refuse_unsupported_mode(params: &ElicitParams) -> Option<ErrorObject> {
+    match params.extra.get("mode") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(mode)) if mode == "form" => None,
+        Some(other) => Some(ErrorObject::invalid_params(format!(
+            "this client does not support the elicitation mode {other} (it offers form mode only)"
+        ))),
+    }
 }
 
 /// Re-lists whatever a list_changed notice marked stale, after the debounce; ends when the

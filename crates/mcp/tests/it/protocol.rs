@@ -396,6 +396,22 @@ async fn sampling_and_elicitation_go_through_the_handler_with_defaults_filled() 
     assert_eq!(recorder.samples.load(Ordering::SeqCst), 1);
 }
 
+/// URL-mode elicitation is not offered, so a server that asks for it anyway gets `-32602`
+/// and the form handler never sees it (it would panic on the message).
+#[tokio::test]
+async fn a_url_mode_elicitation_is_refused_before_the_form_handler() {
+    let recorder = Arc::new(Recorder::default());
+    let (client, _mock) = mock(spec(), Handler(Arc::clone(&recorder))).await;
+    let result = within(
+        "ask_url",
+        client.call_tool("ask_url", json!({}), ToolCallOptions::new()),
+    )
+    .await
+    .unwrap();
+    let structured = result.structured_content.unwrap();
+    assert_eq!(structured["elicitation"]["error"], -32602, "{structured}");
+}
+
 #[tokio::test]
 async fn without_a_handler_sampling_and_elicitation_are_method_not_found() {
     let (client, mock) = mock(spec(), NoHandler).await;

@@ -249,6 +249,32 @@ async fn call_tool(
                 json!({"content": [], "structuredContent": {"sampling": show(sampled), "elicitation": show(elicited)}}),
             )
         }
+        "ask_url" => {
+            let elicited = ctx
+                .peer()
+                .call(
+                    "elicitation/create",
+                    Some(&json!({
+                        "mode": "url",
+                        "message": "sign in",
+                        "url": "https://example.com/connect",
+                        "elicitationId": "e-1"
+                    })),
+                    Default::default(),
+                )
+                .await
+                .map(|raw| raw.decode::<Value>().unwrap())
+                .map_err(|e| {
+                    e.remote()
+                        .cloned()
+                        .unwrap_or_else(|| ErrorObject::internal(e.to_string()))
+                });
+            let answer = match elicited {
+                Ok(v) => json!({"ok": v}),
+                Err(e) => json!({"error": e.code}),
+            };
+            Ok(json!({"content": [], "structuredContent": {"elicitation": answer}}))
+        }
         "hang" => std::future::pending().await,
         _ => Err(ErrorObject::invalid_params(format!("unknown tool {name}"))),
     }
