@@ -485,6 +485,43 @@ async fn a_storm_of_list_changed_costs_one_extra_listing() {
     assert_eq!(mock.state.count("prompts/list"), 0);
 }
 
+/// `prompts/list_changed` re-lists the prompts, `resources/list_changed` the resources and
+/// their templates, each into the cache the getters read.
+#[tokio::test]
+async fn prompts_resources_and_templates_are_refreshed_on_list_changed() {
+    let (client, mock) = mock(spec(), NoHandler).await;
+    client.list_prompts().await.unwrap();
+    client.list_resources().await.unwrap();
+    client.list_resource_templates().await.unwrap();
+    let names = |client: &sidewire_mcp::Client| {
+        let prompts: Vec<String> = client.prompts().iter().map(|p| p.name.clone()).collect();
+        let resources: Vec<String> = client.resources().iter().map(|r| r.uri.clone()).collect();
+        let templates: Vec<String> = (client.resource_templates().iter())
+            .map(|t| t.uri_template.clone())
+            .collect();
+        (prompts, resources, templates)
+    };
+    assert_eq!(names(&client).0, ["greet"]);
+
+    let before = client.list_revision();
+    mock.notify("notifications/prompts/list_changed", None)
+        .await;
+    within("the prompts refresh", client.list_changed_since(before)).await;
+    assert_eq!(names(&client).0, ["greet", "greet2"]);
+    assert_eq!(mock.state.count("resources/list"), 1);
+
+    let before = client.list_revision();
+    mock.notify("notifications/resources/list_changed", None)
+        .await;
+    within("the resources refresh", client.list_changed_since(before)).await;
+    // The templates ride along with the resources, in the same refresh cycle (the revision
+    // moves once both are stored).
+    let (prompts, resources, templates) = names(&client);
+    assert_eq!(prompts, ["greet", "greet2"]);
+    assert_eq!(resources, ["mem://a", "mem://a2"]);
+    assert_eq!(templates, ["mem://{x}", "mem2://{x}"]);
+}
+
 #[tokio::test]
 async fn prompts_resources_completion_and_ping() {
     let (client, mock) = mock(spec(), NoHandler).await;

@@ -335,17 +335,25 @@ fn mock_router(state: &Arc<MockState>) -> Router {
             call_state.record("tools/call", &ctx, &params);
             call_tool(Arc::clone(&call_state), params, ctx)
         })
-        .request_untyped::<Value, Value, _, _>("prompts/list", recorded(state, "prompts/list", |_, _| {
-            json!({"prompts": [{"name": "greet", "arguments": [{"name": "who", "required": true}]}]})
+        // Each later listing of prompts, resources or templates adds one item (`<name>2`, ...),
+        // so a refresh is visible.
+        .request_untyped::<Value, Value, _, _>("prompts/list", recorded(state, "prompts/list", |state, _| {
+            let mut prompts = vec![json!({"name": "greet", "arguments": [{"name": "who", "required": true}]})];
+            prompts.extend((2..=state.count("prompts/list")).map(|n| json!({"name": format!("greet{n}")})));
+            json!({ "prompts": prompts })
         }))
         .request_untyped::<Value, Value, _, _>("prompts/get", recorded(state, "prompts/get", |_, p| {
             json!({"description": "a greeting", "messages": [{"role": "user", "content": {"type": "text", "text": format!("hello {}", p["arguments"]["who"].as_str().unwrap_or("?"))}}]})
         }))
-        .request_untyped::<Value, Value, _, _>("resources/list", recorded(state, "resources/list", |_, _| {
-            json!({"resources": [{"uri": "mem://a", "name": "a", "mimeType": "text/plain"}]})
+        .request_untyped::<Value, Value, _, _>("resources/list", recorded(state, "resources/list", |state, _| {
+            let mut resources = vec![json!({"uri": "mem://a", "name": "a", "mimeType": "text/plain"})];
+            resources.extend((2..=state.count("resources/list")).map(|n| json!({"uri": format!("mem://a{n}"), "name": "a"})));
+            json!({ "resources": resources })
         }))
-        .request_untyped::<Value, Value, _, _>("resources/templates/list", recorded(state, "resources/templates/list", |_, _| {
-            json!({"resourceTemplates": [{"uriTemplate": "mem://{x}", "name": "any"}]})
+        .request_untyped::<Value, Value, _, _>("resources/templates/list", recorded(state, "resources/templates/list", |state, _| {
+            let mut templates = vec![json!({"uriTemplate": "mem://{x}", "name": "any"})];
+            templates.extend((2..=state.count("resources/templates/list")).map(|n| json!({"uriTemplate": format!("mem{n}://{{x}}"), "name": "any"})));
+            json!({ "resourceTemplates": templates })
         }))
         .request_untyped::<Value, Value, _, _>("resources/read", recorded(state, "resources/read", |_, p| {
             json!({"contents": [{"uri": p["uri"], "text": "contents"}]})
