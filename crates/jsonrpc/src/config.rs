@@ -24,7 +24,10 @@ pub enum Profile {
 /// the connection.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum GarbagePolicy {
-    /// Skip it, count it, and warn (at most once a second).
+    /// Skip it, count it, and warn (at most once a second). When its bytes name one of our
+    /// pending requests as their top-level integer `"id"` (and carry no top-level `"method"`),
+    /// it was meant as that request's response: the request fails at once with
+    /// [`Error::InvalidResponse`](crate::Error::InvalidResponse) and the reason.
     Skip,
     /// End the connection with [`CloseReason::Garbage`](crate::CloseReason::Garbage).
     Fatal,

@@ -118,7 +118,8 @@ where
 /// The stream and sink for NDJSON over a pair of pipes, with the codec set up for the profile:
 /// oversized lines end the connection and blank lines and BOMs reach the JSON layer under
 /// [`Profile::Strict`]; under [`Profile::Lenient`] oversized lines are skipped (failing the
-/// request they answered) and blank lines and BOMs are tolerated.
+/// request they answered, as a line that does not decode but names its request does) and blank
+/// lines and BOMs are tolerated.
 pub fn ndjson<R, W>(
     reader: R,
     writer: W,
