@@ -210,73 +210,60 @@ async fn call_tool(
             "isError": true
         })),
         "ask" => {
-            let sampled = ctx
-                .peer()
-                .call(
-                    "sampling/createMessage",
-                    Some(&json!({"messages": [{"role": "user", "content": {"type": "text", "text": "2+2?"}}], "maxTokens": 5})),
-                    Default::default(),
-                )
-                .await
-                .map(|raw| raw.decode::<Value>().unwrap())
-                .map_err(|e| e.remote().cloned().unwrap_or_else(|| ErrorObject::internal(e.to_string())));
-            let elicited = ctx
-                .peer()
-                .call(
-                    "elicitation/create",
-                    Some(&json!({
-                        "message": "name?",
-                        "requestedSchema": {"type": "object", "properties": {
-                            "name": {"type": "string"},
-                            "age": {"type": "integer", "default": 42},
-                            "pet": {"type": "string", "enum": ["cat", "dog"], "default": "dog"}
-                        }}
-                    })),
-                    Default::default(),
-                )
-                .await
-                .map(|raw| raw.decode::<Value>().unwrap())
-                .map_err(|e| {
-                    e.remote()
-                        .cloned()
-                        .unwrap_or_else(|| ErrorObject::internal(e.to_string()))
-                });
-            let show = |r: Result<Value, ErrorObject>| match r {
-                Ok(v) => json!({"ok": v}),
-                Err(e) => json!({"error": e.code}),
-            };
+            let sampled = ask(
+                &ctx,
+                "sampling/createMessage",
+                json!({"messages": [{"role": "user", "content": {"type": "text", "text": "2+2?"}}], "maxTokens": 5}),
+            )
+            .await;
+            let elicited = ask(
+                &ctx,
+                "elicitation/create",
+                json!({
+                    "message": "name?",
+                    "requestedSchema": {"type": "object", "properties": {
+                        "name": {"type": "string"},
+                        "age": {"type": "integer", "default": 42},
+                        "pet": {"type": "string", "enum": ["cat", "dog"], "default": "dog"}
+                    }}
+                }),
+            )
+            .await;
             Ok(
-                json!({"content": [], "structuredContent": {"sampling": show(sampled), "elicitation": show(elicited)}}),
+                json!({"content": [], "structuredContent": {"sampling": sampled, "elicitation": elicited}}),
             )
         }
         "ask_url" => {
-            let elicited = ctx
-                .peer()
-                .call(
-                    "elicitation/create",
-                    Some(&json!({
-                        "mode": "url",
-                        "message": "sign in",
-                        "url": "https://example.com/connect",
-                        "elicitationId": "e-1"
-                    })),
-                    Default::default(),
-                )
-                .await
-                .map(|raw| raw.decode::<Value>().unwrap())
-                .map_err(|e| {
-                    e.remote()
-                        .cloned()
-                        .unwrap_or_else(|| ErrorObject::internal(e.to_string()))
-                });
-            let answer = match elicited {
-                Ok(v) => json!({"ok": v}),
-                Err(e) => json!({"error": e.code}),
-            };
-            Ok(json!({"content": [], "structuredContent": {"elicitation": answer}}))
+            let elicited = ask(
+                &ctx,
+                "elicitation/create",
+                json!({
+                    "mode": "url",
+                    "message": "sign in",
+                    "url": "https://example.com/connect",
+                    "elicitationId": "e-1"
+                }),
+            )
+            .await;
+            Ok(json!({"content": [], "structuredContent": {"elicitation": elicited}}))
         }
         "hang" => std::future::pending().await,
         _ => Err(ErrorObject::invalid_params(format!("unknown tool {name}"))),
+    }
+}
+
+/// Sends the client a request from inside a tool call: `{"ok": result}` or `{"error": code}`.
+async fn ask(ctx: &RequestContext, method: &str, params: Value) -> Value {
+    let answer = ctx
+        .peer()
+        .call(method, Some(&params), Default::default())
+        .await;
+    match answer {
+        Ok(raw) => json!({"ok": raw.decode::<Value>().unwrap()}),
+        Err(e) => {
+            let code = e.remote().map_or(ErrorObject::INTERNAL_ERROR, |e| e.code);
+            json!({"error": code})
+        }
     }
 }
 
