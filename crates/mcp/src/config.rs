@@ -5,15 +5,18 @@
 //! {"mcpServers": {"files": {"command": "npx", "args": ["-y", "pkg@latest"], "env": {}}}}
 //! ```
 //!
-//! Each entry may have `type`, `command`, `args`, `env`, `cwd`, `url` and `headers`. Other
+//! Each entry may have `type`, `command`, `args`, `env`, `cwd`, `url` and `headers`, and
+//! `restart`: `false`, `true`, or `{"maxRestarts": 3, "withinMs": 60000,
+//! "initialBackoffMs": 500, "maxBackoffMs": 8000}` (each member optional). Other
 //! members (`disabled`, `alwaysAllow`, ...) belong to the client that wrote the file and are
 //! ignored. It does not expand `${VAR}` references, read environment files or start anything.
 
 use std::path::Path;
+use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-use crate::{Error, ServerSpec, Transport};
+use crate::{Error, Restart, RestartPolicy, ServerSpec, Transport};
 
 /// Parses an `mcpServers` document (any JSON object with an `mcpServers` member, so a plugin
 /// manifest works as is) into specs, sorted by server name.
@@ -131,7 +134,41 @@ fn server(name: &str, entry: &Value) -> Result<ServerSpec, Error> {
     {
         spec = spec.dir(cwd);
     }
+    if let Some(restart) = entry.get("restart") {
+        spec = spec.restart(restart_policy(restart, &field("restart"))?);
+    }
     Ok(spec)
+}
+
+/// `restart`: `false` (never), `true` (the default policy), or an object of `maxRestarts`,
+/// `withinMs`, `initialBackoffMs` and `maxBackoffMs`, each optional.
+fn restart_policy(value: &Value, path: &str) -> Result<Restart, Error> {
+    let members = match value {
+        Value::Bool(false) => return Ok(Restart::Never),
+        Value::Null | Value::Bool(true) => return Ok(Restart::default()),
+        Value::Object(members) => members,
+        other => return Err(expected(path, "a boolean or an object", other)),
+    };
+    let number = |member: &str| -> Result<Option<u64>, Error> {
+        match members.get(member) {
+            None | Some(Value::Null) => Ok(None),
+            Some(value) => value.as_u64().map(Some).ok_or_else(|| {
+                expected(&format!("{path}.{member}"), "a non-negative integer", value)
+            }),
+        }
+    };
+    let mut policy = RestartPolicy::default();
+    if let Some(attempts) = number("maxRestarts")? {
+        let attempts = u32::try_from(attempts)
+            .map_err(|_| Error::config(format!("{path}.maxRestarts: {attempts} is too large")))?;
+        policy = policy.max_restarts(attempts);
+    }
+    if let Some(ms) = number("withinMs")? {
+        policy = policy.within(Duration::from_millis(ms));
+    }
+    let initial = number("initialBackoffMs")?.map_or(policy.initial_backoff, Duration::from_millis);
+    let max = number("maxBackoffMs")?.map_or(policy.max_backoff, Duration::from_millis);
+    Ok(Restart::OnCrash(policy.backoff(initial, max)))
 }
 
 fn object<'a>(value: &'a Value, path: &str) -> Result<&'a Map<String, Value>, Error> {

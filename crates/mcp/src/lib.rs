@@ -122,6 +122,7 @@ pub use sidewire_jsonrpc::ErrorObject;
 
 pub use crate::config::{load_mcp_servers, parse_mcp_servers};
 pub use crate::error::{Error, Stage};
+pub use crate::host::ServerExit;
 pub use crate::host::{
     HostPrompt, HostResource, HostTool, MAX_PARALLEL_STARTS, McpHost, McpHostDriver, ServerState,
     ServerStatus, StartFailure,
@@ -141,4 +142,8 @@ pub use crate::protocol::types::{
 pub use crate::spec::{
     DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_CALL_DURATION, DEFAULT_MAX_HTTP_BODY_BYTES,
     DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_STARTUP_TIMEOUT, Root, ServerSpec, Transport,
+};
+pub use crate::spec::{
+    DEFAULT_MAX_RESTART_BACKOFF, DEFAULT_MAX_RESTARTS, DEFAULT_RESTART_BACKOFF,
+    DEFAULT_RESTART_WINDOW, Restart, RestartPolicy,
 };
