@@ -289,6 +289,16 @@ fn timeout(secs: u64) -> ToolCallOptions {
     ToolCallOptions::new().timeout(Duration::from_secs(secs))
 }
 
+/// Starts `spec` and makes it crash (its `die` tool exits with status 3).
+async fn start_and_crash(host: &McpHost, spec: ServerSpec) {
+    let name = spec.name().to_owned();
+    within("add", host.add(spec)).await.unwrap();
+    let died = host
+        .call_tool(&format!("mcp__{name}__die"), json!({}), timeout(20))
+        .await;
+    assert!(died.unwrap_err().is_closed());
+}
+
 #[tokio::test]
 async fn a_crashed_server_is_restarted_and_a_call_made_meanwhile_waits_for_it() {
     let (host, driver) = host();
@@ -373,11 +383,7 @@ async fn a_server_that_crashes_every_time_is_given_up_on() {
         .env("FAKE_START_FILE", file.to_string_lossy())
         .env("FAKE_EXIT_AT_RESTART", "7")
         .restart(quick());
-    within("add", host.add(spec)).await.unwrap();
-    let _ = host
-        .call_tool("mcp__hopeless__die", json!({}), timeout(20))
-        .await
-        .unwrap_err();
+    start_and_crash(&host, spec).await;
     eventually("the host to give up", || {
         status_of(&host, "hopeless").state == ServerState::GaveUp
     })
@@ -426,11 +432,7 @@ async fn remove_and_shutdown_during_the_backoff_stop_the_restart() {
         let spec = fake_spec(name)
             .env("FAKE_START_FILE", file.to_string_lossy())
             .restart(slow());
-        within("add", host.add(spec)).await.unwrap();
-        let _ = host
-            .call_tool(&format!("mcp__{name}__die"), json!({}), timeout(20))
-            .await
-            .unwrap_err();
+        start_and_crash(&host, spec).await;
     }
     eventually("both to wait out their backoff", || {
         host.status()
@@ -472,11 +474,7 @@ async fn shutdown_abandons_a_restart_in_progress_and_kills_its_process() {
         .env("FAKE_START_FILE", file.to_string_lossy())
         .env("FAKE_RESTART_GATE", gate.to_string_lossy())
         .restart(quick());
-    within("add", host.add(spec)).await.unwrap();
-    let _ = host
-        .call_tool("mcp__stuck__die", json!({}), timeout(20))
-        .await
-        .unwrap_err();
+    start_and_crash(&host, spec).await;
     // The restarted process waits at the (never opened) gate in initialize.
     eventually("the restart's process to start", || {
         starts(&file).len() == 2
@@ -528,13 +526,7 @@ async fn a_deliberate_close_and_a_failed_first_start_are_not_restarted() {
 #[tokio::test]
 async fn with_restart_never_a_crashed_server_stays_exited() {
     let (host, driver) = host();
-    within("add", host.add(fake_spec("once").restart(Restart::Never)))
-        .await
-        .unwrap();
-    let _ = host
-        .call_tool("mcp__once__die", json!({}), timeout(20))
-        .await
-        .unwrap_err();
+    start_and_crash(&host, fake_spec("once").restart(Restart::Never)).await;
     eventually("the exit to show", || {
         status_of(&host, "once").state == ServerState::Exited
     })

@@ -322,16 +322,18 @@ async fn python_sdk_server_over_stdio() {
 #[tokio::test]
 async fn server_everything_killed_under_a_host_comes_back() {
     use sidewire_mcp::{McpHost, NoHandler, Restart, RestartPolicy, ServerState};
-    let Some(dir) = peers("server_everything_killed_under_a_host_comes_back", EVERYTHING) else {
+    let Some(dir) = peers(
+        "server_everything_killed_under_a_host_comes_back",
+        EVERYTHING,
+    ) else {
         return;
     };
     let spec = ServerSpec::stdio("everything", "node")
         .arg(dir.join(EVERYTHING).to_string_lossy())
         .arg("stdio")
-        .restart(Restart::OnCrash(RestartPolicy::default().backoff(
-            Duration::from_millis(50),
-            Duration::from_millis(200),
-        )));
+        .restart(Restart::OnCrash(
+            RestartPolicy::default().backoff(Duration::from_millis(50), Duration::from_millis(200)),
+        ));
     let (host, driver) = McpHost::new(NoHandler);
     let driver = tokio::spawn(driver);
     within("add", host.add(spec)).await.unwrap();
@@ -340,9 +342,12 @@ async fn server_everything_killed_under_a_host_comes_back() {
         async move {
             let options = ToolCallOptions::new().timeout(Duration::from_secs(30));
             let args = json!({"message": message});
-            let result = within("echo", host.call_tool("mcp__everything__echo", args, options))
-                .await
-                .unwrap_or_else(|err| panic!("echo failed: {err}"));
+            let result = within(
+                "echo",
+                host.call_tool("mcp__everything__echo", args, options),
+            )
+            .await
+            .unwrap_or_else(|err| panic!("echo failed: {err}"));
             result.joined_text()
         }
     };
