@@ -5,9 +5,11 @@
 //! {"mcpServers": {"files": {"command": "npx", "args": ["-y", "pkg@latest"], "env": {}}}}
 //! ```
 //!
-//! Each entry may have `type`, `command`, `args`, `env`, `cwd`, `url`, `headers`, and the
+//! Each entry may have `type`, `command`, `args`, `env`, `cwd`, `url`, `headers`; the
 //! startup timeout as `startup_timeout_sec` (a number of seconds) or `startup_timeout_ms` (the
-//! names Codex uses; [`crate::DEFAULT_STARTUP_TIMEOUT`] when absent). Other
+//! names Codex uses; [`crate::DEFAULT_STARTUP_TIMEOUT`] when absent); and `restart`: `false`,
+//! `true`, or `{"maxRestarts": 3, "withinMs": 60000, "initialBackoffMs": 500,
+//! "maxBackoffMs": 8000}` (each member optional). Other
 //! members (`disabled`, `alwaysAllow`, ...) belong to the client that wrote the file and are
 //! ignored. It does not expand `${VAR}` references, read environment files or start anything.
 
@@ -16,7 +18,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-use crate::{Error, ServerSpec, Transport};
+use crate::{Error, Restart, RestartPolicy, ServerSpec, Transport};
 
 /// Parses an `mcpServers` document (any JSON object with an `mcpServers` member, so a plugin
 /// manifest works as is) into specs, sorted by server name.
@@ -137,6 +139,9 @@ fn server(name: &str, entry: &Value) -> Result<ServerSpec, Error> {
     if let Some(timeout) = startup_timeout(entry, &field)? {
         spec = spec.startup_timeout(timeout);
     }
+    if let Some(restart) = entry.get("restart") {
+        spec = spec.restart(restart_policy(restart, &field("restart"))?);
+    }
     Ok(spec)
 }
 
@@ -173,6 +178,37 @@ fn startup_timeout(
         ))),
         None => Err(expected(&field(member), "a positive number", value)),
     }
+}
+
+/// `restart`: `false` (never), `true` (the default policy), or an object of `maxRestarts`,
+/// `withinMs`, `initialBackoffMs` and `maxBackoffMs`, each optional.
+fn restart_policy(value: &Value, path: &str) -> Result<Restart, Error> {
+    let members = match value {
+        Value::Bool(false) => return Ok(Restart::Never),
+        Value::Null | Value::Bool(true) => return Ok(Restart::default()),
+        Value::Object(members) => members,
+        other => return Err(expected(path, "a boolean or an object", other)),
+    };
+    let number = |member: &str| -> Result<Option<u64>, Error> {
+        match members.get(member) {
+            None | Some(Value::Null) => Ok(None),
+            Some(value) => value.as_u64().map(Some).ok_or_else(|| {
+                expected(&format!("{path}.{member}"), "a non-negative integer", value)
+            }),
+        }
+    };
+    let mut policy = RestartPolicy::default();
+    if let Some(attempts) = number("maxRestarts")? {
+        let attempts = u32::try_from(attempts)
+            .map_err(|_| Error::config(format!("{path}.maxRestarts: {attempts} is too large")))?;
+        policy = policy.max_restarts(attempts);
+    }
+    if let Some(ms) = number("withinMs")? {
+        policy = policy.within(Duration::from_millis(ms));
+    }
+    let initial = number("initialBackoffMs")?.map_or(policy.initial_backoff, Duration::from_millis);
+    let max = number("maxBackoffMs")?.map_or(policy.max_backoff, Duration::from_millis);
+    Ok(Restart::OnCrash(policy.backoff(initial, max)))
 }
 
 fn object<'a>(value: &'a Value, path: &str) -> Result<&'a Map<String, Value>, Error> {

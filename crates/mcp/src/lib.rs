@@ -40,6 +40,23 @@
 //!   whose `endpoint` event (relative URLs resolved; another origin refused) names where to POST;
 //!   answers arrive as `message` events.
 //!
+//! # Restarts
+//!
+//! An [`McpHost`] restarts a server that had started and whose connection then ended by
+//! itself (the process exited or the connection died; not [`Client::close`],
+//! [`McpHost::remove`] or [`McpHost::shutdown`]) under its [`Restart`] policy
+//! ([`ServerSpec::restart`], config `"restart"`; by default [`DEFAULT_MAX_RESTARTS`] attempts
+//! within [`DEFAULT_RESTART_WINDOW`], the backoff starting at [`DEFAULT_RESTART_BACKOFF`] and
+//! doubling to [`DEFAULT_MAX_RESTART_BACKOFF`]). The restart reconnects and lists again, and
+//! shows in [`McpHost::status`] ([`ServerState::Restarting`], [`ServerStatus::restarts`],
+//! [`ServerStatus::last_exit`] with the exit status and stderr tail; [`ServerState::GaveUp`]
+//! once the attempts are spent), with a `tracing` warning per attempt. Calls in flight at the
+//! crash fail at once with its exit status and stderr tail; calls made while it restarts wait
+//! for it within their own timeout (one waiter per caller, no queue) and then use the new
+//! connection, or fail with [`Error::is_closed`] carrying the last failure. A failed first
+//! start is never restarted, and the restarts run inside the host's driver (nothing spawns);
+//! `remove` and `shutdown` stop them and kill a restart's process.
+//!
 //! Over HTTP: hyper 1 (HTTP/1.1 and, over TLS, HTTP/2) with rustls and the webpki roots, https
 //! verified; redirects are followed only within the same origin, so configured credentials
 //! never leave it; each body and SSE event is capped ([`DEFAULT_MAX_HTTP_BODY_BYTES`], set with
@@ -122,6 +139,7 @@ pub use sidewire_jsonrpc::ErrorObject;
 
 pub use crate::config::{load_mcp_servers, parse_mcp_servers};
 pub use crate::error::{Error, Stage};
+pub use crate::host::ServerExit;
 pub use crate::host::{
     HostPrompt, HostResource, HostTool, MAX_PARALLEL_STARTS, McpHost, McpHostDriver, ServerState,
     ServerStatus, StartFailure,
@@ -141,4 +159,8 @@ pub use crate::protocol::types::{
 pub use crate::spec::{
     DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_CALL_DURATION, DEFAULT_MAX_HTTP_BODY_BYTES,
     DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_STARTUP_TIMEOUT, Root, ServerSpec, Transport,
+};
+pub use crate::spec::{
+    DEFAULT_MAX_RESTART_BACKOFF, DEFAULT_MAX_RESTARTS, DEFAULT_RESTART_BACKOFF,
+    DEFAULT_RESTART_WINDOW, Restart, RestartPolicy,
 };

@@ -24,6 +24,90 @@ pub const DEFAULT_MAX_CALL_DURATION: Duration = Duration::from_secs(60 * 60);
 pub const DEFAULT_MAX_MESSAGE_BYTES: usize = 8 * 1024 * 1024;
 /// The default cap on one HTTP body or SSE event (16 MiB).
 pub const DEFAULT_MAX_HTTP_BODY_BYTES: usize = 16 * 1024 * 1024;
+/// How many restarts the default [`RestartPolicy`] allows within its window.
+pub const DEFAULT_MAX_RESTARTS: u32 = 3;
+/// The window the default [`RestartPolicy`] counts restarts in.
+pub const DEFAULT_RESTART_WINDOW: Duration = Duration::from_secs(60);
+/// The wait before the first restart attempt by default; it doubles with each attempt.
+pub const DEFAULT_RESTART_BACKOFF: Duration = Duration::from_millis(500);
+/// The cap on the wait between restart attempts by default.
+pub const DEFAULT_MAX_RESTART_BACKOFF: Duration = Duration::from_secs(8);
+
+/// Whether a [`crate::McpHost`] restarts a server whose connection ended by itself (its
+/// process exited, or the connection died) after it had started, and the legacy HTTP+SSE
+/// transport reopens its event stream when that ends. A deliberate close (`close`, `remove`,
+/// `shutdown`) is never restarted, and neither is a failed first start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Restart {
+    /// Never: a crashed server stays [`crate::ServerState::Exited`].
+    Never,
+    /// Restart under a bounded policy (the default, with [`RestartPolicy::default`]).
+    OnCrash(RestartPolicy),
+}
+
+impl Default for Restart {
+    fn default() -> Self {
+        Restart::OnCrash(RestartPolicy::default())
+    }
+}
+
+/// Bounded exponential backoff: at most `max_restarts` attempts within any `within` window,
+/// the n-th consecutive attempt waiting `initial_backoff * 2^(n-1)`, capped at `max_backoff`.
+/// When the attempts are spent the server is given up on
+/// ([`crate::ServerState::GaveUp`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct RestartPolicy {
+    /// The most attempts within `within` (default [`DEFAULT_MAX_RESTARTS`]).
+    pub max_restarts: u32,
+    /// The window attempts are counted in (default [`DEFAULT_RESTART_WINDOW`]).
+    pub within: Duration,
+    /// The wait before the first attempt (default [`DEFAULT_RESTART_BACKOFF`]).
+    pub initial_backoff: Duration,
+    /// The cap on the wait (default [`DEFAULT_MAX_RESTART_BACKOFF`]).
+    pub max_backoff: Duration,
+}
+
+impl Default for RestartPolicy {
+    fn default() -> Self {
+        RestartPolicy {
+            max_restarts: DEFAULT_MAX_RESTARTS,
+            within: DEFAULT_RESTART_WINDOW,
+            initial_backoff: DEFAULT_RESTART_BACKOFF,
+            max_backoff: DEFAULT_MAX_RESTART_BACKOFF,
+        }
+    }
+}
+
+impl RestartPolicy {
+    /// Sets the most attempts within the window.
+    pub fn max_restarts(mut self, attempts: u32) -> Self {
+        self.max_restarts = attempts;
+        self
+    }
+
+    /// Sets the window attempts are counted in.
+    pub fn within(mut self, window: Duration) -> Self {
+        self.within = window;
+        self
+    }
+
+    /// Sets the first wait and the cap on the wait (the cap is at least the first wait).
+    pub fn backoff(mut self, initial: Duration, max: Duration) -> Self {
+        self.initial_backoff = initial;
+        self.max_backoff = max.max(initial);
+        self
+    }
+
+    /// The wait before attempt `attempt` (1-based) of a run of consecutive attempts.
+    pub fn delay(&self, attempt: u32) -> Duration {
+        let doublings = attempt.saturating_sub(1).min(31);
+        self.initial_backoff
+            .saturating_mul(1u32 << doublings)
+            .min(self.max_backoff.max(self.initial_backoff))
+    }
+}
 
 /// How a server is reached.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -141,6 +225,7 @@ pub struct ServerSpec {
     pub(crate) roots: Vec<Root>,
     pub(crate) max_message_bytes: usize,
     pub(crate) forward_stderr: bool,
+    pub(crate) restart: Restart,
 }
 
 impl ServerSpec {
@@ -162,6 +247,7 @@ impl ServerSpec {
             roots: Vec::new(),
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             forward_stderr: false,
+            restart: Restart::default(),
         }
     }
 
@@ -277,6 +363,20 @@ impl ServerSpec {
     pub fn forward_stderr(mut self, on: bool) -> Self {
         self.forward_stderr = on;
         self
+    }
+
+    /// Whether and how a [`crate::McpHost`] restarts this server when it crashes after a
+    /// successful start, and how a legacy HTTP+SSE event stream is reopened (default
+    /// [`Restart::OnCrash`] with [`RestartPolicy::default`]: 3 attempts in 60 s, backoff from
+    /// 0.5 s doubling to 8 s).
+    pub fn restart(mut self, restart: Restart) -> Self {
+        self.restart = restart;
+        self
+    }
+
+    /// The restart policy.
+    pub fn restart_policy(&self) -> Restart {
+        self.restart
     }
 
     /// The server's name.

@@ -161,3 +161,63 @@ fn a_bad_startup_timeout_names_its_field() {
         );
     }
 }
+
+#[test]
+fn restart_policies_parse_with_defaults() {
+    let specs = parse_mcp_servers(
+        r#"{"mcpServers": {
+          "default": {"command": "a"},
+          "never": {"command": "a", "restart": false},
+          "on": {"command": "a", "restart": true},
+          "tuned": {"command": "a", "restart": {"maxRestarts": 5, "withinMs": 1000, "initialBackoffMs": 10, "maxBackoffMs": 40}}
+        }}"#,
+    )
+    .unwrap();
+    let by_name = |name: &str| {
+        specs
+            .iter()
+            .find(|s| s.name() == name)
+            .unwrap()
+            .restart_policy()
+    };
+    assert_eq!(by_name("default"), Restart::default());
+    assert_eq!(by_name("on"), Restart::default());
+    assert_eq!(by_name("never"), Restart::Never);
+    let Restart::OnCrash(tuned) = by_name("tuned") else {
+        panic!("expected a policy");
+    };
+    assert_eq!(tuned.max_restarts, 5);
+    assert_eq!(tuned.within, Duration::from_secs(1));
+    assert_eq!(tuned.initial_backoff, Duration::from_millis(10));
+    assert_eq!(tuned.max_backoff, Duration::from_millis(40));
+    assert_eq!(tuned.delay(1), Duration::from_millis(10));
+    assert_eq!(tuned.delay(2), Duration::from_millis(20));
+    assert_eq!(tuned.delay(5), Duration::from_millis(40));
+    let Restart::OnCrash(default) = Restart::default() else {
+        panic!("on by default");
+    };
+    assert_eq!(
+        (
+            default.max_restarts,
+            default.within,
+            default.initial_backoff
+        ),
+        (3, Duration::from_secs(60), Duration::from_millis(500))
+    );
+}
+
+#[test]
+fn restart_errors_name_the_field_path() {
+    assert_eq!(
+        error(r#"{"mcpServers": {"a": {"command": "a", "restart": "yes"}}}"#),
+        "mcpServers.a.restart: expected a boolean or an object, got a string"
+    );
+    assert_eq!(
+        error(r#"{"mcpServers": {"a": {"command": "a", "restart": {"maxRestarts": -1}}}}"#),
+        "mcpServers.a.restart.maxRestarts: expected a non-negative integer, got a number"
+    );
+    assert_eq!(
+        error(r#"{"mcpServers": {"a": {"command": "a", "restart": {"withinMs": "1s"}}}}"#),
+        "mcpServers.a.restart.withinMs: expected a non-negative integer, got a string"
+    );
+}

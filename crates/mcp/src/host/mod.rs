@@ -9,13 +9,29 @@
 //!
 //! The host holds its lock only for bookkeeping, never across a call, so status queries never
 //! wait behind a tool call or a startup.
+//!
+//! A server that had started and whose connection then ends by itself (the process exited, the
+//! connection died; not [`Client::close`], [`McpHost::remove`] or [`McpHost::shutdown`]) is
+//! restarted under its spec's [`Restart`](crate::Restart) policy (default: 3 attempts in 60 s,
+//! backoff from 0.5 s doubling to 8 s): each connection's driver runs inside a supervising
+//! future on the [`McpHostDriver`] that notices the end, waits out the backoff, reconnects and
+//! lists again (see [`restart`] for the lifecycle's state table). Calls in flight at the crash
+//! fail at once with the exit status and stderr tail; calls made while it restarts
+//! ([`McpHost::call_tool`], [`McpHost::get_prompt`], [`McpHost::read_resource`],
+//! [`McpHost::ready_client`]) wait for it within their own timeout, then go to the new
+//! connection, or fail with [`Error::is_closed`] carrying the last failure once it is given up.
+//! The waiters hold no queue: there are as many as there are callers, each bounded by its
+//! timeout. Restarts do not take a start slot ([`MAX_PARALLEL_STARTS`]); each server restarts
+//! at most once at a time.
 
+mod restart;
 mod views;
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -23,12 +39,14 @@ use std::time::Duration;
 use futures_util::StreamExt;
 use futures_util::stream::FuturesUnordered;
 use serde_json::Value;
-use tokio::sync::{OnceCell, Semaphore, mpsc, watch};
+use tokio::sync::{OnceCell, Semaphore, mpsc, oneshot, watch};
 use tokio::time::Instant;
 
 pub use crate::host::views::{
-    HostPrompt, HostResource, HostTool, ServerState, ServerStatus, StartFailure,
+    HostPrompt, HostResource, HostTool, ServerExit, ServerState, ServerStatus, StartFailure,
 };
+
+use crate::host::restart::{Phase, Supervised};
 
 use crate::error::Kind;
 use crate::names::{namespaced_name, namespaced_name_salted};
@@ -37,8 +55,8 @@ use crate::protocol::methods::{ListPrompts, ListTools};
 use crate::protocol::session::Cached;
 use crate::sync::lock;
 use crate::{
-    CallToolResult, Client, ClientDriver, Error, GetPromptResult, ReadResourceResult, ServerSpec,
-    Stage, ToolCallOptions,
+    CallToolResult, Client, Error, GetPromptResult, ReadResourceResult, ServerSpec, Stage,
+    ToolCallOptions,
 };
 
 /// How many servers start at once.
@@ -56,12 +74,25 @@ pub struct McpHost {
 struct HostInner {
     handler: Arc<dyn DynHandler>,
     state: Mutex<State>,
-    /// Where new connections' drivers go; taken at shutdown, which lets the host driver end.
-    drivers: Mutex<Option<mpsc::UnboundedSender<ClientDriver>>>,
+    /// Where new connections' supervisors go; taken at shutdown, which lets the host driver
+    /// end.
+    drivers: Mutex<Option<mpsc::UnboundedSender<Supervised>>>,
     starts: Semaphore,
     /// Set at shutdown: startups in flight give up and new ones are refused.
     closing: watch::Sender<bool>,
     shutdown: OnceCell<()>,
+    /// Bumped whenever a server's entry changes phase or appears, for the calls waiting on a
+    /// restart and the supervisors waiting for their start to be filed.
+    changes: watch::Sender<u64>,
+    /// The id of the next started server's entry.
+    next_id: AtomicU64,
+}
+
+impl HostInner {
+    /// Tells the waiters that an entry changed.
+    fn changed(&self) {
+        self.changes.send_modify(|n| *n = n.wrapping_add(1));
+    }
 }
 
 #[derive(Default)]
@@ -71,9 +102,19 @@ struct State {
     failures: BTreeMap<String, StartFailure>,
 }
 
+/// A started server: its current (or last) connection and where it stands.
 struct Running {
+    /// Told apart from a later server of the same name.
+    id: u64,
     client: Client,
     startup: Duration,
+    phase: Phase,
+    /// Successful restarts.
+    restarts: u32,
+    last_exit: Option<ServerExit>,
+    /// Dropped with the entry (remove, shutdown, the host dropped), which stops its
+    /// supervisor's backoff or reconnect.
+    _stop: oneshot::Sender<()>,
 }
 
 /// Runs the connections of a [`McpHost`]. Spawn it before starting servers. It ends after
@@ -81,9 +122,10 @@ struct Running {
 /// down.
 #[must_use = "the host's servers do nothing unless its driver is polled"]
 pub struct McpHostDriver {
-    incoming: mpsc::UnboundedReceiver<ClientDriver>,
+    incoming: mpsc::UnboundedReceiver<Supervised>,
     incoming_done: bool,
-    running: FuturesUnordered<ClientDriver>,
+    /// One supervisor per started server: its connection's driver, then its restarts.
+    running: FuturesUnordered<Supervised>,
 }
 
 impl Future for McpHostDriver {
@@ -140,6 +182,8 @@ impl McpHost {
                 starts: Semaphore::new(MAX_PARALLEL_STARTS),
                 closing: watch::channel(false).0,
                 shutdown: OnceCell::new(),
+                changes: watch::channel(0).0,
+                next_id: AtomicU64::new(0),
             }),
         };
         let driver = McpHostDriver {
@@ -261,7 +305,8 @@ impl McpHost {
         Ok(())
     }
 
-    /// The client of a running server.
+    /// The client of a running server (while it restarts, or once given up on, its last,
+    /// closed connection; [`ready_client`](McpHost::ready_client) waits for the new one).
     pub fn client(&self, name: &str) -> Option<Client> {
         lock(&self.inner.state)
             .running
@@ -322,11 +367,15 @@ impl McpHost {
     ///
     /// # Errors
     ///
-    /// [`Error::is_not_found`] for an unknown name, else as [`Client::call_tool`].
+    /// [`Error::is_not_found`] for an unknown name, else as [`Client::call_tool`]; while the
+    /// server restarts it waits for it up to the call's timeout (its
+    /// [`ToolCallOptions::timeout`], else the spec's timeout for the tool), then as
+    /// [`ready_client`](McpHost::ready_client).
     ///
     /// # Cancel safety
     ///
-    /// As [`Client::call_tool`]: dropping the future cancels the call on the server.
+    /// As [`Client::call_tool`]: dropping the future cancels the call on the server (or
+    /// stops waiting for a restart).
     pub async fn call_tool(
         &self,
         name: &str,
@@ -338,7 +387,13 @@ impl McpHost {
             .into_iter()
             .find(|tool| tool.name == name)
             .ok_or_else(|| Error::new(Kind::NotFound(format!("no MCP tool named `{name}`"))))?;
-        let client = self.still_running(&tool.server)?;
+        let wait = options.timeout.unwrap_or_else(|| {
+            self.client(&tool.server)
+                .map_or(crate::DEFAULT_CALL_TIMEOUT, |client| {
+                    client.spec().timeout_for_tool(&tool.tool.name)
+                })
+        });
+        let client = self.ready_client(&tool.server, wait).await?;
         client.call_tool(&tool.tool.name, arguments, options).await
     }
 
@@ -346,7 +401,9 @@ impl McpHost {
     ///
     /// # Errors
     ///
-    /// [`Error::is_not_found`] for an unknown name, else as [`Client::get_prompt`].
+    /// [`Error::is_not_found`] for an unknown name, else as [`Client::get_prompt`]; while the
+    /// server restarts it waits up to the server's call timeout (see
+    /// [`ready_client`](McpHost::ready_client)).
     ///
     /// # Cancel safety
     ///
@@ -361,24 +418,43 @@ impl McpHost {
             .into_iter()
             .find(|prompt| prompt.name == name)
             .ok_or_else(|| Error::new(Kind::NotFound(format!("no MCP prompt named `{name}`"))))?;
-        let client = self.still_running(&prompt.server)?;
+        let client = self
+            .ready_client(&prompt.server, self.wait_for(&prompt.server))
+            .await?;
         client.get_prompt(&prompt.prompt.name, arguments).await
     }
 
-    /// The client of the server a tool or prompt was listed from, unless it has gone since.
-    fn still_running(&self, server: &str) -> Result<Client, Error> {
-        self.client(server).ok_or_else(|| {
-            Error::new(Kind::NotFound(format!(
-                "the MCP server `{server}` is no longer running"
-            )))
-        })
+    /// The client of a started server, waiting up to `wait` while it restarts.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::is_not_found`] when no server of that name was started (or it was removed),
+    /// [`Error::is_timeout`] when the restart takes longer than `wait`, [`Error::is_closed`]
+    /// (with the last exit status and stderr tail) when its restarts were given up on, and
+    /// [`Error::is_shut_down`] when the host goes away meanwhile.
+    ///
+    /// # Cancel safety
+    ///
+    /// Cancel safe: it only waits.
+    pub async fn ready_client(&self, name: &str, wait: Duration) -> Result<Client, Error> {
+        restart::ready(&self.inner, name, wait).await
+    }
+
+    /// How long a prompt or resource request waits for a restart: the server's call timeout.
+    fn wait_for(&self, server: &str) -> Duration {
+        self.client(server)
+            .map_or(crate::DEFAULT_CALL_TIMEOUT, |client| {
+                client.spec().default_call_timeout()
+            })
     }
 
     /// Reads a resource from a server.
     ///
     /// # Errors
     ///
-    /// [`Error::is_not_found`] for an unknown server, else as [`Client::read_resource`].
+    /// [`Error::is_not_found`] for an unknown server, else as [`Client::read_resource`]; while
+    /// the server restarts it waits up to the server's call timeout (see
+    /// [`ready_client`](McpHost::ready_client)).
     ///
     /// # Cancel safety
     ///
@@ -388,13 +464,12 @@ impl McpHost {
         server: &str,
         uri: &str,
     ) -> Result<ReadResourceResult, Error> {
-        let client = self
-            .client(server)
-            .ok_or_else(|| Error::new(Kind::NotFound(format!("no MCP server named `{server}`"))))?;
+        let client = self.ready_client(server, self.wait_for(server)).await?;
         client.read_resource(uri).await
     }
 
-    /// One entry per known server, by name: running (or exited), starting, or failed.
+    /// One entry per known server, by name: running (or exited), restarting, given up,
+    /// starting, or failed.
     pub fn status(&self) -> Vec<ServerStatus> {
         let state = lock(&self.inner.state);
         let mut status: BTreeMap<&str, ServerStatus> = BTreeMap::new();
@@ -405,10 +480,7 @@ impl McpHost {
             status.insert(name, ServerStatus::starting(name));
         }
         for (name, running) in &state.running {
-            status.insert(
-                name,
-                ServerStatus::running(&running.client, running.startup),
-            );
+            status.insert(name, running.status());
         }
         status.into_values().collect()
     }
@@ -469,7 +541,9 @@ impl McpHost {
             }
             state.starting.insert(name.clone());
         }
-        let result = self.launch(&spec).await;
+        let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
+        let (stop, stopped) = oneshot::channel();
+        let result = self.launch(&spec, id, stopped).await;
         // Filed under the lock, so a shutdown either sees this server running (and closes it)
         // or has already set `closing` (and this start closes it below).
         let late = {
@@ -478,7 +552,20 @@ impl McpHost {
             match result {
                 Ok((client, startup)) if !*self.inner.closing.borrow() => {
                     state.failures.remove(&name);
-                    state.running.insert(name, Running { client, startup });
+                    state.running.insert(
+                        name,
+                        Running {
+                            id,
+                            client,
+                            startup,
+                            phase: Phase::Up,
+                            restarts: 0,
+                            last_exit: None,
+                            _stop: stop,
+                        },
+                    );
+                    drop(state);
+                    self.inner.changed();
                     return Ok(());
                 }
                 Ok((client, startup)) => (client, startup),
@@ -500,9 +587,15 @@ impl McpHost {
         Err((err, failure))
     }
 
-    /// Connects (within the server's startup timeout, once a start slot is free) and lists
+    /// Connects (within the server's startup timeout, once a start slot is free), hands the
+    /// connection's supervisor (entry `id`, stopped by `stopped`) to the host driver, and lists
     /// what it offers. Returns the client and how long startup took.
-    async fn launch(&self, spec: &ServerSpec) -> Result<(Client, Duration), (Error, Duration)> {
+    async fn launch(
+        &self,
+        spec: &ServerSpec,
+        id: u64,
+        stopped: oneshot::Receiver<()>,
+    ) -> Result<(Client, Duration), (Error, Duration)> {
         let mut closing = self.inner.closing.subscribe();
         let shut_down = || {
             Error::new(Kind::ShutDown(
@@ -519,9 +612,10 @@ impl McpHost {
         let work = async {
             let (client, driver) =
                 Client::connect_shared(spec, Arc::clone(&self.inner.handler), deadline).await?;
+            let supervised = restart::supervise(&self.inner, spec, id, driver, stopped);
             let sender = lock(&self.inner.drivers).clone();
             match sender {
-                Some(sender) if sender.send(driver).is_ok() => {}
+                Some(sender) if sender.send(supervised).is_ok() => {}
                 _ => return Err(shut_down()),
             }
             list_offerings(&client, deadline, started).await?;
@@ -539,7 +633,11 @@ impl McpHost {
 
 /// The startup listing: tools (when offered) within the startup deadline; prompts and
 /// resources too when offered, whose failure is only logged.
-async fn list_offerings(client: &Client, deadline: Instant, started: Instant) -> Result<(), Error> {
+pub(super) async fn list_offerings(
+    client: &Client,
+    deadline: Instant,
+    started: Instant,
+) -> Result<(), Error> {
     let capabilities = client.capabilities();
     let stage_failed = |err: Error| {
         err.with_server(&client.spec().name)

@@ -126,6 +126,30 @@ impl StartFailure {
     }
 }
 
+/// How a started server's connection ended by itself: what a restart reports.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ServerExit {
+    /// Why the connection ended, in words (e.g. "the peer closed the connection").
+    pub reason: String,
+    /// How the process ended (stdio), e.g. "exited with status 3".
+    pub exit_status: Option<String>,
+    /// The redacted end of its stderr (at most 16 KiB).
+    pub stderr_tail: Option<String>,
+}
+
+impl ServerExit {
+    pub(crate) fn of(client: &Client) -> Self {
+        ServerExit {
+            reason: client
+                .close_reason()
+                .map_or_else(|| "the connection ended".to_owned(), |r| r.to_string()),
+            exit_status: client.exit_status(),
+            stderr_tail: client.stderr_tail().filter(|tail| !tail.is_empty()),
+        }
+    }
+}
+
 /// Where a server stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[non_exhaustive]
@@ -134,8 +158,15 @@ pub enum ServerState {
     Starting,
     /// Connected and serving.
     Running,
-    /// It was running, but its connection has ended (the process exited).
+    /// It was running, but its connection has ended (the process exited) and it is not
+    /// restarted ([`Restart::Never`](crate::Restart::Never)), or the end is being noticed.
     Exited,
+    /// It crashed and is being restarted (waiting out the backoff or reconnecting); see
+    /// [`ServerStatus::last_exit`]. Calls wait for it.
+    Restarting,
+    /// It crashed and the restart policy's attempts are spent: [`ServerStatus::last_exit`] says
+    /// how it last ended and [`ServerStatus::failure`] why the last attempt failed, if one did.
+    GaveUp,
     /// Startup failed (see [`ServerStatus::failure`]).
     Failed,
 }
@@ -162,8 +193,12 @@ pub struct ServerStatus {
     pub resources: usize,
     /// How long its startup took.
     pub startup: Option<Duration>,
-    /// Why it failed to start.
+    /// Why it failed to start (or, [`ServerState::GaveUp`], why its last restart failed).
     pub failure: Option<StartFailure>,
+    /// How many times the host has restarted it successfully.
+    pub restarts: u32,
+    /// How its connection last ended by itself, when it has (the reason of the last restart).
+    pub last_exit: Option<ServerExit>,
 }
 
 impl ServerStatus {
@@ -179,6 +214,8 @@ impl ServerStatus {
             resources: 0,
             startup: None,
             failure: None,
+            restarts: 0,
+            last_exit: None,
         }
     }
 

@@ -339,6 +339,11 @@ impl Client {
         self.inner.peer.close_reason_if_closed().is_some()
     }
 
+    /// Why the connection ended, once it has; `None` while it is open.
+    pub(crate) fn close_reason(&self) -> Option<sidewire_jsonrpc::CloseReason> {
+        self.inner.peer.close_reason_if_closed()
+    }
+
     /// The redacted last 16 KiB of the server's stderr (stdio servers).
     pub fn stderr_tail(&self) -> Option<String> {
         self.inner.backend.diagnostics().1

@@ -259,3 +259,285 @@ async fn dropping_the_host_kills_every_server() {
     }
     within("the host driver", driver).await.unwrap();
 }
+
+// Restarts. The fake server records each start's pid in FAKE_START_FILE; the backoff is
+// shortened through the spec's policy.
+
+use sidewire_mcp::{Restart, RestartPolicy, ServerStatus};
+
+/// A policy with a 10 ms backoff (doubling to 40 ms), 3 attempts in 60 s.
+fn quick() -> Restart {
+    Restart::OnCrash(
+        RestartPolicy::default().backoff(Duration::from_millis(10), Duration::from_millis(40)),
+    )
+}
+
+/// The pids of each start recorded in `file`.
+fn starts(file: &std::path::Path) -> Vec<u32> {
+    std::fs::read_to_string(file)
+        .unwrap_or_default()
+        .lines()
+        .map(|line| line.parse().unwrap())
+        .collect()
+}
+
+fn status_of(host: &McpHost, name: &str) -> ServerStatus {
+    host.status().into_iter().find(|s| s.name == name).unwrap()
+}
+
+fn timeout(secs: u64) -> ToolCallOptions {
+    ToolCallOptions::new().timeout(Duration::from_secs(secs))
+}
+
+/// Starts `spec` and makes it crash (its `die` tool exits with status 3).
+async fn start_and_crash(host: &McpHost, spec: ServerSpec) {
+    let name = spec.name().to_owned();
+    within("add", host.add(spec)).await.unwrap();
+    let died = host
+        .call_tool(&format!("mcp__{name}__die"), json!({}), timeout(20))
+        .await;
+    assert!(died.unwrap_err().is_closed());
+}
+
+#[tokio::test]
+async fn a_crashed_server_is_restarted_and_a_call_made_meanwhile_waits_for_it() {
+    let (host, driver) = host();
+    let dir = temp_dir("restart");
+    let (file, gate) = (dir.join("starts"), dir.join("gate"));
+    let spec = fake_spec("worn")
+        .env("FAKE_START_FILE", file.to_string_lossy())
+        .env("FAKE_RESTART_GATE", gate.to_string_lossy())
+        .env("FAKE_EXIT_AFTER_CALLS", "1")
+        .restart(quick());
+    within("add", host.add(spec)).await.unwrap();
+    let result = host
+        .call_tool("mcp__worn__echo", json!({"message": "one"}), timeout(20))
+        .await
+        .unwrap();
+    assert_eq!(result.joined_text(), "one");
+    // The server exits after that call; the restart waits at the gate in initialize.
+    eventually("the restart to begin", || {
+        status_of(&host, "worn").state == ServerState::Restarting && starts(&file).len() == 2
+    })
+    .await;
+    let status = status_of(&host, "worn");
+    let exit = status.last_exit.expect("the crash is reported");
+    assert_eq!(exit.exit_status.as_deref(), Some("exited with status 5"));
+    assert!(exit.stderr_tail.unwrap().contains("worn out"));
+    assert_eq!(status.restarts, 0);
+    // A call made while it restarts waits for it.
+    let waiting = {
+        let host = host.clone();
+        tokio::spawn(async move {
+            host.call_tool("mcp__worn__echo", json!({"message": "two"}), timeout(20))
+                .await
+        })
+    };
+    assert_eq!(status_of(&host, "worn").state, ServerState::Restarting);
+    std::fs::write(&gate, "").unwrap();
+    let result = within("the waiting call", waiting).await.unwrap().unwrap();
+    assert_eq!(result.joined_text(), "two");
+    let status = status_of(&host, "worn");
+    assert_eq!(status.state, ServerState::Running);
+    assert_eq!(status.restarts, 1);
+    let pids = starts(&file);
+    assert_eq!(status.pid, Some(pids[1]));
+    wait_reaped(pids[0]).await;
+    // Lists were refreshed on the new connection, and the next call succeeds.
+    assert_eq!(status.tools, 9);
+    let result = host
+        .call_tool("mcp__worn__echo", json!({"message": "three"}), timeout(20))
+        .await
+        .unwrap();
+    assert_eq!(result.joined_text(), "three");
+    within("shutdown", host.shutdown()).await;
+    wait_reaped(pids[1]).await;
+    within("the host driver", driver).await.unwrap();
+}
+
+#[tokio::test]
+async fn a_call_in_flight_at_the_crash_fails_at_once_with_the_exit_status() {
+    let (host, driver) = host();
+    within("add", host.add(fake_spec("dying").restart(quick())))
+        .await
+        .unwrap();
+    let err = within(
+        "the call",
+        host.call_tool("mcp__dying__die", json!({}), timeout(300)),
+    )
+    .await
+    .unwrap_err();
+    assert!(err.is_closed(), "{err:?}");
+    assert_eq!(err.exit_status(), Some("exited with status 3"));
+    assert!(err.stderr_tail().unwrap().contains("boom"), "{err}");
+    host.shutdown().await;
+    within("the host driver", driver).await.unwrap();
+}
+
+#[tokio::test]
+async fn a_server_that_crashes_every_time_is_given_up_on() {
+    let (host, driver) = host();
+    let dir = temp_dir("give-up");
+    let file = dir.join("starts");
+    let spec = fake_spec("hopeless")
+        .env("FAKE_START_FILE", file.to_string_lossy())
+        .env("FAKE_EXIT_AT_RESTART", "7")
+        .restart(quick());
+    start_and_crash(&host, spec).await;
+    eventually("the host to give up", || {
+        status_of(&host, "hopeless").state == ServerState::GaveUp
+    })
+    .await;
+    // One start and three attempts, each of which exited at once.
+    let pids = starts(&file);
+    assert_eq!(pids.len(), 4, "{pids:?}");
+    let status = status_of(&host, "hopeless");
+    assert_eq!(status.restarts, 0);
+    let failure = status.failure.expect("the last attempt's failure");
+    assert_eq!(failure.stage, Stage::Initialize);
+    assert_eq!(failure.exit_status.as_deref(), Some("exited with status 7"));
+    assert_eq!(
+        status.last_exit.unwrap().exit_status.as_deref(),
+        Some("exited with status 3")
+    );
+    // Calls now fail at once, with the crash's exit status.
+    let err = within(
+        "a call after giving up",
+        host.call_tool("mcp__hopeless__echo", json!({}), timeout(300)),
+    )
+    .await
+    .unwrap_err();
+    assert!(err.is_closed(), "{err:?}");
+    assert_eq!(err.exit_status(), Some("exited with status 3"));
+    for pid in pids {
+        wait_reaped(pid).await;
+    }
+    host.shutdown().await;
+    within("the host driver", driver).await.unwrap();
+}
+
+/// A policy whose backoff outlasts any test.
+fn slow() -> Restart {
+    Restart::OnCrash(
+        RestartPolicy::default().backoff(Duration::from_secs(3600), Duration::from_secs(3600)),
+    )
+}
+
+#[tokio::test]
+async fn remove_and_shutdown_during_the_backoff_stop_the_restart() {
+    let (host, driver) = host();
+    let dir = temp_dir("stop");
+    let (one, two) = (dir.join("one"), dir.join("two"));
+    for (name, file) in [("one", &one), ("two", &two)] {
+        let spec = fake_spec(name)
+            .env("FAKE_START_FILE", file.to_string_lossy())
+            .restart(slow());
+        start_and_crash(&host, spec).await;
+    }
+    eventually("both to wait out their backoff", || {
+        host.status()
+            .iter()
+            .all(|s| s.state == ServerState::Restarting)
+    })
+    .await;
+    within("remove", host.remove("one")).await.unwrap();
+    assert!(!host.status().iter().any(|s| s.name == "one"));
+    // A call waiting for "two" is released by the shutdown, and the driver ends although the
+    // backoff has an hour to go.
+    let waiting = {
+        let host = host.clone();
+        tokio::spawn(async move {
+            host.call_tool("mcp__two__echo", json!({}), timeout(3600))
+                .await
+        })
+    };
+    within("shutdown", host.shutdown()).await;
+    within("the host driver", driver).await.unwrap();
+    let err = within("the waiting call", waiting)
+        .await
+        .unwrap()
+        .unwrap_err();
+    assert!(err.is_not_found() || err.is_shut_down(), "{err:?}");
+    for file in [&one, &two] {
+        let pids = starts(file);
+        assert_eq!(pids.len(), 1, "no restart ran: {pids:?}");
+        wait_reaped(pids[0]).await;
+    }
+}
+
+#[tokio::test]
+async fn shutdown_abandons_a_restart_in_progress_and_kills_its_process() {
+    let (host, driver) = host();
+    let dir = temp_dir("abandon");
+    let (file, gate) = (dir.join("starts"), dir.join("gate"));
+    let spec = fake_spec("stuck")
+        .env("FAKE_START_FILE", file.to_string_lossy())
+        .env("FAKE_RESTART_GATE", gate.to_string_lossy())
+        .restart(quick());
+    start_and_crash(&host, spec).await;
+    // The restarted process waits at the (never opened) gate in initialize.
+    eventually("the restart's process to start", || {
+        starts(&file).len() == 2
+    })
+    .await;
+    let restarting = starts(&file)[1];
+    assert_eq!(status_of(&host, "stuck").state, ServerState::Restarting);
+    within("shutdown", host.shutdown()).await;
+    within("the host driver", driver).await.unwrap();
+    wait_reaped(restarting).await;
+}
+
+#[tokio::test]
+async fn a_deliberate_close_and_a_failed_first_start_are_not_restarted() {
+    let (host, driver) = host();
+    let dir = temp_dir("no-restart");
+    let (closed, failed) = (dir.join("closed"), dir.join("failed"));
+    let spec = fake_spec("closed")
+        .env("FAKE_START_FILE", closed.to_string_lossy())
+        .restart(quick());
+    within("add", host.add(spec)).await.unwrap();
+    within("close", host.client("closed").unwrap().close()).await;
+    // Not a crash: the call fails at once instead of waiting for a restart.
+    let err = within(
+        "a call after close",
+        host.call_tool("mcp__closed__echo", json!({}), timeout(300)),
+    )
+    .await
+    .unwrap_err();
+    assert!(err.is_closed(), "{err:?}");
+    assert_eq!(status_of(&host, "closed").state, ServerState::Exited);
+
+    let spec = fake_spec("failed")
+        .env("FAKE_START_FILE", failed.to_string_lossy())
+        .env("FAKE_EXIT_AT_START", "2")
+        .restart(quick());
+    let err = within("add", host.add(spec)).await.unwrap_err();
+    assert_eq!(err.stage().unwrap().0, Stage::Initialize);
+    // An absence can only be watched for a while: 30 times the 10 ms backoff.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(starts(&closed).len(), 1);
+    assert_eq!(starts(&failed).len(), 1);
+    assert_eq!(status_of(&host, "failed").state, ServerState::Failed);
+    assert_eq!(status_of(&host, "closed").restarts, 0);
+    host.shutdown().await;
+    within("the host driver", driver).await.unwrap();
+}
+
+#[tokio::test]
+async fn with_restart_never_a_crashed_server_stays_exited() {
+    let (host, driver) = host();
+    start_and_crash(&host, fake_spec("once").restart(Restart::Never)).await;
+    eventually("the exit to show", || {
+        status_of(&host, "once").state == ServerState::Exited
+    })
+    .await;
+    let err = within(
+        "a call after the crash",
+        host.call_tool("mcp__once__echo", json!({}), timeout(300)),
+    )
+    .await
+    .unwrap_err();
+    assert!(err.is_closed(), "{err:?}");
+    host.shutdown().await;
+    within("the host driver", driver).await.unwrap();
+}

@@ -316,3 +316,57 @@ async fn python_sdk_server_over_stdio() {
     within("close", client.close()).await;
     wait_reaped(pid).await;
 }
+
+/// server-everything's stdio process killed (SIGKILL) mid-session under a live host comes
+/// back, with its tools listed again, and answers.
+#[tokio::test]
+async fn server_everything_killed_under_a_host_comes_back() {
+    use sidewire_mcp::{McpHost, NoHandler, Restart, RestartPolicy, ServerState};
+    let Some(dir) = peers(
+        "server_everything_killed_under_a_host_comes_back",
+        EVERYTHING,
+    ) else {
+        return;
+    };
+    let spec = ServerSpec::stdio("everything", "node")
+        .arg(dir.join(EVERYTHING).to_string_lossy())
+        .arg("stdio")
+        .restart(Restart::OnCrash(
+            RestartPolicy::default().backoff(Duration::from_millis(50), Duration::from_millis(200)),
+        ));
+    let (host, driver) = McpHost::new(NoHandler);
+    let driver = tokio::spawn(driver);
+    within("add", host.add(spec)).await.unwrap();
+    let echo = |message: &'static str| {
+        let host = host.clone();
+        async move {
+            let options = ToolCallOptions::new().timeout(Duration::from_secs(30));
+            let args = json!({"message": message});
+            let result = within(
+                "echo",
+                host.call_tool("mcp__everything__echo", args, options),
+            )
+            .await
+            .unwrap_or_else(|err| panic!("echo failed: {err}"));
+            result.joined_text()
+        }
+    };
+    assert!(echo("before").await.contains("before"));
+    let pid = host.client("everything").unwrap().pid().unwrap();
+    let killed = std::process::Command::new("kill")
+        .args(["-KILL", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    wait_reaped(pid).await;
+    // The call is made as soon as the kill is seen: it waits for the restart if need be.
+    assert!(echo("after").await.contains("after"));
+    let status = host.status().into_iter().next().unwrap();
+    assert_eq!(status.state, ServerState::Running);
+    assert_eq!(status.restarts, 1);
+    assert!(status.tools > 3);
+    assert_ne!(status.pid, Some(pid));
+    assert!(status.last_exit.unwrap().exit_status.is_some());
+    within("shutdown", host.shutdown()).await;
+    within("the host driver", driver).await.unwrap();
+}
