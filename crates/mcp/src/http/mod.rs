@@ -95,8 +95,8 @@ pub(crate) struct HttpState {
     pub(crate) get: watch::Sender<GetStream>,
     /// Serialises re-initialization after a session expiry.
     pub(crate) reinit: tokio::sync::Mutex<()>,
-    /// The legacy endpoint, once announced (or why there will be none).
-    pub(crate) endpoint: watch::Sender<Option<Result<Url, String>>>,
+    /// The legacy event stream's lifecycle and the requests waiting for answers on it.
+    pub(crate) legacy: legacy::Legacy,
     /// The cap on one body or SSE event.
     pub(crate) cap: usize,
     /// The longest one request's exchange may take (the call's absolute cap).
@@ -347,7 +347,7 @@ pub(crate) fn open(spec: &ServerSpec) -> Result<Opened, Error> {
         initialize: Mutex::new(None),
         get: watch::channel(GetStream::Off).0,
         reinit: tokio::sync::Mutex::new(()),
-        endpoint: watch::channel(None).0,
+        legacy: legacy::Legacy::new(spec),
         cap: spec.max_message_bytes,
         request_budget: spec.max_call_duration.max(spec.call_timeout),
         message_budget: spec.call_timeout,

@@ -228,7 +228,7 @@ async fn exchange(ctx: Arc<Ctx>, outbound: Outbound) {
             wait_for_get_stream(&ctx.state).await;
         }
         if ctx.state.mode() == Mode::Legacy {
-            legacy::post(&ctx, &frame).await
+            legacy::post(&ctx, &frame, &message).await
         } else {
             post(&ctx, &frame, &message, true).await
         }
