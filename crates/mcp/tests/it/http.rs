@@ -1,13 +1,16 @@
 //! The HTTP transports against the in-process mock ([`crate::http_mock`]): headers, sessions,
 //! expiry, SSE answers and server requests, resumption, redirects, caps, status errors, the
-//! legacy transport and the automatic fallback to it.
+//! legacy transport (and the reconnection of its event stream) and the automatic fallback to
+//! it.
 
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use http::Method;
 use serde_json::json;
-use sidewire_mcp::{Client, NoHandler, ServerSpec, Stage, ToolCallOptions};
+use sidewire_mcp::{
+    Client, NoHandler, Restart, RestartPolicy, ServerSpec, Stage, ToolCallOptions,
+};
 
 use crate::http_mock::{Mock, answer, json_response, sse, status};
 use crate::support::*;
@@ -443,4 +446,108 @@ async fn a_reinitialized_session_reopens_the_get_stream() {
         .find(|s| s.body.get("id") == Some(&json!("ping-s2")))
         .unwrap();
     assert_eq!(answer.header("mcp-session-id"), Some("s2"));
+}
+
+/// A legacy server whose event stream reconnects quickly: at most `max` attempts in an hour,
+/// 10 ms apart; calls get a long timeout, so one that ends early was failed on purpose.
+fn reconnecting(mock: &Mock, max: u32) -> ServerSpec {
+    let policy = RestartPolicy::default()
+        .max_restarts(max)
+        .within(Duration::from_secs(3600))
+        .backoff(Duration::from_millis(10), Duration::from_millis(10));
+    ServerSpec::sse("old", mock.url("/sse"))
+        .restart(Restart::OnCrash(policy))
+        .call_timeout(Duration::from_secs(300))
+}
+
+/// The event-stream GETs the mock saw.
+fn gets(mock: &Mock) -> usize {
+    mock.seen()
+        .iter()
+        .filter(|s| s.method == Method::GET)
+        .count()
+}
+
+#[tokio::test]
+async fn a_dropped_legacy_stream_reconnects_and_initializes_the_new_session() {
+    let mock = Mock::start().await;
+    let client = connect(&reconnecting(&mock, 3)).await;
+    eventually("the first handshake", || {
+        mock.posts("notifications/initialized").len() == 1
+    })
+    .await;
+    mock.legacy_drop();
+    eventually("the second GET", || gets(&mock) == 2).await;
+    assert_eq!(echo(&client, "again").await.unwrap(), "echo: again");
+
+    // The same initialize, replayed on the new session's endpoint, then initialized, then the
+    // call.
+    let inits = mock.posts("initialize");
+    assert_eq!(inits.len(), 2, "{inits:?}");
+    assert_eq!(inits[1].path, "/messages?session=2");
+    assert_eq!(inits[1].body, inits[0].body);
+    let initialized = mock.posts("notifications/initialized");
+    assert_eq!(initialized.len(), 2, "{initialized:?}");
+    assert_eq!(initialized[1].path, "/messages?session=2");
+    let calls = mock.posts("tools/call");
+    assert_eq!(calls.len(), 1, "{calls:?}");
+    assert_eq!(calls[0].path, "/messages?session=2");
+    assert!(inits[1].at <= initialized[1].at && initialized[1].at <= calls[0].at);
+    assert_eq!(gets(&mock), 2);
+    assert!(!client.is_closed());
+}
+
+#[tokio::test]
+async fn a_call_in_flight_when_the_legacy_stream_drops_fails_at_once() {
+    let mock = Mock::start().await;
+    mock.script(|seen, mock| {
+        let hang = seen.body.pointer("/params/arguments/message") == Some(&json!("hang"));
+        hang.then(|| {
+            mock.legacy_drop(); // Its answer would have come on this stream.
+            status(202, "Accepted")
+        })
+    });
+    let client = connect(&reconnecting(&mock, 3)).await;
+    let started = Instant::now();
+    let err = echo(&client, "hang").await.unwrap_err();
+    assert!(err.is_http(), "{err:?}");
+    assert_eq!(err.http_status(), None, "{err:?}");
+    assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+    // The connection lives on, on the new stream.
+    assert_eq!(echo(&client, "after").await.unwrap(), "echo: after");
+    assert_eq!(mock.posts("tools/call")[1].path, "/messages?session=2");
+}
+
+#[tokio::test]
+async fn a_legacy_stream_that_keeps_dropping_ends_the_connection_after_max_restarts() {
+    let mock = Mock::start().await;
+    // Every stream ends right after its handshake.
+    mock.script(|seen, mock| {
+        (seen.rpc_method() == "notifications/initialized").then(|| {
+            mock.legacy_drop();
+            status(202, "Accepted")
+        })
+    });
+    let client = connect(&reconnecting(&mock, 2)).await;
+    eventually("the connection to end", || client.is_closed()).await;
+    assert_eq!(gets(&mock), 3); // The first stream and two reconnects.
+    assert_eq!(mock.posts("initialize").len(), 3);
+    let err = echo(&client, "late").await.unwrap_err();
+    assert!(err.is_closed(), "{err:?}");
+}
+
+#[tokio::test]
+async fn restart_never_ends_the_legacy_connection_with_its_stream() {
+    let mock = Mock::start().await;
+    let spec = ServerSpec::sse("old", mock.url("/sse")).restart(Restart::Never);
+    let client = connect(&spec).await;
+    eventually("the handshake", || {
+        mock.posts("notifications/initialized").len() == 1
+    })
+    .await;
+    mock.legacy_drop();
+    eventually("the connection to end", || client.is_closed()).await;
+    assert_eq!(gets(&mock), 1);
+    let err = echo(&client, "late").await.unwrap_err();
+    assert!(err.is_closed(), "{err:?}");
 }

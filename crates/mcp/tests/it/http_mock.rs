@@ -62,6 +62,9 @@ pub(crate) struct Mock {
     sessions: Arc<AtomicUsize>,
     /// The legacy stream's sender, once a client opened it.
     legacy: Arc<Mutex<Option<mpsc::UnboundedSender<Bytes>>>>,
+    /// The legacy session of the current stream: one per GET, like the TypeScript and Python
+    /// SDKs.
+    legacy_session: Arc<AtomicUsize>,
 }
 
 impl Mock {
@@ -87,6 +90,7 @@ impl Mock {
             script: Arc::default(),
             sessions: Arc::default(),
             legacy: Arc::default(),
+            legacy_session: Arc::default(),
         };
         let server = mock.clone();
         tokio::spawn(async move {
@@ -162,6 +166,11 @@ impl Mock {
         }
     }
 
+    /// Ends the open legacy stream (after the events already sent on it).
+    pub(crate) fn legacy_drop(&self) {
+        lock(&self.legacy).take();
+    }
+
     async fn handle(&self, request: Request<Incoming>) -> Response<Body> {
         let (parts, body) = request.into_parts();
         let body = body
@@ -211,15 +220,21 @@ impl Mock {
         }
     }
 
-    /// The legacy transport: GET /sse streams, POST /messages answers on the stream.
+    /// The legacy transport: each GET /sse streams a new session `n` (1, 2, ...) whose
+    /// endpoint is `/messages?session=n`; POSTs there answer on the stream, POSTs to an older
+    /// session get 404.
     fn legacy(&self, seen: &Seen) -> Response<Body> {
         if seen.method == Method::GET {
+            let n = self.legacy_session.fetch_add(1, Ordering::SeqCst) + 1;
             let (tx, rx) = mpsc::unbounded_channel();
-            let _ = tx.send(Bytes::from_static(
-                b"event: endpoint\ndata: /messages?session=1\n\n",
-            ));
+            let endpoint = format!("event: endpoint\ndata: /messages?session={n}\n\n");
+            let _ = tx.send(Bytes::from(endpoint));
             *lock(&self.legacy) = Some(tx);
             return sse_channel(rx);
+        }
+        let current = format!("/messages?session={}", self.legacy_session.load(Ordering::SeqCst));
+        if seen.path != current {
+            return status(404, "Session not found");
         }
         if seen.body.get("method").is_some() && seen.body.get("id").is_some() {
             let message = answer(seen);
