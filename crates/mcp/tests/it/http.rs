@@ -551,3 +551,22 @@ async fn restart_never_ends_the_legacy_connection_with_its_stream() {
     let err = echo(&client, "late").await.unwrap_err();
     assert!(err.is_closed(), "{err:?}");
 }
+
+#[tokio::test]
+async fn a_failed_legacy_reconnect_is_retried_within_the_policy() {
+    let mock = Mock::start().await;
+    // The first reconnect finds the server down for a moment.
+    mock.script(|seen, mock| {
+        (seen.method == Method::GET && gets(mock) == 2).then(|| status(503, "restarting"))
+    });
+    let client = connect(&reconnecting(&mock, 3)).await;
+    eventually("the first handshake", || {
+        mock.posts("notifications/initialized").len() == 1
+    })
+    .await;
+    mock.legacy_drop();
+    eventually("the third GET", || gets(&mock) == 3).await;
+    assert_eq!(echo(&client, "third").await.unwrap(), "echo: third");
+    assert_eq!(mock.posts("tools/call")[0].path, "/messages?session=2");
+    assert_eq!(mock.posts("initialize").len(), 2);
+}
