@@ -432,9 +432,11 @@ async fn handshake(
     initialize: Bytes,
 ) -> Result<(), String> {
     let posted = async {
-        send(ctx, endpoint, initialize)
-            .await
-            .map_err(|cause| cause.into_error(Initialize::METHOD, endpoint.as_str()).to_string())
+        send(ctx, endpoint, initialize).await.map_err(|cause| {
+            cause
+                .into_error(Initialize::METHOD, endpoint.as_str())
+                .to_string()
+        })
     };
     let answer = async {
         loop {
@@ -478,7 +480,10 @@ mod tests {
     fn unanswered_forgets_the_oldest_past_its_cap() {
         let mut unanswered = Unanswered::default();
         for n in 0..=MAX_UNANSWERED {
-            unanswered.insert(RequestId::from_json(&n.to_string()), "tools/call".to_owned());
+            unanswered.insert(
+                RequestId::from_json(&n.to_string()),
+                "tools/call".to_owned(),
+            );
         }
         assert_eq!(unanswered.0.len(), MAX_UNANSWERED);
         assert!(!unanswered.remove(&RequestId::from_json("0")));

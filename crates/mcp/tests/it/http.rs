@@ -8,9 +8,7 @@ use std::time::{Duration, Instant};
 
 use http::Method;
 use serde_json::json;
-use sidewire_mcp::{
-    Client, NoHandler, Restart, RestartPolicy, ServerSpec, Stage, ToolCallOptions,
-};
+use sidewire_mcp::{Client, NoHandler, Restart, RestartPolicy, ServerSpec, Stage, ToolCallOptions};
 
 use crate::http_mock::{Mock, answer, json_response, sse, status};
 use crate::support::*;
@@ -512,7 +510,11 @@ async fn a_call_in_flight_when_the_legacy_stream_drops_fails_at_once() {
     let err = echo(&client, "hang").await.unwrap_err();
     assert!(err.is_http(), "{err:?}");
     assert_eq!(err.http_status(), None, "{err:?}");
-    assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
     // The connection lives on, on the new stream.
     assert_eq!(echo(&client, "after").await.unwrap(), "echo: after");
     assert_eq!(mock.posts("tools/call")[1].path, "/messages?session=2");

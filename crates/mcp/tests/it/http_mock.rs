@@ -232,7 +232,10 @@ impl Mock {
             *lock(&self.legacy) = Some(tx);
             return sse_channel(rx);
         }
-        let current = format!("/messages?session={}", self.legacy_session.load(Ordering::SeqCst));
+        let current = format!(
+            "/messages?session={}",
+            self.legacy_session.load(Ordering::SeqCst)
+        );
         if seen.path != current {
             return status(404, "Session not found");
         }
