@@ -38,7 +38,14 @@
 //!   connection falls back to legacy HTTP+SSE.
 //! - **Legacy HTTP+SSE** ([`ServerSpec::sse`], `type: "sse"`; MCP 2024-11-05): a GET stream
 //!   whose `endpoint` event (relative URLs resolved; another origin refused) names where to POST;
-//!   answers arrive as `message` events.
+//!   answers arrive as `message` events. When the stream ends after it had worked, it is
+//!   reopened under the spec's [`Restart`] policy (the same attempts, window and backoff as a
+//!   host's restarts; [`Restart::Never`]: the connection ends with it), and the recorded
+//!   initialize and `notifications/initialized` are replayed on the new endpoint (a new session
+//!   on most servers) before other POSTs go; requests whose answers were due on the lost stream
+//!   fail at once with [`Error::is_http`] (up to 1,024 tracked; older ones wait for their
+//!   timeouts). Once the attempts are spent the connection ends and pending calls fail
+//!   [`Error::is_closed`].
 //!
 //! # Restarts
 //!
