@@ -466,15 +466,20 @@ fn gets(mock: &Mock) -> usize {
         .count()
 }
 
-#[tokio::test]
-async fn a_dropped_legacy_stream_reconnects_and_initializes_the_new_session() {
-    let mock = Mock::start().await;
-    let client = connect(&reconnecting(&mock, 3)).await;
+/// Ends the mock's event stream once the client's first handshake is through.
+async fn drop_after_the_handshake(mock: &Mock) {
     eventually("the first handshake", || {
         mock.posts("notifications/initialized").len() == 1
     })
     .await;
     mock.legacy_drop();
+}
+
+#[tokio::test]
+async fn a_dropped_legacy_stream_reconnects_and_initializes_the_new_session() {
+    let mock = Mock::start().await;
+    let client = connect(&reconnecting(&mock, 3)).await;
+    drop_after_the_handshake(&mock).await;
     eventually("the second GET", || gets(&mock) == 2).await;
     assert_eq!(echo(&client, "again").await.unwrap(), "echo: again");
 
@@ -543,11 +548,7 @@ async fn restart_never_ends_the_legacy_connection_with_its_stream() {
     let mock = Mock::start().await;
     let spec = ServerSpec::sse("old", mock.url("/sse")).restart(Restart::Never);
     let client = connect(&spec).await;
-    eventually("the handshake", || {
-        mock.posts("notifications/initialized").len() == 1
-    })
-    .await;
-    mock.legacy_drop();
+    drop_after_the_handshake(&mock).await;
     eventually("the connection to end", || client.is_closed()).await;
     assert_eq!(gets(&mock), 1);
     let err = echo(&client, "late").await.unwrap_err();
@@ -562,11 +563,7 @@ async fn a_failed_legacy_reconnect_is_retried_within_the_policy() {
         (seen.method == Method::GET && gets(mock) == 2).then(|| status(503, "restarting"))
     });
     let client = connect(&reconnecting(&mock, 3)).await;
-    eventually("the first handshake", || {
-        mock.posts("notifications/initialized").len() == 1
-    })
-    .await;
-    mock.legacy_drop();
+    drop_after_the_handshake(&mock).await;
     eventually("the third GET", || gets(&mock) == 3).await;
     assert_eq!(echo(&client, "third").await.unwrap(), "echo: third");
     assert_eq!(mock.posts("tools/call")[0].path, "/messages?session=2");
