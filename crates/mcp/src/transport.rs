@@ -26,6 +26,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 
 use crate::error::Kind;
 use crate::http::HttpBackend;
+use crate::http::answer::Unexpected;
 use crate::{Error, ServerSpec, Transport};
 
 /// What a transport yields, boxed so every transport drives the same jsonrpc driver type.
@@ -48,6 +49,10 @@ pub(crate) enum Inbound {
     Frame(Bytes),
     /// The exchange that carried one of our requests failed; nothing else will answer it.
     Failed(RequestFailed),
+    /// The transport started a new session after the old one expired (HTTP): whatever the
+    /// protocol layer cached from the old one (the tool, prompt and resource lists) may be
+    /// stale. Only the transport can say so; no frame a server sends imitates it.
+    SessionRenewed,
 }
 
 /// A request of ours that its transport could not deliver or get answered.
@@ -69,6 +74,8 @@ pub(crate) enum Cause {
     Status { status: u16, body: String },
     /// A body or SSE event over the cap (in bytes).
     TooLarge(usize),
+    /// A 2xx answer that is not the request's response (see `http::answer`).
+    Unexpected { status: u16, answer: Unexpected },
 }
 
 impl Cause {
@@ -90,6 +97,14 @@ impl Cause {
             Cause::TooLarge(cap) => Kind::TooLarge(format!(
                 "{method}: a response body or SSE event from {url} exceeded the {cap}-byte limit"
             )),
+            Cause::Unexpected { status, answer } => Kind::UnexpectedAnswer {
+                method: method.to_owned(),
+                url: url.to_owned(),
+                status,
+                content_type: answer.content_type,
+                why: answer.why.as_str(),
+                quote: answer.quote,
+            },
         };
         Error::new(kind)
     }

@@ -68,12 +68,37 @@ fn the_get_stream_is_due_after_initialize_and_started_once() {
     assert_eq!(get.start(), None, "started once");
     assert!(get.waits());
     assert!(
-        !get.answered(1),
+        !get.answered(1, true),
         "another generation's answer changes nothing"
     );
-    assert!(get.answered(0));
+    assert!(get.answered(0, true));
     assert!(!get.waits());
-    assert_eq!(get, GetStream::Ready(0));
+    assert_eq!(get, GetStream::Open(0));
+    assert!(!get.answered(0, false), "answered once");
+    assert!(get.closed(0));
+    assert_eq!(get, GetStream::None(0));
+}
+
+#[test]
+fn only_an_open_stream_carries_a_response() {
+    use super::streamable::Carrier;
+    for (get, carrier) in [
+        (GetStream::Off, Carrier::None),
+        (GetStream::Due, Carrier::None),
+        (GetStream::Overdue, Carrier::None),
+        (GetStream::Opening(0), Carrier::Unsettled),
+        (GetStream::Pending(0), Carrier::Unsettled),
+        (GetStream::Open(0), Carrier::Open),
+        (GetStream::None(0), Carrier::None),
+    ] {
+        assert_eq!(get.carrier(), carrier, "{get:?}");
+    }
+    let mut refused = GetStream::Opening(1);
+    assert!(refused.answered(1, false), "a 404/405/406 or a failure");
+    assert_eq!(refused, GetStream::None(1));
+    assert!(!refused.closed(1));
+    let mut stale = GetStream::Open(2);
+    assert!(!stale.closed(1), "an older stream's end changes nothing");
 }
 
 #[test]
@@ -83,11 +108,13 @@ fn a_request_that_waited_in_vain_lets_the_others_go() {
     assert_eq!(due, GetStream::Overdue);
     assert!(!due.waits());
     assert_eq!(due.start(), Some(0), "the stream still starts");
-    assert_eq!(due, GetStream::Ready(0), "and nobody waits for it");
+    assert_eq!(due, GetStream::Pending(0), "and nobody waits for it");
     let mut opening = GetStream::Opening(2);
     assert!(opening.stop_waiting());
-    assert_eq!(opening, GetStream::Ready(2));
+    assert_eq!(opening, GetStream::Pending(2));
     assert!(!opening.stop_waiting());
+    assert!(opening.answered(2, true), "its answer still counts");
+    assert_eq!(opening, GetStream::Open(2));
 }
 
 #[test]
@@ -97,7 +124,9 @@ fn a_reinitialized_session_supersedes_the_stream() {
         (GetStream::Due, 1),
         (GetStream::Overdue, 1),
         (GetStream::Opening(0), 1),
-        (GetStream::Ready(3), 4),
+        (GetStream::Pending(0), 1),
+        (GetStream::Open(3), 4),
+        (GetStream::None(3), 4),
     ] {
         assert_eq!(get.reopen(), Some(next));
         assert_eq!(get, GetStream::Opening(next));
