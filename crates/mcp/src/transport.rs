@@ -6,9 +6,11 @@
 //! streams). The protocol core never looks past that, and the transports know nothing of it:
 //! this module depends on no protocol code, the protocol core depends on it.
 //!
-//! Both directions are typed. Inbound, an item is either a JSON-RPC message or
+//! Both directions are typed. Inbound, an item is a JSON-RPC message, or
 //! [`Inbound::Failed`]: the exchange that carried one of our requests failed (an HTTP status,
-//! a network failure, a body over the cap), with the request's id and a typed [`Cause`].
+//! a network failure, a body over the cap, a 2xx answer that is not the response), with the
+//! request's id and a typed [`Cause`]; or [`Inbound::SessionRenewed`]: the transport replaced
+//! an expired session, so what the protocol core cached from the old one is stale.
 //! Outbound, a transport that runs one exchange per message (HTTP) takes each frame as an
 //! [`Outbound`] carrying its id and method, classified once by the protocol core; stdio and
 //! caller streams take the bare frames.

@@ -6,17 +6,39 @@
 //! notifications too) goes to the protocol layer, and our answers to server requests go out as
 //! separate POSTs through the same bounded queue as every other frame.
 //!
+//! # A request's answer
+//!
+//! The POST's own answer decides at once ([`answer`](crate::http::answer), sans-IO): the
+//! response delivers; a non-empty 2xx body that is not the response (an HTML page, non-JSON,
+//! truncated, a notification alone, another id) fails the request with
+//! [`Cause::Unexpected`], after delivering whatever JSON-RPC messages it held; an empty body
+//! or 202 leaves the response to the GET stream only while [`GetStream`] says one is open
+//! (after waiting for a GET that has not answered yet), and fails the request otherwise. An SSE
+//! answer delivers every event and ends at the response, or is resumed (below).
+//!
+//! # The handshake
+//!
+//! `notifications/initialized` is its own POST; requests (but initialize) queued after it wait
+//! for its exchange to end, at most [`INITIALIZED_WAIT`] (see [`Handshake`]), so a server
+//! that enforces the lifecycle never sees a request first. Initialize itself is sent again on
+//! 502, 503, 504 and a refused connection ([`send_initialize`]).
+//!
 //! # Session expiry
 //!
 //! A 404 to a request that carried a session id means the session is gone, whatever the body
-//! says (servers disagree on it). The transport forgets the id, replays the protocol layer's
+//! says (servers disagree on it); so does a 400 whose body names the session (case-insensitive
+//! "session": server-everything's "No valid session ID", FastMCP's "Bad Request: no session").
+//! The transport replays the protocol layer's
 //! own `initialize` request (recorded on its way out, so the capabilities and client info are
 //! the same) followed by `notifications/initialized`, and retries the request once. The
 //! replayed handshake's answer is consumed here: the protocol layer keeps the negotiated facts
 //! of its first handshake, and the transport sends the version the new session agreed. When
 //! several requests see the same expiry, the first re-initializes and the others only retry
-//! (a lock and a comparison of session ids). A second 404 for the retried request is an
-//! ordinary status error.
+//! (a lock and a comparison of session ids; the expired id is kept until the new one arrives,
+//! so a request sent meanwhile meets the same expiry and waits). A second expiry for the
+//! retried request is an ordinary status error. Once the new session stands, the transport
+//! sends [`Inbound::SessionRenewed`](crate::transport::Inbound::SessionRenewed) up the seam,
+//! and the protocol core refreshes every list it caches.
 //!
 //! The new session gets its own GET stream, like the first one did: the expired session's
 //! stream is ended (a newer generation supersedes it), a fresh GET goes out with the new

@@ -9,30 +9,13 @@ use std::time::Duration;
 
 use http::Method;
 use serde_json::{Value, json};
-use sidewire_mcp::{Client, NoHandler, ServerSpec, ToolCallOptions};
+use sidewire_mcp::{Client, NoHandler, ServerSpec};
 
+use crate::http::{connect, echo};
 use crate::http_mock::{
     Mock, answer, json_response, slow, sse, sse_channel, status, truncated, typed,
 };
 use crate::support::*;
-
-async fn connect(spec: &ServerSpec) -> Client {
-    let (client, driver) = within("connect", Client::connect(spec, NoHandler))
-        .await
-        .unwrap_or_else(|err| panic!("connect failed: {err}"));
-    tokio::spawn(driver);
-    client
-}
-
-async fn echo(client: &Client, message: &str) -> Result<String, sidewire_mcp::Error> {
-    let args = json!({ "message": message });
-    within(
-        "tools/call",
-        client.call_tool("echo", args, ToolCallOptions::new()),
-    )
-    .await
-    .map(|result| result.joined_text())
-}
 
 /// A spec whose calls would wait two minutes: every failure below must come long before.
 fn patient(mock: &Mock) -> ServerSpec {
@@ -188,9 +171,12 @@ async fn requests_wait_for_the_initialized_notifications_answer() {
     );
 }
 
+/// A scripted answer.
+type Reply = fn() -> http::Response<crate::http_mock::Body>;
+
 /// A mock whose sessions after the first list one more tool, and whose first session
 /// expires at its first tools/call with `expired`.
-fn expiring(mock: &Mock, expired: fn() -> http::Response<crate::http_mock::Body>) {
+fn expiring(mock: &Mock, expired: Reply) {
     mock.script(
         move |seen, _| match (seen.rpc_method(), seen.header("mcp-session-id")) {
             ("tools/call", Some("s1")) => Some(expired()),
@@ -209,7 +195,7 @@ fn expiring(mock: &Mock, expired: fn() -> http::Response<crate::http_mock::Body>
 
 #[tokio::test]
 async fn session_expiry_as_real_servers_answer_it_reinitializes_and_refreshes_the_lists() {
-    let answers: [(&str, fn() -> http::Response<crate::http_mock::Body>); 3] = [
+    let answers: [(&str, Reply); 3] = [
         ("404", || status(404, "")),
         ("server-everything", || {
             status(
