@@ -108,6 +108,19 @@ pub(crate) enum Kind {
         status: Option<u16>,
         detail: String,
     },
+    /// A 2xx HTTP answer to a request that is neither its response nor empty (or empty with no
+    /// GET stream to carry the response): the content type and the sanitised start of the body.
+    #[error(
+        "{method}: HTTP {status} from {url} is not the response: {why} (content type {content_type}; body: `{quote}`)"
+    )]
+    UnexpectedAnswer {
+        method: String,
+        url: String,
+        status: u16,
+        content_type: String,
+        why: &'static str,
+        quote: String,
+    },
     /// No such server, tool or prompt.
     #[error("{0}")]
     NotFound(String),
@@ -238,10 +251,21 @@ impl Error {
         matches!(self.0.kind, Kind::Http { .. })
     }
 
-    /// The HTTP status of a failed exchange, when it got one (`401`, `404`, ...).
+    /// A 2xx HTTP answer to a request was not its response: a captive portal's HTML page, a
+    /// non-JSON or truncated body, a notification alone, a response to another id, or an empty
+    /// answer with no GET stream open to carry the response. The text quotes the content type
+    /// and the first 200 bytes of the body (control characters escaped);
+    /// [`http_status`](Error::http_status) is the 2xx status.
+    pub fn is_unexpected_answer(&self) -> bool {
+        matches!(self.0.kind, Kind::UnexpectedAnswer { .. })
+    }
+
+    /// The HTTP status of a failed exchange, when it got one (`401`, `404`, ...), or of an
+    /// [unexpected answer](Error::is_unexpected_answer).
     pub fn http_status(&self) -> Option<u16> {
         match &self.0.kind {
             Kind::Http { status, .. } => *status,
+            Kind::UnexpectedAnswer { status, .. } => Some(*status),
             _ => None,
         }
     }

@@ -30,8 +30,18 @@
 //!   stream answered by separate POSTs, `Mcp-Session-Id` from any response on every later
 //!   request, `MCP-Protocol-Version` after initialize, the optional GET stream (none on
 //!   404/405/406), `DELETE` of the session on [`Client::close`] (not when the client is merely
-//!   dropped: that needs no runtime and sends nothing). A 404 to a request carrying a session id
-//!   is expiry: the transport re-runs the same initialize once and retries the request once. A
+//!   dropped: that needs no runtime and sends nothing). A 404 to a request carrying a session id,
+//!   or a 400 whose body names the session (what real servers answer after a restart), is
+//!   expiry: the transport re-runs the same initialize once (however many requests saw it),
+//!   retries each request once, reopens the GET stream and has the cached tool, prompt and
+//!   resource lists fetched again. A 2xx answer to a request that is not its response (an HTML
+//!   page, a non-JSON or truncated body, a notification alone, another id) fails that request
+//!   at once ([`Error::is_unexpected_answer`], quoting the content type and the first 200
+//!   bytes, escaped) after delivering any JSON-RPC messages in it; an empty answer or a 202
+//!   waits for the response on the GET stream only while one is open, else fails at once.
+//!   Requests wait for `notifications/initialized`'s answer (at most 5 s), so none overtakes
+//!   it. Initialize is retried on 502, 503, 504 and a refused connection (`Retry-After`
+//!   honoured, 5 attempts, within [`ServerSpec::startup_timeout`]). A
 //!   POST stream that ends before its response is resumed with `GET` + `Last-Event-ID` after
 //!   the server's `retry` (1 s by default; 3 attempts, growing 1.5x, at most 30 s).
 //!   When the initialize POST gets 400, 404 or 405, or its stream announces an `endpoint`, the

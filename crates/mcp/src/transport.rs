@@ -6,9 +6,11 @@
 //! streams). The protocol core never looks past that, and the transports know nothing of it:
 //! this module depends on no protocol code, the protocol core depends on it.
 //!
-//! Both directions are typed. Inbound, an item is either a JSON-RPC message or
+//! Both directions are typed. Inbound, an item is a JSON-RPC message, or
 //! [`Inbound::Failed`]: the exchange that carried one of our requests failed (an HTTP status,
-//! a network failure, a body over the cap), with the request's id and a typed [`Cause`].
+//! a network failure, a body over the cap, a 2xx answer that is not the response), with the
+//! request's id and a typed [`Cause`]; or [`Inbound::SessionRenewed`]: the transport replaced
+//! an expired session, so what the protocol core cached from the old one is stale.
 //! Outbound, a transport that runs one exchange per message (HTTP) takes each frame as an
 //! [`Outbound`] carrying its id and method, classified once by the protocol core; stdio and
 //! caller streams take the bare frames.
@@ -26,6 +28,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 
 use crate::error::Kind;
 use crate::http::HttpBackend;
+use crate::http::answer::Unexpected;
 use crate::{Error, ServerSpec, Transport};
 
 /// What a transport yields, boxed so every transport drives the same jsonrpc driver type.
@@ -48,6 +51,10 @@ pub(crate) enum Inbound {
     Frame(Bytes),
     /// The exchange that carried one of our requests failed; nothing else will answer it.
     Failed(RequestFailed),
+    /// The transport started a new session after the old one expired (HTTP): whatever the
+    /// protocol layer cached from the old one (the tool, prompt and resource lists) may be
+    /// stale. Only the transport can say so; no frame a server sends imitates it.
+    SessionRenewed,
 }
 
 /// A request of ours that its transport could not deliver or get answered.
@@ -69,6 +76,8 @@ pub(crate) enum Cause {
     Status { status: u16, body: String },
     /// A body or SSE event over the cap (in bytes).
     TooLarge(usize),
+    /// A 2xx answer that is not the request's response (see `http::answer`).
+    Unexpected { status: u16, answer: Unexpected },
 }
 
 impl Cause {
@@ -90,6 +99,14 @@ impl Cause {
             Cause::TooLarge(cap) => Kind::TooLarge(format!(
                 "{method}: a response body or SSE event from {url} exceeded the {cap}-byte limit"
             )),
+            Cause::Unexpected { status, answer } => Kind::UnexpectedAnswer {
+                method: method.to_owned(),
+                url: url.to_owned(),
+                status,
+                content_type: answer.content_type,
+                why: answer.why.as_str(),
+                quote: answer.quote,
+            },
         };
         Error::new(kind)
     }

@@ -53,9 +53,34 @@ pub(crate) struct HttpClient {
     inner: Client<HttpsConnector<HttpConnector>, Full<Bytes>>,
 }
 
-/// Why a request failed before it had a status.
+/// Why a request failed before it had a status: the failure in words, and what kind it was.
 #[derive(Debug)]
-pub(crate) struct NetError(pub(crate) String);
+pub(crate) struct NetError(pub(crate) String, pub(crate) NetKind);
+
+/// What kind of network failure a [`NetError`] is, as far as retrying goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum NetKind {
+    /// Nothing listened on the port (the server is starting, or restarting).
+    Refused,
+    /// Anything else (DNS, TLS, a reset, a broken body).
+    Other,
+}
+
+impl NetKind {
+    /// Whether a failure is a refused connection: an `io::Error` of that kind in its chain.
+    fn of(err: &(dyn std::error::Error + 'static)) -> NetKind {
+        let mut source = Some(err);
+        while let Some(cause) = source {
+            if let Some(io) = cause.downcast_ref::<std::io::Error>()
+                && io.kind() == std::io::ErrorKind::ConnectionRefused
+            {
+                return NetKind::Refused;
+            }
+            source = cause.source();
+        }
+        NetKind::Other
+    }
+}
 
 impl HttpClient {
     /// A client whose connections run on whatever drains the returned receiver.
@@ -91,13 +116,15 @@ impl HttpClient {
                 .method(method.clone())
                 .uri(url.as_str())
                 .body(Full::new(body.clone()))
-                .map_err(|err| NetError(format!("invalid request to {url}: {err}")))?;
+                .map_err(|err| {
+                    NetError(format!("invalid request to {url}: {err}"), NetKind::Other)
+                })?;
             *request.headers_mut() = headers.clone();
             let response = self
                 .inner
                 .request(request)
                 .await
-                .map_err(|err| NetError(describe(&err)))?;
+                .map_err(|err| NetError(describe(&err), NetKind::of(&err)))?;
             if !response.status().is_redirection() || hops == MAX_REDIRECTS {
                 return Ok((url, response));
             }
@@ -165,6 +192,27 @@ pub(crate) async fn read_body(body: &mut Incoming, cap: usize) -> Result<Bytes, 
         }
     }
     Ok(out.freeze())
+}
+
+/// A whole answer body, refused once it passes `cap` bytes; a body that breaks off is kept as
+/// far as it came, with `false` (not complete), for the answer's verdict to quote.
+pub(crate) async fn read_answer(
+    body: &mut Incoming,
+    cap: usize,
+) -> Result<(Bytes, bool), ReadError> {
+    let mut out = BytesMut::new();
+    while let Some(frame) = body.frame().await {
+        let Ok(frame) = frame else {
+            return Ok((out.freeze(), false));
+        };
+        if let Ok(data) = frame.into_data() {
+            if out.len() + data.len() > cap {
+                return Err(ReadError::TooLarge(cap));
+            }
+            out.extend_from_slice(&data);
+        }
+    }
+    Ok((out.freeze(), true))
 }
 
 /// The first [`ERROR_BODY_BYTES`] of a body, as text, for a status error.

@@ -276,6 +276,8 @@ pub(crate) async fn stream(ctx: Arc<Ctx>) {
         };
         tracing::info!(server = %ctx.state.server, attempt, "reconnected the legacy SSE stream");
         legacy.set(Lifecycle::Open(endpoint.clone()));
+        // A new session: what the old one listed may have changed.
+        ctx.renewed().await;
     }
 }
 

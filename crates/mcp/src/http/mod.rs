@@ -22,6 +22,7 @@
 //! (`Error::is_http`, `Error::http_status`). A failure of anything else is logged: nobody
 //! waits for it.
 
+pub(crate) mod answer;
 pub(crate) mod client;
 pub(crate) mod legacy;
 pub(crate) mod streamable;
@@ -49,7 +50,7 @@ use crate::transport::{
 use crate::{Error, ServerSpec, Transport};
 
 use self::client::{BackgroundTask, HttpClient};
-use self::streamable::GetStream;
+use self::streamable::{GetStream, Handshake};
 
 /// The session header (any case on the wire; http normalises to lower case).
 pub(crate) const SESSION_HEADER: HeaderName = HeaderName::from_static("mcp-session-id");
@@ -93,6 +94,10 @@ pub(crate) struct HttpState {
     /// The optional GET stream: whether it is due, which one is current, and whether requests
     /// still wait for its first answer (see [`GetStream`]).
     pub(crate) get: watch::Sender<GetStream>,
+    /// Whether requests wait for `notifications/initialized` (see [`Handshake`]).
+    pub(crate) handshake: watch::Sender<Handshake>,
+    /// The spec's startup budget: initialize retries stay within it.
+    pub(crate) startup_budget: Duration,
     /// Serialises re-initialization after a session expiry.
     pub(crate) reinit: tokio::sync::Mutex<()>,
     /// The legacy event stream's lifecycle and the requests waiting for answers on it.
@@ -255,6 +260,11 @@ impl Ctx {
         }
     }
 
+    /// Tells the protocol layer a new session replaced an expired one.
+    pub(crate) async fn renewed(&self) {
+        let _ = self.inbound.send(Inbound::SessionRenewed).await;
+    }
+
     /// Runs `task` on the driver.
     pub(crate) fn run(&self, task: BackgroundTask) {
         let _ = self.tasks.send(task);
@@ -346,6 +356,8 @@ pub(crate) fn open(spec: &ServerSpec) -> Result<Opened, Error> {
         mode: Mutex::new(mode),
         initialize: Mutex::new(None),
         get: watch::channel(GetStream::Off).0,
+        handshake: watch::channel(Handshake::Initializing).0,
+        startup_budget: spec.startup_timeout,
         reinit: tokio::sync::Mutex::new(()),
         legacy: legacy::Legacy::new(spec),
         cap: spec.max_message_bytes,

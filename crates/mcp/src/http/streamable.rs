@@ -6,17 +6,39 @@
 //! notifications too) goes to the protocol layer, and our answers to server requests go out as
 //! separate POSTs through the same bounded queue as every other frame.
 //!
+//! # A request's answer
+//!
+//! The POST's own answer decides at once ([`answer`](crate::http::answer), sans-IO): the
+//! response delivers; a non-empty 2xx body that is not the response (an HTML page, non-JSON,
+//! truncated, a notification alone, another id) fails the request with
+//! [`Cause::Unexpected`], after delivering whatever JSON-RPC messages it held; an empty body
+//! or 202 leaves the response to the GET stream only while [`GetStream`] says one is open
+//! (after waiting for a GET that has not answered yet), and fails the request otherwise. An SSE
+//! answer delivers every event and ends at the response, or is resumed (below).
+//!
+//! # The handshake
+//!
+//! `notifications/initialized` is its own POST; requests (but initialize) queued after it wait
+//! for its exchange to end, at most [`INITIALIZED_WAIT`] (see [`Handshake`]), so a server
+//! that enforces the lifecycle never sees a request first. Initialize itself is sent again on
+//! 502, 503, 504 and a refused connection ([`send_initialize`]).
+//!
 //! # Session expiry
 //!
 //! A 404 to a request that carried a session id means the session is gone, whatever the body
-//! says (servers disagree on it). The transport forgets the id, replays the protocol layer's
+//! says (servers disagree on it); so does a 400 whose body names the session (case-insensitive
+//! "session": server-everything's "No valid session ID", FastMCP's "Bad Request: no session").
+//! The transport replays the protocol layer's
 //! own `initialize` request (recorded on its way out, so the capabilities and client info are
 //! the same) followed by `notifications/initialized`, and retries the request once. The
 //! replayed handshake's answer is consumed here: the protocol layer keeps the negotiated facts
 //! of its first handshake, and the transport sends the version the new session agreed. When
 //! several requests see the same expiry, the first re-initializes and the others only retry
-//! (a lock and a comparison of session ids). A second 404 for the retried request is an
-//! ordinary status error.
+//! (a lock and a comparison of session ids; the expired id is kept until the new one arrives,
+//! so a request sent meanwhile meets the same expiry and waits). A second expiry for the
+//! retried request is an ordinary status error. Once the new session stands, the transport
+//! sends [`Inbound::SessionRenewed`](crate::transport::Inbound::SessionRenewed) up the seam,
+//! and the protocol core refreshes every list it caches.
 //!
 //! The new session gets its own GET stream, like the first one did: the expired session's
 //! stream is ended (a newer generation supersedes it), a fresh GET goes out with the new
@@ -47,10 +69,12 @@ use hyper::body::Incoming;
 use sidewire_jsonrpc::Request as _;
 use tokio::sync::mpsc;
 
+use crate::http::answer::{self, ContentType, Event, Unexpected, Verdict, Why};
 use crate::http::client::{
-    BackgroundTask, ReadError, SseBody, ensure_success, is_event_stream, read_body,
+    BackgroundTask, NetError, NetKind, ReadError, SseBody, ensure_success, error_body,
+    is_event_stream, read_answer, read_body,
 };
-use crate::http::{Ctx, HttpState, Mode, legacy, response_id};
+use crate::http::{Ctx, HttpState, Mode, SESSION_HEADER, VERSION_HEADER, legacy, response_id};
 use crate::protocol::methods::{INITIALIZED, Initialize};
 use crate::sync::lock;
 use crate::transport::{Cause, Message, Outbound, RequestId};
@@ -68,20 +92,34 @@ const DEFAULT_RETRY: Duration = Duration::from_secs(1);
 const MAX_RETRY: Duration = Duration::from_secs(30);
 /// How long a request waits for the GET stream's first answer.
 const GET_READY_WAIT: Duration = Duration::from_secs(2);
+/// How long a request waits for `notifications/initialized`'s exchange (its 202) to end.
+pub(crate) const INITIALIZED_WAIT: Duration = Duration::from_secs(5);
+/// Attempts at the initialize POST while the server answers 502/503/504 or refuses the
+/// connection (all within the startup budget).
+pub(crate) const MAX_INIT_ATTEMPTS: u32 = 5;
+/// The wait before the second initialize attempt when the server gave no `Retry-After`;
+/// doubled for each later one, up to [`MAX_INIT_RETRY`].
+const INIT_RETRY: Duration = Duration::from_millis(250);
+/// The longest wait between initialize attempts without `Retry-After`.
+const MAX_INIT_RETRY: Duration = Duration::from_secs(4);
 
 /// The optional GET stream's lifecycle: whether it is due, which one is current (its
 /// generation: a re-initialized session opens its own, which ends the expired session's
 /// stream, whose events and `Last-Event-ID` belong to a session the server no longer knows),
-/// and whether requests wait for its first answer, so a server that sends server-initiated
-/// messages on it (an elicitation for a tool call) has it before it needs it.
+/// whether requests wait for its first answer (so a server that sends server-initiated
+/// messages on it, an elicitation for a tool call, has it before it needs it), and whether it
+/// is open: only an open stream can carry the response to a request whose POST got an empty
+/// answer or a 202.
 ///
-/// | State | Meaning | A request | Next |
-/// |---|---|---|---|
-/// | `Off` | Not due: initialize has not succeeded over Streamable HTTP (or the transport is legacy). | goes | `Due` when initialize answers over Streamable HTTP (before the answer reaches the protocol layer, so every later request sees it) |
-/// | `Due` | Due, not sent: it goes after the next exchange that succeeds. | waits | `Opening(0)` after a successful exchange; `Overdue` when a request waited [`GET_READY_WAIT`] |
-/// | `Overdue` | Due, not sent, and a request already waited for it in vain. | goes | `Ready(0)` after a successful exchange |
-/// | `Opening(g)` | GET `g` sent, no answer yet. | waits | `Ready(g)` at GET `g`'s first answer (or failure), or when a request waited [`GET_READY_WAIT`] |
-/// | `Ready(g)` | GET `g` answered (or failed, or was waited for long enough). | goes | — |
+/// | State | Meaning | A request | A 202 to a request | Next |
+/// |---|---|---|---|---|
+/// | `Off` | Not due: initialize has not succeeded over Streamable HTTP (or the transport is legacy). | goes | fails | `Due` when initialize answers over Streamable HTTP (before the answer reaches the protocol layer, so every later request sees it) |
+/// | `Due` | Due, not sent: it goes after the next exchange that succeeds. | waits | fails | `Opening(0)` after a successful exchange; `Overdue` when a request waited [`GET_READY_WAIT`] |
+/// | `Overdue` | Due, not sent, and a request already waited for it in vain. | goes | fails | `Pending(0)` after a successful exchange |
+/// | `Opening(g)` | GET `g` sent, no answer yet. | waits | waits for the answer | `Open(g)` or `None(g)` at GET `g`'s first answer; `Pending(g)` when a request waited [`GET_READY_WAIT`] |
+/// | `Pending(g)` | GET `g` sent, no answer yet, and a request already waited for it in vain. | goes | waits for the answer | `Open(g)` or `None(g)` at GET `g`'s first answer |
+/// | `Open(g)` | GET `g` is an event stream (or reconnecting). | goes | waits on it | `None(g)` when it ends for good |
+/// | `None(g)` | GET `g` failed (404, 405, 406, any error, not an event stream) or ended for good. | goes | fails | — |
 ///
 /// From every state but `Off`, re-initializing after a session expiry goes to `Opening(g + 1)`
 /// (`g` is 0 before any GET was sent).
@@ -91,7 +129,20 @@ pub(crate) enum GetStream {
     Due,
     Overdue,
     Opening(u64),
-    Ready(u64),
+    Pending(u64),
+    Open(u64),
+    None(u64),
+}
+
+/// Whether a GET stream can carry a response, for a request whose POST got nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Carrier {
+    /// A stream is open: the response may come on it.
+    Open,
+    /// No stream is open, or none will be: nothing can carry the response.
+    None,
+    /// A GET is out and has not answered yet.
+    Unsettled,
 }
 
 impl GetStream {
@@ -109,10 +160,24 @@ impl GetStream {
         matches!(self, GetStream::Due | GetStream::Opening(_))
     }
 
+    /// Whether a stream is there to carry a response.
+    pub(crate) fn carrier(self) -> Carrier {
+        match self {
+            GetStream::Open(_) => Carrier::Open,
+            GetStream::Opening(_) | GetStream::Pending(_) => Carrier::Unsettled,
+            GetStream::Off | GetStream::Due | GetStream::Overdue | GetStream::None(_) => {
+                Carrier::None
+            }
+        }
+    }
+
     /// The current stream's generation (0 before any).
     pub(crate) fn generation(self) -> u64 {
         match self {
-            GetStream::Opening(g) | GetStream::Ready(g) => g,
+            GetStream::Opening(g)
+            | GetStream::Pending(g)
+            | GetStream::Open(g)
+            | GetStream::None(g) => g,
             GetStream::Off | GetStream::Due | GetStream::Overdue => 0,
         }
     }
@@ -122,7 +187,7 @@ impl GetStream {
     pub(crate) fn stop_waiting(&mut self) -> bool {
         let next = match *self {
             GetStream::Due => GetStream::Overdue,
-            GetStream::Opening(g) => GetStream::Ready(g),
+            GetStream::Opening(g) => GetStream::Pending(g),
             _ => return false,
         };
         *self = next;
@@ -133,19 +198,33 @@ impl GetStream {
     pub(crate) fn start(&mut self) -> Option<u64> {
         *self = match *self {
             GetStream::Due => GetStream::Opening(0),
-            GetStream::Overdue => GetStream::Ready(0),
+            GetStream::Overdue => GetStream::Pending(0),
             _ => return None,
         };
         Some(0)
     }
 
-    /// Stream `generation` got its first answer (or failed).
-    pub(crate) fn answered(&mut self, generation: u64) -> bool {
-        let opening = *self == GetStream::Opening(generation);
-        if opening {
-            *self = GetStream::Ready(generation);
+    /// Stream `generation` got its first answer: an event stream (`open`) or not.
+    pub(crate) fn answered(&mut self, generation: u64, open: bool) -> bool {
+        let unanswered =
+            matches!(*self, GetStream::Opening(g) | GetStream::Pending(g) if g == generation);
+        if unanswered {
+            *self = if open {
+                GetStream::Open(generation)
+            } else {
+                GetStream::None(generation)
+            };
         }
-        opening
+        unanswered
+    }
+
+    /// Stream `generation` ended for good (or never opened).
+    pub(crate) fn closed(&mut self, generation: u64) -> bool {
+        let current = matches!(*self, GetStream::Opening(g) | GetStream::Pending(g) | GetStream::Open(g) if g == generation);
+        if current {
+            *self = GetStream::None(generation);
+        }
+        current
     }
 
     /// A re-initialized session: the generation of its own stream, when the transport runs
@@ -157,6 +236,35 @@ impl GetStream {
         let generation = self.generation() + 1;
         *self = GetStream::Opening(generation);
         Some(generation)
+    }
+}
+
+/// The lifecycle handshake as the transport sees it, so no request overtakes
+/// `notifications/initialized` (they travel as separate, concurrent POSTs, and a server that
+/// enforces the lifecycle rejects a request that arrives first).
+///
+/// | State | Meaning | A request (not initialize) | Next |
+/// |---|---|---|---|
+/// | `Initializing` | `notifications/initialized` not sent yet (only initialize goes before it). | goes | `Confirming` when the notification is taken from the queue (on the driver, before any later frame) |
+/// | `Confirming` | The notification's POST is out. | waits (at most [`INITIALIZED_WAIT`]) | `Confirmed` when its exchange ends (202, any answer, or failure, logged), or when a request waited [`INITIALIZED_WAIT`] (logged) |
+/// | `Confirmed` | The server has the notification (or we stopped waiting for it). | goes | — |
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Handshake {
+    Initializing,
+    Confirming,
+    Confirmed,
+}
+
+/// Waits (at most [`INITIALIZED_WAIT`]) until `notifications/initialized` has been answered.
+async fn wait_for_handshake(state: &HttpState) {
+    let mut handshake = state.handshake.subscribe();
+    let confirmed = handshake.wait_for(|h| *h != Handshake::Confirming);
+    if tokio::time::timeout(INITIALIZED_WAIT, confirmed)
+        .await
+        .is_err()
+    {
+        tracing::warn!(server = %state.server, wait_ms = INITIALIZED_WAIT.as_millis() as u64, "notifications/initialized got no answer in time; releasing the requests");
+        state.handshake.send_replace(Handshake::Confirmed);
     }
 }
 
@@ -204,7 +312,14 @@ pub(crate) async fn run(
             Some(()) = exchanges.next(), if !exchanges.is_empty() => {}
             _ = ended.wait_for(|end| *end) => break,
             frame = outbound.recv(), if exchanges.len() < MAX_IN_FLIGHT => match frame {
-                Some(frame) => exchanges.push(Box::pin(exchange(Arc::clone(&ctx), frame))),
+                Some(frame) => {
+                    // Here, in queue order, so every request queued after the notification
+                    // sees that it is on its way (see `Handshake`).
+                    if is_initialized(&frame.message) {
+                        ctx.state.handshake.send_replace(Handshake::Confirming);
+                    }
+                    exchanges.push(Box::pin(exchange(Arc::clone(&ctx), frame)));
+                }
                 None => break,
             },
         }
@@ -225,6 +340,7 @@ async fn exchange(ctx: Arc<Ctx>, outbound: Outbound) {
     };
     let work = async {
         if matches!(message, Message::Request { .. }) && !is_initialize {
+            wait_for_handshake(&ctx.state).await;
             wait_for_get_stream(&ctx.state).await;
         }
         if ctx.state.mode() == Mode::Legacy {
@@ -241,6 +357,10 @@ async fn exchange(ctx: Arc<Ctx>, outbound: Outbound) {
             budget.as_millis()
         ))),
     };
+    if is_initialized(&message) {
+        // Answered or failed (a failure is logged below): either way, nothing to wait for.
+        ctx.state.handshake.send_replace(Handshake::Confirmed);
+    }
     match result {
         Ok(()) => {
             // The GET stream opens as soon as initialize has succeeded: the requests that
@@ -251,6 +371,11 @@ async fn exchange(ctx: Arc<Ctx>, outbound: Outbound) {
         }
         Err(cause) => ctx.fail(&message, &url, cause).await,
     }
+}
+
+/// Whether `message` is the protocol layer's `notifications/initialized`.
+fn is_initialized(message: &Message) -> bool {
+    matches!(message, Message::Notification { method } if method == INITIALIZED)
 }
 
 /// Whether `message` is the protocol layer's `initialize` request.
@@ -278,22 +403,34 @@ async fn post(
     let state = &ctx.state;
     let sent_session = state.session();
     let headers = state.post_headers(sent_session.as_ref());
-    let (_, mut response) = state
-        .client
-        .send(Method::POST, &state.url, &headers, frame.clone())
-        .await?;
+    let is_initialize = is_initialize(message);
+    let mut response = if is_initialize {
+        send_initialize(state, &headers, frame).await?
+    } else {
+        state
+            .client
+            .send(Method::POST, &state.url, &headers, frame.clone())
+            .await?
+            .1
+    };
     state.capture_session(response.headers());
     let status = response.status();
-    if status == StatusCode::NOT_FOUND
-        && recover
+    if recover
         && let Some(expired) = sent_session
+        && matches!(status, StatusCode::NOT_FOUND | StatusCode::BAD_REQUEST)
     {
-        tracing::info!(server = %state.server, "the HTTP session expired; initializing a new one");
+        let body = error_body(response.body_mut()).await;
+        if !is_expiry(status, &body) {
+            return Err(Cause::Status {
+                status: status.as_u16(),
+                body,
+            });
+        }
+        tracing::info!(server = %state.server, %status, "the HTTP session expired; initializing a new one");
         drop(response);
         reinitialize(ctx, &expired).await?;
         return Box::pin(post(ctx, frame, message, false)).await;
     }
-    let is_initialize = is_initialize(message);
     if is_initialize && state.mode() == Mode::Auto && matches!(status.as_u16(), 400 | 404 | 405) {
         tracing::info!(server = %state.server, %status, "no Streamable HTTP here; trying the legacy HTTP+SSE transport");
         drop(response);
@@ -305,7 +442,13 @@ async fn post(
         read_body(response.body_mut(), state.cap).await?;
         return Ok(());
     };
-    if is_event_stream(&response) {
+    let content_type = ContentType::parse(
+        response
+            .headers()
+            .get(http::header::CONTENT_TYPE)
+            .map(http::HeaderValue::as_bytes),
+    );
+    if content_type == ContentType::EventStream {
         let body = response.into_body();
         return match read_stream(ctx, body, id, is_initialize).await? {
             Answer::Delivered => Ok(()),
@@ -315,13 +458,150 @@ async fn post(
             }
         };
     }
-    let body = read_body(response.body_mut(), state.cap).await?;
-    if !body.is_empty() {
-        ctx.deliver(body).await;
+    let (body, complete) = read_answer(response.body_mut(), state.cap).await?;
+    let decoded = answer::decode_body(&content_type, &body, complete, id);
+    for frame in decoded.frames {
+        ctx.deliver(frame).await;
     }
-    // A 202 (or empty body) for a request: the response may come on the GET stream, and the
-    // call's timeout covers the case where it never does.
-    Ok(())
+    let unexpected = |answer| Cause::Unexpected {
+        status: status.as_u16(),
+        answer,
+    };
+    match decoded.verdict {
+        Verdict::Answered => Ok(()),
+        Verdict::Unexpected(answer) => Err(unexpected(answer)),
+        // A 202 (or empty body) for a request: the response may come on the GET stream, and
+        // the call's timeout covers the case where it never does; with no stream open,
+        // nothing can bring it.
+        Verdict::Empty => match get_stream_carrier(state).await {
+            Carrier::Open => Ok(()),
+            Carrier::None | Carrier::Unsettled => Err(unexpected(Unexpected::new(
+                Why::EmptyWithoutStream,
+                &content_type,
+                &body,
+            ))),
+        },
+    }
+}
+
+/// Whether a 404 or 400 to a request that carried a session id means the session is gone:
+/// any 404 (servers disagree on its body), and a 400 whose body names the session, as real
+/// servers answer after a restart ("No valid session ID", "Bad Request: no session").
+pub(crate) fn is_expiry(status: StatusCode, body: &str) -> bool {
+    status == StatusCode::NOT_FOUND
+        || (status == StatusCode::BAD_REQUEST && body.to_ascii_lowercase().contains("session"))
+}
+
+/// Whether a GET stream can carry a response, once the GET that is out (if any) answered; the
+/// exchange's own budget bounds the wait.
+async fn get_stream_carrier(state: &HttpState) -> Carrier {
+    let mut get = state.get.subscribe();
+    match get
+        .wait_for(|get| get.carrier() != Carrier::Unsettled)
+        .await
+    {
+        Ok(get) => get.carrier(),
+        Err(_) => Carrier::None,
+    }
+}
+
+/// Sends the initialize POST, again while the server is not up yet: a 502, 503 or 504 (after
+/// its `Retry-After`, in seconds or as an HTTP date) or a refused connection (after a backoff
+/// from [`INIT_RETRY`], doubling up to [`MAX_INIT_RETRY`]), at most [`MAX_INIT_ATTEMPTS`]
+/// times and never past the startup budget; then the last answer or failure stands.
+async fn send_initialize(
+    state: &HttpState,
+    headers: &http::HeaderMap,
+    frame: &Bytes,
+) -> Result<http::Response<Incoming>, Cause> {
+    let deadline = tokio::time::Instant::now() + state.startup_budget;
+    let mut attempt = 1;
+    loop {
+        let sent = state
+            .client
+            .send(Method::POST, &state.url, headers, frame.clone())
+            .await;
+        let backoff = INIT_RETRY
+            .saturating_mul(1 << (attempt - 1).min(8))
+            .min(MAX_INIT_RETRY);
+        let wait = match &sent {
+            Ok((_, response)) if matches!(response.status().as_u16(), 502..=504) => response
+                .headers()
+                .get(http::header::RETRY_AFTER)
+                .and_then(|value| value.to_str().ok())
+                .and_then(|value| retry_after(value, std::time::SystemTime::now()))
+                .unwrap_or(backoff),
+            Err(NetError(_, NetKind::Refused)) => backoff,
+            _ => return Ok(sent?.1),
+        };
+        let in_budget = tokio::time::Instant::now() + wait <= deadline;
+        if attempt == MAX_INIT_ATTEMPTS || !in_budget {
+            return Ok(sent?.1);
+        }
+        match &sent {
+            Ok((_, response)) => {
+                tracing::info!(server = %state.server, status = %response.status(), attempt, wait_ms = wait.as_millis() as u64, "the server is not ready; retrying initialize");
+            }
+            Err(err) => {
+                tracing::info!(server = %state.server, error = %err.0, attempt, wait_ms = wait.as_millis() as u64, "the server refused the connection; retrying initialize");
+            }
+        }
+        drop(sent);
+        tokio::time::sleep(wait).await;
+        attempt += 1;
+    }
+}
+
+/// A `Retry-After` value as a wait from `now`: delay-seconds, or an HTTP date (IMF-fixdate,
+/// `Sun, 06 Nov 1994 08:49:37 GMT`; a date in the past is no wait).
+pub(crate) fn retry_after(value: &str, now: std::time::SystemTime) -> Option<Duration> {
+    let value = value.trim();
+    if let Ok(seconds) = value.parse::<u64>() {
+        return Some(Duration::from_secs(seconds));
+    }
+    let at = http_date(value)?;
+    Some(at.duration_since(now).unwrap_or(Duration::ZERO))
+}
+
+/// An IMF-fixdate (RFC 9110 §5.6.7), the form `Retry-After` dates take.
+fn http_date(value: &str) -> Option<std::time::SystemTime> {
+    let mut parts = value.split_ascii_whitespace();
+    let _weekday = parts.next()?.strip_suffix(',')?;
+    let day: u64 = parts.next()?.parse().ok()?;
+    let month = parts.next()?;
+    let year: u64 = parts.next()?.parse().ok()?;
+    let time = parts.next()?;
+    if parts.next()? != "GMT" || parts.next().is_some() {
+        return None;
+    }
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let month = MONTHS.iter().position(|m| *m == month)? as u64 + 1;
+    let mut hms = time.split(':').map(|n| n.parse::<u64>().ok());
+    let (h, m, sec) = (hms.next()??, hms.next()??, hms.next()??);
+    if hms.next().is_some()
+        || !(1..=31).contains(&day)
+        || year < 1970
+        || h > 23
+        || m > 59
+        || sec > 60
+    {
+        return None;
+    }
+    // Days since 1970-01-01 of a civil date (Howard Hinnant's days_from_civil).
+    let (y, mo) = if month <= 2 {
+        (year - 1, month + 9)
+    } else {
+        (year, month - 3)
+    };
+    let era = y / 400;
+    let yoe = y - era * 400;
+    let doy = (153 * mo + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = (era * 146_097 + doe).checked_sub(719_468)?;
+    let seconds = days * 86_400 + h * 3600 + m * 60 + sec;
+    Some(std::time::UNIX_EPOCH + Duration::from_secs(seconds))
 }
 
 /// How a POST's SSE stream ended well.
@@ -350,14 +630,14 @@ async fn read_stream(
                     if event.event == "endpoint" && is_initialize && state.mode() == Mode::Auto {
                         return Ok(Answer::UseLegacy);
                     }
-                    if event.data.trim().is_empty() {
-                        continue; // A priming event: it only sets the id.
-                    }
-                    let frame = Bytes::from(event.data);
-                    let answered = response_id(&frame).as_ref() == Some(want);
-                    ctx.deliver(frame).await;
-                    if answered {
-                        return Ok(Answer::Delivered);
+                    // A priming event (no data) only sets the id.
+                    if let Event::Deliver { frame, answered } =
+                        answer::event_frame(event.data, want)
+                    {
+                        ctx.deliver(frame).await;
+                        if answered {
+                            return Ok(Answer::Delivered);
+                        }
                     }
                 }
                 Ok(None) => break,
@@ -402,18 +682,24 @@ async fn reinitialize(ctx: &Arc<Ctx>, expired: &http::HeaderValue) -> Result<(),
     if state.session().as_ref() != Some(expired) {
         return Ok(()); // Someone else already did it (or the server moved us on).
     }
-    state.forget_session();
     let Some((init_id, init)) = lock(&state.initialize).clone() else {
         return Err(Cause::Unanswered(
             "the session expired before initialize was sent".to_owned(),
         ));
     };
-    let headers = state.post_headers(None);
+    // The expired id stays until the new one arrives, so a request sent meanwhile carries it,
+    // meets the same expiry, and waits on the lock above instead of going out with no session.
+    let mut headers = state.post_headers(None);
+    headers.remove(VERSION_HEADER);
     let (_, mut response) = state
         .client
         .send(Method::POST, &state.url, &headers, init)
         .await?;
-    state.capture_session(response.headers());
+    if response.headers().contains_key(SESSION_HEADER) {
+        state.capture_session(response.headers());
+    } else {
+        state.forget_session();
+    }
     ensure_success(&mut response)
         .await
         .map_err(|cause| match cause {
@@ -458,6 +744,8 @@ async fn reinitialize(ctx: &Arc<Ctx>, expired: &http::HeaderValue) -> Result<(),
     ensure_success(&mut response).await?;
     let _ = read_body(response.body_mut(), state.cap).await;
     reopen_get_stream(ctx).await;
+    // The lists the protocol layer cached belong to the old session: they are refreshed.
+    ctx.renewed().await;
     Ok(())
 }
 
@@ -487,7 +775,10 @@ async fn get_stream(ctx: Arc<Ctx>, generation: u64) {
         _ = current.wait_for(|get| get.generation() != generation) => {
             tracing::debug!(server = %ctx.state.server, "the expired session's GET stream ended");
         }
-        () = get_stream_of_session(&ctx, generation) => {}
+        () = get_stream_of_session(&ctx, generation) => {
+            // Over for good (or never opened): a 202 to a request can no longer wait for it.
+            ctx.state.get.send_if_modified(|get| get.closed(generation));
+        }
     }
 }
 
@@ -507,12 +798,17 @@ async fn get_stream_of_session(ctx: &Arc<Ctx>, generation: u64) {
             .client
             .send(Method::GET, &state.url, &headers, Bytes::new())
             .await;
-        state.get.send_if_modified(|get| get.answered(generation));
+        let open = response
+            .as_ref()
+            .is_ok_and(|(_, response)| response.status().is_success() && is_event_stream(response));
+        state
+            .get
+            .send_if_modified(|get| get.answered(generation, open));
         let Ok((_, response)) = response else {
             return;
         };
         state.capture_session(response.headers());
-        if !response.status().is_success() || !is_event_stream(&response) {
+        if !open {
             tracing::debug!(server = %state.server, status = %response.status(), "no GET stream");
             return;
         }

@@ -7,7 +7,10 @@
 //! that request through [`Peer::fail_request`] with the typed [`Error`] its [`Cause`] stands
 //! for, which [`Error::rpc`] takes back out of the caller's `jsonrpc::Error::Local` (so
 //! `Error::is_http`, `Error::http_status` and `Error::is_too_large` hold as for any error).
-//! Nothing a server sends can imitate such a failure.
+//! Nothing a server sends can imitate such a failure. Nor can it imitate
+//! [`Inbound::SessionRenewed`] (HTTP started a new session after the old one expired), which
+//! the bridge hands to the `renewed` hook [`connect`] takes: the connection marks every list
+//! it caches stale and wakes its refresh (see `Shared::session_renewed`).
 //!
 //! The stream needs the peer that [`sidewire_jsonrpc::connect`] makes from it, so [`connect`]
 //! binds it late: in a `OnceLock` set right after `connect` returns, before the driver first
@@ -58,15 +61,20 @@ pub(crate) fn classify(frame: Bytes) -> Outbound {
     Outbound { frame, message }
 }
 
-/// Connects the jsonrpc peer over a transport's stream and sink.
+/// What the bridge runs when the transport renewed its session.
+pub(crate) type Renewed = Box<dyn Fn() + Send + Sync + 'static>;
+
+/// Connects the jsonrpc peer over a transport's stream and sink; `renewed` runs (on the
+/// driver, in stream order) each time the transport says it started a new session.
 pub(crate) fn connect(
     stream: InboundStream,
     outlet: Outlet,
     router: Router,
     config: Config,
+    renewed: Renewed,
 ) -> (Peer, Driver<InboundFrames, FrameSink>) {
     let bound = Arc::new(OnceLock::new());
-    let (stream, sink) = frames(stream, outlet, Arc::clone(&bound));
+    let (stream, sink) = frames(stream, outlet, Arc::clone(&bound), renewed);
     let (peer, driver) = sidewire_jsonrpc::connect(stream, sink, router, config);
     // Before anything polls the driver, so before the stream yields its first item.
     let _ = bound.set(peer.clone());
@@ -79,12 +87,17 @@ fn frames(
     stream: InboundStream,
     outlet: Outlet,
     peer: Arc<OnceLock<Peer>>,
+    renewed: Renewed,
 ) -> (InboundFrames, FrameSink) {
     let stream = Box::pin(stream.try_filter_map(move |item| {
         future::ready(Ok(match item {
             Inbound::Frame(frame) => Some(frame),
             Inbound::Failed(failed) => {
                 fail(peer.get(), failed);
+                None
+            }
+            Inbound::SessionRenewed => {
+                renewed();
                 None
             }
         }))

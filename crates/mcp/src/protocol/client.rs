@@ -208,7 +208,11 @@ impl Client {
     ) -> Result<(Client, ClientDriver), Error> {
         let shared = Shared::new(spec, handler);
         let router = session::router(&shared);
-        let (peer, rpc) = bridge::connect(opened.stream, opened.sink, router, config);
+        let renewed = {
+            let shared = Arc::clone(&shared);
+            Box::new(move || shared.session_renewed())
+        };
+        let (peer, rpc) = bridge::connect(opened.stream, opened.sink, router, config, renewed);
         let (alive, alive_rx) = oneshot::channel();
         let mut future = session::driver(
             rpc,

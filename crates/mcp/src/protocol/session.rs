@@ -146,6 +146,14 @@ impl Shared {
         *M::slot(&mut lock(&self.cache)) = items.into();
     }
 
+    /// The transport started a new session: every cached list may be stale, so each one that
+    /// was listed is refreshed (debounced, like a list_changed notice).
+    pub(crate) fn session_renewed(&self) {
+        self.dirty
+            .fetch_or(TOOLS | PROMPTS | RESOURCES, Ordering::SeqCst);
+        self.refresh.notify_one();
+    }
+
     pub(crate) fn bump_revision(&self) {
         self.revision.send_modify(|revision| *revision += 1);
     }

@@ -13,7 +13,7 @@ use sidewire_mcp::{Client, NoHandler, Restart, RestartPolicy, ServerSpec, Stage,
 use crate::http_mock::{Mock, answer, json_response, sse, status};
 use crate::support::*;
 
-async fn connect(spec: &ServerSpec) -> Client {
+pub(crate) async fn connect(spec: &ServerSpec) -> Client {
     let (client, driver) = within("connect", Client::connect(spec, NoHandler))
         .await
         .unwrap_or_else(|err| panic!("connect failed: {err}"));
@@ -21,7 +21,7 @@ async fn connect(spec: &ServerSpec) -> Client {
     client
 }
 
-async fn echo(client: &Client, message: &str) -> Result<String, sidewire_mcp::Error> {
+pub(crate) async fn echo(client: &Client, message: &str) -> Result<String, sidewire_mcp::Error> {
     let args = json!({ "message": message });
     within(
         "tools/call",
@@ -296,12 +296,11 @@ async fn an_unreachable_server_is_an_http_error_without_status() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
     drop(listener);
-    let err = within(
-        "connect",
-        Client::connect(&ServerSpec::http("gone", url), NoHandler),
-    )
-    .await
-    .unwrap_err();
+    // A refused connection is retried within the startup budget: a short one keeps it quick.
+    let spec = ServerSpec::http("gone", url).startup_timeout(Duration::from_secs(1));
+    let err = within("connect", Client::connect(&spec, NoHandler))
+        .await
+        .unwrap_err();
     assert!(err.is_http(), "{err:?}");
     assert_eq!(err.http_status(), None);
 }
@@ -479,9 +478,17 @@ async fn drop_after_the_handshake(mock: &Mock) {
 async fn a_dropped_legacy_stream_reconnects_and_initializes_the_new_session() {
     let mock = Mock::start().await;
     let client = connect(&reconnecting(&mock, 3)).await;
+    client.list_tools().await.unwrap();
+    let listed = client.list_revision();
     drop_after_the_handshake(&mock).await;
     eventually("the second GET", || gets(&mock) == 2).await;
     assert_eq!(echo(&client, "again").await.unwrap(), "echo: again");
+    // The new session's lists are fetched again.
+    within("the refresh", client.list_changed_since(listed)).await;
+    assert_eq!(
+        mock.posts("tools/list").last().unwrap().path,
+        "/messages?session=2"
+    );
 
     // The same initialize, replayed on the new session's endpoint, then initialized, then the
     // call.

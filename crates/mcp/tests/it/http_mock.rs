@@ -80,8 +80,23 @@ impl Mock {
         Mock::serve(Some(acceptor)).await
     }
 
+    /// A plain mock on 127.0.0.1:`port` (a port a test learned, for a server that comes up
+    /// late or restarts); `stop` ends its listener and every connection it accepted.
+    pub(crate) async fn start_on(port: u16, stop: tokio::sync::watch::Receiver<bool>) -> Mock {
+        let listener = TcpListener::bind(("127.0.0.1", port)).await.unwrap();
+        Mock::serve_on(listener, None, Some(stop))
+    }
+
     async fn serve(tls: Option<TlsAcceptor>) -> Mock {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        Mock::serve_on(listener, tls, None)
+    }
+
+    fn serve_on(
+        listener: TcpListener,
+        tls: Option<TlsAcceptor>,
+        stop: Option<tokio::sync::watch::Receiver<bool>>,
+    ) -> Mock {
         let mock = Mock {
             addr: listener.local_addr().unwrap(),
             scheme: if tls.is_some() { "https" } else { "http" },
@@ -93,28 +108,53 @@ impl Mock {
             legacy_session: Arc::default(),
         };
         let server = mock.clone();
+        let stopped = |stop: Option<tokio::sync::watch::Receiver<bool>>| async move {
+            match stop {
+                Some(mut stop) => {
+                    let _ = stop.wait_for(|stop| *stop).await;
+                }
+                None => std::future::pending().await,
+            }
+        };
+        let accept_stop = stop.clone();
         tokio::spawn(async move {
+            let stop_accepting = stopped(accept_stop);
+            tokio::pin!(stop_accepting);
             loop {
-                let Ok((stream, _)) = listener.accept().await else {
+                let accepted = tokio::select! {
+                    accepted = listener.accept() => accepted,
+                    () = &mut stop_accepting => return,
+                };
+                let Ok((stream, _)) = accepted else {
                     return;
                 };
                 let server = server.clone();
                 let tls = tls.clone();
+                let stop = stop.clone();
                 tokio::spawn(async move {
-                    match tls {
-                        None => server.connection(TokioIo::new(stream)).await,
-                        Some(acceptor) => match acceptor.accept(stream).await {
-                            Ok(stream) => server.connection(TokioIo::new(stream)).await,
-                            Err(err) => {
-                                tracing::debug!(error = %err, "a TLS handshake failed");
-                                server.tls_failures.fetch_add(1, Ordering::SeqCst);
-                            }
-                        },
+                    let stop_serving = stopped(stop);
+                    tokio::select! {
+                        () = server.accepted(stream, tls) => {}
+                        () = stop_serving => {}
                     }
                 });
             }
         });
         mock
+    }
+
+    /// Serves one accepted connection, behind TLS when there is an acceptor.
+    async fn accepted(self, stream: tokio::net::TcpStream, tls: Option<TlsAcceptor>) {
+        match tls {
+            None => self.connection(TokioIo::new(stream)).await,
+            Some(acceptor) => match acceptor.accept(stream).await {
+                Ok(stream) => self.connection(TokioIo::new(stream)).await,
+                Err(err) => {
+                    tracing::debug!(error = %err, "a TLS handshake failed");
+                    self.tls_failures.fetch_add(1, Ordering::SeqCst);
+                }
+            },
+        }
     }
 
     /// Serves one accepted (and, for TLS, handshaken) connection.
@@ -275,6 +315,52 @@ pub(crate) fn full(body: impl Into<Bytes>) -> Body {
 pub(crate) fn status(code: u16, body: &str) -> Response<Body> {
     let mut response = Response::new(full(body.to_owned()));
     *response.status_mut() = StatusCode::from_u16(code).unwrap();
+    response
+}
+
+/// A response with a status, a content type (none for `""`) and a body.
+pub(crate) fn typed(code: u16, content_type: &str, body: impl Into<Bytes>) -> Response<Body> {
+    let mut response = Response::new(full(body));
+    *response.status_mut() = StatusCode::from_u16(code).unwrap();
+    if !content_type.is_empty() {
+        response
+            .headers_mut()
+            .insert("content-type", content_type.parse().unwrap());
+    }
+    response
+}
+
+/// A status whose (empty) body ends only after `delay`, so the exchange takes that long.
+pub(crate) fn slow(code: u16, delay: Duration) -> Response<Body> {
+    let stream = futures_util::stream::once(async move {
+        tokio::time::sleep(delay).await;
+        Ok::<_, Infallible>(Frame::data(Bytes::new()))
+    });
+    let mut response = Response::new(StreamBody::new(stream).boxed());
+    *response.status_mut() = StatusCode::from_u16(code).unwrap();
+    response
+}
+
+/// A 200 whose `Content-Length` promises more than the body sends: the server closes the
+/// connection short, and the client reads a body that broke off.
+pub(crate) fn truncated(content_type: &str, body: &str) -> Response<Body> {
+    let sent = Bytes::from(body.to_owned());
+    let promised = sent.len() + 100;
+    // The pause after the chunk makes hyper flush the head and the chunk before the body
+    // ends short, so the client has a 200 when the connection closes.
+    let stream = futures_util::stream::unfold(Some(sent), |chunk| async move {
+        match chunk {
+            Some(chunk) => Some((Ok::<_, Infallible>(Frame::data(chunk)), None)),
+            None => {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                None
+            }
+        }
+    });
+    let mut response = Response::new(StreamBody::new(stream).boxed());
+    let headers = response.headers_mut();
+    headers.insert("content-type", content_type.parse().unwrap());
+    headers.insert("content-length", promised.into());
     response
 }
 

@@ -70,7 +70,10 @@ fn free_port() -> u16 {
 }
 
 async fn everything(dir: &Path, mode: &str) -> Server {
-    let port = free_port();
+    everything_on(dir, mode, free_port()).await
+}
+
+async fn everything_on(dir: &Path, mode: &str, port: u16) -> Server {
     let loopback = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers/loopback.cjs");
     let mut command = Command::new("node");
     command
@@ -83,7 +86,10 @@ async fn everything(dir: &Path, mode: &str) -> Server {
 }
 
 async fn python(dir: &Path, mode: &str) -> Server {
-    let port = free_port();
+    python_on(dir, mode, free_port()).await
+}
+
+async fn python_on(dir: &Path, mode: &str, port: u16) -> Server {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers/py_peer.py");
     let mut command = Command::new(dir.join(PYTHON));
     command.arg(script).arg(mode).arg(port.to_string());
@@ -160,4 +166,75 @@ async fn a_bare_url_falls_back_to_the_python_sdk_legacy_server() {
     let spec = ServerSpec::http("py", server.url("/sse"));
     exercise(&spec, "add", json!({"a": 20, "b": 22}), "42").await;
     server.stop().await;
+}
+
+/// A server restarted on the same port under a live client: the old session is gone (the
+/// server answers 404 or a 400 naming the session), so the next call re-initializes once and
+/// succeeds, and the cached tool list is fetched again from the new session.
+async fn survive_a_restart<F, Fut>(
+    spec: &ServerSpec,
+    first: Server,
+    restart: F,
+    tool: &str,
+    args: serde_json::Value,
+    expect: &str,
+) where
+    F: FnOnce(u16) -> Fut,
+    Fut: std::future::Future<Output = Server>,
+{
+    let client = connect(spec, Handler(Arc::new(Yes::default()))).await;
+    let tools = client.list_tools().await.unwrap();
+    assert!(tools.iter().any(|t| t.name == tool), "{tools:?}");
+    let text = call(&client, tool, args.clone()).await;
+    assert!(text.contains(expect), "{tool}: {text}");
+    let listed = client.list_revision();
+    let port = first.port;
+    first.stop().await;
+    let second = restart(port).await;
+    let text = call(&client, tool, args).await;
+    assert!(text.contains(expect), "{tool} after the restart: {text}");
+    within(
+        "the tool list refreshed from the new session",
+        client.list_changed_since(listed),
+    )
+    .await;
+    assert!(client.tools().iter().any(|t| t.name == tool));
+    within("close", client.close()).await;
+    second.stop().await;
+}
+
+#[tokio::test]
+async fn server_everything_restarted_on_its_port_is_reconnected() {
+    let Some(dir) = peers(
+        "server_everything_restarted_on_its_port_is_reconnected",
+        EVERYTHING,
+    ) else {
+        return;
+    };
+    let server = everything(&dir, "streamableHttp").await;
+    let spec = ServerSpec::http("everything", server.url("/mcp"));
+    let restart = |port| everything_on(&dir, "streamableHttp", port);
+    survive_a_restart(
+        &spec,
+        server,
+        restart,
+        "get-sum",
+        json!({"a": 2, "b": 3}),
+        "5",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn python_sdk_server_restarted_on_its_port_is_reconnected() {
+    let Some(dir) = peers(
+        "python_sdk_server_restarted_on_its_port_is_reconnected",
+        PYTHON,
+    ) else {
+        return;
+    };
+    let server = python(&dir, "streamable-http").await;
+    let spec = ServerSpec::http("py", server.url("/mcp"));
+    let restart = |port| python_on(&dir, "streamable-http", port);
+    survive_a_restart(&spec, server, restart, "add", json!({"a": 2, "b": 3}), "5").await;
 }

@@ -3,6 +3,7 @@
 
 mod host;
 mod http;
+mod http_faults;
 mod http_mock;
 mod http_peers;
 mod peers;
