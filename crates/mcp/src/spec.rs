@@ -4,7 +4,7 @@
 //! from an `mcpServers` file ([`crate::parse_mcp_servers`]). It does not start anything and does
 //! no I/O; connecting is [`crate::Client::connect`]'s job.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -106,6 +106,32 @@ impl RestartPolicy {
         self.initial_backoff
             .saturating_mul(1u32 << doublings)
             .min(self.max_backoff.max(self.initial_backoff))
+    }
+}
+
+/// When the recent attempts a [`RestartPolicy`] counts began: a sliding window holding at most
+/// `max_restarts` instants (an attempt is recorded only once [`allows`](Self::allows) said yes).
+/// The host's restarts and the legacy transport's reconnects both count with it.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct AttemptWindow(VecDeque<tokio::time::Instant>);
+
+impl AttemptWindow {
+    /// Forgets the attempts older than the policy's window; whether another may begin at `now`.
+    pub(crate) fn allows(&mut self, policy: &RestartPolicy, now: tokio::time::Instant) -> bool {
+        while (self.0.front()).is_some_and(|at| now.duration_since(*at) >= policy.within) {
+            self.0.pop_front();
+        }
+        self.0.len() < policy.max_restarts as usize
+    }
+
+    /// Counts an attempt beginning at `at`.
+    pub(crate) fn record(&mut self, at: tokio::time::Instant) {
+        self.0.push_back(at);
+    }
+
+    /// The attempts within the window.
+    pub(crate) fn len(&self) -> usize {
+        self.0.len()
     }
 }
 

@@ -20,7 +20,6 @@
 //! [`RestartPolicy::delay`]`(n)`. The supervisor holds the host only weakly across its waits,
 //! so dropping the last `McpHost` still kills every server at once.
 
-use std::collections::VecDeque;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Weak};
@@ -33,6 +32,7 @@ use super::{HostInner, Running, list_offerings};
 use crate::error::Kind;
 use crate::host::views::{ServerExit, ServerState, ServerStatus, StartFailure};
 use crate::protocol::handler::DynHandler;
+use crate::spec::AttemptWindow;
 use crate::sync::lock;
 use crate::{Client, ClientDriver, Error, Restart, RestartPolicy, ServerSpec};
 
@@ -127,7 +127,7 @@ pub(super) fn supervise(
                     id,
                     stopped,
                     policy,
-                    attempts: VecDeque::new(),
+                    attempts: AttemptWindow::default(),
                 }
                 .run(driver)
                 .await;
@@ -156,7 +156,7 @@ struct Supervisor {
     stopped: oneshot::Receiver<()>,
     policy: RestartPolicy,
     /// When recent attempts began, within the window: at most `policy.max_restarts`.
-    attempts: VecDeque<Instant>,
+    attempts: AttemptWindow,
 }
 
 impl Supervisor {
@@ -232,15 +232,7 @@ impl Supervisor {
         let mut attempt = 0u32;
         let mut failure: Option<StartFailure> = None;
         loop {
-            let now = Instant::now();
-            while self
-                .attempts
-                .front()
-                .is_some_and(|at| now.duration_since(*at) >= self.policy.within)
-            {
-                self.attempts.pop_front();
-            }
-            if self.attempts.len() >= self.policy.max_restarts as usize {
+            if !self.attempts.allows(&self.policy, Instant::now()) {
                 tracing::warn!(
                     server = %name,
                     attempts = self.attempts.len(),
@@ -268,7 +260,7 @@ impl Supervisor {
                 _ = &mut self.stopped => return None,
                 () = tokio::time::sleep(self.policy.delay(attempt)) => {}
             }
-            self.attempts.push_back(Instant::now());
+            self.attempts.record(Instant::now());
             let outcome = tokio::select! {
                 _ = &mut self.stopped => return None,
                 outcome = reconnect(&self.spec, Arc::clone(&self.handler)) => outcome,

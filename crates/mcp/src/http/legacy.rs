@@ -47,6 +47,7 @@ use url::Url;
 use crate::http::client::{self, ReadError, SseBody, ensure_success, error_body, is_event_stream};
 use crate::http::{Ctx, Mode, response_id};
 use crate::protocol::methods::{INITIALIZED, Initialize};
+use crate::spec::AttemptWindow;
 use crate::sync::lock;
 use crate::transport::{Cause, Message, RequestId};
 use crate::{Restart, RestartPolicy, ServerSpec};
@@ -286,8 +287,7 @@ struct Attempts {
     policy: RestartPolicy,
     /// Whether reconnecting is allowed at all.
     enabled: bool,
-    /// When recent attempts started, within the window: at most `policy.max_restarts`.
-    started: VecDeque<Instant>,
+    started: AttemptWindow,
 }
 
 impl Attempts {
@@ -299,7 +299,7 @@ impl Attempts {
         Attempts {
             policy,
             enabled,
-            started: VecDeque::new(),
+            started: AttemptWindow::default(),
         }
     }
 
@@ -309,21 +309,14 @@ impl Attempts {
             return Err("the legacy SSE stream ended (reconnecting is off)".to_owned());
         }
         let now = Instant::now();
-        while self
-            .started
-            .front()
-            .is_some_and(|at| now.duration_since(*at) >= self.policy.within)
-        {
-            self.started.pop_front();
-        }
-        if self.started.len() >= self.policy.max_restarts as usize {
+        if !self.started.allows(&self.policy, now) {
             return Err(format!(
                 "the legacy SSE stream ended and its {} reconnect(s) within {} ms were spent",
                 self.policy.max_restarts,
                 self.policy.within.as_millis()
             ));
         }
-        self.started.push_back(now);
+        self.started.record(now);
         Ok(())
     }
 }
