@@ -5,7 +5,9 @@
 //! {"mcpServers": {"files": {"command": "npx", "args": ["-y", "pkg@latest"], "env": {}}}}
 //! ```
 //!
-//! Each entry may have `type`, `command`, `args`, `env`, `cwd`, `url` and `headers`. Other
+//! Each entry may have `type`, `command`, `args`, `env`, `cwd`, `url` and `headers`, and the
+//! listing caps `maxListItems` and `maxListBytes` (positive integers; see
+//! [`ServerSpec::max_list_items`] and [`ServerSpec::max_list_bytes`]). Other
 //! members (`disabled`, `alwaysAllow`, ...) belong to the client that wrote the file and are
 //! ignored. It does not expand `${VAR}` references, read environment files or start anything.
 
@@ -131,7 +133,28 @@ fn server(name: &str, entry: &Value) -> Result<ServerSpec, Error> {
     {
         spec = spec.dir(cwd);
     }
+    // The listing caps.
+    if let Some(items) = positive(entry, "maxListItems", &field("maxListItems"))? {
+        spec = spec.max_list_items(items);
+    }
+    if let Some(bytes) = positive(entry, "maxListBytes", &field("maxListBytes"))? {
+        spec = spec.max_list_bytes(bytes);
+    }
     Ok(spec)
+}
+
+/// An optional positive integer member (`null` counts as absent).
+fn positive(entry: &Map<String, Value>, member: &str, path: &str) -> Result<Option<usize>, Error> {
+    match entry.get(member) {
+        None | Some(Value::Null) => Ok(None),
+        Some(value) => match value.as_u64().and_then(|n| usize::try_from(n).ok()) {
+            Some(n) if n > 0 => Ok(Some(n)),
+            _ if value.is_number() => Err(Error::config(format!(
+                "{path}: expected a positive integer, got {value}"
+            ))),
+            _ => Err(expected(path, "a positive integer", value)),
+        },
+    }
 }
 
 fn object<'a>(value: &'a Value, path: &str) -> Result<&'a Map<String, Value>, Error> {

@@ -123,12 +123,13 @@ pub use sidewire_jsonrpc::ErrorObject;
 pub use crate::config::{load_mcp_servers, parse_mcp_servers};
 pub use crate::error::{Error, Stage};
 pub use crate::host::{
-    HostPrompt, HostResource, HostTool, MAX_PARALLEL_STARTS, McpHost, McpHostDriver, ServerState,
-    ServerStatus, StartFailure,
+    HostPrompt, HostResource, HostSnapshot, HostTool, MAX_PARALLEL_STARTS, McpHost, McpHostDriver,
+    Named, ServerState, ServerStatus, StartFailure,
 };
 pub use crate::names::{MAX_NAME_LEN, is_valid_name, namespaced_name};
 pub use crate::protocol::client::{Client, ClientDriver};
 pub use crate::protocol::handler::{ClientHandler, NoHandler};
+pub use crate::protocol::listing::{List, ListLimit, Truncation};
 pub use crate::protocol::options::{ClientStats, ToolCallOptions};
 pub use crate::protocol::types::{
     CallToolResult, Completion, CompletionRef, Content, CreateMessageParams, CreateMessageResult,
@@ -140,5 +141,5 @@ pub use crate::protocol::types::{
 };
 pub use crate::spec::{
     DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_CALL_DURATION, DEFAULT_MAX_HTTP_BODY_BYTES,
-    DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_STARTUP_TIMEOUT, Root, ServerSpec, Transport,
+    DEFAULT_MAX_LIST_BYTES, DEFAULT_MAX_LIST_ITEMS, DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_STARTUP_TIMEOUT, Root, ServerSpec, Transport,
 };

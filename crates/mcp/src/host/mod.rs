@@ -12,7 +12,7 @@
 
 mod views;
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
@@ -27,14 +27,13 @@ use tokio::sync::{OnceCell, Semaphore, mpsc, watch};
 use tokio::time::Instant;
 
 pub use crate::host::views::{
-    HostPrompt, HostResource, HostTool, ServerState, ServerStatus, StartFailure,
+    HostPrompt, HostResource, HostSnapshot, HostTool, Named, ServerState, ServerStatus,
+    StartFailure,
 };
 
 use crate::error::Kind;
-use crate::names::{namespaced_name, namespaced_name_salted};
 use crate::protocol::handler::{self, ClientHandler, DynHandler};
-use crate::protocol::methods::{ListPrompts, ListTools};
-use crate::protocol::session::Cached;
+use crate::protocol::methods::{ListPrompts, ListResourceTemplates, ListResources, ListTools};
 use crate::sync::lock;
 use crate::{
     CallToolResult, Client, ClientDriver, Error, GetPromptResult, ReadResourceResult, ServerSpec,
@@ -277,30 +276,31 @@ impl McpHost {
             .collect()
     }
 
+    /// Every running server's cached lists as they are now, shared rather than copied: the
+    /// way to walk thousands of tools without cloning them.
+    pub fn snapshot(&self) -> HostSnapshot {
+        let mut snapshot = HostSnapshot::default();
+        for (name, running) in &lock(&self.inner.state).running {
+            snapshot.push(name.clone(), &running.client);
+        }
+        snapshot
+    }
+
     /// Every running server's tools under their namespaced names (`mcp__<server>__<tool>`,
     /// sanitised to the MCP tool-name rule with a hash suffix when that changed the name),
-    /// ordered by server then server order. Names never collide.
+    /// ordered by server then server order. Names never collide. A copy of every tool: see
+    /// [`snapshot`](McpHost::snapshot) to walk them without one.
     pub fn tools(&self) -> Vec<HostTool> {
-        self.namespaced::<ListTools, _>(HostTool::new)
+        (self.snapshot().tools())
+            .map(|t| HostTool::new(t.name, t.server.to_owned(), t.item.clone()))
+            .collect()
     }
 
     /// Every running server's prompts under namespaced names (the same scheme as tools).
     pub fn prompts(&self) -> Vec<HostPrompt> {
-        self.namespaced::<ListPrompts, _>(HostPrompt::new)
-    }
-
-    /// Every running server's cached `M` items as views under unique namespaced names,
-    /// ordered by server then server order.
-    fn namespaced<M: Cached, V>(&self, view: fn(String, String, M::Item) -> V) -> Vec<V> {
-        let mut taken = HashSet::new();
-        let mut views = Vec::new();
-        for (server, client) in self.clients() {
-            for item in client.cached::<M>().iter() {
-                let name = unique(&mut taken, &server, M::key(item));
-                views.push(view(name, server.clone(), item.clone()));
-            }
-        }
-        views
+        (self.snapshot().prompts())
+            .map(|p| HostPrompt::new(p.name, p.server.to_owned(), p.item.clone()))
+            .collect()
     }
 
     /// Every running server's resources and resource templates, with the server each is
@@ -333,13 +333,15 @@ impl McpHost {
         arguments: Value,
         options: ToolCallOptions,
     ) -> Result<CallToolResult, Error> {
-        let tool = self
-            .tools()
-            .into_iter()
-            .find(|tool| tool.name == name)
-            .ok_or_else(|| Error::new(Kind::NotFound(format!("no MCP tool named `{name}`"))))?;
-        let client = self.still_running(&tool.server)?;
-        client.call_tool(&tool.tool.name, arguments, options).await
+        let (server, tool) = {
+            let snapshot = self.snapshot();
+            let found = snapshot.tools().find(|tool| tool.name == name);
+            found
+                .map(|tool| (tool.server.to_owned(), tool.item.name.clone()))
+                .ok_or_else(|| Error::new(Kind::NotFound(format!("no MCP tool named `{name}`"))))?
+        };
+        let client = self.still_running(&server)?;
+        client.call_tool(&tool, arguments, options).await
     }
 
     /// Fills in a prompt by its namespaced name.
@@ -356,13 +358,17 @@ impl McpHost {
         name: &str,
         arguments: BTreeMap<String, String>,
     ) -> Result<GetPromptResult, Error> {
-        let prompt = self
-            .prompts()
-            .into_iter()
-            .find(|prompt| prompt.name == name)
-            .ok_or_else(|| Error::new(Kind::NotFound(format!("no MCP prompt named `{name}`"))))?;
-        let client = self.still_running(&prompt.server)?;
-        client.get_prompt(&prompt.prompt.name, arguments).await
+        let (server, prompt) = {
+            let snapshot = self.snapshot();
+            let found = snapshot.prompts().find(|prompt| prompt.name == name);
+            found
+                .map(|prompt| (prompt.server.to_owned(), prompt.item.name.clone()))
+                .ok_or_else(|| {
+                    Error::new(Kind::NotFound(format!("no MCP prompt named `{name}`")))
+                })?
+        };
+        let client = self.still_running(&server)?;
+        client.get_prompt(&prompt, arguments).await
     }
 
     /// The client of the server a tool or prompt was listed from, unless it has gone since.
@@ -546,7 +552,7 @@ async fn list_offerings(client: &Client, deadline: Instant, started: Instant) ->
             .with_stage(Stage::ListTools, started.elapsed())
     };
     if capabilities.tools.is_some() {
-        match tokio::time::timeout_at(deadline, client.list_tools()).await {
+        match tokio::time::timeout_at(deadline, client.relist::<ListTools>()).await {
             Ok(Ok(_)) => {}
             Ok(Err(err)) => return Err(stage_failed(err)),
             Err(_) => {
@@ -560,16 +566,16 @@ async fn list_offerings(client: &Client, deadline: Instant, started: Instant) ->
     }
     let name = client.name();
     if capabilities.prompts.is_some()
-        && let Ok(Err(err)) = tokio::time::timeout_at(deadline, client.list_prompts()).await
+        && let Ok(Err(err)) = tokio::time::timeout_at(deadline, client.relist::<ListPrompts>()).await
     {
         tracing::warn!(server = name, %err, "listing prompts failed");
     }
     if capabilities.resources.is_some() {
-        if let Ok(Err(err)) = tokio::time::timeout_at(deadline, client.list_resources()).await {
+        if let Ok(Err(err)) = tokio::time::timeout_at(deadline, client.relist::<ListResources>()).await {
             tracing::warn!(server = name, %err, "listing resources failed");
         }
         if let Ok(Err(err)) =
-            tokio::time::timeout_at(deadline, client.list_resource_templates()).await
+            tokio::time::timeout_at(deadline, client.relist::<ListResourceTemplates>()).await
         {
             tracing::debug!(server = name, %err, "listing resource templates failed");
         }
@@ -577,13 +583,3 @@ async fn list_offerings(client: &Client, deadline: Instant, started: Instant) ->
     Ok(())
 }
 
-/// The namespaced name for `item` on `server`, made unique against `taken`.
-fn unique(taken: &mut HashSet<String>, server: &str, item: &str) -> String {
-    let mut name = namespaced_name(server, item);
-    let mut salt = 0;
-    while !taken.insert(name.clone()) {
-        salt += 1;
-        name = namespaced_name_salted(server, item, salt);
-    }
-    name
-}
