@@ -135,7 +135,7 @@ pub use crate::protocol::types::{
     CallToolResult, Completion, CompletionRef, Content, CreateMessageParams, CreateMessageResult,
     ElicitAction, ElicitParams, ElicitResult, GetPromptResult, Implementation,
     LATEST_PROTOCOL_VERSION, ListCapability, LogLevel, LogMessage, MessageRole, Progress, Prompt,
-    PromptArgument, PromptMessage, ReadResourceResult, Resource, ResourceContents,
+    PromptArgument, PromptMessage, RawJson, ReadResourceResult, Resource, ResourceContents,
     ResourceTemplate, ResourcesCapability, SUPPORTED_PROTOCOL_VERSIONS, SamplingContent,
     SamplingMessage, ServerCapabilities, Tool,
 };

@@ -145,9 +145,9 @@ fn the_byte_cap_keeps_a_prefix() {
 fn tool_hints() {
     let mut tool = Tool::new("t", "d", json!({}));
     assert!(!tool.is_read_only() && !tool.is_destructive());
-    tool.annotations = Some(json!({"readOnlyHint": true}));
+    tool.annotations = Some(json!({"readOnlyHint": true}).into());
     assert!(tool.is_read_only());
-    tool.annotations = Some(json!({"readOnlyHint": true, "destructiveHint": true}));
+    tool.annotations = Some(json!({"readOnlyHint": true, "destructiveHint": true}).into());
     assert!(!tool.is_read_only() && tool.is_destructive());
 }
 
