@@ -2,6 +2,7 @@
 //! child processes, the host, and (when installed) real MCP servers.
 
 mod host;
+mod listing;
 mod http;
 mod http_mock;
 mod http_peers;
