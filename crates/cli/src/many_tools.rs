@@ -21,7 +21,11 @@ fn tool(i: usize) -> Value {
     let properties: serde_json::Map<String, Value> = [
         property("path", "string", "file or directory path"),
         property("limit", "integer", "largest number of entries"),
-        property("recursive", "boolean", "choice to descend into subdirectories"),
+        property(
+            "recursive",
+            "boolean",
+            "choice to descend into subdirectories",
+        ),
         property("pattern", "string", "glob pattern of names"),
     ]
     .into_iter()
@@ -66,12 +70,20 @@ pub(crate) fn serve(count: usize, page_size: usize) -> ExitCode {
             "ping" => json!({}),
             _ => {
                 let error = json!({"code": -32601, "message": "method not found"});
-                let _ = writeln!(stdout, "{}", json!({"jsonrpc": "2.0", "id": id, "error": error}));
+                let _ = writeln!(
+                    stdout,
+                    "{}",
+                    json!({"jsonrpc": "2.0", "id": id, "error": error})
+                );
                 let _ = stdout.flush();
                 continue;
             }
         };
-        let _ = writeln!(stdout, "{}", json!({"jsonrpc": "2.0", "id": id, "result": result}));
+        let _ = writeln!(
+            stdout,
+            "{}",
+            json!({"jsonrpc": "2.0", "id": id, "result": result})
+        );
         let _ = stdout.flush();
     }
     ExitCode::SUCCESS

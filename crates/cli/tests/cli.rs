@@ -1490,7 +1490,11 @@ fn peak_rss_kib(test: &str, args: &[String]) -> u64 {
         .env("SIDEWIRE_HOME", dir.path())
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stdout));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
     std::fs::read_to_string(&report)
         .expect("the measuring copy wrote its figure")
         .trim()
@@ -1520,8 +1524,8 @@ fn measure_if_asked() -> bool {
     assert!(status.success());
     let lines = std::fs::read_to_string(&listing).unwrap().lines().count();
     assert!(lines >= 10_000, "{lines} lines listed");
-    let usage = nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_CHILDREN)
-        .unwrap();
+    let usage =
+        nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_CHILDREN).unwrap();
     // Linux reports `ru_maxrss` in KiB: the largest of the child and the descendants it reaped.
     std::fs::write(report, usage.max_rss().to_string()).unwrap();
     true

@@ -229,11 +229,15 @@ impl Serialize for Document<'_> {
         let key = self.key;
         match self.listing {
             Listing::Tools => {
-                let rows = snapshot.tools().map(|t| Row::named(t.name, t.server, kind, t.item));
+                let rows = snapshot
+                    .tools()
+                    .map(|t| Row::named(t.name, t.server, kind, t.item));
                 map.serialize_entry(key, &Rows(RefCell::new(Some(rows))))?;
             }
             Listing::Prompts => {
-                let rows = snapshot.prompts().map(|p| Row::named(p.name, p.server, kind, p.item));
+                let rows = snapshot
+                    .prompts()
+                    .map(|p| Row::named(p.name, p.server, kind, p.item));
                 map.serialize_entry(key, &Rows(RefCell::new(Some(rows))))?;
             }
             Listing::Resources => {
@@ -241,7 +245,9 @@ impl Serialize for Document<'_> {
                 map.serialize_entry(key, &Rows(RefCell::new(Some(rows))))?;
             }
             Listing::Templates => {
-                let rows = snapshot.resource_templates().map(|(s, t)| Row::located(s, kind, t));
+                let rows = snapshot
+                    .resource_templates()
+                    .map(|(s, t)| Row::located(s, kind, t));
                 map.serialize_entry(key, &Rows(RefCell::new(Some(rows))))?;
             }
         }

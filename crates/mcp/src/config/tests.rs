@@ -142,7 +142,8 @@ fn listing_caps_come_from_the_entry() {
 
 #[test]
 fn bad_listing_caps_name_their_field() {
-    let entry = |member: &str| format!(r#"{{"mcpServers": {{"s": {{"command": "x", {member}}}}}}}"#);
+    let entry =
+        |member: &str| format!(r#"{{"mcpServers": {{"s": {{"command": "x", {member}}}}}}}"#);
     assert_eq!(
         error(&entry(r#""maxListItems": 0"#)),
         "mcpServers.s.maxListItems: expected a positive integer, got 0"

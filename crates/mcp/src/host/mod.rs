@@ -566,12 +566,15 @@ async fn list_offerings(client: &Client, deadline: Instant, started: Instant) ->
     }
     let name = client.name();
     if capabilities.prompts.is_some()
-        && let Ok(Err(err)) = tokio::time::timeout_at(deadline, client.relist::<ListPrompts>()).await
+        && let Ok(Err(err)) =
+            tokio::time::timeout_at(deadline, client.relist::<ListPrompts>()).await
     {
         tracing::warn!(server = name, %err, "listing prompts failed");
     }
     if capabilities.resources.is_some() {
-        if let Ok(Err(err)) = tokio::time::timeout_at(deadline, client.relist::<ListResources>()).await {
+        if let Ok(Err(err)) =
+            tokio::time::timeout_at(deadline, client.relist::<ListResources>()).await
+        {
             tracing::warn!(server = name, %err, "listing resources failed");
         }
         if let Ok(Err(err)) =
@@ -582,4 +585,3 @@ async fn list_offerings(client: &Client, deadline: Instant, started: Instant) ->
     }
     Ok(())
 }
-

@@ -265,12 +265,18 @@ impl HostSnapshot {
     /// (`mcp__<server>__<tool>`, sanitised to the MCP tool-name rule with a hash suffix when
     /// that changed the name).
     pub fn tools(&self) -> impl Iterator<Item = Named<'_, Tool>> + '_ {
-        named(self.servers.iter().map(|s| (s.name.as_str(), &*s.tools)), |t| &t.name)
+        named(
+            self.servers.iter().map(|s| (s.name.as_str(), &*s.tools)),
+            |t| &t.name,
+        )
     }
 
     /// Every prompt, by server then server order, under namespaced names (the tools' scheme).
     pub fn prompts(&self) -> impl Iterator<Item = Named<'_, Prompt>> + '_ {
-        named(self.servers.iter().map(|s| (s.name.as_str(), &*s.prompts)), |p| &p.name)
+        named(
+            self.servers.iter().map(|s| (s.name.as_str(), &*s.prompts)),
+            |p| &p.name,
+        )
     }
 
     /// Every resource with its server, by server then server order (URIs are not renamed).

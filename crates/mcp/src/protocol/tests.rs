@@ -9,10 +9,10 @@ use crate::protocol::bridge::classify;
 use crate::protocol::handler::fill_defaults;
 use crate::protocol::listing::Collector;
 use crate::protocol::methods::ListTools;
-use crate::{List, ListLimit, Truncation};
 use crate::protocol::session::McpHooks;
 use crate::protocol::types::*;
 use crate::transport::{Cause, Message, RequestId};
+use crate::{List, ListLimit, Truncation};
 
 #[test]
 fn every_content_kind_decodes_and_unknown_kinds_are_kept() {
@@ -95,7 +95,8 @@ fn a_page_keeps_good_items_and_drops_bad_ones() {
     assert_eq!(good.len(), 2);
     assert_eq!(good[1].input_schema, json!({"type": "object"}));
     // The bytes are the kept items' text as received.
-    let expected = r#"{"inputSchema":{"type":"object"},"name":"a"}"#.len() + r#"{"name":"b"}"#.len();
+    let expected =
+        r#"{"inputSchema":{"type":"object"},"name":"a"}"#.len() + r#"{"name":"b"}"#.len();
     assert_eq!(collector.bytes(), expected);
     assert!(collector.finish().truncation.is_none());
 }
@@ -138,7 +139,10 @@ fn the_byte_cap_keeps_a_prefix() {
     let listing = collector.finish();
     let names: Vec<&str> = listing.items.iter().map(|t| t.name.as_str()).collect();
     assert_eq!(names, ["t0", "t1"]);
-    assert_eq!(listing.truncation.unwrap().limit, ListLimit::Bytes(2 * one + 1));
+    assert_eq!(
+        listing.truncation.unwrap().limit,
+        ListLimit::Bytes(2 * one + 1)
+    );
 }
 
 #[test]

@@ -146,7 +146,9 @@ impl RawJson {
 impl From<&Value> for RawJson {
     fn from(value: &Value) -> Self {
         // A `Value` always serialises; the fallback is never taken.
-        RawJson(serde_json::value::to_raw_value(value).unwrap_or_else(|_| RawValue::NULL.to_owned()))
+        RawJson(
+            serde_json::value::to_raw_value(value).unwrap_or_else(|_| RawValue::NULL.to_owned()),
+        )
     }
 }
 

@@ -83,10 +83,9 @@ async fn the_byte_cap_keeps_what_fits_in_server_order() {
 
 #[tokio::test]
 async fn caps_from_the_config_apply() {
-    let specs = parse_mcp_servers(
-        r#"{"mcpServers": {"mock": {"command": "unused", "maxListItems": 2}}}"#,
-    )
-    .unwrap();
+    let specs =
+        parse_mcp_servers(r#"{"mcpServers": {"mock": {"command": "unused", "maxListItems": 2}}}"#)
+            .unwrap();
     let state = pages(&[&["a", "b", "c"]]);
     let (client, _mock) = mock_with(state, specs[0].clone(), NoHandler).await;
     let client = client.unwrap();
@@ -129,7 +128,10 @@ async fn a_malformed_item_among_good_ones_is_dropped_alone() {
             json!({"description": "no name"}),
             mock_tool("a"),
         ],
-        vec![mock_tool("b"), json!({"name": "c", "inputSchema": "any JSON"})],
+        vec![
+            mock_tool("b"),
+            json!({"name": "c", "inputSchema": "any JSON"}),
+        ],
     ]);
     let (client, _mock) = mock_with(state, spec().max_list_items(3), NoHandler).await;
     let client = client.unwrap();

@@ -2,10 +2,10 @@
 //! child processes, the host, and (when installed) real MCP servers.
 
 mod host;
-mod listing;
 mod http;
 mod http_mock;
 mod http_peers;
+mod listing;
 mod peers;
 mod protocol;
 mod server;
