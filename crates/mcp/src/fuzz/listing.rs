@@ -60,3 +60,22 @@ fn roundtrip<T: Serialize + DeserializeOwned + PartialEq + std::fmt::Debug>(item
     let again: T = serde_json::from_str(&text).expect("a kept item decodes from its own JSON");
     assert_eq!(&again, item, "a kept item survives its round trip");
 }
+
+#[cfg(test)]
+mod tests {
+    /// The checked-in seeds and every prefix of each pass the checks in every `cargo test`.
+    #[test]
+    fn the_seeds_and_their_prefixes_hold() {
+        let dir =
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/seeds/mcp_list_page");
+        let mut seen = 0;
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let seed = std::fs::read(entry.unwrap().path()).unwrap();
+            for end in 0..=seed.len() {
+                super::list_page(&seed[..end]);
+            }
+            seen += 1;
+        }
+        assert!(seen >= 4, "{seen} seeds");
+    }
+}
