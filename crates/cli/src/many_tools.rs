@@ -38,6 +38,24 @@ fn tool(i: usize) -> Value {
     })
 }
 
+/// Writes one tools/list response, each tool serialised as it goes (the page is never held).
+fn write_page(
+    out: &mut impl Write,
+    id: &Value,
+    tools: std::ops::Range<usize>,
+    next: Option<&str>,
+) -> std::io::Result<()> {
+    write!(out, r#"{{"jsonrpc":"2.0","id":{id},"result":{{"tools":["#)?;
+    for (n, i) in tools.enumerate() {
+        if n > 0 {
+            out.write_all(b",")?;
+        }
+        serde_json::to_writer(&mut *out, &tool(i))?;
+    }
+    writeln!(out, r#"],"nextCursor":{}}}}}"#, json!(next))?;
+    out.flush()
+}
+
 /// Serves until stdin ends.
 pub(crate) fn serve(count: usize, page_size: usize) -> ExitCode {
     let page_size = page_size.max(1);
@@ -63,9 +81,9 @@ pub(crate) fn serve(count: usize, page_size: usize) -> ExitCode {
                     .unwrap_or(0)
                     .min(count);
                 let end = (start + page_size).min(count);
-                let tools: Vec<Value> = (start..end).map(tool).collect();
                 let next = (end < count).then(|| end.to_string());
-                json!({"tools": tools, "nextCursor": next})
+                let _ = write_page(&mut stdout, &id, start..end, next.as_deref());
+                continue;
             }
             "ping" => json!({}),
             _ => {
