@@ -303,6 +303,9 @@ pub(crate) fn mcp_server(args: &BuiltinArgs) -> ExitCode {
     if args.hostile_exit {
         return hostile_exit();
     }
+    if let Some(count) = args.many_tools {
+        return crate::many_tools::serve(count, args.page_size);
+    }
     daemon(args.daemon);
     let served = current_thread().block_on(async {
         stubborn(args.stubborn);

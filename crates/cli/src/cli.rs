@@ -97,6 +97,13 @@ pub(crate) struct BuiltinArgs {
     /// speaking the protocol (for the tests that sidewire reaps even those).
     #[arg(long)]
     pub(crate) daemon: bool,
+    /// Instead of the demo tools, offer this many synthetic tools over pages (for the tests
+    /// and the benchmark of listing memory; MCP server only).
+    #[arg(long, value_name = "N")]
+    pub(crate) many_tools: Option<usize>,
+    /// The tools per page with `--many-tools`.
+    #[arg(long, value_name = "N", default_value_t = 1000)]
+    pub(crate) page_size: usize,
 }
 
 #[derive(Debug, Args)]

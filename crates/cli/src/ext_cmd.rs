@@ -270,12 +270,7 @@ pub(crate) async fn chained_tool_call(
         .into_iter()
         .find(|t| t.name == name)
         .with_context(|| format!("no MCP tool is named {name}"))?;
-    let read_only = tool
-        .tool
-        .annotations
-        .as_ref()
-        .and_then(|a| a["readOnlyHint"].as_bool())
-        .unwrap_or(false);
+    let read_only = tool.tool.hint("readOnlyHint").unwrap_or(false);
     let why = match (read_only, allow_tools) {
         (true, _) => PolicyReason::ReadOnly,
         (false, true) => PolicyReason::AllowTools,

@@ -9,6 +9,7 @@ mod builtin;
 mod cli;
 mod demo;
 mod ext_cmd;
+mod many_tools;
 mod mcp_cmd;
 mod out;
 mod plugin_cmd;

@@ -56,6 +56,16 @@ impl Out {
         }
     }
 
+    /// The JSON document of a command written as it is serialised (only with `--json`), for
+    /// documents too large to build first.
+    pub(crate) fn json_stream(&self, value: &impl serde::Serialize) {
+        if self.json {
+            let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
+            let _ = safe::write_json(&mut stdout, value);
+            let _ = writeln!(stdout);
+        }
+    }
+
     /// A note on stderr.
     pub(crate) fn note(&self, text: impl AsRef<str>) {
         let _ = writeln!(

@@ -62,15 +62,23 @@ pub(crate) fn error_chain(err: &anyhow::Error) -> String {
 /// characters as `\u` escapes (serde_json already escapes C0). The document decodes to exactly
 /// the same value, so `--json` stays lossless while printing nothing a terminal acts on.
 pub(crate) fn json(value: &serde_json::Value) -> String {
-    use serde::Serialize as _;
     let mut buf = Vec::new();
-    let mut serializer = serde_json::Serializer::with_formatter(&mut buf, JsonFormatter::default());
-    if value.serialize(&mut serializer).is_err() {
+    if write_json(&mut buf, value).is_err() {
         return String::new();
     }
     // The formatter writes only what serde_json gives it plus ASCII escapes, so the bytes
     // are UTF-8; the lossy conversion never replaces anything.
     String::from_utf8_lossy(&buf).into_owned()
+}
+
+/// Writes `value` as [`json`] does, straight to `writer`: a document serialised as it goes
+/// (a listing of thousands of rows) is never held whole.
+pub(crate) fn write_json<W: std::io::Write>(
+    writer: W,
+    value: &impl serde::Serialize,
+) -> Result<(), serde_json::Error> {
+    let mut serializer = serde_json::Serializer::with_formatter(writer, JsonFormatter::default());
+    value.serialize(&mut serializer)
 }
 
 #[derive(Default)]

@@ -1529,3 +1529,110 @@ fn a_failing_sidecars_stderr_never_reaches_the_terminal_raw() {
     );
     assert!(stderr(&out).contains(HOSTILE_SHOWN), "{}", stderr(&out));
 }
+
+/// Set in a re-executed copy of this test binary: the file to write the peak RSS of one run of
+/// `sidewire` to, measured over that process alone (`getrusage(RUSAGE_CHILDREN)` counts every
+/// child of the process that asks, and the tests here run many at once).
+const MEASURE_RSS: &str = "SIDEWIRE_TEST_MEASURE_RSS";
+
+/// `args` for an ad hoc stdio server offering `count` synthetic tools, 1,000 a page.
+fn many_tools(command: &str, count: usize) -> Vec<String> {
+    let mut args: Vec<String> = ["mcp", command, "--stdio", "--", EXE, "__mcp-server"]
+        .map(str::to_owned)
+        .into();
+    args.extend(["--many-tools".to_owned(), count.to_string()]);
+    args
+}
+
+/// The peak RSS in KiB of `sidewire args` and its server, measured in a fresh copy of this
+/// test binary running `test`.
+fn peak_rss_kib(test: &str, args: &[String]) -> u64 {
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("rss");
+    let out = Command::new(std::env::current_exe().unwrap())
+        .args(["--exact", test, "--test-threads=1"])
+        .env(MEASURE_RSS, &report)
+        .env("SIDEWIRE_TEST_RSS_ARGS", args.join("\u{1f}"))
+        .env("SIDEWIRE_HOME", dir.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    std::fs::read_to_string(&report)
+        .expect("the measuring copy wrote its figure")
+        .trim()
+        .parse()
+        .unwrap()
+}
+
+/// In the measuring copy: runs sidewire once and writes its peak RSS; `true` when it did.
+fn measure_if_asked() -> bool {
+    let Some(report) = std::env::var_os(MEASURE_RSS) else {
+        return false;
+    };
+    let args = std::env::var("SIDEWIRE_TEST_RSS_ARGS").unwrap();
+    let args: Vec<&str> = args.split('\u{1f}').collect();
+    let home = home();
+    // Output to a file: a pipe nobody reads until the end would stall 10,000 lines.
+    let listing = home.path().join("stdout");
+    let status = Command::new(EXE)
+        .args(&args)
+        .env("SIDEWIRE_HOME", home.path())
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::null())
+        .stdout(std::fs::File::create(&listing).unwrap())
+        .stderr(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let lines = std::fs::read_to_string(&listing).unwrap().lines().count();
+    assert!(lines >= 10_000, "{lines} lines listed");
+    let usage =
+        nix::sys::resource::getrusage(nix::sys::resource::UsageWho::RUSAGE_CHILDREN).unwrap();
+    // Linux reports `ru_maxrss` in KiB: the largest of the child and the descendants it reaped.
+    std::fs::write(report, usage.max_rss().to_string()).unwrap();
+    true
+}
+
+#[test]
+fn mcp_tools_on_ten_thousand_tools_stays_under_50_mb() {
+    const TEST: &str = "mcp_tools_on_ten_thousand_tools_stays_under_50_mb";
+    if measure_if_asked() {
+        return;
+    }
+    let kib = peak_rss_kib(TEST, &many_tools("tools", 10_000));
+    assert!(
+        kib < 50 * 1024,
+        "`mcp tools` on 10,000 tools peaked at {kib} KiB"
+    );
+}
+
+#[test]
+fn a_listing_past_the_default_cap_is_cut_and_says_so() {
+    let home = home();
+    let args = many_tools("servers", 20_000);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = run(home.path(), &args);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains("warning: tools cut short at the cap of 10000 items: kept the first 10000"),
+        "{text}"
+    );
+    let mut json_args = args.clone();
+    json_args.insert(1, "--json");
+    let out = run(home.path(), &json_args);
+    let doc: Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let server = &doc["servers"][0];
+    assert_eq!(server["tools"], 10_000);
+    assert_eq!(
+        server["truncated"],
+        json!([{"list": "tools/list", "kept": 10_000, "limit": {"items": 10_000}}])
+    );
+    // The tracing warning names the server, the method, the cap and what was kept.
+    let log = stderr(&out);
+    assert!(log.contains("tools/list") && log.contains("10000"), "{log}");
+}

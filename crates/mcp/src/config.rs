@@ -7,9 +7,11 @@
 //!
 //! Each entry may have `type`, `command`, `args`, `env`, `cwd`, `url`, `headers`; the
 //! startup timeout as `startup_timeout_sec` (a number of seconds) or `startup_timeout_ms` (the
-//! names Codex uses; [`crate::DEFAULT_STARTUP_TIMEOUT`] when absent); and `restart`: `false`,
+//! names Codex uses; [`crate::DEFAULT_STARTUP_TIMEOUT`] when absent); `restart`: `false`,
 //! `true`, or `{"maxRestarts": 3, "withinMs": 60000, "initialBackoffMs": 500,
-//! "maxBackoffMs": 8000}` (each member optional). Other
+//! "maxBackoffMs": 8000}` (each member optional); and the listing caps `maxListItems` and
+//! `maxListBytes` (positive integers; see [`ServerSpec::max_list_items`] and
+//! [`ServerSpec::max_list_bytes`]). Other
 //! members (`disabled`, `alwaysAllow`, ...) belong to the client that wrote the file and are
 //! ignored. It does not expand `${VAR}` references, read environment files or start anything.
 
@@ -142,6 +144,13 @@ fn server(name: &str, entry: &Value) -> Result<ServerSpec, Error> {
     if let Some(restart) = entry.get("restart") {
         spec = spec.restart(restart_policy(restart, &field("restart"))?);
     }
+    // The listing caps.
+    if let Some(items) = positive(entry, "maxListItems", &field("maxListItems"))? {
+        spec = spec.max_list_items(items);
+    }
+    if let Some(bytes) = positive(entry, "maxListBytes", &field("maxListBytes"))? {
+        spec = spec.max_list_bytes(bytes);
+    }
     Ok(spec)
 }
 
@@ -209,6 +218,20 @@ fn restart_policy(value: &Value, path: &str) -> Result<Restart, Error> {
     let initial = number("initialBackoffMs")?.map_or(policy.initial_backoff, Duration::from_millis);
     let max = number("maxBackoffMs")?.map_or(policy.max_backoff, Duration::from_millis);
     Ok(Restart::OnCrash(policy.backoff(initial, max)))
+}
+
+/// An optional positive integer member (`null` counts as absent).
+fn positive(entry: &Map<String, Value>, member: &str, path: &str) -> Result<Option<usize>, Error> {
+    match entry.get(member) {
+        None | Some(Value::Null) => Ok(None),
+        Some(value) => match value.as_u64().and_then(|n| usize::try_from(n).ok()) {
+            Some(n) if n > 0 => Ok(Some(n)),
+            _ if value.is_number() => Err(Error::config(format!(
+                "{path}: expected a positive integer, got {value}"
+            ))),
+            _ => Err(expected(path, "a positive integer", value)),
+        },
+    }
 }
 
 fn object<'a>(value: &'a Value, path: &str) -> Result<&'a Map<String, Value>, Error> {

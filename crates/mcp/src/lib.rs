@@ -121,6 +121,19 @@
 //! | 9 | One huge line overflows a buffer or memory. | Each message is capped (8 MiB default, [`ServerSpec::max_message_bytes`]); an oversized line is discarded to its newline in bounded memory, the request it answers fails with [`Error::is_too_large`], and the connection lives. |
 //! | 10 | Pagination ignored (tools past page one missing), or a cursor that never advances loops for ever. | Listings follow `nextCursor`, stop at a repeated cursor or after 100 pages with a warning, and keep what they got. |
 //!
+//! # Listings are bounded
+//!
+//! A listing (tools, prompts, resources or resource templates, each alone) keeps at most
+//! [`DEFAULT_MAX_LIST_ITEMS`] items and [`DEFAULT_MAX_LIST_BYTES`] of item JSON text as
+//! received, over at most 100 pages ([`ServerSpec::max_list_items`],
+//! [`ServerSpec::max_list_bytes`], or `maxListItems`/`maxListBytes` in `mcpServers`). Past a
+//! cap it stops fetching, keeps the first items in server order, warns, and records a
+//! [`Truncation`] ([`Client::truncations`], [`ServerStatus::truncated`]). Items are decoded
+//! one by one from the page's text, so a malformed one is dropped alone; a tool's schemas,
+//! annotations and `_meta` stay as their text ([`RawJson`]). One listing runs at a time per
+//! connection, so a connection holds its four cached lists plus at most one being fetched;
+//! [`McpHost::snapshot`] walks the cached lists without copying them.
+//!
 //! # Errors
 //!
 //! One opaque [`Error`] with predicates ([`Error::is_timeout`], [`Error::is_closed`],
@@ -158,24 +171,26 @@ pub use crate::config::{load_mcp_servers, parse_mcp_servers};
 pub use crate::error::{Error, Stage};
 pub use crate::host::ServerExit;
 pub use crate::host::{
-    HostPrompt, HostResource, HostTool, MAX_PARALLEL_STARTS, McpHost, McpHostDriver, ServerState,
-    ServerStatus, StartFailure,
+    HostPrompt, HostResource, HostSnapshot, HostTool, MAX_PARALLEL_STARTS, McpHost, McpHostDriver,
+    Named, ServerState, ServerStatus, StartFailure,
 };
 pub use crate::names::{MAX_NAME_LEN, is_valid_name, namespaced_name};
 pub use crate::protocol::client::{Client, ClientDriver};
 pub use crate::protocol::handler::{ClientHandler, NoHandler};
+pub use crate::protocol::listing::{List, ListLimit, Truncation};
 pub use crate::protocol::options::{ClientStats, ToolCallOptions};
 pub use crate::protocol::types::{
     CallToolResult, Completion, CompletionRef, Content, CreateMessageParams, CreateMessageResult,
     ElicitAction, ElicitParams, ElicitResult, GetPromptResult, Implementation,
     LATEST_PROTOCOL_VERSION, ListCapability, LogLevel, LogMessage, MessageRole, Progress, Prompt,
-    PromptArgument, PromptMessage, ReadResourceResult, Resource, ResourceContents,
+    PromptArgument, PromptMessage, RawJson, ReadResourceResult, Resource, ResourceContents,
     ResourceTemplate, ResourcesCapability, SUPPORTED_PROTOCOL_VERSIONS, SamplingContent,
     SamplingMessage, ServerCapabilities, Tool,
 };
 pub use crate::spec::{
     DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_CALL_DURATION, DEFAULT_MAX_HTTP_BODY_BYTES,
-    DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_STARTUP_TIMEOUT, Root, ServerSpec, Transport,
+    DEFAULT_MAX_LIST_BYTES, DEFAULT_MAX_LIST_ITEMS, DEFAULT_MAX_MESSAGE_BYTES,
+    DEFAULT_STARTUP_TIMEOUT, Root, ServerSpec, Transport,
 };
 pub use crate::spec::{
     DEFAULT_MAX_RESTART_BACKOFF, DEFAULT_MAX_RESTARTS, DEFAULT_RESTART_BACKOFF,

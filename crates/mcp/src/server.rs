@@ -101,7 +101,7 @@ impl Server {
             name: name.to_owned(),
             title: None,
             description: Some(description.to_owned()),
-            input_schema: schema,
+            input_schema: schema.into(),
             output_schema: None,
             annotations: None,
             meta: None,

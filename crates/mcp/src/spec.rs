@@ -135,6 +135,13 @@ impl AttemptWindow {
     }
 }
 
+/// The default cap on the items one listing keeps (tools, prompts, resources or resource
+/// templates, each counted alone).
+pub const DEFAULT_MAX_LIST_ITEMS: usize = 10_000;
+/// The default cap on the bytes one listing keeps, counted as the kept items' JSON text as
+/// received (32 MiB).
+pub const DEFAULT_MAX_LIST_BYTES: usize = 32 * 1024 * 1024;
+
 /// How a server is reached.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -250,6 +257,8 @@ pub struct ServerSpec {
     pub(crate) tool_timeouts: BTreeMap<String, Duration>,
     pub(crate) roots: Vec<Root>,
     pub(crate) max_message_bytes: usize,
+    pub(crate) max_list_items: usize,
+    pub(crate) max_list_bytes: usize,
     pub(crate) forward_stderr: bool,
     pub(crate) restart: Restart,
 }
@@ -272,6 +281,8 @@ impl ServerSpec {
             tool_timeouts: BTreeMap::new(),
             roots: Vec::new(),
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+            max_list_items: DEFAULT_MAX_LIST_ITEMS,
+            max_list_bytes: DEFAULT_MAX_LIST_BYTES,
             forward_stderr: false,
             restart: Restart::default(),
         }
@@ -383,6 +394,22 @@ impl ServerSpec {
         self
     }
 
+    /// The most items one listing keeps (default [`DEFAULT_MAX_LIST_ITEMS`], at least 1).
+    /// Past it the listing stops fetching, keeps the first items in server order, warns, and
+    /// records a [`Truncation`](crate::Truncation) (see [`Client::truncations`](crate::Client::truncations)).
+    pub fn max_list_items(mut self, items: usize) -> Self {
+        self.max_list_items = items.max(1);
+        self
+    }
+
+    /// The most bytes one listing keeps, counted as the kept items' JSON text as received
+    /// (default [`DEFAULT_MAX_LIST_BYTES`], at least 1). At the cap it ends as at
+    /// [`max_list_items`](ServerSpec::max_list_items).
+    pub fn max_list_bytes(mut self, bytes: usize) -> Self {
+        self.max_list_bytes = bytes.max(1);
+        self
+    }
+
     /// Also forwards each stderr line to `tracing` (target `sidewire_process::stderr`, field
     /// `process` = the server's name, each line cut at 4 KiB, credentials redacted). The 16 KiB
     /// tail is kept either way.
@@ -481,6 +508,16 @@ impl ServerSpec {
     /// The message cap.
     pub fn message_cap(&self) -> usize {
         self.max_message_bytes
+    }
+
+    /// The most items one listing keeps.
+    pub fn list_item_cap(&self) -> usize {
+        self.max_list_items
+    }
+
+    /// The most bytes of item JSON one listing keeps.
+    pub fn list_byte_cap(&self) -> usize {
+        self.max_list_bytes
     }
 
     /// Checks what a connection needs: a name, and a command (stdio) or an http(s) URL.

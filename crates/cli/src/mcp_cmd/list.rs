@@ -1,8 +1,12 @@
 //! The listing subcommands of `sidewire mcp`: `servers`, `tools`, `prompts`, `resources` and
-//! `templates`, each printed one entry a line or as one JSON document.
+//! `templates`, each printed one entry a line or as one JSON document. The listings are written
+//! as they are walked, from the clients' cached lists: nothing is copied or built whole first.
 
-use serde_json::{Value, json};
-use sidewire_mcp::{McpHost, StartFailure};
+use std::cell::RefCell;
+
+use serde::ser::{Serialize, SerializeMap, Serializer};
+use serde_json::json;
+use sidewire_mcp::{HostSnapshot, ListLimit, McpHost, StartFailure};
 
 use super::{LIST_INDENT, failure_text};
 use crate::Reported;
@@ -28,6 +32,13 @@ pub(super) fn servers(host: &McpHost, failures: &[StartFailure], out: &Out) -> a
                 .map(|d| format!(" (started in {} ms)", d.as_millis()))
                 .unwrap_or_default(),
         ));
+        // A listing a cap cut short: the counts are what was kept, not what the server has.
+        for truncation in &status.truncated {
+            out.line(format!(
+                "  warning: {}",
+                safe::line(&truncation.to_string())
+            ));
+        }
         if let Some(failure) = &status.failure {
             // One printed line per line of the text, each escaped on its own, so a stderr
             // line cannot pass for another server's row.
@@ -40,6 +51,9 @@ pub(super) fn servers(host: &McpHost, failures: &[StartFailure], out: &Out) -> a
             "protocolVersion": status.protocol_version,
             "tools": status.tools, "prompts": status.prompts, "resources": status.resources,
             "failure": status.failure.as_ref().map(failure_text),
+            "truncated": status.truncated.iter().map(|t| json!({
+                "list": t.list.method(), "kept": t.kept, "limit": limit(t.limit),
+            })).collect::<Vec<_>>(),
         }));
     }
     out.json(&json!({ "servers": rows }));
@@ -47,6 +61,16 @@ pub(super) fn servers(host: &McpHost, failures: &[StartFailure], out: &Out) -> a
         Ok(())
     } else {
         Err(Reported.into())
+    }
+}
+
+/// A listing limit as JSON: `{"items": 10000}`, `{"bytes": ...}` or `{"pages": 100}`.
+fn limit(limit: ListLimit) -> serde_json::Value {
+    match limit {
+        ListLimit::Items(cap) => json!({ "items": cap }),
+        ListLimit::Bytes(cap) => json!({ "bytes": cap }),
+        ListLimit::Pages(cap) => json!({ "pages": cap }),
+        _ => json!({}),
     }
 }
 
@@ -85,95 +109,148 @@ impl Listing {
     }
 }
 
-/// One entry of a listing.
-enum Entry {
-    /// A tool or a prompt: under its namespaced name, with a description that may span lines.
-    Named {
-        name: String,
-        server: String,
-        description: Option<String>,
-        item: Value,
-    },
-    /// A resource or a template: under its server, as `<server>:<location>  <name>`.
-    Located {
-        server: String,
-        location: String,
-        name: String,
-        item: Value,
-    },
-}
-
 /// `tools`, `prompts`, `resources` or `templates`: one entry a line, or the JSON document
-/// `{"<listing>": [...]}`.
+/// `{"<listing>": [...]}`. Both walk the clients' cached lists through a [`HostSnapshot`]:
+/// text is written line by line, and the JSON document is serialised as it goes, so neither
+/// copies the items nor holds the document.
 pub(super) fn listing(host: &McpHost, listing: Listing, out: &Out) -> anyhow::Result<()> {
-    let named = |name, server, description, item| Entry::Named {
-        name,
-        server,
-        description,
-        item,
+    let snapshot = host.snapshot();
+    if out.json {
+        out.json_stream(&Document {
+            key: listing.key(),
+            kind: listing.item_key(),
+            snapshot: &snapshot,
+            listing,
+        });
+        return Ok(());
+    }
+    let named = |name: &str, description: Option<&str>| {
+        out.line(format!(
+            "{}  {}",
+            safe::line(name),
+            safe::block(description.unwrap_or_default().trim_end(), LIST_INDENT)
+        ));
     };
-    let located = |server, location, name, item| Entry::Located {
-        server,
-        location,
-        name,
-        item,
+    let located = |server: &str, location: &str, name: &str| {
+        out.line(format!(
+            "{}:{}  {}",
+            safe::line(server),
+            safe::line(location),
+            safe::line(name)
+        ));
     };
-    let entries: Vec<Entry> = match listing {
-        Listing::Tools => (host.tools().into_iter())
-            .map(|t| named(t.name, t.server, t.tool.description.clone(), json!(t.tool)))
-            .collect(),
-        Listing::Prompts => (host.prompts().into_iter())
-            .map(|p| {
-                named(
-                    p.name,
-                    p.server,
-                    p.prompt.description.clone(),
-                    json!(p.prompt),
-                )
-            })
-            .collect(),
-        Listing::Resources => (host.resources().into_iter())
-            .filter_map(|e| Some((e.server, e.resource?)))
-            .map(|(server, r)| located(server, r.uri.clone(), r.name.clone(), json!(r)))
-            .collect(),
-        Listing::Templates => (host.resources().into_iter())
-            .filter_map(|e| Some((e.server, e.template?)))
-            .map(|(server, t)| located(server, t.uri_template.clone(), t.name.clone(), json!(t)))
-            .collect(),
-    };
-    let kind = listing.item_key();
-    let mut rows = Vec::new();
-    for entry in entries {
-        match entry {
-            Entry::Named {
-                name,
-                server,
-                description,
-                item,
-            } => {
-                out.line(format!(
-                    "{}  {}",
-                    safe::line(&name),
-                    safe::block(description.unwrap_or_default().trim_end(), LIST_INDENT)
-                ));
-                rows.push(json!({ "name": name, "server": server, kind: item }));
+    match listing {
+        Listing::Tools => {
+            for t in snapshot.tools() {
+                named(&t.name, t.item.description.as_deref());
             }
-            Entry::Located {
-                server,
-                location,
-                name,
-                item,
-            } => {
-                out.line(format!(
-                    "{}:{}  {}",
-                    safe::line(&server),
-                    safe::line(&location),
-                    safe::line(&name)
-                ));
-                rows.push(json!({ "server": server, kind: item }));
+        }
+        Listing::Prompts => {
+            for p in snapshot.prompts() {
+                named(&p.name, p.item.description.as_deref());
+            }
+        }
+        Listing::Resources => {
+            for (server, r) in snapshot.resources() {
+                located(server, &r.uri, &r.name);
+            }
+        }
+        Listing::Templates => {
+            for (server, t) in snapshot.resource_templates() {
+                located(server, &t.uri_template, &t.name);
             }
         }
     }
-    out.json(&json!({ listing.key(): rows }));
     Ok(())
+}
+
+/// The `--json` document of a listing, serialised straight from the snapshot.
+struct Document<'a> {
+    key: &'static str,
+    kind: &'static str,
+    snapshot: &'a HostSnapshot,
+    listing: Listing,
+}
+
+/// One row: `{"name", "server", "<kind>": item}` (a resource or template has no `name`).
+struct Row<'a, T> {
+    name: Option<String>,
+    server: &'a str,
+    kind: &'static str,
+    item: &'a T,
+}
+
+impl<'a, T> Row<'a, T> {
+    fn named(name: String, server: &'a str, kind: &'static str, item: &'a T) -> Self {
+        Row {
+            name: Some(name),
+            server,
+            kind,
+            item,
+        }
+    }
+
+    fn located(server: &'a str, kind: &'static str, item: &'a T) -> Self {
+        Row {
+            name: None,
+            server,
+            kind,
+            item,
+        }
+    }
+}
+
+impl<T: Serialize> Serialize for Row<'_, T> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(None)?;
+        if let Some(name) = &self.name {
+            map.serialize_entry("name", name)?;
+        }
+        map.serialize_entry("server", self.server)?;
+        map.serialize_entry(self.kind, self.item)?;
+        map.end()
+    }
+}
+
+/// A sequence serialised from an iterator it takes once.
+struct Rows<I>(RefCell<Option<I>>);
+
+impl<I: Iterator<Item = R>, R: Serialize> Serialize for Rows<I> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let rows = self.0.borrow_mut().take();
+        serializer.collect_seq(rows.into_iter().flatten())
+    }
+}
+
+impl Serialize for Document<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let (snapshot, kind) = (self.snapshot, self.kind);
+        let mut map = serializer.serialize_map(Some(1))?;
+        let key = self.key;
+        match self.listing {
+            Listing::Tools => {
+                let rows = snapshot
+                    .tools()
+                    .map(|t| Row::named(t.name, t.server, kind, t.item));
+                map.serialize_entry(key, &Rows(RefCell::new(Some(rows))))?;
+            }
+            Listing::Prompts => {
+                let rows = snapshot
+                    .prompts()
+                    .map(|p| Row::named(p.name, p.server, kind, p.item));
+                map.serialize_entry(key, &Rows(RefCell::new(Some(rows))))?;
+            }
+            Listing::Resources => {
+                let rows = snapshot.resources().map(|(s, r)| Row::located(s, kind, r));
+                map.serialize_entry(key, &Rows(RefCell::new(Some(rows))))?;
+            }
+            Listing::Templates => {
+                let rows = snapshot
+                    .resource_templates()
+                    .map(|(s, t)| Row::located(s, kind, t));
+                map.serialize_entry(key, &Rows(RefCell::new(Some(rows))))?;
+            }
+        }
+        map.end()
+    }
 }

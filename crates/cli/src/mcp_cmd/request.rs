@@ -22,7 +22,8 @@ pub(super) async fn call(
     timeout: Option<Duration>,
     out: &Out,
 ) -> anyhow::Result<()> {
-    let known = host.tools().into_iter().map(|t| (t.name, t.tool.name));
+    let snapshot = host.snapshot();
+    let known = snapshot.tools().map(|t| (t.name, t.item.name.clone()));
     let name = resolve(known, tool, "tool")?;
     let arguments = parse_arguments(args)?;
     let mut options = ToolCallOptions::new();
@@ -77,7 +78,8 @@ pub(super) async fn prompt(
     args: &[String],
     out: &Out,
 ) -> anyhow::Result<()> {
-    let known = host.prompts().into_iter().map(|p| (p.name, p.prompt.name));
+    let snapshot = host.snapshot();
+    let known = snapshot.prompts().map(|p| (p.name, p.item.name.clone()));
     let name = resolve(known, name, "prompt")?;
     let mut arguments = BTreeMap::new();
     for pair in args {

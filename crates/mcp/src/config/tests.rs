@@ -221,3 +221,41 @@ fn restart_errors_name_the_field_path() {
         "mcpServers.a.restart.withinMs: expected a non-negative integer, got a string"
     );
 }
+
+#[test]
+fn listing_caps_come_from_the_entry() {
+    let specs = parse_mcp_servers(
+        r#"{"mcpServers": {
+            "capped": {"command": "x", "maxListItems": 50, "maxListBytes": 4096},
+            "default": {"command": "x", "maxListItems": null}
+        }}"#,
+    )
+    .unwrap();
+    assert_eq!(specs[0].name(), "capped");
+    assert_eq!(specs[0].list_item_cap(), 50);
+    assert_eq!(specs[0].list_byte_cap(), 4096);
+    assert_eq!(specs[1].list_item_cap(), crate::DEFAULT_MAX_LIST_ITEMS);
+    assert_eq!(specs[1].list_byte_cap(), crate::DEFAULT_MAX_LIST_BYTES);
+}
+
+#[test]
+fn bad_listing_caps_name_their_field() {
+    let entry =
+        |member: &str| format!(r#"{{"mcpServers": {{"s": {{"command": "x", {member}}}}}}}"#);
+    assert_eq!(
+        error(&entry(r#""maxListItems": 0"#)),
+        "mcpServers.s.maxListItems: expected a positive integer, got 0"
+    );
+    assert_eq!(
+        error(&entry(r#""maxListItems": -3"#)),
+        "mcpServers.s.maxListItems: expected a positive integer, got -3"
+    );
+    assert_eq!(
+        error(&entry(r#""maxListBytes": 1.5"#)),
+        "mcpServers.s.maxListBytes: expected a positive integer, got 1.5"
+    );
+    assert_eq!(
+        error(&entry(r#""maxListBytes": "32MiB""#)),
+        "mcpServers.s.maxListBytes: expected a positive integer, got a string"
+    );
+}

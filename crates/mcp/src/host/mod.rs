@@ -27,7 +27,7 @@
 mod restart;
 mod views;
 
-use std::collections::{BTreeMap, BTreeSet, HashSet};
+use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
@@ -43,16 +43,15 @@ use tokio::sync::{OnceCell, Semaphore, mpsc, oneshot, watch};
 use tokio::time::Instant;
 
 pub use crate::host::views::{
-    HostPrompt, HostResource, HostTool, ServerExit, ServerState, ServerStatus, StartFailure,
+    HostPrompt, HostResource, HostSnapshot, HostTool, Named, ServerExit, ServerState, ServerStatus,
+    StartFailure,
 };
 
 use crate::host::restart::{Phase, Supervised};
 
 use crate::error::Kind;
-use crate::names::{namespaced_name, namespaced_name_salted};
 use crate::protocol::handler::{self, ClientHandler, DynHandler};
-use crate::protocol::methods::{ListPrompts, ListTools};
-use crate::protocol::session::Cached;
+use crate::protocol::methods::{ListPrompts, ListResourceTemplates, ListResources, ListTools};
 use crate::sync::lock;
 use crate::{
     CallToolResult, Client, Error, GetPromptResult, ReadResourceResult, ServerSpec, Stage,
@@ -322,30 +321,31 @@ impl McpHost {
             .collect()
     }
 
+    /// Every running server's cached lists as they are now, shared rather than copied: the
+    /// way to walk thousands of tools without cloning them.
+    pub fn snapshot(&self) -> HostSnapshot {
+        let mut snapshot = HostSnapshot::default();
+        for (name, running) in &lock(&self.inner.state).running {
+            snapshot.push(name.clone(), &running.client);
+        }
+        snapshot
+    }
+
     /// Every running server's tools under their namespaced names (`mcp__<server>__<tool>`,
     /// sanitised to the MCP tool-name rule with a hash suffix when that changed the name),
-    /// ordered by server then server order. Names never collide.
+    /// ordered by server then server order. Names never collide. A copy of every tool: see
+    /// [`snapshot`](McpHost::snapshot) to walk them without one.
     pub fn tools(&self) -> Vec<HostTool> {
-        self.namespaced::<ListTools, _>(HostTool::new)
+        (self.snapshot().tools())
+            .map(|t| HostTool::new(t.name, t.server.to_owned(), t.item.clone()))
+            .collect()
     }
 
     /// Every running server's prompts under namespaced names (the same scheme as tools).
     pub fn prompts(&self) -> Vec<HostPrompt> {
-        self.namespaced::<ListPrompts, _>(HostPrompt::new)
-    }
-
-    /// Every running server's cached `M` items as views under unique namespaced names,
-    /// ordered by server then server order.
-    fn namespaced<M: Cached, V>(&self, view: fn(String, String, M::Item) -> V) -> Vec<V> {
-        let mut taken = HashSet::new();
-        let mut views = Vec::new();
-        for (server, client) in self.clients() {
-            for item in client.cached::<M>().iter() {
-                let name = unique(&mut taken, &server, M::key(item));
-                views.push(view(name, server.clone(), item.clone()));
-            }
-        }
-        views
+        (self.snapshot().prompts())
+            .map(|p| HostPrompt::new(p.name, p.server.to_owned(), p.item.clone()))
+            .collect()
     }
 
     /// Every running server's resources and resource templates, with the server each is
@@ -382,19 +382,21 @@ impl McpHost {
         arguments: Value,
         options: ToolCallOptions,
     ) -> Result<CallToolResult, Error> {
-        let tool = self
-            .tools()
-            .into_iter()
-            .find(|tool| tool.name == name)
-            .ok_or_else(|| Error::new(Kind::NotFound(format!("no MCP tool named `{name}`"))))?;
+        let (server, tool) = {
+            let snapshot = self.snapshot();
+            let found = snapshot.tools().find(|tool| tool.name == name);
+            found
+                .map(|tool| (tool.server.to_owned(), tool.item.name.clone()))
+                .ok_or_else(|| Error::new(Kind::NotFound(format!("no MCP tool named `{name}`"))))?
+        };
         let wait = options.timeout.unwrap_or_else(|| {
-            self.client(&tool.server)
+            self.client(&server)
                 .map_or(crate::DEFAULT_CALL_TIMEOUT, |client| {
-                    client.spec().timeout_for_tool(&tool.tool.name)
+                    client.spec().timeout_for_tool(&tool)
                 })
         });
-        let client = self.ready_client(&tool.server, wait).await?;
-        client.call_tool(&tool.tool.name, arguments, options).await
+        let client = self.ready_client(&server, wait).await?;
+        client.call_tool(&tool, arguments, options).await
     }
 
     /// Fills in a prompt by its namespaced name.
@@ -413,15 +415,17 @@ impl McpHost {
         name: &str,
         arguments: BTreeMap<String, String>,
     ) -> Result<GetPromptResult, Error> {
-        let prompt = self
-            .prompts()
-            .into_iter()
-            .find(|prompt| prompt.name == name)
-            .ok_or_else(|| Error::new(Kind::NotFound(format!("no MCP prompt named `{name}`"))))?;
-        let client = self
-            .ready_client(&prompt.server, self.wait_for(&prompt.server))
-            .await?;
-        client.get_prompt(&prompt.prompt.name, arguments).await
+        let (server, prompt) = {
+            let snapshot = self.snapshot();
+            let found = snapshot.prompts().find(|prompt| prompt.name == name);
+            found
+                .map(|prompt| (prompt.server.to_owned(), prompt.item.name.clone()))
+                .ok_or_else(|| {
+                    Error::new(Kind::NotFound(format!("no MCP prompt named `{name}`")))
+                })?
+        };
+        let client = self.ready_client(&server, self.wait_for(&server)).await?;
+        client.get_prompt(&prompt, arguments).await
     }
 
     /// The client of a started server, waiting up to `wait` while it restarts.
@@ -644,7 +648,7 @@ pub(super) async fn list_offerings(
             .with_stage(Stage::ListTools, started.elapsed())
     };
     if capabilities.tools.is_some() {
-        match tokio::time::timeout_at(deadline, client.list_tools()).await {
+        match tokio::time::timeout_at(deadline, client.relist::<ListTools>()).await {
             Ok(Ok(_)) => {}
             Ok(Err(err)) => return Err(stage_failed(err)),
             Err(_) => {
@@ -658,30 +662,22 @@ pub(super) async fn list_offerings(
     }
     let name = client.name();
     if capabilities.prompts.is_some()
-        && let Ok(Err(err)) = tokio::time::timeout_at(deadline, client.list_prompts()).await
+        && let Ok(Err(err)) =
+            tokio::time::timeout_at(deadline, client.relist::<ListPrompts>()).await
     {
         tracing::warn!(server = name, %err, "listing prompts failed");
     }
     if capabilities.resources.is_some() {
-        if let Ok(Err(err)) = tokio::time::timeout_at(deadline, client.list_resources()).await {
+        if let Ok(Err(err)) =
+            tokio::time::timeout_at(deadline, client.relist::<ListResources>()).await
+        {
             tracing::warn!(server = name, %err, "listing resources failed");
         }
         if let Ok(Err(err)) =
-            tokio::time::timeout_at(deadline, client.list_resource_templates()).await
+            tokio::time::timeout_at(deadline, client.relist::<ListResourceTemplates>()).await
         {
             tracing::debug!(server = name, %err, "listing resource templates failed");
         }
     }
     Ok(())
-}
-
-/// The namespaced name for `item` on `server`, made unique against `taken`.
-fn unique(taken: &mut HashSet<String>, server: &str, item: &str) -> String {
-    let mut name = namespaced_name(server, item);
-    let mut salt = 0;
-    while !taken.insert(name.clone()) {
-        salt += 1;
-        name = namespaced_name_salted(server, item, salt);
-    }
-    name
 }

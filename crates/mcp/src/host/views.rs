@@ -1,11 +1,14 @@
 //! The plain data a [`McpHost`](crate::McpHost) hands out: namespaced tools and prompts, resources
 //! with their server, status entries and startup failures. Snapshots, not live views.
 
+use std::collections::HashSet;
+use std::sync::Arc;
 use std::time::Duration;
 
+use crate::names::{namespaced_name, namespaced_name_salted};
 use crate::{
     Client, Error, Implementation, Prompt, Resource, ResourceTemplate, ServerSpec, Stage, Tool,
-    Transport,
+    Transport, Truncation,
 };
 
 /// The most of an error message a failure record keeps.
@@ -193,6 +196,9 @@ pub struct ServerStatus {
     pub resources: usize,
     /// How long its startup took.
     pub startup: Option<Duration>,
+    /// The lists a limit cut short (see [`Client::truncations`]): what is counted above is
+    /// what was kept, not all the server offers.
+    pub truncated: Vec<Truncation>,
     /// Why it failed to start (or, [`ServerState::GaveUp`], why its last restart failed).
     pub failure: Option<StartFailure>,
     /// How many times the host has restarted it successfully.
@@ -213,6 +219,7 @@ impl ServerStatus {
             prompts: 0,
             resources: 0,
             startup: None,
+            truncated: Vec::new(),
             failure: None,
             restarts: 0,
             last_exit: None,
@@ -244,7 +251,108 @@ impl ServerStatus {
             prompts: client.prompts().len(),
             resources: client.resources().len(),
             startup: Some(startup),
+            truncated: client.truncations(),
             ..ServerStatus::empty(client.name(), state)
         }
     }
+}
+
+/// Every running server's cached lists at one moment, shared with the clients rather than
+/// copied ([`McpHost::snapshot`](crate::McpHost::snapshot)): walking it borrows each item, so
+/// printing or searching thousands of tools copies none of them. Holding a snapshot keeps the
+/// lists it saw alive after a refresh replaces them.
+#[derive(Debug, Clone, Default)]
+pub struct HostSnapshot {
+    servers: Vec<ServerLists>,
+}
+
+#[derive(Debug, Clone)]
+struct ServerLists {
+    name: String,
+    tools: Arc<[Tool]>,
+    prompts: Arc<[Prompt]>,
+    resources: Arc<[Resource]>,
+    templates: Arc<[ResourceTemplate]>,
+}
+
+/// A tool or prompt borrowed from a [`HostSnapshot`], under its namespaced name.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct Named<'a, T> {
+    /// `mcp__<server>__<name>`, fitted to `^[a-zA-Z0-9_-]{1,64}$` and unique in the snapshot.
+    pub name: String,
+    /// The server that offers it.
+    pub server: &'a str,
+    /// The item as the server describes it.
+    pub item: &'a T,
+}
+
+impl HostSnapshot {
+    pub(crate) fn push(&mut self, name: String, client: &Client) {
+        self.servers.push(ServerLists {
+            name,
+            tools: client.tools(),
+            prompts: client.prompts(),
+            resources: client.resources(),
+            templates: client.resource_templates(),
+        });
+    }
+
+    /// Every tool, by server then server order, under namespaced names that never collide
+    /// (`mcp__<server>__<tool>`, sanitised to the MCP tool-name rule with a hash suffix when
+    /// that changed the name).
+    pub fn tools(&self) -> impl Iterator<Item = Named<'_, Tool>> + '_ {
+        named(
+            self.servers.iter().map(|s| (s.name.as_str(), &*s.tools)),
+            |t| &t.name,
+        )
+    }
+
+    /// Every prompt, by server then server order, under namespaced names (the tools' scheme).
+    pub fn prompts(&self) -> impl Iterator<Item = Named<'_, Prompt>> + '_ {
+        named(
+            self.servers.iter().map(|s| (s.name.as_str(), &*s.prompts)),
+            |p| &p.name,
+        )
+    }
+
+    /// Every resource with its server, by server then server order (URIs are not renamed).
+    pub fn resources(&self) -> impl Iterator<Item = (&str, &Resource)> + '_ {
+        self.servers
+            .iter()
+            .flat_map(|s| s.resources.iter().map(move |r| (s.name.as_str(), r)))
+    }
+
+    /// Every resource template with its server, by server then server order.
+    pub fn resource_templates(&self) -> impl Iterator<Item = (&str, &ResourceTemplate)> + '_ {
+        self.servers
+            .iter()
+            .flat_map(|s| s.templates.iter().map(move |t| (s.name.as_str(), t)))
+    }
+}
+
+/// The items of `lists` under unique namespaced names.
+fn named<'a, T: 'a>(
+    lists: impl Iterator<Item = (&'a str, &'a [T])> + 'a,
+    key: fn(&T) -> &str,
+) -> impl Iterator<Item = Named<'a, T>> + 'a {
+    let mut taken = HashSet::new();
+    lists
+        .flat_map(|(server, items)| items.iter().map(move |item| (server, item)))
+        .map(move |(server, item)| Named {
+            name: unique(&mut taken, server, key(item)),
+            server,
+            item,
+        })
+}
+
+/// The namespaced name for `item` on `server`, made unique against `taken`.
+fn unique(taken: &mut HashSet<String>, server: &str, item: &str) -> String {
+    let mut name = namespaced_name(server, item);
+    let mut salt = 0;
+    while !taken.insert(name.clone()) {
+        salt += 1;
+        name = namespaced_name_salted(server, item, salt);
+    }
+    name
 }

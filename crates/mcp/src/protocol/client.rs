@@ -24,7 +24,7 @@ use tokio::time::Instant;
 use crate::error::Kind;
 use crate::protocol::bridge;
 use crate::protocol::handler::{self, ClientHandler, DynHandler};
-use crate::protocol::listing;
+use crate::protocol::listing::Truncation;
 use crate::protocol::methods::{
     CallTool, CallToolParams, Complete, CompleteArgument, CompleteContext, CompleteParams,
     GetPrompt, GetPromptParams, INITIALIZED, Initialize, ListPrompts, ListResourceTemplates,
@@ -407,23 +407,30 @@ impl Client {
         }
     }
 
-    /// Lists every `M` and caches the list.
-    async fn list_cached<M: Cached>(&self) -> Result<Vec<M::Item>, Error> {
+    /// Lists every `M` (within the caps) and caches the list; returns the cached list.
+    pub(crate) async fn relist<M: Cached>(&self) -> Result<Arc<[M::Item]>, Error> {
         let deadline = Instant::now() + self.inner.shared.spec.call_timeout;
         let shared = &self.inner.shared;
         shared.listed.fetch_or(M::LIST, Ordering::SeqCst);
-        let items = match listing::list_all::<M>(&self.inner.peer, shared, deadline).await {
+        let items = match shared.relist::<M>(&self.inner.peer, deadline).await {
             Ok(items) => items,
             Err(err) => return Err(self.explain(err).await),
         };
-        shared.store::<M>(items.clone());
         shared.bump_revision();
         Ok(items)
     }
 
-    /// Lists every tool (following `nextCursor`, with a guard against a repeating cursor and
-    /// a page cap), and caches the list for [`tools`](Client::tools). A later
-    /// `notifications/tools/list_changed` refreshes the cache (debounced).
+    /// Lists every `M` and caches the list; the caller gets its own copy.
+    async fn list_cached<M: Cached>(&self) -> Result<Vec<M::Item>, Error> {
+        self.relist::<M>().await.map(|items| items.to_vec())
+    }
+
+    /// Lists every tool (following `nextCursor`, with a guard against a repeating cursor, a
+    /// page cap, and the server's item and byte caps: see
+    /// [`ServerSpec::max_list_items`](crate::ServerSpec::max_list_items)), and caches the list
+    /// for [`tools`](Client::tools). A later `notifications/tools/list_changed` refreshes the
+    /// cache (debounced). The returned `Vec` is a copy of the cached list; one listing at a
+    /// time runs per connection (a second waits for the first, within its own timeout).
     ///
     /// # Errors
     ///
@@ -499,6 +506,14 @@ impl Client {
     /// The resource templates as last listed.
     pub fn resource_templates(&self) -> Arc<[ResourceTemplate]> {
         self.cached::<ListResourceTemplates>()
+    }
+
+    /// The cached lists that a limit cut short when they were last listed (the server offered
+    /// more than [`ServerSpec::max_list_items`](crate::ServerSpec::max_list_items) items,
+    /// [`ServerSpec::max_list_bytes`](crate::ServerSpec::max_list_bytes) bytes or 100 pages),
+    /// in list order; empty when every list is whole.
+    pub fn truncations(&self) -> Vec<Truncation> {
+        self.inner.shared.truncations()
     }
 
     /// A counter bumped whenever a cached list is replaced (by a listing or a list_changed

@@ -6,6 +6,7 @@
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use serde_json::value::RawValue;
 use sidewire_jsonrpc::{Notification, Request};
 
 use crate::Root;
@@ -39,29 +40,6 @@ macro_rules! notification {
     };
 }
 
-/// An item of a listing that did not decode is kept as its error instead of failing the whole
-/// page: one malformed tool must not hide the server's others.
-#[derive(Debug)]
-pub(crate) struct Lenient<T>(pub(crate) Result<T, String>);
-
-impl<'de, T: DeserializeOwned> Deserialize<'de> for Lenient<T> {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let value = Value::deserialize(deserializer)?;
-        Ok(Lenient(
-            serde_json::from_value(value).map_err(|err| err.to_string()),
-        ))
-    }
-}
-
-impl<T: Serialize> Serialize for Lenient<T> {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match &self.0 {
-            Ok(item) => item.serialize(serializer),
-            Err(_) => serializer.serialize_none(),
-        }
-    }
-}
-
 /// The params of every list method.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub(crate) struct PageParams {
@@ -69,18 +47,22 @@ pub(crate) struct PageParams {
     pub(crate) cursor: Option<String>,
 }
 
-/// A page of a listing: its items and the cursor of the next page.
+/// A page of a listing as received: each item's JSON text borrowed from the result frame, and
+/// the cursor of the next page. The listing decodes the items one by one straight into their
+/// type, so one malformed item is dropped alone, nothing goes through a `serde_json::Value`,
+/// and an item's size is the length of its text.
 #[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase", bound(deserialize = "T: DeserializeOwned"))]
-pub(crate) struct Page<T> {
+#[serde(rename_all = "camelCase")]
+pub(crate) struct Page<'a> {
     #[serde(
-        default = "Vec::new",
+        borrow,
+        default,
         alias = "tools",
         alias = "prompts",
         alias = "resources",
         alias = "resourceTemplates"
     )]
-    pub(crate) items: Vec<Lenient<T>>,
+    pub(crate) items: Vec<&'a RawValue>,
     #[serde(default)]
     pub(crate) next_cursor: Option<String>,
 }
@@ -88,16 +70,19 @@ pub(crate) struct Page<T> {
 /// A list method: what it lists, and what the items are called in its result.
 pub(crate) trait ListMethod {
     const METHOD: &'static str;
+    /// Which list it is, for a [`Truncation`](crate::Truncation).
+    const KIND: crate::List;
     type Item: Serialize + DeserializeOwned + Clone + Send + 'static;
     /// The item's identity, for dropping duplicates.
     fn key(item: &Self::Item) -> &str;
 }
 
 macro_rules! list_method {
-    ($name:ident, $method:literal, $item:ty, $key:ident) => {
+    ($name:ident, $method:literal, $list:ident, $item:ty, $key:ident) => {
         pub(crate) struct $name;
         impl ListMethod for $name {
             const METHOD: &'static str = $method;
+            const KIND: crate::List = crate::List::$list;
             type Item = $item;
             fn key(item: &$item) -> &str {
                 &item.$key
@@ -106,12 +91,13 @@ macro_rules! list_method {
     };
 }
 
-list_method!(ListTools, "tools/list", Tool, name);
-list_method!(ListPrompts, "prompts/list", Prompt, name);
-list_method!(ListResources, "resources/list", Resource, uri);
+list_method!(ListTools, "tools/list", Tools, Tool, name);
+list_method!(ListPrompts, "prompts/list", Prompts, Prompt, name);
+list_method!(ListResources, "resources/list", Resources, Resource, uri);
 list_method!(
     ListResourceTemplates,
     "resources/templates/list",
+    ResourceTemplates,
     ResourceTemplate,
     uri_template
 );

@@ -4,7 +4,7 @@
 //!
 //! Nothing here spawns: the driver is one future the caller runs.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
@@ -20,7 +20,7 @@ use sidewire_jsonrpc::{
 use tokio::sync::{Notify, oneshot, watch};
 
 use crate::protocol::handler::DynHandler;
-use crate::protocol::listing;
+use crate::protocol::listing::{self, List, Truncation};
 use crate::protocol::methods::{
     CANCELLED, CreateMessage, Elicit, LIST_CHANGED, ListMethod, ListPrompts, ListResourceTemplates,
     ListResources, ListRoots, ListRootsResult, ListTools, LoggingMessage, Ping,
@@ -54,13 +54,14 @@ pub(crate) struct ProgressSlot {
     pub(crate) activity: Arc<Notify>,
 }
 
-/// The lists as last fetched.
+/// The lists as last fetched, and which of them a cap cut short.
 #[derive(Default)]
 pub(crate) struct Cache {
     tools: Arc<[Tool]>,
     prompts: Arc<[Prompt]>,
     resources: Arc<[Resource]>,
     templates: Arc<[ResourceTemplate]>,
+    truncations: BTreeMap<List, Truncation>,
 }
 
 /// A list method whose result the connection caches: where in the [`Cache`] it goes, and
@@ -109,6 +110,9 @@ pub(crate) struct Shared {
     /// Lists fetched at least once: only those are refreshed (nobody asked for the others).
     pub(crate) listed: AtomicU8,
     pub(crate) refresh: Notify,
+    /// Held by the one listing in flight (a caller's or the refresh's), so a connection holds
+    /// at most one list being fetched beside its four cached ones.
+    listing: tokio::sync::Mutex<()>,
     /// Bumped whenever a cached list is replaced.
     pub(crate) revision: watch::Sender<u64>,
 }
@@ -126,6 +130,7 @@ impl Shared {
             dirty: AtomicU8::new(0),
             listed: AtomicU8::new(0),
             refresh: Notify::new(),
+            listing: tokio::sync::Mutex::new(()),
             revision: watch::channel(0).0,
         })
     }
@@ -141,9 +146,44 @@ impl Shared {
         Arc::clone(M::slot(&mut lock(&self.cache)))
     }
 
-    /// Replaces the cached list `M`.
-    pub(crate) fn store<M: Cached>(&self, items: Vec<M::Item>) {
-        *M::slot(&mut lock(&self.cache)) = items.into();
+    /// Which cached lists a cap cut short, by list.
+    pub(crate) fn truncations(&self) -> Vec<Truncation> {
+        lock(&self.cache).truncations.values().copied().collect()
+    }
+
+    /// Lists `M` (waiting for a listing in flight to end first, within `deadline`) and
+    /// replaces the cached list; returns the new list. The old list is released as the new
+    /// one is stored, so beside the four cached lists a connection holds at most the one
+    /// being fetched.
+    pub(crate) async fn relist<M: Cached>(
+        &self,
+        peer: &Peer,
+        deadline: tokio::time::Instant,
+    ) -> Result<Arc<[M::Item]>, Error> {
+        let waited = Instant::now();
+        let _turn = tokio::time::timeout_at(deadline, self.listing.lock())
+            .await
+            .map_err(|_| {
+                Error::new(crate::error::Kind::Timeout {
+                    what: M::METHOD.to_owned(),
+                    after: waited.elapsed(),
+                    idle: false,
+                })
+            })?;
+        let caps = (self.spec.max_list_items, self.spec.max_list_bytes);
+        let listing = listing::list_all::<M>(peer, &self.name, caps, deadline).await?;
+        let items: Arc<[M::Item]> = listing.items.into();
+        let old = {
+            let mut cache = lock(&self.cache);
+            match listing.truncation {
+                Some(truncation) => cache.truncations.insert(M::KIND, truncation),
+                None => cache.truncations.remove(&M::KIND),
+            };
+            std::mem::replace(M::slot(&mut cache), Arc::clone(&items))
+        };
+        // Dropped outside the lock: freeing a large list takes a while.
+        drop(old);
+        Ok(items)
     }
 
     /// The transport started a new session: every cached list may be stale, so each one that
@@ -328,9 +368,7 @@ async fn refresh<M: Cached>(
     shared: &Shared,
     deadline: tokio::time::Instant,
 ) -> Result<(), Error> {
-    let items = listing::list_all::<M>(peer, shared, deadline).await?;
-    shared.store::<M>(items);
-    Ok(())
+    shared.relist::<M>(peer, deadline).await.map(drop)
 }
 
 /// Re-lists `M` into the cache, logging a failure; whether the list was replaced.

@@ -7,10 +7,12 @@ use sidewire_jsonrpc::{Cancelled, ErrorObject, Hooks, Id};
 use crate::Error;
 use crate::protocol::bridge::classify;
 use crate::protocol::handler::fill_defaults;
-use crate::protocol::methods::{ListTools, Page};
+use crate::protocol::listing::Collector;
+use crate::protocol::methods::ListTools;
 use crate::protocol::session::McpHooks;
 use crate::protocol::types::*;
 use crate::transport::{Cause, Message, RequestId};
+use crate::{List, ListLimit, Truncation};
 
 #[test]
 fn every_content_kind_decodes_and_unknown_kinds_are_kept() {
@@ -77,33 +79,79 @@ fn results_tolerate_missing_and_null_members() {
 
 #[test]
 fn a_page_keeps_good_items_and_drops_bad_ones() {
-    let page: Page<<ListTools as crate::protocol::methods::ListMethod>::Item> =
-        serde_json::from_value(json!({
-            "tools": [
-                {"name": "a", "inputSchema": {"type": "object"}},
-                {"description": "no name"},
-                {"name": "b"}
-            ],
-            "nextCursor": "p2"
-        }))
-        .unwrap();
-    let good: Vec<&Tool> = page
-        .items
-        .iter()
-        .filter_map(|item| item.0.as_ref().ok())
-        .collect();
+    let mut collector = Collector::<ListTools>::new("s", 10, 1 << 20);
+    let page = json!({
+        "tools": [
+            {"name": "a", "inputSchema": {"type": "object"}},
+            {"description": "no name"},
+            {"name": "a"},
+            {"name": "b"}
+        ],
+        "nextCursor": "p2"
+    });
+    let next = collector.page(&page.to_string()).unwrap();
+    assert_eq!(next.as_deref(), Some("p2"));
+    let good = collector.items();
     assert_eq!(good.len(), 2);
     assert_eq!(good[1].input_schema, json!({"type": "object"}));
-    assert_eq!(page.next_cursor.as_deref(), Some("p2"));
+    // The bytes are the kept items' text as received.
+    let expected =
+        r#"{"inputSchema":{"type":"object"},"name":"a"}"#.len() + r#"{"name":"b"}"#.len();
+    assert_eq!(collector.bytes(), expected);
+    assert!(collector.finish().truncation.is_none());
+}
+
+fn tools_page(names: std::ops::Range<usize>, next: Option<&str>) -> String {
+    let tools: Vec<_> = names.map(|i| json!({"name": format!("t{i}")})).collect();
+    json!({"tools": tools, "nextCursor": next}).to_string()
+}
+
+#[test]
+fn a_page_at_the_item_cap_is_kept_whole_and_one_more_is_cut() {
+    let mut exact = Collector::<ListTools>::new("s", 3, 1 << 20);
+    assert_eq!(exact.page(&tools_page(0..3, None)).unwrap(), None);
+    let exact = exact.finish();
+    assert_eq!((exact.items.len(), exact.truncation), (3, None));
+
+    let mut over = Collector::<ListTools>::new("s", 3, 1 << 20);
+    assert_eq!(over.page(&tools_page(0..4, Some("more"))).unwrap(), None);
+    let over = over.finish();
+    assert_eq!(over.items.len(), 3);
+    assert_eq!(
+        over.truncation,
+        Some(Truncation {
+            list: List::Tools,
+            limit: ListLimit::Items(3),
+            kept: 3
+        })
+    );
+    // Full with another page announced: not fetched, reported as cut.
+    let mut full = Collector::<ListTools>::new("s", 3, 1 << 20);
+    assert_eq!(full.page(&tools_page(0..3, Some("more"))).unwrap(), None);
+    assert_eq!(full.finish().truncation.unwrap().limit, ListLimit::Items(3));
+}
+
+#[test]
+fn the_byte_cap_keeps_a_prefix() {
+    let one = r#"{"name":"t0"}"#.len();
+    let mut collector = Collector::<ListTools>::new("s", 100, 2 * one + 1);
+    assert_eq!(collector.page(&tools_page(0..5, None)).unwrap(), None);
+    let listing = collector.finish();
+    let names: Vec<&str> = listing.items.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(names, ["t0", "t1"]);
+    assert_eq!(
+        listing.truncation.unwrap().limit,
+        ListLimit::Bytes(2 * one + 1)
+    );
 }
 
 #[test]
 fn tool_hints() {
     let mut tool = Tool::new("t", "d", json!({}));
     assert!(!tool.is_read_only() && !tool.is_destructive());
-    tool.annotations = Some(json!({"readOnlyHint": true}));
+    tool.annotations = Some(json!({"readOnlyHint": true}).into());
     assert!(tool.is_read_only());
-    tool.annotations = Some(json!({"readOnlyHint": true, "destructiveHint": true}));
+    tool.annotations = Some(json!({"readOnlyHint": true, "destructiveHint": true}).into());
     assert!(!tool.is_read_only() && tool.is_destructive());
 }
 

@@ -2,13 +2,16 @@
 //!
 //! Plain serde data: no behaviour beyond small accessors. Types the client only receives are
 //! `#[non_exhaustive]` (new optional members will keep arriving); types a handler builds have
-//! constructors. Schemas, annotations and `_meta` stay `serde_json::Value`: they are opaque to
-//! the client and handed through unchanged. Unknown content kinds are kept whole as
+//! constructors. Schemas, annotations and `_meta` stay JSON: they are opaque to the client and
+//! handed through unchanged (a tool's are kept as their text, [`RawJson`], which a host caching
+//! thousands of tools holds at a fraction of a `serde_json::Value`'s size). Unknown content kinds are kept whole as
 //! [`Content::Other`] rather than failing the message.
 
 use std::collections::BTreeMap;
+use std::fmt;
 
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 /// The protocol version this client offers.
@@ -121,6 +124,70 @@ pub(crate) struct InitializeParams {
     pub(crate) client_info: Implementation,
 }
 
+/// A JSON value kept verbatim as its text: a tool's schemas, annotations and `_meta`, which the
+/// client hands through without reading. About the size of its text (a `serde_json::Value` of
+/// a small schema takes several times more: each object is a tree node of some 600 bytes).
+/// Equality compares the text.
+#[derive(Clone)]
+pub struct RawJson(Box<RawValue>);
+
+impl RawJson {
+    /// The JSON text.
+    pub fn get(&self) -> &str {
+        self.0.get()
+    }
+
+    /// The value, parsed.
+    pub fn to_value(&self) -> Value {
+        serde_json::from_str(self.get()).unwrap_or(Value::Null)
+    }
+}
+
+impl From<&Value> for RawJson {
+    fn from(value: &Value) -> Self {
+        // A `Value` always serialises; the fallback is never taken.
+        RawJson(
+            serde_json::value::to_raw_value(value).unwrap_or_else(|_| RawValue::NULL.to_owned()),
+        )
+    }
+}
+
+impl From<Value> for RawJson {
+    fn from(value: Value) -> Self {
+        RawJson::from(&value)
+    }
+}
+
+impl PartialEq for RawJson {
+    fn eq(&self, other: &Self) -> bool {
+        self.get() == other.get()
+    }
+}
+
+impl PartialEq<Value> for RawJson {
+    fn eq(&self, other: &Value) -> bool {
+        self.to_value() == *other
+    }
+}
+
+impl fmt::Debug for RawJson {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.get())
+    }
+}
+
+impl Serialize for RawJson {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(serializer)
+    }
+}
+
+impl<'de> Deserialize<'de> for RawJson {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Box::<RawValue>::deserialize(deserializer).map(RawJson)
+    }
+}
+
 /// A tool a server offers.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -136,20 +203,20 @@ pub struct Tool {
     pub description: Option<String>,
     /// The JSON Schema of its arguments, verbatim.
     #[serde(default = "empty_object_schema")]
-    pub input_schema: Value,
+    pub input_schema: RawJson,
     /// The JSON Schema of its `structuredContent`, verbatim.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub output_schema: Option<Value>,
+    pub output_schema: Option<RawJson>,
     /// Hints (`readOnlyHint`, `destructiveHint`, ...), verbatim.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub annotations: Option<Value>,
+    pub annotations: Option<RawJson>,
     /// `_meta`, verbatim.
     #[serde(default, rename = "_meta", skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Value>,
+    pub meta: Option<RawJson>,
 }
 
-fn empty_object_schema() -> Value {
-    serde_json::json!({"type": "object"})
+fn empty_object_schema() -> RawJson {
+    RawJson::from(serde_json::json!({"type": "object"}))
 }
 
 impl Tool {
@@ -159,15 +226,16 @@ impl Tool {
             name: name.to_owned(),
             title: None,
             description: Some(description.to_owned()),
-            input_schema,
+            input_schema: RawJson::from(input_schema),
             output_schema: None,
             annotations: None,
             meta: None,
         }
     }
 
-    fn hint(&self, key: &str) -> Option<bool> {
-        self.annotations.as_ref()?.get(key)?.as_bool()
+    /// A boolean hint of its annotations (`readOnlyHint`, ...), when present.
+    pub fn hint(&self, key: &str) -> Option<bool> {
+        self.annotations.as_ref()?.to_value().get(key)?.as_bool()
     }
 
     /// The server says the tool does not change its environment.

@@ -6,6 +6,7 @@ mod http;
 mod http_faults;
 mod http_mock;
 mod http_peers;
+mod listing;
 mod peers;
 mod protocol;
 mod server;

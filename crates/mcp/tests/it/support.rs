@@ -44,6 +44,8 @@ pub(crate) struct MockState {
     pub(crate) version: Mutex<Option<String>>,
     /// Tool names, page by page.
     pub(crate) tool_pages: Mutex<Vec<Vec<String>>>,
+    /// When set, the tools/list items as sent, page by page, instead of `tool_pages`.
+    pub(crate) tool_items: Mutex<Option<Vec<Vec<Value>>>>,
     pub(crate) cursors: Mutex<Cursors>,
     /// Never answer initialize.
     pub(crate) hang_initialize: Mutex<bool>,
@@ -105,6 +107,7 @@ impl Default for MockState {
                 "content".into(),
                 "ask".into(),
             ]]),
+            tool_items: Mutex::new(None),
             cursors: Mutex::new(Cursors::Normal),
             hang_initialize: Mutex::new(false),
             call_during_initialize: Mutex::new(false),
@@ -133,25 +136,31 @@ impl Mock {
     }
 }
 
+/// The mock's tool called `name`, as it lists it.
+pub(crate) fn mock_tool(name: &str) -> Value {
+    json!({"name": name, "description": format!("the {name} tool"), "inputSchema": {"type": "object"}})
+}
+
 /// A tools/list page for `page` under the mock's cursor rule.
 fn tools_page(state: &MockState, params: &Value) -> Value {
     let cursor = params
         .get("cursor")
         .and_then(Value::as_str)
         .map(str::to_owned);
-    let pages = lock(&state.tool_pages).clone();
+    let pages: Vec<Vec<Value>> = match lock(&state.tool_items).clone() {
+        Some(items) => items,
+        None => (lock(&state.tool_pages).iter())
+            .map(|names| names.iter().map(|name| mock_tool(name)).collect())
+            .collect(),
+    };
     let index = match &cursor {
         None => 0,
         Some(c) => c.trim_start_matches('c').parse::<usize>().unwrap_or(0),
     };
-    let names = pages
+    let tools = pages
         .get(index.min(pages.len().saturating_sub(1)))
         .cloned()
         .unwrap_or_default();
-    let tools: Vec<Value> = names
-        .iter()
-        .map(|name| json!({"name": name, "description": format!("the {name} tool"), "inputSchema": {"type": "object"}}))
-        .collect();
     let next = match *lock(&state.cursors) {
         Cursors::Normal => (index + 1 < pages.len()).then(|| format!("c{}", index + 1)),
         Cursors::Repeat => Some("same".to_owned()),
