@@ -106,20 +106,27 @@
 //! # Ok(()) }
 //! ```
 //!
-//! # How it avoids the ten most reported MCP client problems
+//! # How it avoids the most reported MCP client problems
 //!
 //! | # | Problem | What this crate does |
 //! |---|---------|----------------------|
 //! | 1 | The child blocks once its stderr pipe fills, because nobody reads it. | stderr is always drained by the connection's driver into a 16 KiB tail, credentials redacted; lines can also be forwarded to `tracing` (each cut at 4 KiB). The tail and exit status are attached to startup and exit errors. |
 //! | 2 | Orphaned and zombie servers, above all the grandchild of an `npx`/`uvx` wrapper. | Each server gets its own process group. Closing is stdin EOF → 750 ms → `SIGTERM` to the group → 2 s → `SIGKILL` to the group, bounded and idempotent; dropping the last [`Client`] kills the group synchronously (no runtime needed); when the server exits by itself, whatever is left of its group is killed; the child is always reaped, and gets `PR_SET_PDEATHSIG(SIGKILL)` (Linux) so a host killed outright takes it along. |
 //! | 3 | A hung or dead server makes calls wait for ever. | Every call has a finite timeout (300 s default, per server, tool and call); an abandoned or timed-out call sends `notifications/cancelled` (never for `initialize`); when the server dies, every pending call fails at once with its exit status and stderr tail. |
-//! | 4 | Expired HTTP sessions are reused for ever. | Any 404 to a request that carried a session id forgets the id, re-initializes once and retries the request once; a second 404 is an ordinary, typed status error. |
+//! | 4 | Expired HTTP sessions are reused for ever, and after a server restart its `400` "no valid session" leaves the client broken. | A 404, or a 400 whose body names the session (server-everything, FastMCP), to a request that carried a session id is expiry: one re-initialize however many calls are in flight, one retry each, the GET stream reopened and the cached lists fetched again; a second expiry is an ordinary, typed status error. |
 //! | 5 | A fixed timeout kills long tools, and progress cannot extend it because the token is only sent with a callback. | Every tools/call carries a progress token; each progress report restarts the idle timeout, under an absolute cap (1 h default); a per-call callback sees the reports. |
 //! | 6 | Windows: `spawn npx ENOENT` because `npx` is `npx.cmd`. | Not handled yet: the stdio transport is Unix-only for now. |
 //! | 7 | A GUI-launched host has a thin `PATH`, so `npx`/`uvx` are not found. | A command not on the current (or the spec's) `PATH` is looked up on the login shell's `PATH`, probed once per process (`$SHELL -l -c`, 2 s), which the child then gets; a command found on `PATH` runs no shell; a missing command's error names the `PATH` searched and says how to fix it. |
-//! | 8 | Non-JSON text on stdout kills the connection. | Such lines are skipped and counted ([`ClientStats::skipped_lines`]); the connection lives. |
+//! | 8 | Non-JSON text on stdout kills the connection; an answer that does not decode leaves its call waiting for the timeout. | Such lines are skipped and counted ([`ClientStats::skipped_lines`]); the connection lives. A skipped line that names a pending call by its top-level `id` (not UTF-8, broken or cut-off JSON) fails that call at once with [`Error::is_invalid_response`]. |
 //! | 9 | One huge line overflows a buffer or memory. | Each message is capped (8 MiB default, [`ServerSpec::max_message_bytes`]); an oversized line is discarded to its newline in bounded memory, the request it answers fails with [`Error::is_too_large`], and the connection lives. |
 //! | 10 | Pagination ignored (tools past page one missing), or a cursor that never advances loops for ever. | Listings follow `nextCursor`, stop at a repeated cursor or after 100 pages with a warning, and keep what they got. |
+//! | 11 | A server offering millions of tools makes the host hold gigabytes. | Each listing keeps at most 10,000 items and 32 MiB of item text (per server, and `maxListItems`/`maxListBytes` in config), decoded straight into their types with schemas kept as text; the cut is warned about and shown as a [`Truncation`] (see below). `sidewire mcp tools` on 10,000 tools peaks at about 20 MiB. |
+//! | 12 | A 2xx answer that is not the response (a captive-portal page, a non-JSON or truncated body) makes a call wait its whole timeout. | That call fails at once ([`Error::is_unexpected_answer`]) quoting the content type and the first 200 bytes, escaped; an empty answer or 202 waits only while a GET stream is open. |
+//! | 13 | `notifications/initialized` races the first request over HTTP, and servers that enforce the lifecycle reject the request. | Requests wait for the notification's answer (at most 5 s). |
+//! | 14 | A crashed server stays dead for the session. | An [`McpHost`] restarts a server that had started, with bounded backoff (3 attempts in 60 s by default, [`ServerSpec::restart`], config `restart`), lists again and reports it in [`McpHost::status`]; calls made meanwhile wait within their timeout. The legacy HTTP+SSE event stream is reconnected the same way, its in-flight calls failed at once. |
+//! | 15 | A `503` with `Retry-After` (a server still starting) at initialize is fatal. | Initialize is retried on 502/503/504 and on a refused connection, honouring `Retry-After`, at most 5 attempts within the startup timeout. |
+//! | 16 | Startup ignores the time the user gave. | [`ServerSpec::startup_timeout`], `startup_timeout_sec`/`startup_timeout_ms` in config; the CLI's `--timeout` bounds startup too and `--startup-timeout` sets it alone. |
+//! | 17 | A URL-mode elicitation reaches a form handler, which accepts it with empty content. | A mode the client does not advertise (URL mode, for now) is answered `-32602` before any handler sees it. |
 //!
 //! # Listings are bounded
 //!
