@@ -31,16 +31,33 @@ fn run_with_input(home: &Path, args: &[&str], input: &str) -> Output {
         let mut stdin = child.stdin.take().expect("stdin is piped");
         let _ = stdin.write_all(input.as_bytes());
     }
+    // The pipes are drained while it runs, so output past a pipe's buffer cannot stall it.
+    let drain = |pipe: Option<Box<dyn std::io::Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            if let Some(mut pipe) = pipe {
+                let _ = pipe.read_to_end(&mut bytes);
+            }
+            bytes
+        })
+    };
+    let stdout = drain(child.stdout.take().map(|p| Box::new(p) as _));
+    let stderr = drain(child.stderr.take().map(|p| Box::new(p) as _));
     let deadline = Instant::now() + Duration::from_secs(60);
-    loop {
-        if child.try_wait().expect("wait works").is_some() {
-            return child.wait_with_output().expect("output is collected");
+    let status = loop {
+        if let Some(status) = child.try_wait().expect("wait works") {
+            break status;
         }
         if Instant::now() > deadline {
             let _ = child.kill();
             panic!("sidewire {args:?} did not finish within 60 s");
         }
         std::thread::sleep(Duration::from_millis(20));
+    };
+    Output {
+        status,
+        stdout: stdout.join().expect("stdout is collected"),
+        stderr: stderr.join().expect("stderr is collected"),
     }
 }
 
