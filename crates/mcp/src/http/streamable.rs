@@ -552,56 +552,16 @@ async fn send_initialize(
     }
 }
 
-/// A `Retry-After` value as a wait from `now`: delay-seconds, or an HTTP date (IMF-fixdate,
+/// A `Retry-After` value as a wait from `now`: delay-seconds, or an HTTP date (any of the
+/// three forms RFC 9110 allows, parsed by `httpdate`; e.g. the IMF-fixdate
 /// `Sun, 06 Nov 1994 08:49:37 GMT`; a date in the past is no wait).
 pub(crate) fn retry_after(value: &str, now: std::time::SystemTime) -> Option<Duration> {
     let value = value.trim();
     if let Ok(seconds) = value.parse::<u64>() {
         return Some(Duration::from_secs(seconds));
     }
-    let at = http_date(value)?;
+    let at = httpdate::parse_http_date(value).ok()?;
     Some(at.duration_since(now).unwrap_or(Duration::ZERO))
-}
-
-/// An IMF-fixdate (RFC 9110 §5.6.7), the form `Retry-After` dates take.
-fn http_date(value: &str) -> Option<std::time::SystemTime> {
-    let mut parts = value.split_ascii_whitespace();
-    let _weekday = parts.next()?.strip_suffix(',')?;
-    let day: u64 = parts.next()?.parse().ok()?;
-    let month = parts.next()?;
-    let year: u64 = parts.next()?.parse().ok()?;
-    let time = parts.next()?;
-    if parts.next()? != "GMT" || parts.next().is_some() {
-        return None;
-    }
-    const MONTHS: [&str; 12] = [
-        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
-    ];
-    let month = MONTHS.iter().position(|m| *m == month)? as u64 + 1;
-    let mut hms = time.split(':').map(|n| n.parse::<u64>().ok());
-    let (h, m, sec) = (hms.next()??, hms.next()??, hms.next()??);
-    if hms.next().is_some()
-        || !(1..=31).contains(&day)
-        || year < 1970
-        || h > 23
-        || m > 59
-        || sec > 60
-    {
-        return None;
-    }
-    // Days since 1970-01-01 of a civil date (Howard Hinnant's days_from_civil).
-    let (y, mo) = if month <= 2 {
-        (year - 1, month + 9)
-    } else {
-        (year, month - 3)
-    };
-    let era = y / 400;
-    let yoe = y - era * 400;
-    let doy = (153 * mo + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = (era * 146_097 + doe).checked_sub(719_468)?;
-    let seconds = days * 86_400 + h * 3600 + m * 60 + sec;
-    Some(std::time::UNIX_EPOCH + Duration::from_secs(seconds))
 }
 
 /// How a POST's SSE stream ended well.
