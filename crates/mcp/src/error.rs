@@ -133,6 +133,9 @@ pub(crate) enum Kind {
     /// Several servers failed to start (an all-or-nothing start).
     #[error("{0}")]
     StartFailed(String),
+    /// Authorizing with an HTTP server failed (OAuth).
+    #[error("{0}")]
+    Auth(crate::auth::AuthFailure),
 }
 
 impl Error {
@@ -288,6 +291,28 @@ impl Error {
     /// An all-or-nothing start failed because at least one server did not start.
     pub fn is_start_failed(&self) -> bool {
         matches!(self.0.kind, Kind::StartFailed(_))
+    }
+
+    /// Authorizing with an HTTP server failed: discovery, registration, the sign-in, a token
+    /// request, or access still refused after the bounded attempts; see
+    /// [`auth_error`](Error::auth_error) for which.
+    pub fn is_auth(&self) -> bool {
+        matches!(self.0.kind, Kind::Auth(_))
+    }
+
+    /// The server needs a new authorization and nobody could complete it (the authorizer's
+    /// [`Interaction::Never`](crate::auth::Interaction::Never)): someone must log in (the CLI
+    /// says which command).
+    pub fn is_login_required(&self) -> bool {
+        self.auth_error() == Some(crate::auth::AuthErrorKind::LoginRequired)
+    }
+
+    /// Which part of an authorization failed, when this is an [auth](Error::is_auth) error.
+    pub fn auth_error(&self) -> Option<crate::auth::AuthErrorKind> {
+        match &self.0.kind {
+            Kind::Auth(failure) => Some(failure.kind),
+            _ => None,
+        }
     }
 
     /// The server's JSON-RPC error object, when that is what this error is.

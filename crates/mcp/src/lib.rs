@@ -157,6 +157,7 @@
 //! process. Every `pub async fn` documents its own cancel safety. The drivers must be polled
 //! for anything to happen; dropping one closes its connections.
 
+pub mod auth;
 mod config;
 mod error;
 #[doc(hidden)]

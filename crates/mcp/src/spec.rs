@@ -13,6 +13,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::Error;
+use crate::auth::{Authorizer, OAuthSettings};
 
 /// How long a server gets to start (launch, initialize and the first tools/list) by default.
 pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
@@ -261,6 +262,8 @@ pub struct ServerSpec {
     pub(crate) max_list_bytes: usize,
     pub(crate) forward_stderr: bool,
     pub(crate) restart: Restart,
+    pub(crate) oauth: OAuthSettings,
+    pub(crate) authorizer: Option<Authorizer>,
 }
 
 impl ServerSpec {
@@ -285,6 +288,8 @@ impl ServerSpec {
             max_list_bytes: DEFAULT_MAX_LIST_BYTES,
             forward_stderr: false,
             restart: Restart::default(),
+            oauth: OAuthSettings::default(),
+            authorizer: None,
         }
     }
 
@@ -430,6 +435,31 @@ impl ServerSpec {
     /// The restart policy.
     pub fn restart_policy(&self) -> Restart {
         self.restart
+    }
+
+    /// The server's own authorization settings (config `oauth`): pre-registered credentials,
+    /// scopes, the callback port. They apply only with an [`authorizer`](ServerSpec::authorizer).
+    pub fn oauth(mut self, settings: OAuthSettings) -> Self {
+        self.oauth = settings;
+        self
+    }
+
+    /// Lets the HTTP transport authorize with OAuth when the server answers 401 (see
+    /// [`crate::auth`]). Without one, a 401 is an error ([`Error::is_http`], status 401). Not
+    /// used when a configured `Authorization` header is set: that header is the credential.
+    pub fn authorizer(mut self, authorizer: Authorizer) -> Self {
+        self.authorizer = Some(authorizer);
+        self
+    }
+
+    /// The authorization settings.
+    pub fn oauth_settings(&self) -> &OAuthSettings {
+        &self.oauth
+    }
+
+    /// The authorizer, when one is set.
+    pub fn authorizer_ref(&self) -> Option<&Authorizer> {
+        self.authorizer.as_ref()
     }
 
     /// The server's name.

@@ -98,6 +98,26 @@ impl HttpClient {
         Ok((HttpClient { inner }, rx))
     }
 
+    /// Sends one request and returns its answer as it is, redirects included.
+    pub(crate) async fn send_once(
+        &self,
+        method: Method,
+        url: &Url,
+        headers: &HeaderMap,
+        body: Bytes,
+    ) -> Result<Response<Incoming>, NetError> {
+        let mut request = Request::builder()
+            .method(method)
+            .uri(url.as_str())
+            .body(Full::new(body))
+            .map_err(|err| NetError(format!("invalid request to {url}: {err}"), NetKind::Other))?;
+        *request.headers_mut() = headers.clone();
+        self.inner
+            .request(request)
+            .await
+            .map_err(|err| NetError(describe(&err), NetKind::of(&err)))
+    }
+
     /// Sends a request, following redirects only within the request's origin, so credentials
     /// in `headers` never reach another host: a redirect elsewhere comes back as the final
     /// (3xx) response. The method and body are kept on every hop: a POST of a JSON-RPC message
