@@ -19,6 +19,27 @@
 //! assert_eq!(auth.issued().last().unwrap().grant, Grant::RefreshToken);
 //! ```
 //!
+//! Recipes (conformance scenario → options):
+//! - metadata variants: [`AsOptions::metadata_at`] + [`AsOptions::route_prefix`] (`"/tenant1"`)
+//!   and [`ResourceOptions::prm_at`] / [`ResourceOptions::challenge`] ([`Challenge::Bare`]: the
+//!   client must probe the well-known PRM paths);
+//! - 2025-03-26 back-compat: [`ResourceOptions::co_host_auth`] with [`PrmAt::Nowhere`], and
+//!   [`MetadataAt::Nowhere`] for the default-endpoint fallback (`/authorize`, `/token`,
+//!   `/register` on the MCP server's origin);
+//! - client identity: [`AsOptions::clients`] (pre-registration),
+//!   [`AsOptions::client_id_metadata_document_supported`] (CIMD), DCR by default;
+//!   [`AsOptions::token_endpoint_auth_methods_supported`] for basic / post / none;
+//! - scopes: [`ResourceOptions::challenge_scope`], `scopes_supported` on either side,
+//!   [`ResourceOptions::required_scopes`] (step-up), [`ResourceOptions::always_insufficient`]
+//!   (retry limit);
+//! - refresh: [`AsOptions::expires_in`] (proactive), [`Resource::revoke_all`] (refresh once
+//!   on 401), [`Refresh::Reject`] (re-authorize), [`AuthServer::fail_next_token_requests`];
+//! - checks the client must make: [`AsOptions::issuer`] (issuer mismatch),
+//!   [`AsOptions::code_challenge_methods_supported`] (no S256), [`IssParam`] (RFC 9207),
+//!   [`ResourceOptions::resource`] (resource mismatch), [`ResourceOptions::redirect_to`],
+//!   [`ResourceOptions::metadata_url`] and [`AsOptions::extra_metadata`] pointing at an
+//!   [`OtherOrigin`] (a token never leaves the resource's origin).
+//!
 //! The fixture keeps every request, code, token and registration it saw (tests are short):
 //! it is not bounded, unlike the code under test.
 
