@@ -25,9 +25,9 @@ use super::failure::{AuthFailure, fail};
 pub(crate) const CALLBACK_PATH: &str = "/callback";
 /// How many requests the listener answers before giving up (browsers also ask for
 /// `/favicon.ico`).
-pub(crate) const MAX_REQUESTS: usize = 16;
+pub const MAX_REQUESTS: usize = 16;
 /// How many connections it serves at once.
-pub(crate) const MAX_CONNECTIONS: usize = 4;
+pub const MAX_CONNECTIONS: usize = 4;
 
 /// The authorization response's parameters (RFC 6749 §4.1.2, RFC 9207).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -176,7 +176,8 @@ mod tests {
 
     #[test]
     fn query_parameters_first_value_wins() {
-        let params = CallbackParams::from_query("code=a%20b&state=s&code=x&iss=http%3A%2F%2Fq&other=1");
+        let params =
+            CallbackParams::from_query("code=a%20b&state=s&code=x&iss=http%3A%2F%2Fq&other=1");
         assert_eq!(params.code.as_deref(), Some("a b"));
         assert_eq!(params.state.as_deref(), Some("s"));
         assert_eq!(params.iss.as_deref(), Some("http://q"));

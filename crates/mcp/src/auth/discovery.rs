@@ -102,7 +102,9 @@ pub(crate) fn resource_metadata_candidates(server: &Url) -> Vec<Url> {
     let path = server.path().trim_end_matches('/');
     let origin = origin_of(server);
     if !path.is_empty()
-        && let Ok(url) = Url::parse(&format!("{origin}/.well-known/oauth-protected-resource{path}"))
+        && let Ok(url) = Url::parse(&format!(
+            "{origin}/.well-known/oauth-protected-resource{path}"
+        ))
     {
         out.push(url);
     }
@@ -195,9 +197,9 @@ pub(crate) async fn discover(
         Some(url) => {
             let url = Url::parse(url)
                 .map_err(|err| fail!(Discovery, "invalid authServerMetadataUrl {url:?}: {err}"))?;
-            let metadata = fetch_server_metadata(http, &url).await?.ok_or_else(|| {
-                fail!(Discovery, "no authorization server metadata at {url}")
-            })?;
+            let metadata = fetch_server_metadata(http, &url)
+                .await?
+                .ok_or_else(|| fail!(Discovery, "no authorization server metadata at {url}"))?;
             (metadata, url)
         }
         None => find_server_metadata(http, &issuer).await?,
@@ -252,7 +254,10 @@ async fn find_resource_metadata(
             .map_err(|err| fail!(Discovery, "fetching resource metadata failed: {err}"))?;
         if fetched.status.is_success() {
             let metadata = fetched.json::<ResourceMetadata>().map_err(|err| {
-                fail!(Discovery, "the resource metadata at {url} is invalid: {err}")
+                fail!(
+                    Discovery,
+                    "the resource metadata at {url} is invalid: {err}"
+                )
             })?;
             return Ok(Some(metadata));
         }
@@ -290,10 +295,12 @@ async fn fetch_server_metadata(
     http: &AuthHttp,
     url: &Url,
 ) -> Result<Option<ServerMetadata>, AuthFailure> {
-    let fetched = http
-        .get_json(url)
-        .await
-        .map_err(|err| fail!(Discovery, "fetching authorization server metadata failed: {err}"))?;
+    let fetched = http.get_json(url).await.map_err(|err| {
+        fail!(
+            Discovery,
+            "fetching authorization server metadata failed: {err}"
+        )
+    })?;
     if !fetched.status.is_success() {
         return Ok(None);
     }

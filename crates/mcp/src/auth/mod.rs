@@ -15,18 +15,32 @@
 //! It is **not**: an authorization server, a browser, or a general OAuth library: it does what
 //! an MCP client needs, and asks a person only through [`Interaction`].
 
+mod callback;
+pub(crate) mod challenge;
+mod discovery;
 pub(crate) mod failure;
 mod fetch;
+mod flow;
+mod jwt;
 mod login;
-mod session;
+mod registration;
+mod scope;
+pub(crate) mod session;
 mod settings;
 mod store;
+mod token;
 mod types;
 
+pub use self::callback::{
+    MAX_CONNECTIONS as MAX_CALLBACK_CONNECTIONS, MAX_REQUESTS as MAX_CALLBACK_REQUESTS,
+};
 pub use self::failure::AuthErrorKind;
 pub(crate) use self::failure::AuthFailure;
 pub use self::fetch::MAX_AUTH_BODY;
 pub use self::login::{AuthStatus, LoginOutcome, login, logout, status, store_key};
+pub use self::session::{
+    MAX_AUTHORIZATIONS, MAX_NONCE_RETRIES, MAX_RETRIES, REFRESH_MARGIN, STORE_LOCK_WAIT,
+};
 pub use self::settings::{ClientAuthMethod, Grant, OAuthSettings};
 pub use self::store::{MemoryStore, StoreGuard, TokenStore};
 pub use self::types::{

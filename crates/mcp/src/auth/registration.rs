@@ -6,12 +6,12 @@
 use serde::Deserialize;
 use url::Url;
 
+use super::Authorizer;
 use super::discovery::{Discovered, Era};
 use super::failure::{AuthFailure, fail};
 use super::fetch::AuthHttp;
 use super::settings::{ClientAuthMethod, Grant, OAuthSettings};
 use super::types::{ClientRegistration, RegistrationSource, Secret};
-use super::Authorizer;
 
 /// What a registration endpoint answers (RFC 7591 §3.2.1), the fields used.
 #[derive(Debug, Deserialize)]
@@ -28,7 +28,11 @@ struct Registered {
 /// The token endpoint auth method for a client with (or without) a secret, as the server's
 /// metadata allows: `client_secret_basic` first (RFC 6749 §2.3.1 makes it the one servers
 /// must support), then `client_secret_post`; `none` without a secret.
-fn method_for(settings: &OAuthSettings, discovered: &Discovered, has_secret: bool) -> ClientAuthMethod {
+fn method_for(
+    settings: &OAuthSettings,
+    discovered: &Discovered,
+    has_secret: bool,
+) -> ClientAuthMethod {
     if let Some(method) = settings.token_endpoint_auth_method {
         return method;
     }
@@ -103,7 +107,15 @@ pub(crate) async fn identify(
             "the authorization server {issuer:?} offers no client registration: configure a pre-registered client (oauth.clientId)"
         ));
     };
-    register(http, authorizer, settings, discovered, endpoint, redirect_uri).await
+    register(
+        http,
+        authorizer,
+        settings,
+        discovered,
+        endpoint,
+        redirect_uri,
+    )
+    .await
 }
 
 /// Dynamic Client Registration (RFC 7591 §3.1).
@@ -115,8 +127,12 @@ async fn register(
     endpoint: &str,
     redirect_uri: Option<&str>,
 ) -> Result<ClientRegistration, AuthFailure> {
-    let url = Url::parse(endpoint)
-        .map_err(|err| fail!(Registration, "invalid registration endpoint {endpoint:?}: {err}"))?;
+    let url = Url::parse(endpoint).map_err(|err| {
+        fail!(
+            Registration,
+            "invalid registration endpoint {endpoint:?}: {err}"
+        )
+    })?;
     let metadata = &discovered.metadata;
     // A public client unless the server only takes confidential ones.
     let method = if metadata.token_endpoint_auth_methods_supported.is_none()

@@ -25,8 +25,15 @@ pub(crate) fn initial(
     offline_access: bool,
 ) -> Option<String> {
     let chosen: Vec<&str> = if let Some(configured) = configured {
-        configured.iter().flat_map(|s| s.split_whitespace()).collect()
-    } else if challenge.scope.as_deref().is_some_and(|s| !s.trim().is_empty()) {
+        configured
+            .iter()
+            .flat_map(|s| s.split_whitespace())
+            .collect()
+    } else if challenge
+        .scope
+        .as_deref()
+        .is_some_and(|s| !s.trim().is_empty())
+    {
         challenge.scopes().collect()
     } else if let Some(listed) = resource_scopes {
         listed.iter().map(String::as_str).collect()
@@ -37,7 +44,11 @@ pub(crate) fn initial(
 }
 
 /// The scopes of a step-up: `previous` (asked or granted before) with the challenge's.
-pub(crate) fn step_up(previous: Option<&str>, challenge: &Challenge, offline_access: bool) -> Option<String> {
+pub(crate) fn step_up(
+    previous: Option<&str>,
+    challenge: &Challenge,
+    offline_access: bool,
+) -> Option<String> {
     let chosen: Vec<&str> = previous
         .unwrap_or("")
         .split_whitespace()
@@ -82,7 +93,13 @@ mod tests {
         let configured = strings(&["mine"]);
         // Configured wins over everything.
         assert_eq!(
-            initial(Some(&configured), &challenge(Some("a")), Some(&listed), false).as_deref(),
+            initial(
+                Some(&configured),
+                &challenge(Some("a")),
+                Some(&listed),
+                false
+            )
+            .as_deref(),
             Some("mine")
         );
         // Then the challenge.
