@@ -12,7 +12,14 @@
 //! imports `sidewire-ext-host` or `sidewire-jsonrpc` needs no alias ([`ToolCallOptions`], not
 //! `CallOptions`; [`MessageRole`], not `Role`).
 //!
-//! It is **not** (yet): OAuth, the 2026-07-28 "modern" era, Windows process handling, or an
+//! OAuth 2.1 authorization for HTTP servers is in [`auth`]: give a server an
+//! [`auth::Authorizer`] ([`ServerSpec::authorizer`]) and a 401 starts discovery, registration,
+//! the PKCE sign-in (through the authorizer's [`auth::Interaction`]), and the token is sent on
+//! every later request, refreshed before it expires and once on a 401, stepped up on a
+//! `403 insufficient_scope`; [`auth::login`], [`auth::logout`] and [`auth::status`] do the same
+//! on purpose. Tokens live in a [`auth::TokenStore`].
+//!
+//! It is **not** (yet): the 2026-07-28 "modern" era, Windows process handling, or an
 //! MCP *server*. (The `server` feature, off by default, adds `sidewire_mcp::server`: a minimal
 //! tools-only server over a pair of pipes, the other end of the client for the CLI's built-in
 //! demo server and for tests; it is not a server SDK.) It never runs a server through a shell

@@ -44,12 +44,14 @@ pub(crate) struct ServerMetadata {
     #[serde(default)]
     pub(crate) token_endpoint_auth_methods_supported: Option<Vec<String>>,
     #[serde(default)]
+    #[allow(dead_code, reason = "read by private_key_jwt's algorithm choice")]
     pub(crate) token_endpoint_auth_signing_alg_values_supported: Option<Vec<String>>,
     #[serde(default)]
     pub(crate) client_id_metadata_document_supported: Option<bool>,
     #[serde(default)]
     pub(crate) authorization_response_iss_parameter_supported: Option<bool>,
     #[serde(default)]
+    #[allow(dead_code, reason = "read by the DPoP policy")]
     pub(crate) dpop_signing_alg_values_supported: Option<Vec<String>>,
 }
 

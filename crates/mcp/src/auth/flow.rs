@@ -2,8 +2,6 @@
 //! indicator, and the RFC 9207 `iss` check), through the loopback listener; and the headless
 //! "browser" that follows the authorization URL itself.
 
-use std::time::Duration;
-
 use bytes::Bytes;
 use http::Method;
 use http::header::{ACCEPT, HeaderMap, HeaderValue, LOCATION};
@@ -16,7 +14,7 @@ use super::discovery::Discovered;
 use super::failure::{AuthFailure, fail};
 use super::fetch::AuthHttp;
 use super::types::ClientRegistration;
-use super::{AuthorizationPrompt, Interaction};
+use super::{AuthorizationPrompt, Authorizer, Interaction};
 
 /// How many redirects the headless browser follows before it reaches the redirect URI.
 pub(crate) const MAX_HEADLESS_HOPS: usize = 10;
@@ -54,14 +52,15 @@ pub(crate) fn check_pkce(discovered: &Discovered) -> Result<(), AuthFailure> {
 /// `listener`.
 pub(crate) async fn authorize(
     http: &AuthHttp,
-    interaction: &Interaction,
+    authorizer: &Authorizer,
     server: &str,
     discovered: &Discovered,
     client: &ClientRegistration,
     listener: Listener,
     scope: Option<&str>,
-    timeout: Duration,
 ) -> Result<Granted, AuthFailure> {
+    let interaction = &authorizer.interaction;
+    let timeout = authorizer.callback_timeout;
     let endpoint = discovered
         .metadata
         .authorization_endpoint

@@ -31,6 +31,33 @@ mod store;
 mod token;
 mod types;
 
+/// The fuzz target's way in to the private parsers (see `crate::fuzz`).
+#[doc(hidden)]
+pub(crate) mod fuzzing {
+    use super::challenge::Challenge;
+    use super::discovery::{ResourceMetadata, ServerMetadata, resource_covers, server_metadata_candidates};
+
+    /// Reads `document` as both metadata kinds and runs what uses them.
+    pub(crate) fn documents(challenge: &Challenge, document: &[u8]) {
+        if let Ok(resource) = serde_json::from_slice::<ResourceMetadata>(document) {
+            let server = url::Url::parse("https://mcp.example.com/mcp").expect("a URL");
+            let _ = resource_covers(&resource.resource, &server);
+            let chosen = super::scope::initial(None, challenge, resource.scopes_supported.as_deref(), true);
+            if let Some(chosen) = chosen {
+                assert!(!chosen.split(' ').any(str::is_empty));
+            }
+            for issuer in resource.authorization_servers.iter().take(4) {
+                if let Ok(urls) = server_metadata_candidates(issuer) {
+                    assert!((2..=3).contains(&urls.len()));
+                }
+            }
+        }
+        if let Ok(metadata) = serde_json::from_slice::<ServerMetadata>(document) {
+            let _ = server_metadata_candidates(&metadata.issuer);
+        }
+    }
+}
+
 pub use self::callback::{
     MAX_CONNECTIONS as MAX_CALLBACK_CONNECTIONS, MAX_REQUESTS as MAX_CALLBACK_REQUESTS,
 };

@@ -153,11 +153,6 @@ impl AuthSession {
         }))
     }
 
-    /// `text` with every credential of this session hidden.
-    pub(crate) fn redact(&self, text: &str) -> String {
-        self.authorizer.redact(text)
-    }
-
     fn load(&self) -> Result<(), AuthFailure> {
         let mut state = lock(&self.state);
         if state.loaded {
@@ -326,16 +321,13 @@ impl AuthSession {
         }
         budget.authorizations += 1;
         let wanted = step_up.then(|| {
-            let before = {
-                let state = lock(&self.state);
-                let mut scopes = state.requested.clone().unwrap_or_default();
-                if let Some(granted) = &granted {
-                    scopes.push(' ');
-                    scopes.push_str(granted);
-                }
-                scopes
-            };
-            before
+            let state = lock(&self.state);
+            let mut scopes = state.requested.clone().unwrap_or_default();
+            if let Some(granted) = &granted {
+                scopes.push(' ');
+                scopes.push_str(granted);
+            }
+            scopes
         });
         self.authorize_locked(&challenge, wanted.as_deref(), step_up)
             .await?;
@@ -390,6 +382,7 @@ impl AuthSession {
                 offline,
             )
         };
+        check_grant(&self.settings.grant, &discovered)?;
         let prover = dpop_prover(&self.settings, &discovered)?;
         let stored_client = lock(&self.state).client.clone();
         let now = unix_now();
@@ -411,13 +404,12 @@ impl AuthSession {
                 self.keep_client(&client);
                 let granted = flow::authorize(
                     &self.http,
-                    &self.authorizer.interaction,
+                    &self.authorizer,
                     &self.server,
                     &discovered,
                     &client,
                     listener,
                     wanted.as_deref(),
-                    self.authorizer.callback_timeout,
                 )
                 .await?;
                 let call = self.token_call(&discovered, &client, prover.clone())?;
@@ -600,6 +592,23 @@ impl AuthSession {
                 }
             }
         }
+    }
+}
+
+/// Refuses a grant the authorization server says it does not support (servers that do not
+/// list their grants are tried).
+fn check_grant(grant: &Grant, discovered: &Discovered) -> Result<(), AuthFailure> {
+    let name = match grant {
+        Grant::AuthorizationCode => "authorization_code",
+        Grant::ClientCredentials => "client_credentials",
+    };
+    match &discovered.metadata.grant_types_supported {
+        Some(listed) if !listed.iter().any(|g| g == name) => Err(fail!(
+            Unsupported,
+            "the authorization server {:?} does not offer the {name} grant (it lists {listed:?})",
+            discovered.issuer
+        )),
+        _ => Ok(()),
     }
 }
 
