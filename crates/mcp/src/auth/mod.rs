@@ -109,7 +109,9 @@ pub enum Interaction {
     /// in would: for authorization servers that grant without a person (tests, the
     /// conformance suite).
     Headless,
-    /// A person, shown the URL through the prompt.
+    /// A person, shown the URL through the prompt. When this happens while a server connects,
+    /// the wait counts against its startup timeout: run [`login`] first, or raise
+    /// [`ServerSpec::startup_timeout`](crate::ServerSpec::startup_timeout).
     Prompt(Arc<dyn AuthorizationPrompt>),
 }
 
