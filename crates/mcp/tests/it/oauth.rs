@@ -55,6 +55,30 @@ async fn servers(as_options: AsOptions, options: ResourceOptions) -> (AuthServer
     (auth, resource)
 }
 
+/// Default servers and a connection that authorized and made one call.
+async fn connected() -> (AuthServer, Resource, Client) {
+    connected_with(AsOptions::default(), ResourceOptions::default()).await
+}
+
+/// Servers with these options and a connection that authorized and made one call.
+async fn connected_with(
+    as_options: AsOptions,
+    options: ResourceOptions,
+) -> (AuthServer, Resource, Client) {
+    let (auth, resource) = servers(as_options, options).await;
+    let client = connect(&spec(&resource, &headless())).await;
+    assert_eq!(echo(&client, "x").await.unwrap(), "echo: x");
+    (auth, resource, client)
+}
+
+/// Asserts that the tools/call requests carried these tokens, in order.
+fn assert_call_bearers(resource: &Resource, tokens: &[&str]) {
+    let calls: Vec<_> = resource.mock.posts("tools/call");
+    let bearers: Vec<_> = calls.iter().map(Seen::bearer).collect();
+    let expected: Vec<_> = tokens.iter().map(|t| Some(*t)).collect();
+    assert_eq!(bearers, expected);
+}
+
 fn strings(items: &[&str]) -> Vec<String> {
     items.iter().map(|s| (*s).to_owned()).collect()
 }
@@ -217,7 +241,7 @@ async fn authorization_server_metadata_is_looked_up_in_the_spec_order() {
         ),
     ];
     for (prefix, metadata_at, expected) in cases {
-        let (auth, resource) = servers(
+        let (auth, resource, client) = connected_with(
             AsOptions {
                 metadata_at: metadata_at.clone(),
                 route_prefix: prefix.to_owned(),
@@ -226,8 +250,6 @@ async fn authorization_server_metadata_is_looked_up_in_the_spec_order() {
             ResourceOptions::default(),
         )
         .await;
-        let client = connect(&spec(&resource, &headless())).await;
-        assert_eq!(echo(&client, "x").await.unwrap(), "echo: x");
         let probes = metadata_probes(&auth);
         assert_eq!(probes, expected, "{prefix:?} {metadata_at:?}");
         if !prefix.is_empty() {
@@ -451,9 +473,7 @@ async fn a_denied_authorization_fails_as_denied() {
 #[tokio::test]
 async fn the_token_never_leaves_the_resources_origin() {
     let other = OtherOrigin::start().await;
-    let (auth, resource) = servers(AsOptions::default(), ResourceOptions::default()).await;
-    let client = connect(&spec(&resource, &headless())).await;
-    assert_eq!(echo(&client, "x").await.unwrap(), "echo: x");
+    let (auth, resource, client) = connected().await;
     // A refresh: requests to the AS while the client holds a token.
     resource.revoke_all();
     assert_eq!(echo(&client, "y").await.unwrap(), "echo: y");
@@ -593,18 +613,16 @@ async fn a_403_insufficient_scope_authorizes_again_for_the_union_of_scopes() {
         scopes,
         [Some("read".to_owned()), Some("read write".to_owned())]
     );
-    let calls = resource.mock.posts("tools/call");
-    assert_eq!(calls.len(), 2);
     let issued = auth.issued();
-    assert_eq!(calls[0].bearer(), Some(issued[0].access_token.as_str()));
-    assert_eq!(calls[1].bearer(), Some(issued[1].access_token.as_str()));
+    assert_call_bearers(
+        &resource,
+        &[&issued[0].access_token, &issued[1].access_token],
+    );
 }
 
 #[tokio::test]
 async fn a_resource_that_keeps_answering_insufficient_scope_ends_the_call_still_refused() {
-    let (auth, resource) = servers(AsOptions::default(), ResourceOptions::default()).await;
-    let client = connect(&spec(&resource, &headless())).await;
-    assert_eq!(echo(&client, "x").await.unwrap(), "echo: x");
+    let (auth, resource, client) = connected().await;
     let before = auth.authorizations().len();
 
     resource.update(|o| o.always_insufficient = Some("admin".into()));
@@ -631,26 +649,21 @@ async fn a_resource_that_keeps_answering_insufficient_scope_ends_the_call_still_
 
 #[tokio::test]
 async fn a_401_to_a_current_token_refreshes_once_without_a_new_authorization() {
-    let (auth, resource) = servers(AsOptions::default(), ResourceOptions::default()).await;
-    let client = connect(&spec(&resource, &headless())).await;
-    assert_eq!(echo(&client, "x").await.unwrap(), "echo: x");
+    let (auth, resource, client) = connected().await;
     resource.revoke_all();
     assert_eq!(echo(&client, "y").await.unwrap(), "echo: y");
     assert_eq!(grants(&auth), ["authorization_code", "refresh_token"]);
     assert_eq!(auth.authorizations().len(), 1);
     let issued = auth.issued();
     assert_eq!(issued[1].grant, Grant::RefreshToken);
-    let calls = resource.mock.posts("tools/call");
-    assert_eq!(calls.len(), 3);
-    assert_eq!(calls[1].bearer(), Some(issued[0].access_token.as_str()));
-    assert_eq!(calls[2].bearer(), Some(issued[1].access_token.as_str()));
+    // The first call, the refused one, and its retry.
+    let (old, new) = (&issued[0].access_token, &issued[1].access_token);
+    assert_call_bearers(&resource, &[old, old, new]);
 }
 
 #[tokio::test]
 async fn a_rejected_refresh_authorizes_again_once() {
-    let (auth, resource) = servers(AsOptions::default(), ResourceOptions::default()).await;
-    let client = connect(&spec(&resource, &headless())).await;
-    assert_eq!(echo(&client, "x").await.unwrap(), "echo: x");
+    let (auth, resource, client) = connected().await;
     auth.update(|o| o.refresh = Refresh::Reject);
     resource.revoke_all();
     assert_eq!(echo(&client, "y").await.unwrap(), "echo: y");
@@ -665,7 +678,7 @@ async fn a_rejected_refresh_authorizes_again_once() {
 #[tokio::test]
 async fn a_token_about_to_expire_is_refreshed_before_the_request() {
     // 10 s is within REFRESH_MARGIN: every request refreshes first.
-    let (auth, resource) = servers(
+    let (auth, resource, client) = connected_with(
         AsOptions {
             expires_in: Some(10),
             ..AsOptions::default()
@@ -673,18 +686,19 @@ async fn a_token_about_to_expire_is_refreshed_before_the_request() {
         ResourceOptions::default(),
     )
     .await;
-    let client = connect(&spec(&resource, &headless())).await;
-    assert_eq!(echo(&client, "x").await.unwrap(), "echo: x");
     let before = refreshes(&auth);
     // Revoked, so a request sent with the old token would get a 401.
     resource.revoke_all();
     assert_eq!(echo(&client, "y").await.unwrap(), "echo: y");
     assert_eq!(refreshes(&auth), before + 1);
-    let calls = resource.mock.posts("tools/call");
-    assert_eq!(calls.len(), 2, "the call was sent once, never refused");
+    // The second call was sent once, never refused, with the new token.
     let newest = auth.issued().pop().unwrap();
     assert_eq!(newest.grant, Grant::RefreshToken);
-    assert_eq!(calls[1].bearer(), Some(newest.access_token.as_str()));
+    let first = resource.mock.posts("tools/call")[0]
+        .bearer()
+        .unwrap()
+        .to_owned();
+    assert_call_bearers(&resource, &[&first, &newest.access_token]);
     assert_eq!(auth.authorizations().len(), 1);
 }
 
@@ -692,14 +706,20 @@ async fn a_token_about_to_expire_is_refreshed_before_the_request() {
 // 8. A later connection reuses what was stored
 // ---------------------------------------------------------------------------------------------
 
-#[tokio::test]
-async fn a_later_connection_reuses_the_stored_token_and_registration() {
+/// Default servers, and a spec with its own authorizer that authorized in one connection,
+/// made a call and closed.
+async fn connected_once() -> (AuthServer, Resource, ServerSpec) {
     let (auth, resource) = servers(AsOptions::default(), ResourceOptions::default()).await;
-    let authorizer = headless();
-    let spec = spec(&resource, &authorizer);
+    let spec = spec(&resource, &headless());
     let first = connect(&spec).await;
     assert_eq!(echo(&first, "x").await.unwrap(), "echo: x");
     within("close", first.close()).await;
+    (auth, resource, spec)
+}
+
+#[tokio::test]
+async fn a_later_connection_reuses_the_stored_token_and_registration() {
+    let (auth, resource, spec) = connected_once().await;
 
     let second = connect(&spec).await;
     assert_eq!(echo(&second, "y").await.unwrap(), "echo: y");
@@ -733,12 +753,7 @@ async fn a_later_connection_reuses_the_stored_token_and_registration() {
 async fn a_registration_whose_redirect_port_is_taken_is_replaced() {
     // The fixture compares redirect URIs exactly, so a registration is only good on the port
     // it was made with: when that is taken, the client registers again.
-    let (auth, resource) = servers(AsOptions::default(), ResourceOptions::default()).await;
-    let authorizer = headless();
-    let spec = spec(&resource, &authorizer);
-    let first = connect(&spec).await;
-    assert_eq!(echo(&first, "x").await.unwrap(), "echo: x");
-    within("close", first.close()).await;
+    let (auth, resource, spec) = connected_once().await;
     let registered = auth.registrations()[0]["redirect_uris"][0]
         .as_str()
         .unwrap()
@@ -935,9 +950,7 @@ async fn no_token_or_client_secret_reaches_an_error_a_debug_or_the_log() {
 
 #[tokio::test]
 async fn concurrent_calls_after_a_revocation_share_one_refresh() {
-    let (auth, resource) = servers(AsOptions::default(), ResourceOptions::default()).await;
-    let client = connect(&spec(&resource, &headless())).await;
-    assert_eq!(echo(&client, "x").await.unwrap(), "echo: x");
+    let (auth, resource, client) = connected().await;
     resource.revoke_all();
     let calls = (0..8).map(|i| {
         let client = client.clone();
