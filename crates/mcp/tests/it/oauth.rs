@@ -799,6 +799,10 @@ async fn with_nobody_to_sign_in_a_login_is_required_and_login_logout_status_mana
 
     let client = connect(&spec_never).await;
     assert_eq!(echo(&client, "x").await.unwrap(), "echo: x");
+    // Nobody to sign in still refreshes.
+    resource.revoke_all();
+    assert_eq!(echo(&client, "y").await.unwrap(), "echo: y");
+    assert_eq!(refreshes(&auth), 1);
     assert_eq!(auth.authorizations().len(), 1);
     within("close", client.close()).await;
 
