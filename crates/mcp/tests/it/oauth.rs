@@ -241,7 +241,7 @@ async fn authorization_server_metadata_is_looked_up_in_the_spec_order() {
         ),
     ];
     for (prefix, metadata_at, expected) in cases {
-        let (auth, resource, client) = connected_with(
+        let (auth, _resource, _client) = connected_with(
             AsOptions {
                 metadata_at: metadata_at.clone(),
                 route_prefix: prefix.to_owned(),
