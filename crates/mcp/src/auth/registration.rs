@@ -77,12 +77,16 @@ pub(crate) async fn identify(
             source: RegistrationSource::PreRegistered,
             expires_at: None,
             token_endpoint,
+            redirect_uri: None,
         });
     }
     if let Some(stored) = stored
         && stored.issuer == *issuer
         && stored.source != RegistrationSource::PreRegistered
         && stored.is_current(now)
+        && (stored.redirect_uri.is_none()
+            || redirect_uri.is_none()
+            || stored.redirect_uri.as_deref() == redirect_uri)
     {
         let mut reused = stored.clone();
         reused.token_endpoint = token_endpoint;
@@ -99,6 +103,7 @@ pub(crate) async fn identify(
             source: RegistrationSource::MetadataDocument,
             expires_at: None,
             token_endpoint,
+            redirect_uri: None,
         });
     }
     let Some(endpoint) = discovered.metadata.registration_endpoint.as_deref() else {
@@ -193,5 +198,6 @@ async fn register(
         source: RegistrationSource::Dynamic,
         expires_at: registered.client_secret_expires_at,
         token_endpoint: discovered.metadata.token_endpoint.clone(),
+        redirect_uri: redirect_uri.map(str::to_owned),
     })
 }

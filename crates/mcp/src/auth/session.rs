@@ -389,7 +389,9 @@ impl AuthSession {
         let (client, tokens) = match self.settings.grant {
             Grant::AuthorizationCode => {
                 flow::check_pkce(&discovered)?;
-                let listener = callback::Listener::bind(self.settings.callback_port).await?;
+                let listener = self
+                    .listener(stored_client.as_ref(), &discovered.issuer)
+                    .await?;
                 let redirect_uri = listener.redirect_uri().to_owned();
                 let client = registration::identify(
                     &self.http,
@@ -451,6 +453,30 @@ impl AuthSession {
         state.rs_nonce = None;
         tracing::info!(server = %self.server, "authorized");
         Ok(())
+    }
+
+    /// The loopback listener: on the configured port; else on the port of the redirect URI
+    /// the stored registration with `issuer` was made with, so that it can be reused; else
+    /// (or when that port is taken) on any free port, and the client registers again.
+    async fn listener(
+        &self,
+        stored: Option<&ClientRegistration>,
+        issuer: &str,
+    ) -> Result<callback::Listener, AuthFailure> {
+        if self.settings.callback_port.is_some() {
+            return callback::Listener::bind(self.settings.callback_port).await;
+        }
+        let registered = stored
+            .filter(|client| client.issuer == issuer)
+            .and_then(|client| client.redirect_uri.as_deref())
+            .and_then(|uri| Url::parse(uri).ok())
+            .and_then(|uri| uri.port());
+        if let Some(port) = registered
+            && let Ok(listener) = callback::Listener::bind(Some(port)).await
+        {
+            return Ok(listener);
+        }
+        callback::Listener::bind(None).await
     }
 
     fn token_call<'a>(

@@ -120,6 +120,11 @@ pub struct ClientRegistration {
     /// `client_secret_expires_at`, 0 meaning never), when the server said.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expires_at: Option<u64>,
+    /// The loopback redirect URI a dynamic registration was made with. A later authorization
+    /// listens on its port again, and reuses the registration only with that URI: servers
+    /// may compare redirect URIs exactly (RFC 8252 §7.3 notwithstanding).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub redirect_uri: Option<String>,
 }
 
 impl ClientRegistration {

@@ -419,8 +419,9 @@ struct AsState {
     issued: Vec<Issued>,
     registrations: Vec<Value>,
     authorizations: Vec<Authorization>,
-    /// Token requests still to fail, and with which status.
-    fail_token: (usize, u16),
+    /// Token requests still to fail, with which status, and whether the error reflects the
+    /// request.
+    fail_token: (usize, u16, bool),
 }
 
 /// The authorization server's routes and state, shared by its own listener and by a
@@ -463,7 +464,7 @@ impl AuthServer {
             issued: Vec::new(),
             registrations: Vec::new(),
             authorizations: Vec::new(),
-            fail_token: (0, 500),
+            fail_token: (0, 500, false),
         })));
         let routes = core.clone();
         mock.script(move |seen, mock| {
@@ -566,7 +567,14 @@ impl AuthServer {
     /// The next `n` token requests (any grant) answer `status` with
     /// `{"error":"server_error"}` before anything else is checked.
     pub(crate) fn fail_next_token_requests(&self, n: usize, status: u16) {
-        lock(&self.core.0).fail_token = (n, status);
+        lock(&self.core.0).fail_token = (n, status, false);
+    }
+
+    /// Like [`AuthServer::fail_next_token_requests`], but the `error_description` reflects
+    /// the request: its form body and its `Authorization` header (a careless server; the
+    /// client must redact what it shows of the answer).
+    pub(crate) fn fail_next_token_requests_echoing(&self, n: usize, status: u16) {
+        lock(&self.core.0).fail_token = (n, status, true);
     }
 }
 
@@ -815,7 +823,15 @@ fn unauthorized_client(why: &str) -> Response<Body> {
 fn token(state: &mut AsState, seen: &Seen) -> Response<Body> {
     if state.fail_token.0 > 0 {
         state.fail_token.0 -= 1;
-        return oauth_error(state.fail_token.1, "server_error", "told to fail");
+        let description = match state.fail_token.2 {
+            true => format!(
+                "told to fail; got {} with {:?}",
+                String::from_utf8_lossy(&seen.raw),
+                seen.header("authorization")
+            ),
+            false => "told to fail".to_owned(),
+        };
+        return oauth_error(state.fail_token.1, "server_error", &description);
     }
     let client_id = match authenticate(state, seen) {
         Ok(client_id) => client_id,
