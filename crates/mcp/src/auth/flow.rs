@@ -193,11 +193,19 @@ pub(crate) async fn follow(
         if url.as_str().starts_with(redirect_uri) {
             return Ok(());
         }
-        if !fetched.status.is_redirection() {
+        if fetched.status.is_success() {
             return Err(fail!(
                 LoginRequired,
-                "the authorization server answered HTTP {} instead of redirecting: it needs a person to sign in",
+                "the authorization server answered HTTP {} with a page instead of redirecting: it needs a person to sign in",
                 fetched.status.as_u16()
+            ));
+        }
+        if !fetched.status.is_redirection() {
+            return Err(fail!(
+                Callback,
+                "the authorization request was refused with HTTP {}: {}",
+                fetched.status.as_u16(),
+                fetched.body_text()
             ));
         }
         let location = fetched
