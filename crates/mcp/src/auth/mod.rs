@@ -17,6 +17,7 @@
 
 pub(crate) mod failure;
 mod fetch;
+mod file_store;
 mod login;
 mod session;
 mod settings;
@@ -26,6 +27,9 @@ mod types;
 pub use self::failure::AuthErrorKind;
 pub(crate) use self::failure::AuthFailure;
 pub use self::fetch::MAX_AUTH_BODY;
+pub use self::file_store::{
+    FileStore, MAX_STORED_NAME_CHARS, MAX_STORED_RECORD_BYTES, MAX_STORED_RECORDS,
+};
 pub use self::login::{AuthStatus, LoginOutcome, login, logout, status, store_key};
 pub use self::settings::{ClientAuthMethod, Grant, OAuthSettings};
 pub use self::store::{MemoryStore, StoreGuard, TokenStore};
