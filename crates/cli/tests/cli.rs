@@ -1653,3 +1653,278 @@ fn a_listing_past_the_default_cap_is_cut_and_says_so() {
     let log = stderr(&out);
     assert!(log.contains("tools/list") && log.contains("10000"), "{log}");
 }
+
+/// An HTTP server on 127.0.0.1 that answers every request `401 Unauthorized` with a Bearer
+/// challenge, as an MCP server that needs OAuth does before any token. Returns its MCP URL.
+fn unauthorized_server() -> String {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { continue };
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(&stream);
+                let mut length = 0usize;
+                loop {
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                        return;
+                    }
+                    if line == "\r\n" {
+                        break;
+                    }
+                    if let Some((name, value)) = line.split_once(':')
+                        && name.eq_ignore_ascii_case("content-length")
+                    {
+                        length = value.trim().parse().unwrap_or(0);
+                    }
+                }
+                // The body read, so closing the connection cannot reset it before the answer.
+                let _ = reader
+                    .by_ref()
+                    .take(length as u64)
+                    .read_to_end(&mut Vec::new());
+                let _ = (&stream).write_all(
+                    b"HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Bearer realm=\"test\"\r\n\
+                      Content-Type: application/json\r\nContent-Length: 2\r\n\
+                      Connection: close\r\n\r\n{}",
+                );
+            });
+        }
+    });
+    url
+}
+
+#[test]
+fn mcp_auth_status_of_an_empty_store() {
+    let home = home();
+    let out = run(home.path(), &["mcp", "auth", "status"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("no stored authorizations"),
+        "{}",
+        stdout(&out)
+    );
+    let out = run(home.path(), &["mcp", "auth", "status", "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let document: Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
+    assert_eq!(document, json!({ "authorizations": [] }));
+    // Reading the store creates nothing.
+    assert!(!home.path().join("mcp").exists());
+}
+
+/// Saves a record with tokens and a client secret for `server` at `resource` in the CLI's
+/// store under `home`.
+fn store_record(home: &Path, server: &str, resource: &str) {
+    use sidewire_mcp::auth::{FileStore, StoreKey, StoredAuth, TokenStore};
+    let record: StoredAuth = serde_json::from_value(json!({
+        "version": StoredAuth::VERSION,
+        "server": server,
+        "resource": resource,
+        "client": {
+            "issuer": "https://auth.example.com",
+            "client_id": "client-\u{1b}[31mred",
+            "client_secret": "SECRET-client-55aa",
+            "token_endpoint_auth_method": "client_secret_basic",
+            "source": "dynamic",
+        },
+        "tokens": {
+            "access_token": "SECRET-access-77bb",
+            "token_type": "Bearer",
+            "refresh_token": "SECRET-refresh-99cc",
+            "expires_at": 4_000_000_000u64,
+            "scope": "read write",
+            "resource": resource,
+        },
+    }))
+    .expect("a stored record");
+    FileStore::new(home.join("mcp").join("oauth"))
+        .save(&StoreKey::new(server, resource), &record)
+        .expect("save");
+}
+
+#[test]
+fn mcp_auth_status_shows_each_authorization_and_never_a_credential() {
+    let home = home();
+    store_record(home.path(), "github", "https://api.example.com/mcp");
+    let out = run(home.path(), &["mcp", "auth", "status", "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let document: Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
+    let rows = document["authorizations"].as_array().expect("a list");
+    assert_eq!(rows.len(), 1, "{document}");
+    let row = &rows[0];
+    assert_eq!(row["server"], "github");
+    assert_eq!(row["resource"], "https://api.example.com/mcp");
+    assert_eq!(row["issuer"], "https://auth.example.com");
+    assert_eq!(row["clientId"], "client-\u{1b}[31mred");
+    assert_eq!(row["token"], true);
+    assert_eq!(row["refresh"], true);
+    assert!(
+        row["expiresInSecs"].as_u64().is_some_and(|s| s > 0),
+        "{row}"
+    );
+    assert_eq!(row["scopes"], json!(["read", "write"]));
+    let text = run(home.path(), &["mcp", "auth", "status"]);
+    assert!(text.status.success(), "{}", stderr(&text));
+    let table = stdout(&text);
+    assert!(table.starts_with("SERVER"), "{table}");
+    assert!(
+        table.contains("github") && table.contains("read write") && table.contains("yes"),
+        "{table}"
+    );
+    // The client id came from a server: escaped on the terminal.
+    assert!(
+        table.contains("client-\\x1b[31mred") && !table.contains('\u{1b}'),
+        "{table}"
+    );
+    for out in [&out, &text] {
+        let all = format!("{}{}", stdout(out), stderr(out));
+        assert!(!all.contains("SECRET-"), "a credential was printed: {all}");
+    }
+}
+
+#[test]
+fn mcp_logout_says_whether_there_was_a_stored_authorization() {
+    let home = home();
+    let out = run(home.path(), &["mcp", "logout", "nosuch"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("nosuch had no stored authorization"),
+        "{}",
+        stdout(&out)
+    );
+    // By name, every record of that name goes, with no config needed; others stay.
+    store_record(home.path(), "github", "https://api.example.com/mcp");
+    store_record(home.path(), "github", "https://old.example.com/mcp");
+    store_record(home.path(), "other", "https://other.example.com/mcp");
+    let out = run(home.path(), &["mcp", "logout", "github", "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let document: Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
+    assert_eq!(document, json!({ "server": "github", "removed": true }));
+    let status = run(home.path(), &["mcp", "auth", "status", "--json"]);
+    let document: Value = serde_json::from_slice(&status.stdout).expect("one JSON document");
+    let servers: Vec<&Value> = document["authorizations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|row| &row["server"])
+        .collect();
+    assert_eq!(servers, [&json!("other")]);
+    // With --url, that URL's record of the ad hoc server.
+    store_record(home.path(), "adhoc", "http://127.0.0.1:1/mcp");
+    let out = run(
+        home.path(),
+        &["mcp", "logout", "--url", "http://127.0.0.1:1/mcp"],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("logged out of adhoc"),
+        "{}",
+        stdout(&out)
+    );
+    let out = run(
+        home.path(),
+        &["mcp", "logout", "--url", "http://127.0.0.1:1/mcp"],
+    );
+    assert!(
+        stdout(&out).contains("adhoc had no stored authorization"),
+        "{}",
+        stdout(&out)
+    );
+}
+
+#[test]
+fn mcp_login_refuses_servers_oauth_does_not_apply_to() {
+    let home = home();
+    let config = home.path().join(".mcp.json");
+    std::fs::write(
+        &config,
+        json!({"mcpServers": {
+            "local": {"command": EXE, "args": ["__mcp-server"]},
+            "keyed": {"url": "http://127.0.0.1:1/mcp", "headers": {"authorization": "Bearer k"}},
+        }})
+        .to_string(),
+    )
+    .unwrap();
+    let path = config.to_str().unwrap();
+    for (line, needle) in [
+        (
+            &["mcp", "--config", path, "login", "local"][..],
+            "stdio server",
+        ),
+        (
+            &["mcp", "--config", path, "login", "keyed"],
+            "Authorization header",
+        ),
+        (
+            &["mcp", "--config", path, "login", "nosuch"],
+            "no server named nosuch",
+        ),
+        (&["mcp", "--config", path, "login"], "name the server"),
+    ] {
+        let out = run(home.path(), line);
+        assert_fails(&out, needle);
+        assert_eq!(out.status.code(), Some(1), "{line:?}");
+    }
+}
+
+#[test]
+fn a_headless_command_against_a_server_that_needs_a_login_names_the_login_command() {
+    let home = home();
+    let url = unauthorized_server();
+    let config = home.path().join(".mcp.json");
+    std::fs::write(
+        &config,
+        json!({"mcpServers": {"locked": {"url": url}}}).to_string(),
+    )
+    .unwrap();
+    let path = config.to_str().unwrap();
+    let out = run(home.path(), &["mcp", "--config", path, "tools"]);
+    assert_fails(
+        &out,
+        &format!("run `sidewire mcp login locked --config {path}`"),
+    );
+    assert_eq!(out.status.code(), Some(1));
+    // The ad hoc server: the command names --url.
+    let out = run(home.path(), &["mcp", "--url", &url, "tools"]);
+    assert_fails(&out, &format!("run `sidewire mcp login --url {url}`"));
+    assert_eq!(out.status.code(), Some(1));
+    // A configured Authorization header means no OAuth: the 401 is an HTTP error as before.
+    let out = run(
+        home.path(),
+        &[
+            "mcp",
+            "--url",
+            &url,
+            "--header",
+            "Authorization: Bearer k",
+            "tools",
+        ],
+    );
+    assert_fails(&out, "401");
+    assert!(
+        !stderr(&out).contains("sidewire mcp login"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn on_a_terminal_a_server_that_needs_a_login_is_offered_one() {
+    let home = home();
+    let url = unauthorized_server();
+    let mut command = Command::new("script");
+    command.args([
+        "-qfec",
+        &format!("{EXE} mcp --url {url} tools"),
+        "/dev/null",
+    ]);
+    // Typed at once: the terminal keeps it until the question reads it.
+    let seen = interact(command, home.path(), &[("", "n")]);
+    assert!(
+        seen.contains("Server adhoc requires authorization. Log in now? [Y/n]"),
+        "{seen}"
+    );
+    assert!(seen.contains("sidewire mcp login --url"), "{seen}");
+}
