@@ -1928,3 +1928,141 @@ fn on_a_terminal_a_server_that_needs_a_login_is_offered_one() {
     );
     assert!(seen.contains("sidewire mcp login --url"), "{seen}");
 }
+
+/// The stdlib OAuth fixture (`tests/fixtures/oauth_server.py`): an MCP endpoint that needs a
+/// Bearer token and the authorization server that issues it. `None` (the test says why) when
+/// there is no `python3`.
+struct OAuthFixture {
+    child: std::process::Child,
+    base: String,
+}
+
+impl OAuthFixture {
+    fn start(test: &str) -> Option<OAuthFixture> {
+        use std::io::BufRead;
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/oauth_server.py");
+        let Ok(mut child) = Command::new("python3")
+            .arg(&script)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+        else {
+            eprintln!("{test}: skipped, no python3");
+            return None;
+        };
+        let stdout = child.stdout.take().expect("stdout");
+        let mut line = String::new();
+        std::io::BufReader::new(stdout)
+            .read_line(&mut line)
+            .expect("the fixture's first line");
+        let port = line
+            .strip_prefix("PORT ")
+            .and_then(|port| port.trim().parse::<u16>().ok())
+            .unwrap_or_else(|| panic!("the fixture said {line:?}"));
+        Some(OAuthFixture {
+            child,
+            base: format!("http://127.0.0.1:{port}"),
+        })
+    }
+}
+
+impl Drop for OAuthFixture {
+    fn drop(&mut self) {
+        // Its stdin closing ends it.
+        drop(self.child.stdin.take());
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn login_stores_tokens_that_later_commands_use_until_logout() {
+    use std::os::unix::fs::PermissionsExt;
+    let Some(fixture) =
+        OAuthFixture::start("login_stores_tokens_that_later_commands_use_until_logout")
+    else {
+        return;
+    };
+    let home = home();
+    let url = format!("{}/mcp", fixture.base);
+    let config = home.path().join(".mcp.json");
+    std::fs::write(
+        &config,
+        json!({"mcpServers": {"fixture": {"url": url}}}).to_string(),
+    )
+    .unwrap();
+    let path = config.to_str().unwrap();
+    let mcp = |extra: &[&str]| {
+        let mut line = vec!["mcp", "--config", path];
+        line.extend_from_slice(extra);
+        run(home.path(), &line)
+    };
+    // Before a login: headless commands name the login command.
+    assert_fails(&mcp(&["tools"]), "sidewire mcp login fixture");
+    // The login (the fixture grants at once, so --headless follows its redirect).
+    let out = mcp(&["login", "fixture", "--headless", "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let document: Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
+    assert_eq!(
+        document,
+        json!({"server": "fixture", "loggedIn": true, "issuer": fixture.base, "scopes": ["mcp:tools"]})
+    );
+    // Stored, private to the user, and shown by status.
+    let dir = home.path().join("mcp/oauth");
+    let files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("the store")
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&files[0]), 0o600);
+    assert_eq!(mode(&dir), 0o700);
+    let status = mcp(&["auth", "status", "--json"]);
+    let document: Value = serde_json::from_slice(&status.stdout).expect("one JSON document");
+    let row = &document["authorizations"][0];
+    assert_eq!(
+        (&row["server"], &row["token"], &row["refresh"]),
+        (&json!("fixture"), &json!(true), &json!(true))
+    );
+    assert_eq!(row["issuer"], json!(fixture.base));
+    let stored = std::fs::read_to_string(&files[0]).unwrap();
+    let record: Value = serde_json::from_str(&stored).unwrap();
+    let access = record["tokens"]["access_token"]
+        .as_str()
+        .expect("a token")
+        .to_owned();
+    // A later command uses the stored token; nothing prints it.
+    let out = mcp(&["tools"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("mcp__fixture__whoami"),
+        "{}",
+        stdout(&out)
+    );
+    for out in [&out, &status] {
+        assert!(!format!("{}{}", stdout(out), stderr(out)).contains(&access));
+    }
+    // Logout forgets it: commands need a login again.
+    let out = mcp(&["logout", "fixture"]);
+    assert!(
+        stdout(&out).contains("logged out of fixture"),
+        "{}",
+        stdout(&out)
+    );
+    assert_fails(&mcp(&["tools"]), "sidewire mcp login fixture");
+    // The ad hoc server logs in under its own name.
+    let out = run(home.path(), &["mcp", "--url", &url, "login", "--headless"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("logged in to adhoc"),
+        "{}",
+        stdout(&out)
+    );
+    let out = run(home.path(), &["mcp", "--url", &url, "tools"]);
+    assert!(
+        stdout(&out).contains("mcp__adhoc__whoami"),
+        "{}",
+        stderr(&out)
+    );
+}

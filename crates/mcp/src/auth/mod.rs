@@ -36,14 +36,17 @@ mod types;
 #[doc(hidden)]
 pub(crate) mod fuzzing {
     use super::challenge::Challenge;
-    use super::discovery::{ResourceMetadata, ServerMetadata, resource_covers, server_metadata_candidates};
+    use super::discovery::{
+        ResourceMetadata, ServerMetadata, resource_covers, server_metadata_candidates,
+    };
 
     /// Reads `document` as both metadata kinds and runs what uses them.
     pub(crate) fn documents(challenge: &Challenge, document: &[u8]) {
         if let Ok(resource) = serde_json::from_slice::<ResourceMetadata>(document) {
             let server = url::Url::parse("https://mcp.example.com/mcp").expect("a URL");
             let _ = resource_covers(&resource.resource, &server);
-            let chosen = super::scope::initial(None, challenge, resource.scopes_supported.as_deref(), true);
+            let chosen =
+                super::scope::initial(None, challenge, resource.scopes_supported.as_deref(), true);
             if let Some(chosen) = chosen {
                 assert!(!chosen.split(' ').any(str::is_empty));
             }
