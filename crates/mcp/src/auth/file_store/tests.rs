@@ -26,6 +26,7 @@ fn record(key: &StoreKey) -> StoredAuth {
         client_id: "client-1".into(),
         client_secret: Some(Secret::new(CLIENT_SECRET)),
         token_endpoint_auth_method: "client_secret_basic".into(),
+        token_endpoint: Some("https://auth.example.com/token".into()),
         source: RegistrationSource::Dynamic,
         expires_at: None,
     });
