@@ -100,10 +100,12 @@ fn main() -> ExitCode {
     runtime.shutdown_timeout(std::time::Duration::from_secs(2));
     // Then whatever is still below us (daemons adopted as their parents died, a child whose
     // reaper did not get to run) is killed and reaped, bounded.
-    match reaps
-        .then(|| sidewire_ext_host::reaper::kill_descendants(std::time::Duration::from_secs(2)))
-        .unwrap_or(Ok(0))
-    {
+    let reaped = if reaps {
+        sidewire_ext_host::reaper::kill_descendants(std::time::Duration::from_secs(2))
+    } else {
+        Ok(0)
+    };
+    match reaped {
         Ok(0) => {}
         Ok(n) => tracing::debug!("killed {n} process(es) left below sidewire"),
         Err(err) => tracing::debug!("cannot clean up the processes below sidewire: {err}"),

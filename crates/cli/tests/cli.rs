@@ -1948,7 +1948,16 @@ impl OAuthFixture {
             .stderr(Stdio::null())
             .spawn()
         else {
-            eprintln!("{test}: skipped, no python3");
+            let required = std::env::var("SIDEWIRE_REQUIRE_PEERS").is_ok_and(|v| v == "1");
+            assert!(
+                !required,
+                "SIDEWIRE_REQUIRE_PEERS=1 but there is no python3"
+            );
+            let _ = std::io::Write::write_all(
+                &mut std::io::stderr(),
+                format!("SKIPPED: OAuth fixture test `{test}` did not run (no python3)\n")
+                    .as_bytes(),
+            );
             return None;
         };
         let stdout = child.stdout.take().expect("stdout");

@@ -311,7 +311,10 @@ fn lock_holder_child() {
     };
     let store = FileStore::new(PathBuf::from(dir));
     let _guard = store.try_lock(&key()).expect("lock").expect("free");
-    println!("{CHILD_HOLDS}");
+    // Straight to the pipe (libtest's capture would keep it from the parent).
+    let mut stdout = io::stdout();
+    writeln!(stdout, "{CHILD_HOLDS}").expect("write");
+    stdout.flush().expect("flush");
     let mut rest = Vec::new();
     let _ = io::stdin().read_to_end(&mut rest);
 }
