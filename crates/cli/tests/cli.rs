@@ -2075,3 +2075,104 @@ fn login_stores_tokens_that_later_commands_use_until_logout() {
         stderr(&out)
     );
 }
+
+/// A GET of `url` (`http://host:port/path`) over a plain socket; the raw answer.
+fn http_get(url: &str) -> String {
+    use std::io::{Read, Write};
+    let rest = url.strip_prefix("http://").expect("an http:// URL");
+    let (host, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    let mut stream = std::net::TcpStream::connect(host).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut answer = String::new();
+    let _ = stream.read_to_string(&mut answer);
+    answer
+}
+
+#[test]
+fn on_a_terminal_yes_logs_in_and_runs_the_command_again() {
+    use std::io::{BufRead, Write};
+    let Some(fixture) = OAuthFixture::start("on_a_terminal_yes_logs_in_and_runs_the_command_again")
+    else {
+        return;
+    };
+    let home = home();
+    let url = format!("{}/mcp", fixture.base);
+    let mut child = Command::new("script")
+        .args([
+            "-qfec",
+            &format!("{EXE} mcp --url {url} tools"),
+            "/dev/null",
+        ])
+        .env("SIDEWIRE_HOME", home.path())
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("script starts");
+    let (lines_tx, lines) = std::sync::mpsc::channel::<String>();
+    let stdout = child.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if lines_tx.send(line.replace('\r', "")).is_err() {
+                break;
+            }
+        }
+    });
+    // Typed at once: the terminal keeps it until the question reads it.
+    let mut stdin = child.stdin.take().unwrap();
+    writeln!(stdin, "y").unwrap();
+    let mut seen = String::new();
+    let mut wait_for = |what: &dyn Fn(&str) -> bool| -> String {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            match lines.recv_timeout(left) {
+                Ok(line) => {
+                    seen.push_str(&line);
+                    seen.push('\n');
+                    if what(&line) {
+                        return line;
+                    }
+                }
+                Err(_) => panic!("never saw what it waited for; saw:\n{seen}"),
+            }
+        }
+    };
+    // The sign-in URL, opened here as a browser would: the fixture grants at once and
+    // redirects to sidewire's loopback listener.
+    let authorize = format!("{}/authorize?", fixture.base);
+    let line = wait_for(&|line| line.contains(&authorize));
+    let start = line.find("http://").unwrap();
+    let answer = http_get(line[start..].trim());
+    let location = answer
+        .lines()
+        .find_map(|l| l.strip_prefix("Location: "))
+        .unwrap_or_else(|| panic!("no redirect: {answer}"))
+        .trim()
+        .to_owned();
+    assert!(location.starts_with("http://127.0.0.1:"), "{location}");
+    http_get(&location);
+    // The command runs again, with the token.
+    wait_for(&|line| line.contains("mcp__adhoc__whoami"));
+    drop(stdin);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while child.try_wait().unwrap().is_none() {
+        assert!(Instant::now() < deadline, "sidewire did not exit");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let status = run(home.path(), &["mcp", "auth", "status", "--json"]);
+    let document: Value = serde_json::from_slice(&status.stdout).expect("one JSON document");
+    assert_eq!(
+        document["authorizations"][0]["server"], "adhoc",
+        "{document}"
+    );
+}
