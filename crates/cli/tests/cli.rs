@@ -1046,59 +1046,114 @@ fn interact(command: Command, home: &Path, steps: &[(&str, &str)]) -> String {
 }
 
 /// [`interact`], returning stdout exactly as written (carriage returns included).
-fn interact_raw(mut command: Command, home: &Path, steps: &[(&str, &str)]) -> String {
-    use std::io::{BufRead, Write};
-    let mut child = command
-        .env("SIDEWIRE_HOME", home)
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("script starts");
-    let (lines_tx, lines) = std::sync::mpsc::channel::<String>();
-    let stdout = child.stdout.take().unwrap();
-    std::thread::spawn(move || {
-        for line in std::io::BufReader::new(stdout).lines() {
-            let Ok(line) = line else { break };
-            if lines_tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    let mut stdin = child.stdin.take().unwrap();
-    let mut seen = String::new();
+fn interact_raw(command: Command, home: &Path, steps: &[(&str, &str)]) -> String {
+    let mut terminal = Terminal::start(command, home);
     for (wait_for, then_type) in steps {
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while !seen.contains(wait_for) {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match lines.recv_timeout(left) {
-                Ok(line) => {
-                    seen.push_str(&line);
-                    seen.push('\n');
-                }
-                Err(_) => {
-                    let _ = child.kill();
-                    panic!("never saw {wait_for:?} on the terminal; saw:\n{seen}");
+        terminal.wait_until_seen(wait_for);
+        terminal.type_line(then_type);
+    }
+    terminal.finish()
+}
+
+/// A command run on a pseudo-terminal (through `script`): its stdout read line by line as it
+/// comes, its stdin typed into.
+struct Terminal {
+    child: std::process::Child,
+    stdin: Option<std::process::ChildStdin>,
+    lines: std::sync::mpsc::Receiver<String>,
+    seen: String,
+}
+
+impl Terminal {
+    /// Starts `command` with `SIDEWIRE_HOME=home`.
+    fn start(mut command: Command, home: &Path) -> Terminal {
+        use std::io::BufRead;
+        let mut child = command
+            .env("SIDEWIRE_HOME", home)
+            .env("NO_COLOR", "1")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("script starts");
+        let (lines_tx, lines) = std::sync::mpsc::channel::<String>();
+        let stdout = child.stdout.take().unwrap();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if lines_tx.send(line).is_err() {
+                    break;
                 }
             }
+        });
+        let stdin = child.stdin.take();
+        Terminal {
+            child,
+            stdin,
+            lines,
+            seen: String::new(),
         }
-        writeln!(stdin, "{then_type}").unwrap();
     }
-    drop(stdin);
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while child.try_wait().unwrap().is_none() {
-        assert!(
-            Instant::now() < deadline,
-            "sidewire run did not exit; saw:\n{seen}"
-        );
-        std::thread::sleep(Duration::from_millis(20));
+
+    /// Waits until `text` was seen, in any line so far (within 30 s).
+    fn wait_until_seen(&mut self, text: &str) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !self.seen.contains(text) {
+            self.next_line(deadline);
+        }
     }
-    while let Ok(line) = lines.recv_timeout(Duration::from_millis(200)) {
-        seen.push_str(&line);
-        seen.push('\n');
+
+    /// The first line from now on that `wanted` accepts (within 30 s).
+    fn wait_for(&mut self, wanted: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let line = self.next_line(deadline);
+            if wanted(&line) {
+                return line;
+            }
+        }
     }
-    seen
+
+    /// The next line, added to what was seen; kills the command and fails after `deadline`.
+    fn next_line(&mut self, deadline: Instant) -> String {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match self.lines.recv_timeout(left) {
+            Ok(line) => {
+                self.seen.push_str(&line);
+                self.seen.push('\n');
+                line
+            }
+            Err(_) => {
+                let _ = self.child.kill();
+                panic!("never saw what was waited for; saw:\n{}", self.seen);
+            }
+        }
+    }
+
+    /// Types `line` and Enter.
+    fn type_line(&mut self, line: &str) {
+        use std::io::Write;
+        writeln!(self.stdin.as_mut().expect("stdin is open"), "{line}").unwrap();
+    }
+
+    /// Closes stdin, waits for the exit (within 30 s), and returns everything seen.
+    fn finish(mut self) -> String {
+        drop(self.stdin.take());
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while self.child.try_wait().unwrap().is_none() {
+            assert!(
+                Instant::now() < deadline,
+                "the command did not exit; saw:\n{}",
+                self.seen
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        while let Ok(line) = self.lines.recv_timeout(Duration::from_millis(200)) {
+            self.seen.push_str(&line);
+            self.seen.push('\n');
+        }
+        self.seen
+    }
 }
 
 #[test]
@@ -2097,60 +2152,25 @@ fn http_get(url: &str) -> String {
 
 #[test]
 fn on_a_terminal_yes_logs_in_and_runs_the_command_again() {
-    use std::io::{BufRead, Write};
     let Some(fixture) = OAuthFixture::start("on_a_terminal_yes_logs_in_and_runs_the_command_again")
     else {
         return;
     };
     let home = home();
     let url = format!("{}/mcp", fixture.base);
-    let mut child = Command::new("script")
-        .args([
-            "-qfec",
-            &format!("{EXE} mcp --url {url} tools"),
-            "/dev/null",
-        ])
-        .env("SIDEWIRE_HOME", home.path())
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("script starts");
-    let (lines_tx, lines) = std::sync::mpsc::channel::<String>();
-    let stdout = child.stdout.take().unwrap();
-    std::thread::spawn(move || {
-        for line in std::io::BufReader::new(stdout).lines() {
-            let Ok(line) = line else { break };
-            if lines_tx.send(line.replace('\r', "")).is_err() {
-                break;
-            }
-        }
-    });
+    let mut command = Command::new("script");
+    command.args([
+        "-qfec",
+        &format!("{EXE} mcp --url {url} tools"),
+        "/dev/null",
+    ]);
+    let mut terminal = Terminal::start(command, home.path());
     // Typed at once: the terminal keeps it until the question reads it.
-    let mut stdin = child.stdin.take().unwrap();
-    writeln!(stdin, "y").unwrap();
-    let mut seen = String::new();
-    let mut wait_for = |what: &dyn Fn(&str) -> bool| -> String {
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match lines.recv_timeout(left) {
-                Ok(line) => {
-                    seen.push_str(&line);
-                    seen.push('\n');
-                    if what(&line) {
-                        return line;
-                    }
-                }
-                Err(_) => panic!("never saw what it waited for; saw:\n{seen}"),
-            }
-        }
-    };
+    terminal.type_line("y");
     // The sign-in URL, opened here as a browser would: the fixture grants at once and
     // redirects to sidewire's loopback listener.
     let authorize = format!("{}/authorize?", fixture.base);
-    let line = wait_for(&|line| line.contains(&authorize));
+    let line = terminal.wait_for(|line| line.contains(&authorize));
     let start = line.find("http://").unwrap();
     let answer = http_get(line[start..].trim());
     let location = answer
@@ -2162,13 +2182,8 @@ fn on_a_terminal_yes_logs_in_and_runs_the_command_again() {
     assert!(location.starts_with("http://127.0.0.1:"), "{location}");
     http_get(&location);
     // The command runs again, with the token.
-    wait_for(&|line| line.contains("mcp__adhoc__whoami"));
-    drop(stdin);
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while child.try_wait().unwrap().is_none() {
-        assert!(Instant::now() < deadline, "sidewire did not exit");
-        std::thread::sleep(Duration::from_millis(20));
-    }
+    terminal.wait_for(|line| line.contains("mcp__adhoc__whoami"));
+    terminal.finish();
     let status = run(home.path(), &["mcp", "auth", "status", "--json"]);
     let document: Value = serde_json::from_slice(&status.stdout).expect("one JSON document");
     assert_eq!(
