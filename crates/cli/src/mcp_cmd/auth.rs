@@ -135,7 +135,8 @@ pub(super) fn interactive() -> bool {
     std::io::stdin().is_terminal() && std::io::stderr().is_terminal()
 }
 
-/// Asks on the terminal whether to log in to `server` now (yes unless the answer says no).
+/// Asks on the terminal whether to log in to `server` now: yes on Enter, `y` or `yes`; no on
+/// anything else or the end of input.
 pub(super) async fn offer_login(server: &str) -> anyhow::Result<bool> {
     let question = format!(
         "Server {} requires authorization. Log in now? [Y/n] ",
@@ -147,11 +148,17 @@ pub(super) async fn offer_login(server: &str) -> anyhow::Result<bool> {
         let _ = stderr.flush();
         drop(stderr);
         let mut line = String::new();
-        std::io::stdin().read_line(&mut line).map(|_| line)
+        // The end of input (Ctrl-D) is no answer, so no.
+        std::io::stdin()
+            .read_line(&mut line)
+            .map(|read| (read > 0).then_some(line))
     })
     .await
     .context("the question's thread failed")?
     .context("cannot read the answer")?;
+    let Some(answer) = answer else {
+        return Ok(false);
+    };
     let answer = answer.trim().to_ascii_lowercase();
     Ok(matches!(answer.as_str(), "" | "y" | "yes"))
 }
