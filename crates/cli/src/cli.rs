@@ -186,6 +186,36 @@ pub(crate) enum McpCommand {
     },
     /// Ping every server.
     Ping,
+    /// Authorize with an HTTP server now (OAuth): prints the sign-in URL on stderr, opens the
+    /// browser, and stores the tokens under $SIDEWIRE_HOME/mcp/oauth. With --url, the ad hoc
+    /// server (named `adhoc`).
+    Login {
+        /// The server's name in the config (or a single --server).
+        server: Option<String>,
+        /// Print the URL only; do not start a browser.
+        #[arg(long)]
+        no_browser: bool,
+        /// Follow the authorization URL without a person, as a signed-in browser would (for
+        /// authorization servers that grant at once: tests, CI).
+        #[arg(long, conflicts_with = "no_browser")]
+        headless: bool,
+    },
+    /// Forget a server's stored tokens and client registration (by name: every record of that
+    /// name; with --url: that URL's). Says whether there was one.
+    Logout {
+        /// The server's name (needs no config).
+        server: Option<String>,
+    },
+    /// Stored authorizations.
+    #[command(subcommand)]
+    Auth(AuthCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum AuthCommand {
+    /// Every stored authorization: server, issuer, client id, whether a token is stored and
+    /// when it expires, whether it can be refreshed, scopes. Never a token or secret.
+    Status,
 }
 
 #[derive(Debug, Subcommand)]

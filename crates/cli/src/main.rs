@@ -57,8 +57,13 @@ fn main() -> ExitCode {
     }
     // Descendants that `setsid()` away from their group are re-parented to us instead of
     // PID 1, so the end of `main` can still kill them (best effort: without it, only groups
-    // are killed).
-    if let Err(err) = sidewire_ext_host::reaper::set_child_subreaper() {
+    // are killed). Not for `mcp login`: it starts no server, and the browser it opens must
+    // outlive it.
+    let reaps = !matches!(
+        &cli.command,
+        Command::Mcp(args) if matches!(args.command, cli::McpCommand::Login { .. })
+    );
+    if reaps && let Err(err) = sidewire_ext_host::reaper::set_child_subreaper() {
         tracing::debug!("cannot become a child subreaper: {err}");
     }
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -95,7 +100,12 @@ fn main() -> ExitCode {
     runtime.shutdown_timeout(std::time::Duration::from_secs(2));
     // Then whatever is still below us (daemons adopted as their parents died, a child whose
     // reaper did not get to run) is killed and reaped, bounded.
-    match sidewire_ext_host::reaper::kill_descendants(std::time::Duration::from_secs(2)) {
+    let reaped = if reaps {
+        sidewire_ext_host::reaper::kill_descendants(std::time::Duration::from_secs(2))
+    } else {
+        Ok(0)
+    };
+    match reaped {
         Ok(0) => {}
         Ok(n) => tracing::debug!("killed {n} process(es) left below sidewire"),
         Err(err) => tracing::debug!("cannot clean up the processes below sidewire: {err}"),

@@ -1046,59 +1046,114 @@ fn interact(command: Command, home: &Path, steps: &[(&str, &str)]) -> String {
 }
 
 /// [`interact`], returning stdout exactly as written (carriage returns included).
-fn interact_raw(mut command: Command, home: &Path, steps: &[(&str, &str)]) -> String {
-    use std::io::{BufRead, Write};
-    let mut child = command
-        .env("SIDEWIRE_HOME", home)
-        .env("NO_COLOR", "1")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("script starts");
-    let (lines_tx, lines) = std::sync::mpsc::channel::<String>();
-    let stdout = child.stdout.take().unwrap();
-    std::thread::spawn(move || {
-        for line in std::io::BufReader::new(stdout).lines() {
-            let Ok(line) = line else { break };
-            if lines_tx.send(line).is_err() {
-                break;
-            }
-        }
-    });
-    let mut stdin = child.stdin.take().unwrap();
-    let mut seen = String::new();
+fn interact_raw(command: Command, home: &Path, steps: &[(&str, &str)]) -> String {
+    let mut terminal = Terminal::start(command, home);
     for (wait_for, then_type) in steps {
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while !seen.contains(wait_for) {
-            let left = deadline.saturating_duration_since(Instant::now());
-            match lines.recv_timeout(left) {
-                Ok(line) => {
-                    seen.push_str(&line);
-                    seen.push('\n');
-                }
-                Err(_) => {
-                    let _ = child.kill();
-                    panic!("never saw {wait_for:?} on the terminal; saw:\n{seen}");
+        terminal.wait_until_seen(wait_for);
+        terminal.type_line(then_type);
+    }
+    terminal.finish()
+}
+
+/// A command run on a pseudo-terminal (through `script`): its stdout read line by line as it
+/// comes, its stdin typed into.
+struct Terminal {
+    child: std::process::Child,
+    stdin: Option<std::process::ChildStdin>,
+    lines: std::sync::mpsc::Receiver<String>,
+    seen: String,
+}
+
+impl Terminal {
+    /// Starts `command` with `SIDEWIRE_HOME=home`.
+    fn start(mut command: Command, home: &Path) -> Terminal {
+        use std::io::BufRead;
+        let mut child = command
+            .env("SIDEWIRE_HOME", home)
+            .env("NO_COLOR", "1")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("script starts");
+        let (lines_tx, lines) = std::sync::mpsc::channel::<String>();
+        let stdout = child.stdout.take().unwrap();
+        std::thread::spawn(move || {
+            for line in std::io::BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if lines_tx.send(line).is_err() {
+                    break;
                 }
             }
+        });
+        let stdin = child.stdin.take();
+        Terminal {
+            child,
+            stdin,
+            lines,
+            seen: String::new(),
         }
-        writeln!(stdin, "{then_type}").unwrap();
     }
-    drop(stdin);
-    let deadline = Instant::now() + Duration::from_secs(30);
-    while child.try_wait().unwrap().is_none() {
-        assert!(
-            Instant::now() < deadline,
-            "sidewire run did not exit; saw:\n{seen}"
-        );
-        std::thread::sleep(Duration::from_millis(20));
+
+    /// Waits until `text` was seen, in any line so far (within 30 s).
+    fn wait_until_seen(&mut self, text: &str) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !self.seen.contains(text) {
+            self.next_line(deadline);
+        }
     }
-    while let Ok(line) = lines.recv_timeout(Duration::from_millis(200)) {
-        seen.push_str(&line);
-        seen.push('\n');
+
+    /// The first line from now on that `wanted` accepts (within 30 s).
+    fn wait_for(&mut self, wanted: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        loop {
+            let line = self.next_line(deadline);
+            if wanted(&line) {
+                return line;
+            }
+        }
     }
-    seen
+
+    /// The next line, added to what was seen; kills the command and fails after `deadline`.
+    fn next_line(&mut self, deadline: Instant) -> String {
+        let left = deadline.saturating_duration_since(Instant::now());
+        match self.lines.recv_timeout(left) {
+            Ok(line) => {
+                self.seen.push_str(&line);
+                self.seen.push('\n');
+                line
+            }
+            Err(_) => {
+                let _ = self.child.kill();
+                panic!("never saw what was waited for; saw:\n{}", self.seen);
+            }
+        }
+    }
+
+    /// Types `line` and Enter.
+    fn type_line(&mut self, line: &str) {
+        use std::io::Write;
+        writeln!(self.stdin.as_mut().expect("stdin is open"), "{line}").unwrap();
+    }
+
+    /// Closes stdin, waits for the exit (within 30 s), and returns everything seen.
+    fn finish(mut self) -> String {
+        drop(self.stdin.take());
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while self.child.try_wait().unwrap().is_none() {
+            assert!(
+                Instant::now() < deadline,
+                "the command did not exit; saw:\n{}",
+                self.seen
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        while let Ok(line) = self.lines.recv_timeout(Duration::from_millis(200)) {
+            self.seen.push_str(&line);
+            self.seen.push('\n');
+        }
+        self.seen
+    }
 }
 
 #[test]
@@ -1652,4 +1707,487 @@ fn a_listing_past_the_default_cap_is_cut_and_says_so() {
     // The tracing warning names the server, the method, the cap and what was kept.
     let log = stderr(&out);
     assert!(log.contains("tools/list") && log.contains("10000"), "{log}");
+}
+
+/// An HTTP server on 127.0.0.1 that answers every request `401 Unauthorized` with a Bearer
+/// challenge, as an MCP server that needs OAuth does before any token. Returns its MCP URL.
+fn unauthorized_server() -> String {
+    use std::io::{BufRead, BufReader, Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(stream) = stream else { continue };
+            std::thread::spawn(move || {
+                let mut reader = BufReader::new(&stream);
+                let mut length = 0usize;
+                loop {
+                    let mut line = String::new();
+                    if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                        return;
+                    }
+                    if line == "\r\n" {
+                        break;
+                    }
+                    if let Some((name, value)) = line.split_once(':')
+                        && name.eq_ignore_ascii_case("content-length")
+                    {
+                        length = value.trim().parse().unwrap_or(0);
+                    }
+                }
+                // The body read, so closing the connection cannot reset it before the answer.
+                let _ = reader
+                    .by_ref()
+                    .take(length as u64)
+                    .read_to_end(&mut Vec::new());
+                let _ = (&stream).write_all(
+                    b"HTTP/1.1 401 Unauthorized\r\nWWW-Authenticate: Bearer realm=\"test\"\r\n\
+                      Content-Type: application/json\r\nContent-Length: 2\r\n\
+                      Connection: close\r\n\r\n{}",
+                );
+            });
+        }
+    });
+    url
+}
+
+#[test]
+fn mcp_auth_status_of_an_empty_store() {
+    let home = home();
+    let out = run(home.path(), &["mcp", "auth", "status"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("no stored authorizations"),
+        "{}",
+        stdout(&out)
+    );
+    let out = run(home.path(), &["mcp", "auth", "status", "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let document: Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
+    assert_eq!(document, json!({ "authorizations": [] }));
+    // Reading the store creates nothing.
+    assert!(!home.path().join("mcp").exists());
+}
+
+/// Saves a record with tokens and a client secret for `server` at `resource` in the CLI's
+/// store under `home`.
+fn store_record(home: &Path, server: &str, resource: &str) {
+    use sidewire_mcp::auth::{FileStore, StoreKey, StoredAuth, TokenStore};
+    let record: StoredAuth = serde_json::from_value(json!({
+        "version": StoredAuth::VERSION,
+        "server": server,
+        "resource": resource,
+        "client": {
+            "issuer": "https://auth.example.com",
+            "client_id": "client-\u{1b}[31mred",
+            "client_secret": "SECRET-client-55aa",
+            "token_endpoint_auth_method": "client_secret_basic",
+            "source": "dynamic",
+        },
+        "tokens": {
+            "access_token": "SECRET-access-77bb",
+            "token_type": "Bearer",
+            "refresh_token": "SECRET-refresh-99cc",
+            "expires_at": 4_000_000_000u64,
+            "scope": "read write",
+            "resource": resource,
+        },
+    }))
+    .expect("a stored record");
+    FileStore::new(home.join("mcp").join("oauth"))
+        .save(&StoreKey::new(server, resource), &record)
+        .expect("save");
+}
+
+#[test]
+fn mcp_auth_status_shows_each_authorization_and_never_a_credential() {
+    let home = home();
+    store_record(home.path(), "github", "https://api.example.com/mcp");
+    let out = run(home.path(), &["mcp", "auth", "status", "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let document: Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
+    let rows = document["authorizations"].as_array().expect("a list");
+    assert_eq!(rows.len(), 1, "{document}");
+    let row = &rows[0];
+    assert_eq!(row["server"], "github");
+    assert_eq!(row["resource"], "https://api.example.com/mcp");
+    assert_eq!(row["issuer"], "https://auth.example.com");
+    assert_eq!(row["clientId"], "client-\u{1b}[31mred");
+    assert_eq!(row["token"], true);
+    assert_eq!(row["refresh"], true);
+    assert!(
+        row["expiresInSecs"].as_u64().is_some_and(|s| s > 0),
+        "{row}"
+    );
+    assert_eq!(row["scopes"], json!(["read", "write"]));
+    let text = run(home.path(), &["mcp", "auth", "status"]);
+    assert!(text.status.success(), "{}", stderr(&text));
+    let table = stdout(&text);
+    assert!(table.starts_with("SERVER"), "{table}");
+    assert!(
+        table.contains("github") && table.contains("read write") && table.contains("yes"),
+        "{table}"
+    );
+    // The client id came from a server: escaped on the terminal.
+    assert!(
+        table.contains("client-\\x1b[31mred") && !table.contains('\u{1b}'),
+        "{table}"
+    );
+    for out in [&out, &text] {
+        let all = format!("{}{}", stdout(out), stderr(out));
+        assert!(!all.contains("SECRET-"), "a credential was printed: {all}");
+    }
+}
+
+#[test]
+fn mcp_logout_says_whether_there_was_a_stored_authorization() {
+    let home = home();
+    let out = run(home.path(), &["mcp", "logout", "nosuch"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("nosuch had no stored authorization"),
+        "{}",
+        stdout(&out)
+    );
+    // By name, every record of that name goes, with no config needed; others stay.
+    store_record(home.path(), "github", "https://api.example.com/mcp");
+    store_record(home.path(), "github", "https://old.example.com/mcp");
+    store_record(home.path(), "other", "https://other.example.com/mcp");
+    let out = run(home.path(), &["mcp", "logout", "github", "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let document: Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
+    assert_eq!(document, json!({ "server": "github", "removed": true }));
+    let status = run(home.path(), &["mcp", "auth", "status", "--json"]);
+    let document: Value = serde_json::from_slice(&status.stdout).expect("one JSON document");
+    let servers: Vec<&Value> = document["authorizations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|row| &row["server"])
+        .collect();
+    assert_eq!(servers, [&json!("other")]);
+    // With --url, that URL's record of the ad hoc server.
+    store_record(home.path(), "adhoc", "http://127.0.0.1:1/mcp");
+    let out = run(
+        home.path(),
+        &["mcp", "logout", "--url", "http://127.0.0.1:1/mcp"],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("logged out of adhoc"),
+        "{}",
+        stdout(&out)
+    );
+    let out = run(
+        home.path(),
+        &["mcp", "logout", "--url", "http://127.0.0.1:1/mcp"],
+    );
+    assert!(
+        stdout(&out).contains("adhoc had no stored authorization"),
+        "{}",
+        stdout(&out)
+    );
+}
+
+#[test]
+fn mcp_login_refuses_servers_oauth_does_not_apply_to() {
+    let home = home();
+    let config = home.path().join(".mcp.json");
+    std::fs::write(
+        &config,
+        json!({"mcpServers": {
+            "local": {"command": EXE, "args": ["__mcp-server"]},
+            "keyed": {"url": "http://127.0.0.1:1/mcp", "headers": {"authorization": "Bearer k"}},
+        }})
+        .to_string(),
+    )
+    .unwrap();
+    let path = config.to_str().unwrap();
+    for (line, needle) in [
+        (
+            &["mcp", "--config", path, "login", "local"][..],
+            "stdio server",
+        ),
+        (
+            &["mcp", "--config", path, "login", "keyed"],
+            "Authorization header",
+        ),
+        (
+            &["mcp", "--config", path, "login", "nosuch"],
+            "no server named nosuch",
+        ),
+        (&["mcp", "--config", path, "login"], "name the server"),
+    ] {
+        let out = run(home.path(), line);
+        assert_fails(&out, needle);
+        assert_eq!(out.status.code(), Some(1), "{line:?}");
+    }
+}
+
+#[test]
+fn a_headless_command_against_a_server_that_needs_a_login_names_the_login_command() {
+    let home = home();
+    let url = unauthorized_server();
+    let config = home.path().join(".mcp.json");
+    std::fs::write(
+        &config,
+        json!({"mcpServers": {"locked": {"url": url}}}).to_string(),
+    )
+    .unwrap();
+    let path = config.to_str().unwrap();
+    let out = run(home.path(), &["mcp", "--config", path, "tools"]);
+    assert_fails(
+        &out,
+        &format!("run `sidewire mcp login locked --config {path}`"),
+    );
+    assert_eq!(out.status.code(), Some(1));
+    // The ad hoc server: the command names --url.
+    let out = run(home.path(), &["mcp", "--url", &url, "tools"]);
+    assert_fails(&out, &format!("run `sidewire mcp login --url {url}`"));
+    assert_eq!(out.status.code(), Some(1));
+    // A configured Authorization header means no OAuth: the 401 is an HTTP error as before.
+    let out = run(
+        home.path(),
+        &[
+            "mcp",
+            "--url",
+            &url,
+            "--header",
+            "Authorization: Bearer k",
+            "tools",
+        ],
+    );
+    assert_fails(&out, "401");
+    assert!(
+        !stderr(&out).contains("sidewire mcp login"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn on_a_terminal_a_server_that_needs_a_login_is_offered_one() {
+    let home = home();
+    let url = unauthorized_server();
+    let mut command = Command::new("script");
+    command.args([
+        "-qfec",
+        &format!("{EXE} mcp --url {url} tools"),
+        "/dev/null",
+    ]);
+    // Typed at once: the terminal keeps it until the question reads it.
+    let seen = interact(command, home.path(), &[("", "n")]);
+    assert!(
+        seen.contains("Server adhoc requires authorization. Log in now? [Y/n]"),
+        "{seen}"
+    );
+    assert!(seen.contains("sidewire mcp login --url"), "{seen}");
+}
+
+/// The stdlib OAuth fixture (`tests/fixtures/oauth_server.py`): an MCP endpoint that needs a
+/// Bearer token and the authorization server that issues it. `None` (the test says why) when
+/// there is no `python3`.
+struct OAuthFixture {
+    child: std::process::Child,
+    base: String,
+}
+
+impl OAuthFixture {
+    fn start(test: &str) -> Option<OAuthFixture> {
+        use std::io::BufRead;
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/oauth_server.py");
+        let Ok(mut child) = Command::new("python3")
+            .arg(&script)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+        else {
+            let required = std::env::var("SIDEWIRE_REQUIRE_PEERS").is_ok_and(|v| v == "1");
+            assert!(
+                !required,
+                "SIDEWIRE_REQUIRE_PEERS=1 but there is no python3"
+            );
+            let _ = std::io::Write::write_all(
+                &mut std::io::stderr(),
+                format!("SKIPPED: OAuth fixture test `{test}` did not run (no python3)\n")
+                    .as_bytes(),
+            );
+            return None;
+        };
+        let stdout = child.stdout.take().expect("stdout");
+        let mut line = String::new();
+        std::io::BufReader::new(stdout)
+            .read_line(&mut line)
+            .expect("the fixture's first line");
+        let port = line
+            .strip_prefix("PORT ")
+            .and_then(|port| port.trim().parse::<u16>().ok())
+            .unwrap_or_else(|| panic!("the fixture said {line:?}"));
+        Some(OAuthFixture {
+            child,
+            base: format!("http://127.0.0.1:{port}"),
+        })
+    }
+}
+
+impl Drop for OAuthFixture {
+    fn drop(&mut self) {
+        // Its stdin closing ends it.
+        drop(self.child.stdin.take());
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn login_stores_tokens_that_later_commands_use_until_logout() {
+    use std::os::unix::fs::PermissionsExt;
+    let Some(fixture) =
+        OAuthFixture::start("login_stores_tokens_that_later_commands_use_until_logout")
+    else {
+        return;
+    };
+    let home = home();
+    let url = format!("{}/mcp", fixture.base);
+    let config = home.path().join(".mcp.json");
+    std::fs::write(
+        &config,
+        json!({"mcpServers": {"fixture": {"url": url}}}).to_string(),
+    )
+    .unwrap();
+    let path = config.to_str().unwrap();
+    let mcp = |extra: &[&str]| {
+        let mut line = vec!["mcp", "--config", path];
+        line.extend_from_slice(extra);
+        run(home.path(), &line)
+    };
+    // Before a login: headless commands name the login command.
+    assert_fails(&mcp(&["tools"]), "sidewire mcp login fixture");
+    // The login (the fixture grants at once, so --headless follows its redirect).
+    let out = mcp(&["login", "fixture", "--headless", "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let document: Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
+    assert_eq!(
+        document,
+        json!({"server": "fixture", "loggedIn": true, "issuer": fixture.base, "scopes": ["mcp:tools"]})
+    );
+    // Stored, private to the user, and shown by status.
+    let dir = home.path().join("mcp/oauth");
+    let files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("the store")
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&files[0]), 0o600);
+    assert_eq!(mode(&dir), 0o700);
+    let status = mcp(&["auth", "status", "--json"]);
+    let document: Value = serde_json::from_slice(&status.stdout).expect("one JSON document");
+    let row = &document["authorizations"][0];
+    assert_eq!(
+        (&row["server"], &row["token"], &row["refresh"]),
+        (&json!("fixture"), &json!(true), &json!(true))
+    );
+    assert_eq!(row["issuer"], json!(fixture.base));
+    let stored = std::fs::read_to_string(&files[0]).unwrap();
+    let record: Value = serde_json::from_str(&stored).unwrap();
+    let access = record["tokens"]["access_token"]
+        .as_str()
+        .expect("a token")
+        .to_owned();
+    // A later command uses the stored token; nothing prints it.
+    let out = mcp(&["tools"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("mcp__fixture__whoami"),
+        "{}",
+        stdout(&out)
+    );
+    for out in [&out, &status] {
+        assert!(!format!("{}{}", stdout(out), stderr(out)).contains(&access));
+    }
+    // Logout forgets it: commands need a login again.
+    let out = mcp(&["logout", "fixture"]);
+    assert!(
+        stdout(&out).contains("logged out of fixture"),
+        "{}",
+        stdout(&out)
+    );
+    assert_fails(&mcp(&["tools"]), "sidewire mcp login fixture");
+    // The ad hoc server logs in under its own name.
+    let out = run(home.path(), &["mcp", "--url", &url, "login", "--headless"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("logged in to adhoc"),
+        "{}",
+        stdout(&out)
+    );
+    let out = run(home.path(), &["mcp", "--url", &url, "tools"]);
+    assert!(
+        stdout(&out).contains("mcp__adhoc__whoami"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+/// A GET of `url` (`http://host:port/path`) over a plain socket; the raw answer.
+fn http_get(url: &str) -> String {
+    use std::io::{Read, Write};
+    let rest = url.strip_prefix("http://").expect("an http:// URL");
+    let (host, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    let mut stream = std::net::TcpStream::connect(host).expect("connect");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut answer = String::new();
+    let _ = stream.read_to_string(&mut answer);
+    answer
+}
+
+#[test]
+fn on_a_terminal_yes_logs_in_and_runs_the_command_again() {
+    let Some(fixture) = OAuthFixture::start("on_a_terminal_yes_logs_in_and_runs_the_command_again")
+    else {
+        return;
+    };
+    let home = home();
+    let url = format!("{}/mcp", fixture.base);
+    let mut command = Command::new("script");
+    command.args([
+        "-qfec",
+        &format!("{EXE} mcp --url {url} tools"),
+        "/dev/null",
+    ]);
+    let mut terminal = Terminal::start(command, home.path());
+    // Typed at once: the terminal keeps it until the question reads it.
+    terminal.type_line("y");
+    // The sign-in URL, opened here as a browser would: the fixture grants at once and
+    // redirects to sidewire's loopback listener.
+    let authorize = format!("{}/authorize?", fixture.base);
+    let line = terminal.wait_for(|line| line.contains(&authorize));
+    let start = line.find("http://").unwrap();
+    let answer = http_get(line[start..].trim());
+    let location = answer
+        .lines()
+        .find_map(|l| l.strip_prefix("Location: "))
+        .unwrap_or_else(|| panic!("no redirect: {answer}"))
+        .trim()
+        .to_owned();
+    assert!(location.starts_with("http://127.0.0.1:"), "{location}");
+    http_get(&location);
+    // The command runs again, with the token.
+    terminal.wait_for(|line| line.contains("mcp__adhoc__whoami"));
+    terminal.finish();
+    let status = run(home.path(), &["mcp", "auth", "status", "--json"]);
+    let document: Value = serde_json::from_slice(&status.stdout).expect("one JSON document");
+    assert_eq!(
+        document["authorizations"][0]["server"], "adhoc",
+        "{document}"
+    );
 }

@@ -11,16 +11,36 @@
 //! `true`, or `{"maxRestarts": 3, "withinMs": 60000, "initialBackoffMs": 500,
 //! "maxBackoffMs": 8000}` (each member optional); and the listing caps `maxListItems` and
 //! `maxListBytes` (positive integers; see [`ServerSpec::max_list_items`] and
-//! [`ServerSpec::max_list_bytes`]). Other
+//! [`ServerSpec::max_list_bytes`]). An HTTP server may have `oauth`, in the shape Claude Code
+//! uses (every member optional, no others allowed):
+//!
+//! ```json
+//! {"oauth": {"clientId": "sidewire-app", "clientSecret": "${env:APP_SECRET}",
+//!            "callbackPort": 8080, "scopes": "read write",
+//!            "authServerMetadataUrl": "https://auth.example.com/.well-known/oauth-authorization-server",
+//!            "tokenEndpointAuthMethod": "client_secret_basic", "grant": "authorization_code"}}
+//! ```
+//!
+//! `scopes` is a space-separated string or an array of strings; `tokenEndpointAuthMethod` is
+//! `none`, `client_secret_basic`, `client_secret_post` or `private_key_jwt`; `grant` is
+//! `authorization_code` (the default) or `client_credentials`. `clientSecret` is the one value
+//! that is expanded: `${env:NAME}` (Cursor, VS Code), `${NAME}` and `${NAME:-default}`
+//! (Claude Code) are replaced from the environment, an unset variable without a default being
+//! an error, so a secret need not be written into the file. See [`OAuthSettings`]. Other
 //! members (`disabled`, `alwaysAllow`, ...) belong to the client that wrote the file and are
-//! ignored. It does not expand `${VAR}` references, read environment files or start anything.
+//! ignored. It does not expand `${VAR}` references elsewhere, read environment files or start
+//! anything.
 
 use std::path::Path;
 use std::time::Duration;
 
 use serde_json::{Map, Value};
 
+use crate::auth::{ClientAuthMethod, Grant, OAuthSettings, Secret};
 use crate::{Error, Restart, RestartPolicy, ServerSpec, Transport};
+
+/// Looks up an environment variable for `${...}` in `clientSecret`.
+type Env<'a> = &'a dyn Fn(&str) -> Option<String>;
 
 /// Parses an `mcpServers` document (any JSON object with an `mcpServers` member, so a plugin
 /// manifest works as is) into specs, sorted by server name.
@@ -34,6 +54,11 @@ use crate::{Error, Restart, RestartPolicy, ServerSpec, Transport};
 /// A config error ([`Error::is_config`]) naming the path of the first bad field, e.g.
 /// `mcpServers.files.args[1]: expected a string, got a number`.
 pub fn parse_mcp_servers(text: &str) -> Result<Vec<ServerSpec>, Error> {
+    parse_with_env(text, &|name| std::env::var(name).ok())
+}
+
+/// [`parse_mcp_servers`] with `env` for the environment.
+fn parse_with_env(text: &str, env: Env<'_>) -> Result<Vec<ServerSpec>, Error> {
     let document: Value = serde_json::from_str(text).map_err(|err| {
         Error::config(format!(
             "invalid JSON at line {} column {}: {err}",
@@ -53,7 +78,7 @@ pub fn parse_mcp_servers(text: &str) -> Result<Vec<ServerSpec>, Error> {
     let servers = object(servers, "mcpServers")?;
     servers
         .iter()
-        .map(|(name, entry)| server(name, entry))
+        .map(|(name, entry)| server(name, entry, env))
         .collect()
 }
 
@@ -68,7 +93,7 @@ pub fn load_mcp_servers(path: &Path) -> Result<Vec<ServerSpec>, Error> {
     parse_mcp_servers(&text).map_err(|err| Error::config(format!("{}: {err}", path.display())))
 }
 
-fn server(name: &str, entry: &Value) -> Result<ServerSpec, Error> {
+fn server(name: &str, entry: &Value, env: Env<'_>) -> Result<ServerSpec, Error> {
     let path = format!("mcpServers.{}", display_key(name));
     if name.trim().is_empty() {
         return Err(Error::config(format!(
@@ -151,7 +176,199 @@ fn server(name: &str, entry: &Value) -> Result<ServerSpec, Error> {
     if let Some(bytes) = positive(entry, "maxListBytes", &field("maxListBytes"))? {
         spec = spec.max_list_bytes(bytes);
     }
+    if let Some(value) = entry.get("oauth").filter(|value| !value.is_null()) {
+        if transport == Transport::Stdio {
+            return Err(Error::config(format!(
+                "{}: `oauth` is for HTTP servers; this one is stdio",
+                field("oauth")
+            )));
+        }
+        spec = spec.oauth(oauth(value, &field("oauth"), env)?);
+    }
     Ok(spec)
+}
+
+/// The members `oauth` may have.
+const OAUTH_MEMBERS: [&str; 7] = [
+    "clientId",
+    "clientSecret",
+    "callbackPort",
+    "scopes",
+    "authServerMetadataUrl",
+    "tokenEndpointAuthMethod",
+    "grant",
+];
+
+/// An `oauth` object (see the module docs).
+fn oauth(value: &Value, path: &str, env: Env<'_>) -> Result<OAuthSettings, Error> {
+    let members = object(value, path)?;
+    let field = |member: &str| format!("{path}.{member}");
+    if let Some(unknown) = members
+        .keys()
+        .find(|key| !OAUTH_MEMBERS.contains(&key.as_str()))
+    {
+        return Err(Error::config(format!(
+            "{}: unknown member; `oauth` has {}",
+            field(&display_key(unknown)),
+            OAUTH_MEMBERS.join(", ")
+        )));
+    }
+    let mut settings = OAuthSettings::new();
+    if let Some(id) = optional_string(members, "clientId", &field("clientId"))? {
+        if id.trim().is_empty() {
+            return Err(Error::config(format!(
+                "{}: expected a non-empty string",
+                field("clientId")
+            )));
+        }
+        settings = settings.client_id(id);
+    }
+    if let Some(secret) = optional_string(members, "clientSecret", &field("clientSecret"))? {
+        let secret = expand(secret, &field("clientSecret"), env)?;
+        if secret.is_empty() {
+            return Err(Error::config(format!(
+                "{}: the secret is empty",
+                field("clientSecret")
+            )));
+        }
+        settings = settings.client_secret(Secret::new(secret));
+    }
+    match members.get("callbackPort") {
+        None | Some(Value::Null) => {}
+        Some(value) => match value.as_u64().and_then(|n| u16::try_from(n).ok()) {
+            Some(port) if port > 0 => settings = settings.callback_port(port),
+            _ if value.is_number() => {
+                return Err(Error::config(format!(
+                    "{}: expected a port from 1 to 65535, got {value}",
+                    field("callbackPort")
+                )));
+            }
+            _ => return Err(expected(&field("callbackPort"), "a port number", value)),
+        },
+    }
+    match members.get("scopes") {
+        None | Some(Value::Null) => {}
+        Some(value) => settings = settings.scopes(scopes(value, &field("scopes"))?),
+    }
+    if let Some(url) = optional_string(
+        members,
+        "authServerMetadataUrl",
+        &field("authServerMetadataUrl"),
+    )? {
+        let parsed = url::Url::parse(url).map_err(|err| {
+            Error::config(format!(
+                "{}: not a URL ({err})",
+                field("authServerMetadataUrl")
+            ))
+        })?;
+        if !matches!(parsed.scheme(), "https" | "http") {
+            return Err(Error::config(format!(
+                "{}: expected an https:// URL, got a {}: URL",
+                field("authServerMetadataUrl"),
+                parsed.scheme()
+            )));
+        }
+        settings = settings.auth_server_metadata_url(url);
+    }
+    let method_path = field("tokenEndpointAuthMethod");
+    if let Some(name) = optional_string(members, "tokenEndpointAuthMethod", &method_path)? {
+        let method = ClientAuthMethod::from_name(name).ok_or_else(|| {
+            Error::config(format!(
+                "{method_path}: unknown method {name:?}; expected none, client_secret_basic, \
+                 client_secret_post or private_key_jwt"
+            ))
+        })?;
+        settings = settings.token_endpoint_auth_method(method);
+    }
+    if let Some(name) = optional_string(members, "grant", &field("grant"))? {
+        let grant = match name {
+            "authorization_code" => Grant::AuthorizationCode,
+            "client_credentials" => Grant::ClientCredentials,
+            other => {
+                return Err(Error::config(format!(
+                    "{}: unknown grant {other:?}; expected authorization_code or \
+                     client_credentials",
+                    field("grant")
+                )));
+            }
+        };
+        settings = settings.grant(grant);
+    }
+    Ok(settings)
+}
+
+/// `scopes`: a space-separated string or an array of strings, at least one scope either way.
+fn scopes(value: &Value, path: &str) -> Result<Vec<String>, Error> {
+    let scopes: Vec<String> = match value {
+        Value::String(text) => text.split_whitespace().map(str::to_owned).collect(),
+        Value::Array(items) => {
+            let mut scopes = Vec::with_capacity(items.len());
+            for (i, item) in items.iter().enumerate() {
+                match item {
+                    Value::String(scope)
+                        if !scope.is_empty() && !scope.contains(char::is_whitespace) =>
+                    {
+                        scopes.push(scope.clone());
+                    }
+                    Value::String(scope) => {
+                        return Err(Error::config(format!(
+                            "{path}[{i}]: expected one scope, got {scope:?}"
+                        )));
+                    }
+                    other => return Err(expected(&format!("{path}[{i}]"), "a string", other)),
+                }
+            }
+            scopes
+        }
+        other => return Err(expected(path, "a string or an array of strings", other)),
+    };
+    if scopes.is_empty() {
+        return Err(Error::config(format!(
+            "{path}: expected at least one scope"
+        )));
+    }
+    Ok(scopes)
+}
+
+/// `text` with each `${env:NAME}`, `${NAME}` and `${NAME:-default}` replaced from `env`. The
+/// error names `path` and the variable, never the value.
+fn expand(text: &str, path: &str, env: Env<'_>) -> Result<String, Error> {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find("${") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        let end = after
+            .find('}')
+            .ok_or_else(|| Error::config(format!("{path}: `${{` without its closing `}}`")))?;
+        let reference = &after[..end];
+        let (name, default) = match reference.split_once(":-") {
+            Some((name, default)) => (name, Some(default)),
+            None => (reference, None),
+        };
+        let name = name.strip_prefix("env:").unwrap_or(name);
+        let valid = !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !valid {
+            return Err(Error::config(format!(
+                "{path}: `${{{reference}}}` is not a variable reference \
+                 (`${{env:NAME}}`, `${{NAME}}` or `${{NAME:-default}}`)"
+            )));
+        }
+        // As in a shell, `:-` also covers a variable that is set but empty.
+        match (env(name), default) {
+            (Some(value), Some(default)) if value.is_empty() => out.push_str(default),
+            (Some(value), _) => out.push_str(&value),
+            (None, Some(default)) => out.push_str(default),
+            (None, None) => {
+                return Err(Error::config(format!(
+                    "{path}: the environment variable {name} is not set"
+                )));
+            }
+        }
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
 }
 
 /// `startup_timeout_sec` or `startup_timeout_ms` (not both): a positive, finite duration.

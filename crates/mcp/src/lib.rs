@@ -17,7 +17,10 @@
 //! the PKCE sign-in (through the authorizer's [`auth::Interaction`]), and the token is sent on
 //! every later request, refreshed before it expires and once on a 401, stepped up on a
 //! `403 insufficient_scope`; [`auth::login`], [`auth::logout`] and [`auth::status`] do the same
-//! on purpose. Tokens live in a [`auth::TokenStore`].
+//! on purpose. Tokens live in a [`auth::TokenStore`]: [`auth::MemoryStore`], or
+//! [`auth::FileStore`] (a directory of `0600` JSON records replaced atomically, with a
+//! cross-process lock per server; the CLI's is `$SIDEWIRE_HOME/mcp/oauth/`). An `mcpServers`
+//! entry's `oauth` object becomes the spec's [`auth::OAuthSettings`] (see [`parse_mcp_servers`]).
 //!
 //! It is **not** (yet): the 2026-07-28 "modern" era, Windows process handling, or an
 //! MCP *server*. (The `server` feature, off by default, adds `sidewire_mcp::server`: a minimal

@@ -3,11 +3,13 @@
 //!
 //! This file selects and starts the servers and dispatches to one function per subcommand:
 //! the listings (`servers`, `tools`, `prompts`, `resources`, `templates`) in `list.rs`, the
-//! requests (`call`, `prompt`, `read`, `ping`) in `request.rs`.
+//! requests (`call`, `prompt`, `read`, `ping`) in `request.rs`; authorization (`login`,
+//! `logout`, `auth status`, and the offer to log in when a server needs it) in `auth.rs`.
 //!
 //! Everything a server says (names, descriptions, results, stderr, error bodies) is printed
 //! through [`safe`]: one-line values with [`safe::line()`], content with [`safe::block`].
 
+mod auth;
 mod list;
 mod request;
 
@@ -17,8 +19,9 @@ use std::time::Duration;
 use anyhow::Context as _;
 use sidewire_mcp::{McpHost, NoHandler, ServerSpec, ServerState, StartFailure};
 
+use self::auth::LoginMode;
 use self::list::Listing;
-use crate::cli::{HttpTransport, McpArgs, McpCommand};
+use crate::cli::{AuthCommand, HttpTransport, McpArgs, McpCommand};
 use crate::out::Out;
 use crate::safe;
 
@@ -27,30 +30,27 @@ const LIST_INDENT: &str = "    ";
 /// The indent of a peer's continuation lines in printed content.
 const CONTENT_INDENT: &str = "  ";
 
-/// The server specs the arguments select.
-fn specs(args: &McpArgs) -> anyhow::Result<Vec<ServerSpec>> {
-    if args.url.is_none() && !args.headers.is_empty() {
-        anyhow::bail!("--header goes with --url");
+/// The name of the `--url` or `--stdio` server (its token store key, too).
+pub(super) const ADHOC: &str = "adhoc";
+
+/// The `--url` server, with its `--header`s.
+fn adhoc_http(args: &McpArgs) -> anyhow::Result<ServerSpec> {
+    let url = args.url.as_deref().context("no --url given")?;
+    let mut spec = match args.transport {
+        HttpTransport::Sse => ServerSpec::sse(ADHOC, url),
+        HttpTransport::Auto | HttpTransport::Http => ServerSpec::http(ADHOC, url),
+    };
+    for header in &args.headers {
+        let (key, value) = header
+            .split_once(':')
+            .with_context(|| format!("a header is 'Name: value', got {header:?}"))?;
+        spec = spec.header(key.trim(), value.trim());
     }
-    if let Some(url) = &args.url {
-        let name = "adhoc";
-        let mut spec = match args.transport {
-            HttpTransport::Sse => ServerSpec::sse(name, url.clone()),
-            HttpTransport::Auto | HttpTransport::Http => ServerSpec::http(name, url.clone()),
-        };
-        for header in &args.headers {
-            let (key, value) = header
-                .split_once(':')
-                .with_context(|| format!("a header is 'Name: value', got {header:?}"))?;
-            spec = spec.header(key.trim(), value.trim());
-        }
-        return Ok(vec![spec]);
-    }
-    if let Some((command, rest)) = args.stdio_command.split_first().filter(|_| args.stdio) {
-        return Ok(vec![
-            ServerSpec::stdio("adhoc", command.clone()).args(rest.iter().cloned()),
-        ]);
-    }
+    Ok(spec)
+}
+
+/// The config file (`--config`, else `./.mcp.json`) and every server in it.
+fn load_config(args: &McpArgs) -> anyhow::Result<(PathBuf, Vec<ServerSpec>)> {
     let path = match &args.config {
         Some(path) => path.clone(),
         None => {
@@ -63,26 +63,131 @@ fn specs(args: &McpArgs) -> anyhow::Result<Vec<ServerSpec>> {
         }
     };
     let all = sidewire_mcp::load_mcp_servers(&path)?;
+    Ok((path, all))
+}
+
+/// The server called `name` in the config at `path`.
+fn find_server<'a>(
+    path: &std::path::Path,
+    all: &'a [ServerSpec],
+    name: &str,
+) -> anyhow::Result<&'a ServerSpec> {
+    all.iter().find(|s| s.name() == name).with_context(|| {
+        let names: Vec<&str> = all.iter().map(ServerSpec::name).collect();
+        format!(
+            "{} has no server named {}; it has: {}",
+            path.display(),
+            safe::line(name),
+            names.join(", ")
+        )
+    })
+}
+
+/// The server specs the arguments select.
+fn specs(args: &McpArgs) -> anyhow::Result<Vec<ServerSpec>> {
+    if args.url.is_none() && !args.headers.is_empty() {
+        anyhow::bail!("--header goes with --url");
+    }
+    if args.url.is_some() {
+        return Ok(vec![adhoc_http(args)?]);
+    }
+    if let Some((command, rest)) = args.stdio_command.split_first().filter(|_| args.stdio) {
+        return Ok(vec![
+            ServerSpec::stdio(ADHOC, command.clone()).args(rest.iter().cloned()),
+        ]);
+    }
+    let (path, all) = load_config(args)?;
     if args.servers.is_empty() {
         return Ok(all);
     }
     let mut chosen = Vec::new();
     for name in &args.servers {
-        let spec = all.iter().find(|s| s.name() == name).with_context(|| {
-            let names: Vec<&str> = all.iter().map(ServerSpec::name).collect();
-            format!(
-                "{} has no server named {name}; it has: {}",
-                path.display(),
-                names.join(", ")
-            )
-        })?;
-        chosen.push(spec.clone());
+        chosen.push(find_server(&path, &all, name)?.clone());
     }
     Ok(chosen)
 }
 
+/// Runs one `sidewire mcp` subcommand. A server that needs a login is offered one on a
+/// terminal, and the command then runs again, once; elsewhere the command fails naming
+/// `sidewire mcp login`.
 pub(crate) async fn run(args: McpArgs, out: &Out) -> anyhow::Result<()> {
-    let mut specs = specs(&args)?;
+    match &args.command {
+        McpCommand::Login {
+            server,
+            no_browser,
+            headless,
+        } => {
+            let mode = if *headless {
+                LoginMode::Headless
+            } else {
+                LoginMode::Person {
+                    browser: !no_browser,
+                }
+            };
+            return auth::login(&args, server.as_deref(), mode, out).await;
+        }
+        McpCommand::Logout { server } => return auth::logout(&args, server.as_deref(), out),
+        McpCommand::Auth(AuthCommand::Status) => return auth::status(out),
+        _ => {}
+    }
+    let authorizer = auth::authorizer();
+    let interactive = auth::interactive();
+    let err = match attempt(&args, authorizer.as_ref(), interactive, out).await {
+        Ok(()) => return Ok(()),
+        Err(err) => err,
+    };
+    let server = match err.downcast_ref::<NeedsLogin>() {
+        Some(NeedsLogin(server)) => server.clone(),
+        None => match auth::login_required_in(&err) {
+            Some(server) => server,
+            None => return Err(err),
+        },
+    };
+    if !interactive || !auth::offer_login(&server).await? {
+        return Err(auth::login_required_error(&args, &server));
+    }
+    let spec = specs(&args)?
+        .into_iter()
+        .find(|spec| spec.name() == server)
+        .with_context(|| format!("server {} is gone from the config", safe::line(&server)))?;
+    // No browser from here: one it started would end with this command (the subreaper reaps
+    // everything below sidewire); the URL is printed, and `sidewire mcp login` opens one.
+    auth::login_spec(spec, LoginMode::Person { browser: false }, out).await?;
+    // Once: a second login-required failure is reported, not offered again.
+    match attempt(&args, authorizer.as_ref(), false, out).await {
+        Err(err) if err.is::<NeedsLogin>() || auth::login_required_in(&err).is_some() => {
+            let server = auth::login_required_in(&err)
+                .or_else(|| err.downcast_ref::<NeedsLogin>().map(|n| n.0.clone()))
+                .unwrap_or(server);
+            Err(auth::login_required_error(&args, &server))
+        }
+        other => other,
+    }
+}
+
+/// A server failed to start because it needs a login, and a person may give it one: the host
+/// was shut down so the command can run again after the login.
+#[derive(Debug)]
+struct NeedsLogin(String);
+
+impl std::fmt::Display for NeedsLogin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "server {} requires authorization", safe::line(&self.0))
+    }
+}
+
+impl std::error::Error for NeedsLogin {}
+
+/// Starts the selected servers and runs the command once. With `offer` (a person is there), a
+/// server that needs a login ends the attempt with [`NeedsLogin`]; without, it is reported
+/// with the command that logs in.
+async fn attempt(
+    args: &McpArgs,
+    authorizer: Option<&sidewire_mcp::auth::Authorizer>,
+    offer: bool,
+    out: &Out,
+) -> anyhow::Result<()> {
+    let mut specs = auth::authorize(specs(args)?, authorizer);
     anyhow::ensure!(!specs.is_empty(), "the config lists no MCP servers");
     let timeout = seconds("--timeout", args.timeout)?;
     let startup = seconds("--startup-timeout", args.startup_timeout)?;
@@ -109,8 +214,12 @@ pub(crate) async fn run(args: McpArgs, out: &Out) -> anyhow::Result<()> {
     }
     let (host, driver) = McpHost::new(NoHandler);
     let driver = tokio::spawn(driver);
-    let failures = host.start_available(specs).await;
-    let result = command(&host, &args.command, timeout, &failures, out).await;
+    let failures = host.start_available(specs.clone()).await;
+    let login = |failure: &StartFailure| auth::needs_login(failure, &specs);
+    let result = match failures.iter().find(|f| login(f)) {
+        Some(failure) if offer => Err(NeedsLogin(failure.server.clone()).into()),
+        _ => command(&host, args, timeout, &failures, &login, out).await,
+    };
     host.shutdown().await;
     let _ = tokio::time::timeout(Duration::from_secs(5), driver).await;
     result
@@ -130,14 +239,16 @@ fn seconds(flag: &str, value: Option<f64>) -> anyhow::Result<Option<Duration>> {
 /// Runs one subcommand against the started servers.
 async fn command(
     host: &McpHost,
-    command: &McpCommand,
+    args: &McpArgs,
     timeout: Option<Duration>,
     failures: &[StartFailure],
+    needs_login: &dyn Fn(&StartFailure) -> bool,
     out: &Out,
 ) -> anyhow::Result<()> {
+    let command = &args.command;
     // `servers` reports the failures itself; every other command needs a running server.
     if !matches!(command, McpCommand::Servers) {
-        require_running(host, failures, out)?;
+        require_running(host, args, failures, needs_login, out)?;
     }
     match command {
         McpCommand::Servers => list::servers(host, failures, out),
@@ -149,14 +260,29 @@ async fn command(
         McpCommand::Prompt { name, args } => request::prompt(host, name, args, out).await,
         McpCommand::Read { uri } => request::read(host, uri, out).await,
         McpCommand::Ping => request::ping(host, out).await,
+        McpCommand::Login { .. } | McpCommand::Logout { .. } | McpCommand::Auth(_) => {
+            unreachable!("handled before any server starts")
+        }
     }
 }
 
-/// Warns of each server that failed to start, and fails when none is running.
-fn require_running(host: &McpHost, failures: &[StartFailure], out: &Out) -> anyhow::Result<()> {
+/// Warns of each server that failed to start (naming the login command for one that needs a
+/// login), and fails when none is running.
+fn require_running(
+    host: &McpHost,
+    args: &McpArgs,
+    failures: &[StartFailure],
+    needs_login: &dyn Fn(&StartFailure) -> bool,
+    out: &Out,
+) -> anyhow::Result<()> {
     for failure in failures {
+        let hint = if needs_login(failure) {
+            format!(" (run `{}`)", auth::login_command(args, &failure.server))
+        } else {
+            String::new()
+        };
         out.note(format!(
-            "warning: server {} failed to start: {}",
+            "warning: server {} failed to start: {}{hint}",
             safe::line(&failure.server),
             safe::line(&failure.error)
         ));
@@ -166,6 +292,9 @@ fn require_running(host: &McpHost, failures: &[StartFailure], out: &Out) -> anyh
         .iter()
         .all(|s| s.state != ServerState::Running)
     {
+        if let Some(failure) = failures.iter().find(|f| needs_login(f)) {
+            return Err(auth::login_required_error(args, &failure.server));
+        }
         let first = failures.first().map(failure_text).unwrap_or_default();
         anyhow::bail!("no MCP server started\n{first}");
     }

@@ -20,6 +20,7 @@ pub(crate) mod challenge;
 mod discovery;
 pub(crate) mod failure;
 mod fetch;
+mod file_store;
 mod flow;
 mod jwt;
 mod login;
@@ -35,14 +36,17 @@ mod types;
 #[doc(hidden)]
 pub(crate) mod fuzzing {
     use super::challenge::Challenge;
-    use super::discovery::{ResourceMetadata, ServerMetadata, resource_covers, server_metadata_candidates};
+    use super::discovery::{
+        ResourceMetadata, ServerMetadata, resource_covers, server_metadata_candidates,
+    };
 
     /// Reads `document` as both metadata kinds and runs what uses them.
     pub(crate) fn documents(challenge: &Challenge, document: &[u8]) {
         if let Ok(resource) = serde_json::from_slice::<ResourceMetadata>(document) {
             let server = url::Url::parse("https://mcp.example.com/mcp").expect("a URL");
             let _ = resource_covers(&resource.resource, &server);
-            let chosen = super::scope::initial(None, challenge, resource.scopes_supported.as_deref(), true);
+            let chosen =
+                super::scope::initial(None, challenge, resource.scopes_supported.as_deref(), true);
             if let Some(chosen) = chosen {
                 assert!(!chosen.split(' ').any(str::is_empty));
             }
@@ -64,6 +68,9 @@ pub use self::callback::{
 pub use self::failure::AuthErrorKind;
 pub(crate) use self::failure::AuthFailure;
 pub use self::fetch::MAX_AUTH_BODY;
+pub use self::file_store::{
+    FileStore, MAX_STORED_NAME_CHARS, MAX_STORED_RECORD_BYTES, MAX_STORED_RECORDS,
+};
 pub use self::login::{AuthStatus, LoginOutcome, login, logout, status, store_key};
 pub use self::session::{
     MAX_AUTHORIZATIONS, MAX_NONCE_RETRIES, MAX_RETRIES, REFRESH_MARGIN, STORE_LOCK_WAIT,

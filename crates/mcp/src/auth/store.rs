@@ -1,6 +1,6 @@
 //! Where tokens and client registrations are kept between runs: the [`TokenStore`] trait, and
-//! [`MemoryStore`] for a process that keeps nothing. (`FileStore`, files under
-//! `$SIDEWIRE_HOME`, is in `file_store.rs`.)
+//! [`MemoryStore`] for a process that keeps nothing. ([`FileStore`](super::FileStore), files
+//! under `$SIDEWIRE_HOME`, is in `file_store.rs`.)
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;

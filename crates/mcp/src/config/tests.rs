@@ -259,3 +259,242 @@ fn bad_listing_caps_name_their_field() {
         "mcpServers.s.maxListBytes: expected a positive integer, got a string"
     );
 }
+
+/// Parses one HTTP server `s` whose entry has `oauth`, with `env` as the environment.
+fn oauth_of(oauth: &str, env: &[(&str, &str)]) -> Result<OAuthSettings, Error> {
+    let text = format!(
+        r#"{{"mcpServers": {{"s": {{"url": "https://example.com/mcp", "oauth": {oauth}}}}}}}"#
+    );
+    let lookup = |name: &str| {
+        env.iter()
+            .find(|(key, _)| *key == name)
+            .map(|(_, value)| (*value).to_owned())
+    };
+    let specs = parse_with_env(&text, &lookup)?;
+    Ok(specs[0].oauth_settings().clone())
+}
+
+fn oauth_error(oauth: &str, env: &[(&str, &str)]) -> String {
+    let err = oauth_of(oauth, env).expect_err("a config error");
+    assert!(err.is_config(), "{err:?}");
+    err.to_string()
+}
+
+#[test]
+fn an_oauth_block_in_claude_codes_shape_sets_every_field() {
+    let settings = oauth_of(
+        r#"{"clientId": "app", "clientSecret": "${env:APP_SECRET}", "callbackPort": 8080,
+            "scopes": "read  write", "authServerMetadataUrl": "https://auth.example.com/.well-known/oauth-authorization-server",
+            "tokenEndpointAuthMethod": "client_secret_post", "grant": "client_credentials"}"#,
+        &[("APP_SECRET", "s3cret-value")],
+    )
+    .expect("parses");
+    let expected = OAuthSettings::new()
+        .client_id("app")
+        .client_secret("s3cret-value")
+        .callback_port(8080)
+        .scopes(["read", "write"])
+        .auth_server_metadata_url("https://auth.example.com/.well-known/oauth-authorization-server")
+        .token_endpoint_auth_method(ClientAuthMethod::ClientSecretPost)
+        .grant(Grant::ClientCredentials);
+    assert_eq!(settings, expected);
+    // The secret is a `Secret`: it does not print.
+    assert!(!format!("{settings:?}").contains("s3cret-value"));
+}
+
+#[test]
+fn oauth_members_are_each_optional() {
+    assert_eq!(oauth_of("{}", &[]).unwrap(), OAuthSettings::new());
+    assert_eq!(oauth_of("null", &[]).unwrap(), OAuthSettings::new());
+    assert_eq!(
+        oauth_of(r#"{"clientId": "app"}"#, &[]).unwrap(),
+        OAuthSettings::new().client_id("app")
+    );
+    assert_eq!(
+        oauth_of(r#"{"callbackPort": 1}"#, &[]).unwrap(),
+        OAuthSettings::new().callback_port(1)
+    );
+    assert_eq!(
+        oauth_of(r#"{"scopes": ["a", "b:c"]}"#, &[]).unwrap(),
+        OAuthSettings::new().scopes(["a", "b:c"])
+    );
+    assert_eq!(
+        oauth_of(r#"{"grant": "authorization_code"}"#, &[]).unwrap(),
+        OAuthSettings::new().grant(Grant::AuthorizationCode)
+    );
+    for (name, method) in [
+        ("none", ClientAuthMethod::None),
+        ("client_secret_basic", ClientAuthMethod::ClientSecretBasic),
+        ("client_secret_post", ClientAuthMethod::ClientSecretPost),
+        ("private_key_jwt", ClientAuthMethod::PrivateKeyJwt),
+    ] {
+        assert_eq!(
+            oauth_of(&format!(r#"{{"tokenEndpointAuthMethod": "{name}"}}"#), &[]).unwrap(),
+            OAuthSettings::new().token_endpoint_auth_method(method)
+        );
+    }
+    // An entry without `oauth` has the default settings.
+    let specs =
+        parse_mcp_servers(r#"{"mcpServers": {"s": {"url": "https://example.com/mcp"}}}"#).unwrap();
+    assert_eq!(specs[0].oauth_settings(), &OAuthSettings::new());
+}
+
+#[test]
+fn the_client_secret_expands_each_dialects_references() {
+    let env = [("A", "alpha"), ("EMPTY", "")];
+    let secret = |text: &str| {
+        oauth_of(&format!(r#"{{"clientSecret": "{text}"}}"#), &env)
+            .unwrap()
+            .client_secret
+            .map(|s| s.expose().to_owned())
+    };
+    assert_eq!(secret("${env:A}").as_deref(), Some("alpha"));
+    assert_eq!(secret("${A}").as_deref(), Some("alpha"));
+    assert_eq!(secret("${UNSET:-fallback}").as_deref(), Some("fallback"));
+    assert_eq!(secret("${EMPTY:-fallback}").as_deref(), Some("fallback"));
+    assert_eq!(secret("${A:-fallback}").as_deref(), Some("alpha"));
+    assert_eq!(secret("x-${A}-${env:A}").as_deref(), Some("x-alpha-alpha"));
+    assert_eq!(secret("literal").as_deref(), Some("literal"));
+}
+
+#[test]
+fn a_bad_client_secret_reference_names_the_field_not_the_value() {
+    let env = [("EMPTY", ""), ("SECRET", "hidden-value")];
+    let path = "mcpServers.s.oauth.clientSecret";
+    for (text, what) in [
+        ("${UNSET}", "the environment variable UNSET is not set"),
+        ("${env:UNSET}", "the environment variable UNSET is not set"),
+        ("${SECRET", "without its closing"),
+        ("${}", "is not a variable reference"),
+        ("${A B}", "is not a variable reference"),
+        ("${EMPTY}", "the secret is empty"),
+        ("", "the secret is empty"),
+    ] {
+        let message = oauth_error(&format!(r#"{{"clientSecret": "{text}"}}"#), &env);
+        assert!(message.starts_with(path), "{text}: {message}");
+        assert!(message.contains(what), "{text}: {message}");
+        assert!(!message.contains("hidden-value"), "{message}");
+    }
+}
+
+#[test]
+fn oauth_errors_name_the_field_path() {
+    let path = "mcpServers.s.oauth";
+    for (oauth, expected) in [
+        (
+            r#""yes""#,
+            format!("{path}: expected an object, got a string"),
+        ),
+        (
+            r#"{"clientId": 3}"#,
+            format!("{path}.clientId: expected a string, got a number"),
+        ),
+        (
+            r#"{"clientId": " "}"#,
+            format!("{path}.clientId: expected a non-empty string"),
+        ),
+        (
+            r#"{"clientSecret": true}"#,
+            format!("{path}.clientSecret: expected a string, got a boolean"),
+        ),
+        (
+            r#"{"callbackPort": "80"}"#,
+            format!("{path}.callbackPort: expected a port number, got a string"),
+        ),
+        (
+            r#"{"callbackPort": 0}"#,
+            format!("{path}.callbackPort: expected a port from 1 to 65535, got 0"),
+        ),
+        (
+            r#"{"callbackPort": 65536}"#,
+            format!("{path}.callbackPort: expected a port from 1 to 65535, got 65536"),
+        ),
+        (
+            r#"{"callbackPort": 80.5}"#,
+            format!("{path}.callbackPort: expected a port from 1 to 65535, got 80.5"),
+        ),
+        (
+            r#"{"scopes": 1}"#,
+            format!("{path}.scopes: expected a string or an array of strings, got a number"),
+        ),
+        (
+            r#"{"scopes": ["a", 2]}"#,
+            format!("{path}.scopes[1]: expected a string, got a number"),
+        ),
+        (
+            r#"{"scopes": ["a b"]}"#,
+            format!("{path}.scopes[0]: expected one scope, got \"a b\""),
+        ),
+        (
+            r#"{"scopes": "  "}"#,
+            format!("{path}.scopes: expected at least one scope"),
+        ),
+        (
+            r#"{"scopes": []}"#,
+            format!("{path}.scopes: expected at least one scope"),
+        ),
+        (
+            r#"{"authServerMetadataUrl": 1}"#,
+            format!("{path}.authServerMetadataUrl: expected a string, got a number"),
+        ),
+        (
+            r#"{"authServerMetadataUrl": "ftp://x/y"}"#,
+            format!("{path}.authServerMetadataUrl: expected an https:// URL, got a ftp: URL"),
+        ),
+        (
+            r#"{"grant": 1}"#,
+            format!("{path}.grant: expected a string, got a number"),
+        ),
+        (
+            r#"{"clientPassword": "x"}"#,
+            format!(
+                "{path}.clientPassword: unknown member; `oauth` has clientId, clientSecret, callbackPort, scopes, authServerMetadataUrl, tokenEndpointAuthMethod, grant"
+            ),
+        ),
+        (
+            r#"{"a.b": 1}"#,
+            format!(
+                "{path}.\"a.b\": unknown member; `oauth` has clientId, clientSecret, callbackPort, scopes, authServerMetadataUrl, tokenEndpointAuthMethod, grant"
+            ),
+        ),
+    ] {
+        assert_eq!(oauth_error(oauth, &[]), expected, "{oauth}");
+    }
+    let message = oauth_error(r#"{"authServerMetadataUrl": "not a url"}"#, &[]);
+    assert!(
+        message.starts_with(&format!("{path}.authServerMetadataUrl: not a URL")),
+        "{message}"
+    );
+    let message = oauth_error(r#"{"tokenEndpointAuthMethod": "basic"}"#, &[]);
+    assert!(
+        message.starts_with(&format!(
+            "{path}.tokenEndpointAuthMethod: unknown method \"basic\""
+        )),
+        "{message}"
+    );
+    let message = oauth_error(r#"{"grant": "password"}"#, &[]);
+    assert!(
+        message.starts_with(&format!("{path}.grant: unknown grant \"password\"")),
+        "{message}"
+    );
+}
+
+#[test]
+fn an_oauth_block_on_a_stdio_server_is_an_error() {
+    assert_eq!(
+        error(r#"{"mcpServers": {"files": {"command": "npx", "oauth": {"clientId": "x"}}}}"#),
+        "mcpServers.files.oauth: `oauth` is for HTTP servers; this one is stdio"
+    );
+    // `null` is absent, on any server.
+    parse_mcp_servers(r#"{"mcpServers": {"files": {"command": "npx", "oauth": null}}}"#)
+        .expect("null oauth");
+    // An SSE server may have one.
+    let specs = parse_mcp_servers(
+        r#"{"mcpServers": {"s": {"type": "sse", "url": "http://localhost:1/sse", "oauth": {"clientId": "x"}}}}"#,
+    )
+    .unwrap();
+    assert_eq!(
+        specs[0].oauth_settings(),
+        &OAuthSettings::new().client_id("x")
+    );
+}

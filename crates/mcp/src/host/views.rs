@@ -103,6 +103,12 @@ pub struct StartFailure {
     pub exit_status: Option<String>,
     /// The redacted end of its stderr.
     pub stderr_tail: Option<String>,
+    /// Which part of an authorization failed, when it was one
+    /// ([`Error::auth_error`]); [`AuthErrorKind::LoginRequired`](crate::auth::AuthErrorKind::LoginRequired)
+    /// means someone must log in.
+    pub auth_error: Option<crate::auth::AuthErrorKind>,
+    /// The HTTP status of a non-2xx answer, when that was the failure ([`Error::http_status`]).
+    pub http_status: Option<u16>,
 }
 
 impl StartFailure {
@@ -125,6 +131,8 @@ impl StartFailure {
             error,
             exit_status: err.exit_status().map(str::to_owned),
             stderr_tail: err.stderr_tail().map(str::to_owned),
+            auth_error: err.auth_error(),
+            http_status: err.http_status(),
         }
     }
 }
