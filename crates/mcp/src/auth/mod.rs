@@ -15,19 +15,24 @@
 //! It is **not**: an authorization server, a browser, or a general OAuth library: it does what
 //! an MCP client needs, and asks a person only through [`Interaction`].
 
+mod dpop;
 pub(crate) mod failure;
 mod fetch;
+mod grants;
+mod jwt;
 mod login;
 mod session;
 mod settings;
 mod store;
 mod types;
 
+pub use self::dpop::{MAX_DPOP_NONCE_BYTES, MAX_DPOP_NONCE_ORIGINS};
 pub use self::failure::AuthErrorKind;
 pub(crate) use self::failure::AuthFailure;
 pub use self::fetch::MAX_AUTH_BODY;
+pub use self::jwt::MAX_ASSERTION_BYTES;
 pub use self::login::{AuthStatus, LoginOutcome, login, logout, status, store_key};
-pub use self::settings::{ClientAuthMethod, Grant, OAuthSettings};
+pub use self::settings::{AssertionSource, ClientAuthMethod, DpopPolicy, Grant, OAuthSettings};
 pub use self::store::{MemoryStore, StoreGuard, TokenStore};
 pub use self::types::{
     ClientRegistration, RegistrationSource, Secret, StoreKey, StoredAuth, Tokens,
