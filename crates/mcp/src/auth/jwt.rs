@@ -374,6 +374,29 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn rsa_keys_in_pkcs8_and_pkcs1_sign_rs256_by_default() {
+        // A 2048-bit key made for these tests only (`openssl genpkey -algorithm RSA`).
+        let pkcs8 = include_str!("../../tests/fixtures/rsa-test-key.pem");
+        let pkcs1 = include_str!("../../tests/fixtures/rsa-test-key.pkcs1.pem");
+        let public = include_str!("../../tests/fixtures/rsa-test-key.pub.pem");
+        let decoding = DecodingKey::from_rsa_pem(public.as_bytes()).unwrap();
+        for (pem, alg, expected) in [
+            (pkcs8, None, Algorithm::RS256),
+            (pkcs1, None, Algorithm::RS256),
+            (pkcs8, Some("PS256"), Algorithm::PS256),
+        ] {
+            let jwt = client_assertion(&Secret::new(pem), alg, "c", "aud").unwrap();
+            let mut validation = Validation::new(expected);
+            validation.set_audience(&["aud"]);
+            let data = jsonwebtoken::decode::<Value>(&jwt, &decoding, &validation).unwrap();
+            assert_eq!(data.header.alg, expected);
+            assert_eq!(data.claims["iss"], "c");
+        }
+        let err = client_assertion(&Secret::new(pkcs8), Some("ES256"), "c", "aud").unwrap_err();
+        assert_eq!(err.kind, AuthErrorKind::Unsupported);
+    }
+
+    #[test]
     fn an_unreadable_key_fails_without_showing_it() {
         let key =
             Secret::new("-----BEGIN PRIVATE KEY-----\nbm90IGEga2V5\n-----END PRIVATE KEY-----\n");

@@ -268,3 +268,55 @@ impl OAuthSettings {
         .map(Secret::expose)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grants_and_dpop_default_to_the_code_flow_and_auto() {
+        let settings = OAuthSettings::new();
+        assert_eq!(settings.grant, Grant::AuthorizationCode);
+        assert_eq!(settings.dpop, DpopPolicy::Auto);
+        assert_eq!(settings.client_key_alg, None);
+    }
+
+    #[test]
+    fn the_grant_builders_fill_their_variant_and_secrets_include_inline_assertions() {
+        let grant = Grant::token_exchange(
+            "http://idp/token",
+            AssertionSource::Value(Secret::new("id-token-value")),
+        )
+        .idp_client_id("idp-client")
+        .audience("http://as");
+        assert_eq!(
+            grant,
+            Grant::TokenExchange {
+                idp_token_endpoint: "http://idp/token".into(),
+                subject_token: AssertionSource::Value(Secret::new("id-token-value")),
+                idp_client_id: Some("idp-client".into()),
+                audience: Some("http://as".into()),
+            }
+        );
+        assert_eq!(
+            Grant::ClientCredentials.audience("x"),
+            Grant::ClientCredentials
+        );
+        let settings = OAuthSettings::new()
+            .client_secret("the-secret")
+            .client_key_alg("RS256")
+            .dpop(DpopPolicy::Off)
+            .grant(grant);
+        let secrets: Vec<&str> = settings.secrets().collect();
+        assert_eq!(secrets, ["the-secret", "id-token-value"]);
+        assert!(!format!("{settings:?}").contains("id-token-value"));
+
+        let wif =
+            OAuthSettings::new().grant(Grant::jwt_bearer(AssertionSource::Env("TOKEN".into())));
+        assert_eq!(
+            wif.secrets().count(),
+            0,
+            "an env var's name is not a secret"
+        );
+    }
+}
