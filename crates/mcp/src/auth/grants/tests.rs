@@ -166,34 +166,37 @@ fn sorted(mut names: Vec<&str>) -> Vec<&str> {
     names
 }
 
+/// Client authentication with a secret (`client_secret_basic` or `client_secret_post`).
+fn with_secret(method: ClientAuthMethod, id: &str, secret: &str) -> ClientAuthHeaders {
+    ClientAuthHeaders::new(method, id, Some(&Secret::new(secret)), None, None, "unused").unwrap()
+}
+
+/// `client_id` in the form, no secret.
+fn public_client() -> ClientAuthHeaders {
+    ClientAuthHeaders::new(ClientAuthMethod::None, "cid", None, None, None, "").unwrap()
+}
+
+/// A client credentials request to the endpoint's `/token`, within the test limit.
+async fn cc(
+    endpoint: &Endpoint,
+    auth: &ClientAuthHeaders,
+    scope: Option<&str>,
+    dpop: Option<&DpopKey>,
+) -> Result<TokenResponse, AuthFailure> {
+    let url = endpoint.url("/token");
+    within(
+        LIMIT,
+        "client credentials",
+        client_credentials(&auth_http(), &url, auth, scope, RESOURCE, dpop),
+    )
+    .await
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn client_secret_basic_urlencodes_then_base64s_and_sends_no_secret_in_the_form() {
     let endpoint = Endpoint::start(|_, _| token("cc-token-1")).await;
-    let http = auth_http();
-    let secret = Secret::new("s/é:x");
-    let auth = ClientAuthHeaders::new(
-        ClientAuthMethod::ClientSecretBasic,
-        "a b:c",
-        Some(&secret),
-        None,
-        None,
-        "unused",
-    )
-    .unwrap();
-    let response = within(
-        LIMIT,
-        "token",
-        client_credentials(
-            &http,
-            &endpoint.url("/token"),
-            &auth,
-            Some("s1 s2"),
-            RESOURCE,
-            None,
-        ),
-    )
-    .await
-    .unwrap();
+    let auth = with_secret(ClientAuthMethod::ClientSecretBasic, "a b:c", "s/é:x");
+    let response = cc(&endpoint, &auth, Some("s1 s2"), None).await.unwrap();
     assert_eq!(response.access_token.expose(), "cc-token-1");
     let seen = endpoint.seen();
     assert_eq!(seen.len(), 1);
@@ -224,30 +227,12 @@ async fn client_secret_basic_urlencodes_then_base64s_and_sends_no_secret_in_the_
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_conformance_basic_credentials_are_plain_id_colon_secret() {
     let endpoint = Endpoint::start(|_, _| token("cc-token-2")).await;
-    let secret = Secret::new("conformance-test-secret");
-    let auth = ClientAuthHeaders::new(
+    let auth = with_secret(
         ClientAuthMethod::ClientSecretBasic,
         "conformance-test-client",
-        Some(&secret),
-        None,
-        None,
-        "unused",
-    )
-    .unwrap();
-    within(
-        LIMIT,
-        "token",
-        client_credentials(
-            &auth_http(),
-            &endpoint.url("/token"),
-            &auth,
-            None,
-            RESOURCE,
-            None,
-        ),
-    )
-    .await
-    .unwrap();
+        "conformance-test-secret",
+    );
+    cc(&endpoint, &auth, None, None).await.unwrap();
     let expected = format!(
         "Basic {}",
         STANDARD.encode("conformance-test-client:conformance-test-secret")
@@ -265,24 +250,9 @@ async fn the_conformance_basic_credentials_are_plain_id_colon_secret() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn client_secret_post_and_none_put_the_client_in_the_form() {
     let endpoint = Endpoint::start(|_, _| token("t")).await;
-    let http = auth_http();
-    let secret = Secret::new("the-secret");
-    let post = ClientAuthHeaders::new(
-        ClientAuthMethod::ClientSecretPost,
-        "cid",
-        Some(&secret),
-        None,
-        None,
-        "",
-    )
-    .unwrap();
-    client_credentials(&http, &endpoint.url("/token"), &post, None, RESOURCE, None)
-        .await
-        .unwrap();
-    let none = ClientAuthHeaders::new(ClientAuthMethod::None, "cid", None, None, None, "").unwrap();
-    client_credentials(&http, &endpoint.url("/token"), &none, None, RESOURCE, None)
-        .await
-        .unwrap();
+    let post = with_secret(ClientAuthMethod::ClientSecretPost, "cid", "the-secret");
+    cc(&endpoint, &post, None, None).await.unwrap();
+    cc(&endpoint, &public_client(), None, None).await.unwrap();
     let seen = endpoint.seen();
     assert_eq!(
         seen[0].names(),
@@ -334,20 +304,7 @@ async fn private_key_jwt_sends_a_signed_assertion_for_the_issuer() {
         &issuer,
     )
     .unwrap();
-    within(
-        LIMIT,
-        "token",
-        client_credentials(
-            &auth_http(),
-            &endpoint.url("/token"),
-            &auth,
-            None,
-            RESOURCE,
-            None,
-        ),
-    )
-    .await
-    .unwrap();
+    cc(&endpoint, &auth, None, None).await.unwrap();
     let request = &endpoint.seen()[0];
     assert_eq!(
         request.names(),
@@ -565,15 +522,10 @@ async fn a_use_dpop_nonce_answer_is_retried_once_with_a_new_proof_carrying_the_n
     let endpoint = Endpoint::start(nonce_endpoint("as-nonce")).await;
     let key = DpopKey::generate().unwrap();
     let url = endpoint.url("/token");
-    let none = ClientAuthHeaders::new(ClientAuthMethod::None, "cid", None, None, None, "").unwrap();
-    let tokens = within(
-        LIMIT,
-        "token",
-        client_credentials(&auth_http(), &url, &none, None, RESOURCE, Some(&key)),
-    )
-    .await
-    .unwrap()
-    .into_tokens(RESOURCE, None, 100);
+    let tokens = cc(&endpoint, &public_client(), None, Some(&key))
+        .await
+        .unwrap()
+        .into_tokens(RESOURCE, None, 100);
     assert!(tokens.is_dpop());
     assert_eq!(tokens.expires_at, Some(160));
     let seen = endpoint.seen();
@@ -630,49 +582,27 @@ async fn a_second_use_dpop_nonce_is_the_answer() {
 async fn an_error_without_a_nonce_is_not_retried_even_with_dpop() {
     let endpoint = Endpoint::start(|_, _| refuse("no")).await;
     let key = DpopKey::generate().unwrap();
-    let none = ClientAuthHeaders::anonymous();
-    let err = client_credentials(
-        &auth_http(),
-        &endpoint.url("/token"),
-        &none,
-        None,
-        RESOURCE,
-        Some(&key),
-    )
-    .await
-    .unwrap_err();
+    let err = cc(&endpoint, &ClientAuthHeaders::anonymous(), None, Some(&key))
+        .await
+        .unwrap_err();
     assert_eq!(err.kind, AuthErrorKind::Token);
     assert_eq!(endpoint.seen().len(), 1);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn no_secret_or_token_reaches_an_error_message() {
-    let secret = Secret::new("post-secret-value");
     // The server echoes the secret back in its description.
     let endpoint = Endpoint::start(|seen, _| {
         let echoed = seen.field("client_secret").unwrap_or("").to_owned();
         refuse(&format!("secret {echoed} rejected"))
     })
     .await;
-    let auth = ClientAuthHeaders::new(
+    let auth = with_secret(
         ClientAuthMethod::ClientSecretPost,
         "cid",
-        Some(&secret),
-        None,
-        None,
-        "",
-    )
-    .unwrap();
-    let err = client_credentials(
-        &auth_http(),
-        &endpoint.url("/token"),
-        &auth,
-        None,
-        RESOURCE,
-        None,
-    )
-    .await
-    .unwrap_err();
+        "post-secret-value",
+    );
+    let err = cc(&endpoint, &auth, None, None).await.unwrap_err();
     assert!(!err.to_string().contains("post-secret-value"), "{err}");
 
     // A 2xx answer that is not a token response (a token in a field of the wrong type).
@@ -684,16 +614,7 @@ async fn no_secret_or_token_reaches_an_error_message() {
         )
     })
     .await;
-    let err = client_credentials(
-        &auth_http(),
-        &broken.url("/token"),
-        &auth,
-        None,
-        RESOURCE,
-        None,
-    )
-    .await
-    .unwrap_err();
+    let err = cc(&broken, &auth, None, None).await.unwrap_err();
     let shown = err.to_string();
     assert!(
         !shown.contains("tok-visible") && !shown.contains("leaky-token-text"),
@@ -709,16 +630,7 @@ async fn no_secret_or_token_reaches_an_error_message() {
         )
     })
     .await;
-    let err = client_credentials(
-        &auth_http(),
-        &html.url("/token"),
-        &auth,
-        None,
-        RESOURCE,
-        None,
-    )
-    .await
-    .unwrap_err();
+    let err = cc(&html, &auth, None, None).await.unwrap_err();
     assert!(err.message.contains("401"), "{err}");
     assert!(!err.to_string().contains("post-secret-value"), "{err}");
 }
