@@ -12,7 +12,14 @@
 //! imports `sidewire-ext-host` or `sidewire-jsonrpc` needs no alias ([`ToolCallOptions`], not
 //! `CallOptions`; [`MessageRole`], not `Role`).
 //!
-//! It is **not** (yet): OAuth, the 2026-07-28 "modern" era, Windows process handling, or an
+//! OAuth 2.1 authorization for HTTP servers is in [`auth`]: give a server an
+//! [`auth::Authorizer`] ([`ServerSpec::authorizer`]) and a 401 starts discovery, registration,
+//! the PKCE sign-in (through the authorizer's [`auth::Interaction`]), and the token is sent on
+//! every later request, refreshed before it expires and once on a 401, stepped up on a
+//! `403 insufficient_scope`; [`auth::login`], [`auth::logout`] and [`auth::status`] do the same
+//! on purpose. Tokens live in a [`auth::TokenStore`].
+//!
+//! It is **not** (yet): the 2026-07-28 "modern" era, Windows process handling, or an
 //! MCP *server*. (The `server` feature, off by default, adds `sidewire_mcp::server`: a minimal
 //! tools-only server over a pair of pipes, the other end of the client for the CLI's built-in
 //! demo server and for tests; it is not a server SDK.) It never runs a server through a shell
@@ -127,6 +134,11 @@
 //! | 15 | A `503` with `Retry-After` (a server still starting) at initialize is fatal. | Initialize is retried on 502/503/504 and on a refused connection, honouring `Retry-After`, at most 5 attempts within the startup timeout. |
 //! | 16 | Startup ignores the time the user gave. | [`ServerSpec::startup_timeout`], `startup_timeout_sec`/`startup_timeout_ms` in config; the CLI's `--timeout` bounds startup too and `--startup-timeout` sets it alone. |
 //! | 17 | A URL-mode elicitation reaches a form handler, which accepts it with empty content. | A mode the client does not advertise (URL mode, for now) is answered `-32602` before any handler sees it. |
+//! | 18 | A server that keeps answering `403 insufficient_scope` (or 401) makes the client re-authorize in a loop. | One request may cause at most [`auth::MAX_AUTHORIZATIONS`] authorizations, one refresh and [`auth::MAX_RETRIES`] sends; a step-up whose scopes the token already has is not tried; then [`Error::is_auth`] with [`auth::AuthErrorKind::StillRefused`]. |
+//! | 19 | An access token reaches another host (a redirect, metadata or an endpoint on another origin). | Tokens are added for the server's origin only, redirects are followed only within it, resource metadata named on another origin is refused, and every credential is a [`auth::Secret`] that prints `[REDACTED]`; text from an authorization server is escaped and redacted. |
+//! | 20 | Two processes refresh the same token at once; the rotated refresh token is spent twice and the login is lost. | A refresh holds the store's lock (a file lock in the CLI's store) from reading the token to saving the new one, and takes the other process's fresh tokens when they are there. |
+//! | 21 | Discovery fails on a trailing slash or the wrong well-known order (`https://a` vs `https://a/`, the root URL tried for a tenant issuer). | Issuers and resources are kept and sent as the server wrote them; the well-known URLs follow the spec's order, and the root OAuth URL is never tried for an issuer with a path. |
+//! | 22 | A headless run (CI, a service) waits for a browser that never comes. | With [`auth::Interaction::Never`] a needed sign-in fails at once with [`Error::is_login_required`] (the CLI names `sidewire mcp login`); the loopback listener of an interactive sign-in gives up after [`auth::DEFAULT_CALLBACK_TIMEOUT`]. |
 //!
 //! # Listings are bounded
 //!

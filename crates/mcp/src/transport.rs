@@ -78,6 +78,8 @@ pub(crate) enum Cause {
     TooLarge(usize),
     /// A 2xx answer that is not the request's response (see `http::answer`).
     Unexpected { status: u16, answer: Unexpected },
+    /// Authorizing the request failed (see `crate::auth`).
+    Auth(crate::auth::failure::AuthFailure),
 }
 
 impl Cause {
@@ -107,6 +109,7 @@ impl Cause {
                 why: answer.why.as_str(),
                 quote: answer.quote,
             },
+            Cause::Auth(failure) => Kind::Auth(failure),
         };
         Error::new(kind)
     }

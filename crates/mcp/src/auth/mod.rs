@@ -15,23 +15,66 @@
 //! It is **not**: an authorization server, a browser, or a general OAuth library: it does what
 //! an MCP client needs, and asks a person only through [`Interaction`].
 
+mod callback;
+pub(crate) mod challenge;
+mod discovery;
 mod dpop;
 pub(crate) mod failure;
 mod fetch;
+mod flow;
 mod grants;
 mod jwt;
 mod login;
-mod session;
+mod registration;
+mod scope;
+pub(crate) mod session;
 mod settings;
 mod store;
+mod token;
 mod types;
 
+/// The fuzz target's way in to the private parsers (see `crate::fuzz`).
+#[doc(hidden)]
+pub(crate) mod fuzzing {
+    use super::challenge::Challenge;
+    use super::discovery::{
+        ResourceMetadata, ServerMetadata, resource_covers, server_metadata_candidates,
+    };
+
+    /// Reads `document` as both metadata kinds and runs what uses them.
+    pub(crate) fn documents(challenge: &Challenge, document: &[u8]) {
+        if let Ok(resource) = serde_json::from_slice::<ResourceMetadata>(document) {
+            let server = url::Url::parse("https://mcp.example.com/mcp").expect("a URL");
+            let _ = resource_covers(&resource.resource, &server);
+            let chosen =
+                super::scope::initial(None, challenge, resource.scopes_supported.as_deref(), true);
+            if let Some(chosen) = chosen {
+                assert!(!chosen.split(' ').any(str::is_empty));
+            }
+            for issuer in resource.authorization_servers.iter().take(4) {
+                if let Ok(urls) = server_metadata_candidates(issuer) {
+                    assert!((2..=3).contains(&urls.len()));
+                }
+            }
+        }
+        if let Ok(metadata) = serde_json::from_slice::<ServerMetadata>(document) {
+            let _ = server_metadata_candidates(&metadata.issuer);
+        }
+    }
+}
+
+pub use self::callback::{
+    MAX_CONNECTIONS as MAX_CALLBACK_CONNECTIONS, MAX_REQUESTS as MAX_CALLBACK_REQUESTS,
+};
 pub use self::dpop::{MAX_DPOP_NONCE_BYTES, MAX_DPOP_NONCE_ORIGINS};
 pub use self::failure::AuthErrorKind;
 pub(crate) use self::failure::AuthFailure;
 pub use self::fetch::MAX_AUTH_BODY;
 pub use self::jwt::MAX_ASSERTION_BYTES;
 pub use self::login::{AuthStatus, LoginOutcome, login, logout, status, store_key};
+pub use self::session::{
+    MAX_AUTHORIZATIONS, MAX_NONCE_RETRIES, MAX_RETRIES, REFRESH_MARGIN, STORE_LOCK_WAIT,
+};
 pub use self::settings::{AssertionSource, ClientAuthMethod, DpopPolicy, Grant, OAuthSettings};
 pub use self::store::{MemoryStore, StoreGuard, TokenStore};
 pub use self::types::{
@@ -73,7 +116,9 @@ pub enum Interaction {
     /// in would: for authorization servers that grant without a person (tests, the
     /// conformance suite).
     Headless,
-    /// A person, shown the URL through the prompt.
+    /// A person, shown the URL through the prompt. When this happens while a server connects,
+    /// the wait counts against its startup timeout: run [`login`] first, or raise
+    /// [`ServerSpec::startup_timeout`](crate::ServerSpec::startup_timeout).
     Prompt(Arc<dyn AuthorizationPrompt>),
 }
 

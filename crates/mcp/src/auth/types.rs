@@ -112,6 +112,10 @@ pub struct ClientRegistration {
     pub token_endpoint_auth_method: String,
     /// Where the registration came from.
     pub source: RegistrationSource,
+    /// The authorization server's token endpoint, for refreshing in a later run without
+    /// discovering again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_endpoint: Option<String>,
     /// When a dynamically registered secret expires (Unix seconds; RFC 7591
     /// `client_secret_expires_at`, 0 meaning never), when the server said.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -5,11 +5,13 @@
 //! Kept in the library so it compiles with every build; each fuzz target is a one-line call.
 //! Not a public API: hidden from the docs and free to change.
 
+mod auth;
 mod config;
 mod http;
 mod listing;
 mod results;
 
+pub use self::auth::www_authenticate;
 pub use self::config::mcp_servers;
 pub use self::http::http_answer;
 pub use self::listing::list_page;

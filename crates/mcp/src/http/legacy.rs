@@ -228,10 +228,7 @@ async fn endpoint(legacy: &Legacy) -> Result<Url, Cause> {
 async fn send(ctx: &Ctx, endpoint: &Url, frame: Bytes) -> Result<(), Cause> {
     let state = &ctx.state;
     let headers = state.post_headers(None);
-    let (_, mut response) = state
-        .client
-        .send(Method::POST, endpoint, &headers, frame)
-        .await?;
+    let (_, mut response) = state.send(Method::POST, endpoint, &headers, frame).await?;
     ensure_success(&mut response).await?;
     drop(error_body(response.body_mut()).await);
     Ok(())
@@ -345,10 +342,12 @@ async fn open(ctx: &Ctx) -> Result<(Url, SseBody), String> {
     let state = &ctx.state;
     let headers = state.get_headers(None);
     let (final_url, mut response) = state
-        .client
         .send(Method::GET, &state.url, &headers, Bytes::new())
         .await
-        .map_err(|err| format!("opening the SSE stream failed: {}", err.0))?;
+        .map_err(|err| match err {
+            super::SendError::Net(err) => format!("opening the SSE stream failed: {}", err.0),
+            super::SendError::Auth(failure) => format!("opening the SSE stream failed: {failure}"),
+        })?;
     if client::is_failure(response.status()) || !is_event_stream(&response) {
         let status = response.status();
         let body = error_body(response.body_mut()).await;

@@ -42,6 +42,8 @@ use sidewire_jsonrpc::Peer;
 use tokio::sync::{mpsc, watch};
 use url::Url;
 
+use crate::auth::failure::AuthFailure;
+use crate::auth::session::{AuthSession, Budget, Decision};
 use crate::error::Kind;
 use crate::sync::lock;
 use crate::transport::{
@@ -49,7 +51,7 @@ use crate::transport::{
 };
 use crate::{Error, ServerSpec, Transport};
 
-use self::client::{BackgroundTask, HttpClient};
+use self::client::{BackgroundTask, HttpClient, NetError};
 use self::streamable::{GetStream, Handshake};
 
 /// The session header (any case on the wire; http normalises to lower case).
@@ -108,9 +110,81 @@ pub(crate) struct HttpState {
     pub(crate) request_budget: Duration,
     /// The longest any other exchange may take (the call timeout).
     pub(crate) message_budget: Duration,
+    /// OAuth, when the server's spec has an authorizer (see [`crate::auth`]).
+    pub(crate) auth: Option<Arc<AuthSession>>,
+}
+
+/// Why a request got no answer: the network, or an authorization that failed.
+#[derive(Debug)]
+pub(crate) enum SendError {
+    Net(NetError),
+    Auth(AuthFailure),
+}
+
+impl From<SendError> for Cause {
+    fn from(err: SendError) -> Cause {
+        match err {
+            SendError::Net(err) => err.into(),
+            SendError::Auth(failure) => Cause::Auth(failure),
+        }
+    }
 }
 
 impl HttpState {
+    /// Sends a request to the server (see [`HttpClient::send`]), with its credentials when it
+    /// authorizes: a 401, or a 403 `insufficient_scope`, gets new credentials from the
+    /// [`AuthSession`] and the request is sent again, within the session's per-request budget.
+    /// Any other answer, and a 403 for another reason, is returned as it is.
+    pub(crate) async fn send(
+        &self,
+        method: http::Method,
+        url: &Url,
+        headers: &HeaderMap,
+        body: Bytes,
+    ) -> Result<(Url, http::Response<hyper::body::Incoming>), SendError> {
+        let Some(auth) = &self.auth else {
+            return self
+                .client
+                .send(method, url, headers, body)
+                .await
+                .map_err(SendError::Net);
+        };
+        let mut budget = Budget::default();
+        loop {
+            let mut headers = headers.clone();
+            let generation = auth
+                .apply(&method, url, &mut headers)
+                .await
+                .map_err(SendError::Auth)?;
+            let (at, response) = self
+                .client
+                .send(method.clone(), url, &headers, body.clone())
+                .await
+                .map_err(SendError::Net)?;
+            let status = response.status();
+            let refused = status == http::StatusCode::UNAUTHORIZED
+                || (status == http::StatusCode::FORBIDDEN
+                    && crate::auth::challenge::Challenge::from_headers(response.headers())
+                        .is_insufficient_scope());
+            if !refused {
+                return Ok((at, response));
+            }
+            let answer = response.headers().clone();
+            // The refused answer's connection is not held while authorizing.
+            drop(response);
+            match auth.refused(status, &answer, generation, &mut budget).await {
+                Ok(Decision::Retry) => {}
+                Ok(Decision::Stand) => {
+                    return Err(SendError::Auth(crate::auth::failure::AuthFailure::new(
+                        crate::auth::AuthErrorKind::StillRefused,
+                        format!("{url} answered HTTP {}", status.as_u16()),
+                    )));
+                }
+                Err(failure) => return Err(SendError::Auth(failure)),
+            }
+        }
+    }
+
     /// The session id, when the server gave one.
     pub(crate) fn session(&self) -> Option<HeaderValue> {
         lock(&self.session).clone()
@@ -308,16 +382,13 @@ impl HttpBackend {
             let mut headers = state.get_headers(None);
             headers.remove(ACCEPT);
             headers.insert(SESSION_HEADER, session);
-            let delete =
-                state
-                    .client
-                    .send(http::Method::DELETE, &state.url, &headers, Bytes::new());
+            let delete = state.send(http::Method::DELETE, &state.url, &headers, Bytes::new());
             match tokio::time::timeout(CLOSE_BUDGET, delete).await {
                 Ok(Ok((_, response))) => {
                     tracing::debug!(server = %state.server, status = %response.status(), "ended the HTTP session");
                 }
                 Ok(Err(err)) => {
-                    tracing::debug!(server = %state.server, error = %err.0, "ending the HTTP session failed");
+                    tracing::debug!(server = %state.server, error = ?err, "ending the HTTP session failed");
                 }
                 Err(_) => {
                     tracing::debug!(server = %state.server, "ending the HTTP session timed out");
@@ -342,6 +413,8 @@ pub(crate) fn open(spec: &ServerSpec) -> Result<Opened, Error> {
     }
     let (client, hyper_tasks) =
         HttpClient::new().map_err(|err| Error::new(Kind::Spawn { message: err }))?;
+    let client_for_auth = client.clone();
+    let url_for_auth = url.clone();
     let mode = match spec.transport {
         Transport::Sse => Mode::Legacy,
         _ => Mode::Auto,
@@ -363,6 +436,7 @@ pub(crate) fn open(spec: &ServerSpec) -> Result<Opened, Error> {
         cap: spec.max_message_bytes,
         request_budget: spec.max_call_duration.max(spec.call_timeout),
         message_budget: spec.call_timeout,
+        auth: AuthSession::new(spec, &client_for_auth, &url_for_auth),
     });
     let (inbound_tx, inbound_rx) = mpsc::channel(INBOUND_QUEUE);
     let (outbound_tx, outbound_rx) = mpsc::channel::<Outbound>(INBOUND_QUEUE);

@@ -74,7 +74,9 @@ use crate::http::client::{
     BackgroundTask, NetError, NetKind, ReadError, SseBody, ensure_success, error_body,
     is_event_stream, read_answer, read_body,
 };
-use crate::http::{Ctx, HttpState, Mode, SESSION_HEADER, VERSION_HEADER, legacy, response_id};
+use crate::http::{
+    Ctx, HttpState, Mode, SESSION_HEADER, SendError, VERSION_HEADER, legacy, response_id,
+};
 use crate::protocol::methods::{INITIALIZED, Initialize};
 use crate::sync::lock;
 use crate::transport::{Cause, Message, Outbound, RequestId};
@@ -408,7 +410,6 @@ async fn post(
         send_initialize(state, &headers, frame).await?
     } else {
         state
-            .client
             .send(Method::POST, &state.url, &headers, frame.clone())
             .await?
             .1
@@ -518,7 +519,6 @@ async fn send_initialize(
     let mut attempt = 1;
     loop {
         let sent = state
-            .client
             .send(Method::POST, &state.url, headers, frame.clone())
             .await;
         let backoff = INIT_RETRY
@@ -531,7 +531,7 @@ async fn send_initialize(
                 .and_then(|value| value.to_str().ok())
                 .and_then(|value| retry_after(value, std::time::SystemTime::now()))
                 .unwrap_or(backoff),
-            Err(NetError(_, NetKind::Refused)) => backoff,
+            Err(SendError::Net(NetError(_, NetKind::Refused))) => backoff,
             _ => return Ok(sent?.1),
         };
         let in_budget = tokio::time::Instant::now() + wait <= deadline;
@@ -543,7 +543,7 @@ async fn send_initialize(
                 tracing::info!(server = %state.server, status = %response.status(), attempt, wait_ms = wait.as_millis() as u64, "the server is not ready; retrying initialize");
             }
             Err(err) => {
-                tracing::info!(server = %state.server, error = %err.0, attempt, wait_ms = wait.as_millis() as u64, "the server refused the connection; retrying initialize");
+                tracing::info!(server = %state.server, error = ?err, attempt, wait_ms = wait.as_millis() as u64, "the server refused the connection; retrying initialize");
             }
         }
         drop(sent);
@@ -620,7 +620,6 @@ async fn read_stream(
         tokio::time::sleep(retry_delay(events.retry(), resumes)).await;
         let headers = state.get_headers(Some(&last));
         let (_, mut response) = state
-            .client
             .send(Method::GET, &state.url, &headers, Bytes::new())
             .await?;
         state.capture_session(response.headers());
@@ -651,10 +650,7 @@ async fn reinitialize(ctx: &Arc<Ctx>, expired: &http::HeaderValue) -> Result<(),
     // meets the same expiry, and waits on the lock above instead of going out with no session.
     let mut headers = state.post_headers(None);
     headers.remove(VERSION_HEADER);
-    let (_, mut response) = state
-        .client
-        .send(Method::POST, &state.url, &headers, init)
-        .await?;
+    let (_, mut response) = state.send(Method::POST, &state.url, &headers, init).await?;
     if response.headers().contains_key(SESSION_HEADER) {
         state.capture_session(response.headers());
     } else {
@@ -693,7 +689,6 @@ async fn reinitialize(ctx: &Arc<Ctx>, expired: &http::HeaderValue) -> Result<(),
     let session = state.session();
     let headers = state.post_headers(session.as_ref());
     let (_, mut response) = state
-        .client
         .send(
             Method::POST,
             &state.url,
@@ -755,7 +750,6 @@ async fn get_stream_of_session(ctx: &Arc<Ctx>, generation: u64) {
             .and_then(|e| e.last_event_id().map(str::to_owned));
         let headers = state.get_headers(last.as_deref());
         let response = state
-            .client
             .send(Method::GET, &state.url, &headers, Bytes::new())
             .await;
         let open = response

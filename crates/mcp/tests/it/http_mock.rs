@@ -30,7 +30,10 @@ pub(crate) struct Seen {
     pub(crate) method: Method,
     pub(crate) path: String,
     pub(crate) headers: HeaderMap,
+    /// The body as JSON, or `Null` when it is not JSON (a form: see `raw`).
     pub(crate) body: Value,
+    /// The body as sent.
+    pub(crate) raw: Bytes,
     pub(crate) at: Instant,
 }
 
@@ -226,6 +229,7 @@ impl Mock {
                 .map_or("/".to_owned(), |p| p.to_string()),
             headers: parts.headers,
             body: serde_json::from_slice(&body).unwrap_or(Value::Null),
+            raw: body,
             at: Instant::now(),
         };
         lock(&self.seen).push(seen.clone());
