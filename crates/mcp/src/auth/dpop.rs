@@ -6,16 +6,13 @@
 //! a new token (the store keeps `token_type`, and the session re-authorizes when it holds a
 //! DPoP token but no key).
 
-// The session (issue 15) wires these in; until then only the tests call them.
-#![cfg_attr(not(test), allow(dead_code))]
-
 use std::collections::VecDeque;
 use std::fmt;
 use std::sync::Mutex;
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use http::header::{HeaderMap, HeaderName, HeaderValue, WWW_AUTHENTICATE};
+use http::header::{HeaderMap, HeaderName, WWW_AUTHENTICATE};
 use jsonwebtoken::jwk::{
     AlgorithmParameters, CommonParameters, EllipticCurve, EllipticCurveKeyParameters,
     EllipticCurveKeyType, Jwk,
@@ -123,11 +120,13 @@ impl DpopKey {
     }
 
     /// The public key as a JWK.
+    #[cfg(test)]
     pub(crate) fn jwk(&self) -> &Jwk {
         &self.jwk
     }
 
     /// The RFC 7638 thumbprint of the public key (what a bound token's `cnf.jkt` names).
+    #[cfg(test)]
     pub(crate) fn thumbprint(&self) -> &str {
         &self.thumbprint
     }
@@ -172,24 +171,6 @@ impl DpopKey {
         self.proof(htm, url.as_str(), access_token, nonce.as_deref())
     }
 
-    /// The headers of a request to the resource with a DPoP-bound token:
-    /// `Authorization: DPoP <token>` and a fresh `DPoP` proof (`ath` bound to the token, the
-    /// origin's nonce when one is known).
-    pub(crate) fn request_headers(
-        &self,
-        htm: &str,
-        url: &Url,
-        access_token: &str,
-    ) -> Result<[(HeaderName, HeaderValue); 2], AuthFailure> {
-        let proof = self.proof_for(htm, url, Some(access_token))?;
-        let invalid = || fail!(Token, "the access token is not a valid header value");
-        let mut authorization =
-            HeaderValue::try_from(format!("DPoP {access_token}")).map_err(|_| invalid())?;
-        authorization.set_sensitive(true);
-        let proof = HeaderValue::try_from(proof).map_err(|_| invalid())?;
-        Ok([(http::header::AUTHORIZATION, authorization), (DPOP, proof)])
-    }
-
     /// The nonce last remembered for `url`'s origin.
     pub(crate) fn nonce(&self, url: &Url) -> Option<String> {
         lock(&self.nonces).get(url).map(str::to_owned)
@@ -206,6 +187,20 @@ impl DpopKey {
             }
             None => false,
         }
+    }
+}
+
+/// The session's view of a key: it signs the resource server's proofs (its nonce kept by the
+/// session), and the code flow's token requests through `oauth2`.
+impl super::token::Prover for DpopKey {
+    fn proof(
+        &self,
+        htm: &str,
+        htu: &str,
+        access_token: Option<&str>,
+        nonce: Option<&str>,
+    ) -> Result<String, AuthFailure> {
+        DpopKey::proof(self, htm, htu, access_token, nonce)
     }
 }
 
@@ -339,6 +334,7 @@ mod tests {
     use serde_json::Value;
 
     use super::*;
+    use http::header::HeaderValue;
 
     /// Decodes and verifies a proof against the JWK in its own header, and checks that JWK is
     /// the key's; returns the header JSON and the claims.
@@ -430,25 +426,23 @@ mod tests {
     }
 
     #[test]
-    fn request_headers_carry_the_dpop_scheme_and_the_origins_nonce() {
+    fn proofs_for_a_url_carry_its_origins_last_nonce() {
         let key = DpopKey::generate().unwrap();
         let rs = Url::parse("http://localhost:7/mcp?q=1").unwrap();
         let mut answer = HeaderMap::new();
         answer.insert(DPOP_NONCE, HeaderValue::from_static("rs-nonce"));
         assert!(key.remember_nonce(&rs, &answer));
-        let [(auth_name, auth), (proof_name, proof)] =
-            key.request_headers("POST", &rs, "the-token").unwrap();
-        assert_eq!(auth_name, http::header::AUTHORIZATION);
-        assert_eq!(auth.to_str().unwrap(), "DPoP the-token");
-        assert!(auth.is_sensitive());
-        assert_eq!(proof_name, DPOP);
-        let (_, claims) = verify(&key, proof.to_str().unwrap());
+        let proof = key.proof_for("POST", &rs, Some("the-token")).unwrap();
+        let (_, claims) = verify(&key, &proof);
         assert_eq!(claims["nonce"], "rs-nonce");
         assert_eq!(claims["htu"], "http://localhost:7/mcp");
-        // Another origin has no nonce.
+        assert!(claims["ath"].is_string());
+        // Another origin has no nonce; an answer without one leaves the known one.
         let other = Url::parse("http://localhost:8/token").unwrap();
         let (_, claims) = verify(&key, &key.proof_for("POST", &other, None).unwrap());
         assert!(claims.get("nonce").is_none());
+        assert!(!key.remember_nonce(&rs, &HeaderMap::new()));
+        assert_eq!(key.nonce(&rs).as_deref(), Some("rs-nonce"));
     }
 
     #[test]

@@ -3,9 +3,6 @@
 //! identity assertion of the `jwt-bearer` grant, which comes from the environment and is only
 //! read, checked for shape and size, and sent.
 
-// The session (issue 15) wires these in; until then only the tests call them.
-#![cfg_attr(not(test), allow(dead_code))]
-
 use std::time::Duration;
 
 use base64::Engine;

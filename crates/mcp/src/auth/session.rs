@@ -30,11 +30,13 @@ use url::Url;
 
 use super::challenge::Challenge;
 use super::discovery::{self, Discovered};
+use super::dpop::{self, DpopKey};
 use super::failure::{AuthErrorKind, AuthFailure, fail};
 use super::fetch::AuthHttp;
+use super::grants;
 use super::login::LoginOutcome;
 use super::registration;
-use super::settings::{Grant, OAuthSettings};
+use super::settings::{DpopPolicy, Grant, OAuthSettings};
 use super::token::{DPOP_NONCE, MAX_NONCE_BYTES, Prover, TokenCall};
 use super::types::{ClientRegistration, StoreKey, StoredAuth, Tokens, unix_now};
 use super::{Authorizer, Interaction, callback, flow, scope};
@@ -383,7 +385,8 @@ impl AuthSession {
             )
         };
         check_grant(&self.settings.grant, &discovered)?;
-        let prover = dpop_prover(&self.settings, &discovered)?;
+        let dpop_key = dpop_prover(&self.settings, &discovered)?;
+        let prover = dpop_key.clone().map(|key| key as Arc<dyn Prover>);
         let stored_client = lock(&self.state).client.clone();
         let now = unix_now();
         let (client, tokens) = match self.settings.grant {
@@ -439,7 +442,26 @@ impl AuthSession {
                 (client, tokens)
             }
             Grant::JwtBearer { .. } | Grant::TokenExchange { .. } => {
-                return Err(fail!(Unsupported, "this grant is not wired in yet"));
+                let client = registration::identify(
+                    &self.http,
+                    &self.authorizer,
+                    &self.settings,
+                    &discovered,
+                    stored_client.as_ref(),
+                    None,
+                    now,
+                )
+                .await?;
+                let call = grants::GrantCall {
+                    http: &self.http,
+                    authorizer: &self.authorizer,
+                    settings: &self.settings,
+                    client: &client,
+                    discovered: &discovered,
+                    dpop: dpop_key.as_deref(),
+                };
+                let tokens = grants::obtain(&call, wanted.as_deref()).await?;
+                (client, tokens)
             }
         };
         let dpop_bound = tokens.is_dpop();
@@ -604,9 +626,7 @@ fn check_grant(grant: &Grant, discovered: &Discovered) -> Result<(), AuthFailure
     let name = match grant {
         Grant::AuthorizationCode => "authorization_code",
         Grant::ClientCredentials => "client_credentials",
-        Grant::JwtBearer { .. } | Grant::TokenExchange { .. } => {
-            "urn:ietf:params:oauth:grant-type:jwt-bearer"
-        }
+        Grant::JwtBearer { .. } | Grant::TokenExchange { .. } => grants::JWT_BEARER,
     };
     match &discovered.metadata.grant_types_supported {
         Some(listed) if !listed.iter().any(|g| g == name) => Err(fail!(
@@ -620,10 +640,16 @@ fn check_grant(grant: &Grant, discovered: &Discovered) -> Result<(), AuthFailure
 
 /// The DPoP key for tokens from `discovered`'s server, when DPoP is used with it.
 fn dpop_prover(
-    _settings: &OAuthSettings,
-    _discovered: &Discovered,
-) -> Result<Option<Arc<dyn Prover>>, AuthFailure> {
-    Ok(None)
+    settings: &OAuthSettings,
+    discovered: &Discovered,
+) -> Result<Option<Arc<DpopKey>>, AuthFailure> {
+    if settings.dpop == DpopPolicy::Off {
+        return Ok(None);
+    }
+    match &discovered.metadata.dpop_signing_alg_values_supported {
+        Some(algs) if dpop::supported(algs) => Ok(Some(Arc::new(DpopKey::generate()?))),
+        _ => Ok(None),
+    }
 }
 
 /// Runs `work` while polling the HTTP client's connection futures (nothing is spawned).

@@ -7,6 +7,7 @@ mod http_faults;
 mod http_mock;
 mod http_peers;
 mod listing;
+mod oauth_grants;
 mod oauth_mock;
 mod peers;
 mod protocol;

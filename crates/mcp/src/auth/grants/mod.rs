@@ -8,21 +8,20 @@
 //! retried, except for the one DPoP nonce round trip RFC 9449 §8 defines, which is a part of
 //! the same request, not a second attempt.
 
-// The session (issue 15) wires these in; until then only the tests call them.
-#![cfg_attr(not(test), allow(dead_code))]
-
 use bytes::Bytes;
 use http::Method;
 use http::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue};
 use serde::{Deserialize, Deserializer};
 use url::Url;
 
+use super::Authorizer;
+use super::discovery::Discovered;
 use super::dpop::{DPOP, DpopKey, is_use_dpop_nonce};
 use super::failure::{AuthFailure, fail};
 use super::fetch::{AuthHttp, Fetched};
-use super::jwt::client_assertion;
-use super::settings::ClientAuthMethod;
-use super::types::{Secret, Tokens};
+use super::jwt::{client_assertion, read_assertion};
+use super::settings::{ClientAuthMethod, Grant, OAuthSettings};
+use super::types::{ClientRegistration, Secret, Tokens, unix_now};
 
 /// `grant_type` of the JWT authorization grant (RFC 7523 §2.1).
 pub(crate) const JWT_BEARER: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
@@ -385,10 +384,13 @@ pub(crate) async fn jwt_bearer(
     .await
 }
 
-/// The client credentials grant (RFC 6749 §4.4) with any client authentication (the
-/// `oauth2` crate's has no `private_key_jwt`), `scope` and `resource`, DPoP when given.
+/// The client credentials grant (RFC 6749 §4.4) with any client authentication, `scope` and
+/// `resource`, DPoP when given: the shape the conformance suite checks, by which the tests pin
+/// [`ClientAuthHeaders`]. (The session's client credentials go through `oauth2` in
+/// `token.rs`, with the same assertion.)
 ///
 /// Cancel safety: dropping the future abandons the request.
+#[cfg(test)]
 pub(crate) async fn client_credentials(
     http: &AuthHttp,
     token_endpoint: &Url,
@@ -458,6 +460,117 @@ pub(crate) async fn token_exchange_id_jag(
             )
         )),
     }
+}
+
+/// What a session's jwt-bearer grant needs: the connection's HTTP client, authorizer and
+/// settings, the client's registration, the discovered servers, and the DPoP key when the
+/// authorization server does DPoP.
+pub(crate) struct GrantCall<'a> {
+    pub(crate) http: &'a AuthHttp,
+    pub(crate) authorizer: &'a Authorizer,
+    pub(crate) settings: &'a OAuthSettings,
+    pub(crate) client: &'a ClientRegistration,
+    pub(crate) discovered: &'a Discovered,
+    pub(crate) dpop: Option<&'a DpopKey>,
+}
+
+/// Tokens from the settings' jwt-bearer grant: [`Grant::JwtBearer`] presents the workload's
+/// assertion, read now; [`Grant::TokenExchange`] first exchanges the user's ID token at the
+/// identity provider for an ID-JAG (audience the issuer unless configured, the discovered
+/// resource) and presents that. Either way the client authenticates as its registration says
+/// (`none`, a secret, or `private_key_jwt` for the issuer), and a refusal is final. Every
+/// credential handled is given to the authorizer's redactor.
+///
+/// Cancel safety: dropping the future abandons the request in flight; nothing is stored.
+pub(crate) async fn obtain(
+    call: &GrantCall<'_>,
+    scope: Option<&str>,
+) -> Result<Tokens, AuthFailure> {
+    let GrantCall {
+        http,
+        authorizer,
+        settings,
+        client,
+        discovered,
+        dpop,
+    } = *call;
+    let endpoint = discovered
+        .metadata
+        .token_endpoint
+        .as_deref()
+        .ok_or_else(|| fail!(Metadata, "the authorization server has no token endpoint"))?;
+    let endpoint = Url::parse(endpoint)
+        .map_err(|err| fail!(Metadata, "invalid token endpoint {endpoint:?}: {err}"))?;
+    let method =
+        ClientAuthMethod::from_name(&client.token_endpoint_auth_method).ok_or_else(|| {
+            fail!(
+                Unsupported,
+                "the client's token endpoint auth method {:?} is not supported",
+                client.token_endpoint_auth_method
+            )
+        })?;
+    let auth = ClientAuthHeaders::new(
+        method,
+        &client.client_id,
+        client.client_secret.as_ref(),
+        settings.client_private_key.as_ref(),
+        settings.client_key_alg.as_deref(),
+        &discovered.issuer,
+    )?;
+    for secret in &auth.secrets {
+        authorizer.remember_secret(secret);
+    }
+    let assertion = match &settings.grant {
+        Grant::JwtBearer { assertion } => read_assertion(assertion)?,
+        Grant::TokenExchange {
+            idp_token_endpoint,
+            subject_token,
+            idp_client_id,
+            audience,
+        } => {
+            let subject = read_assertion(subject_token)?;
+            authorizer.remember_secret(subject.expose());
+            let idp = Url::parse(idp_token_endpoint).map_err(|err| {
+                fail!(Metadata, "invalid identity provider token endpoint: {err}")
+            })?;
+            token_exchange_id_jag(
+                http,
+                &idp,
+                &subject,
+                audience.as_deref().unwrap_or(&discovered.issuer),
+                &discovered.resource,
+                scope,
+                idp_client_id.as_deref(),
+            )
+            .await?
+        }
+        _ => return Err(fail!(Unsupported, "not a jwt-bearer grant")),
+    };
+    authorizer.remember_secret(assertion.expose());
+    let response = jwt_bearer(
+        http,
+        &endpoint,
+        &assertion,
+        None,
+        &auth,
+        scope,
+        &discovered.resource,
+        dpop,
+    )
+    .await?;
+    authorizer.remember_secret(response.access_token.expose());
+    if let Some(refresh) = &response.refresh_token {
+        authorizer.remember_secret(refresh.expose());
+    }
+    let tokens = response.into_tokens(&discovered.resource, scope, unix_now());
+    if !tokens.token_type.eq_ignore_ascii_case("bearer") && !tokens.is_dpop() {
+        return Err(fail!(
+            Token,
+            "the token endpoint issued a token of type `{}`, which this client does not use",
+            escaped(&tokens.token_type, 40)
+        ));
+    }
+    Ok(tokens)
 }
 
 #[cfg(test)]
