@@ -92,10 +92,9 @@ async fn a_refused_workload_assertion_is_not_retried_and_the_error_hides_it() {
     let token_file = dir.path().join("token");
     std::fs::write(&token_file, WORKLOAD_JWT).unwrap();
     let spec = workload_spec(&resource, &token_file);
-    let err = within("connect", Client::connect(&spec, NoHandler))
-        .await
-        .err()
-        .expect("the refused grant fails the connection");
+    let Err(err) = within("connect", Client::connect(&spec, NoHandler)).await else {
+        panic!("the refused grant must fail the connection");
+    };
     assert_eq!(err.auth_error(), Some(AuthErrorKind::Token), "{err}");
     assert!(!err.to_string().contains(WORKLOAD_JWT), "{err}");
     assert_eq!(
