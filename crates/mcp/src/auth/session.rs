@@ -426,7 +426,7 @@ impl AuthSession {
                     .await?;
                 (client, tokens)
             }
-            Grant::ClientCredentials => {
+            Grant::ClientCredentials | Grant::JwtBearer { .. } | Grant::TokenExchange { .. } => {
                 let client = registration::identify(
                     &self.http,
                     &self.authorizer,
@@ -437,30 +437,20 @@ impl AuthSession {
                     now,
                 )
                 .await?;
-                let call = self.token_call(&discovered, &client, prover.clone())?;
-                let tokens = call.client_credentials(wanted.as_deref()).await?;
-                (client, tokens)
-            }
-            Grant::JwtBearer { .. } | Grant::TokenExchange { .. } => {
-                let client = registration::identify(
-                    &self.http,
-                    &self.authorizer,
-                    &self.settings,
-                    &discovered,
-                    stored_client.as_ref(),
-                    None,
-                    now,
-                )
-                .await?;
-                let call = grants::GrantCall {
-                    http: &self.http,
-                    authorizer: &self.authorizer,
-                    settings: &self.settings,
-                    client: &client,
-                    discovered: &discovered,
-                    dpop: dpop_key.as_deref(),
+                let tokens = if self.settings.grant == Grant::ClientCredentials {
+                    let call = self.token_call(&discovered, &client, prover.clone())?;
+                    call.client_credentials(wanted.as_deref()).await?
+                } else {
+                    let call = grants::GrantCall {
+                        http: &self.http,
+                        authorizer: &self.authorizer,
+                        settings: &self.settings,
+                        client: &client,
+                        discovered: &discovered,
+                        dpop: dpop_key.as_deref(),
+                    };
+                    grants::obtain(&call, wanted.as_deref()).await?
                 };
-                let tokens = grants::obtain(&call, wanted.as_deref()).await?;
                 (client, tokens)
             }
         };
