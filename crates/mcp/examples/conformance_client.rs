@@ -15,7 +15,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use serde_json::{Map, Value, json};
-use sidewire_mcp::auth::{Authorizer, Grant, Interaction, OAuthSettings};
+use sidewire_mcp::auth::{AssertionSource, Authorizer, Grant, Interaction, OAuthSettings};
 use sidewire_mcp::{
     Client, ClientHandler, ElicitParams, ElicitResult, Error, ErrorObject, ServerSpec,
     ToolCallOptions,
@@ -66,6 +66,9 @@ const AUTH: &[&str] = &[
     "auth/client-credentials-basic",
     "auth/dpop",
     "auth/dpop-nonce",
+    "auth/enterprise-managed-authorization",
+    "auth/cross-app-access-complete-flow",
+    "auth/wif-jwt-bearer",
 ];
 
 /// A string field of the suite's context.
@@ -87,6 +90,22 @@ fn oauth_settings(scenario: &str, context: &Value) -> OAuthSettings {
     }
     if scenario.starts_with("auth/client-credentials-") {
         settings = settings.grant(Grant::ClientCredentials);
+    }
+    if let Some(alg) = context_str(context, "signing_algorithm") {
+        settings = settings.client_key_alg(alg);
+    }
+    if let (Some(endpoint), Some(token)) = (
+        context_str(context, "idp_token_endpoint"),
+        context_str(context, "idp_id_token"),
+    ) {
+        let mut grant = Grant::token_exchange(endpoint, AssertionSource::Value(token.into()));
+        if let Some(id) = context_str(context, "idp_client_id") {
+            grant = grant.idp_client_id(id);
+        }
+        settings = settings.grant(grant);
+    }
+    if let Some(jwt) = context_str(context, "valid_jwt") {
+        settings = settings.grant(Grant::jwt_bearer(AssertionSource::Value(jwt.into())));
     }
     settings
 }

@@ -51,7 +51,6 @@ pub(crate) struct ServerMetadata {
     #[serde(default)]
     pub(crate) authorization_response_iss_parameter_supported: Option<bool>,
     #[serde(default)]
-    #[allow(dead_code, reason = "read by the DPoP policy")]
     pub(crate) dpop_signing_alg_values_supported: Option<Vec<String>>,
 }
 

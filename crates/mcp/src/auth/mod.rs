@@ -18,10 +18,12 @@
 mod callback;
 pub(crate) mod challenge;
 mod discovery;
+mod dpop;
 pub(crate) mod failure;
 mod fetch;
 mod file_store;
 mod flow;
+mod grants;
 mod jwt;
 mod login;
 mod registration;
@@ -65,17 +67,19 @@ pub(crate) mod fuzzing {
 pub use self::callback::{
     MAX_CONNECTIONS as MAX_CALLBACK_CONNECTIONS, MAX_REQUESTS as MAX_CALLBACK_REQUESTS,
 };
+pub use self::dpop::{MAX_DPOP_NONCE_BYTES, MAX_DPOP_NONCE_ORIGINS};
 pub use self::failure::AuthErrorKind;
 pub(crate) use self::failure::AuthFailure;
 pub use self::fetch::MAX_AUTH_BODY;
 pub use self::file_store::{
     FileStore, MAX_STORED_NAME_CHARS, MAX_STORED_RECORD_BYTES, MAX_STORED_RECORDS,
 };
+pub use self::jwt::MAX_ASSERTION_BYTES;
 pub use self::login::{AuthStatus, LoginOutcome, login, logout, status, store_key};
 pub use self::session::{
     MAX_AUTHORIZATIONS, MAX_NONCE_RETRIES, MAX_RETRIES, REFRESH_MARGIN, STORE_LOCK_WAIT,
 };
-pub use self::settings::{ClientAuthMethod, Grant, OAuthSettings};
+pub use self::settings::{AssertionSource, ClientAuthMethod, DpopPolicy, Grant, OAuthSettings};
 pub use self::store::{MemoryStore, StoreGuard, TokenStore};
 pub use self::types::{
     ClientRegistration, RegistrationSource, Secret, StoreKey, StoredAuth, Tokens,

@@ -30,11 +30,13 @@ use url::Url;
 
 use super::challenge::Challenge;
 use super::discovery::{self, Discovered};
+use super::dpop::{self, DpopKey};
 use super::failure::{AuthErrorKind, AuthFailure, fail};
 use super::fetch::AuthHttp;
+use super::grants;
 use super::login::LoginOutcome;
 use super::registration;
-use super::settings::{Grant, OAuthSettings};
+use super::settings::{DpopPolicy, Grant, OAuthSettings};
 use super::token::{DPOP_NONCE, MAX_NONCE_BYTES, Prover, TokenCall};
 use super::types::{ClientRegistration, StoreKey, StoredAuth, Tokens, unix_now};
 use super::{Authorizer, Interaction, callback, flow, scope};
@@ -209,7 +211,7 @@ impl AuthSession {
                 .as_ref()
                 .is_some_and(|tokens| {
                     tokens.refresh_token.is_some()
-                        && tokens.expires_within(REFRESH_MARGIN, unix_now())
+                        && tokens.refresh_due(REFRESH_MARGIN, unix_now())
                 })
                 .then_some(state.generation)
         };
@@ -383,7 +385,8 @@ impl AuthSession {
             )
         };
         check_grant(&self.settings.grant, &discovered)?;
-        let prover = dpop_prover(&self.settings, &discovered)?;
+        let dpop_key = dpop_prover(&self.settings, &discovered)?;
+        let prover = dpop_key.clone().map(|key| key as Arc<dyn Prover>);
         let stored_client = lock(&self.state).client.clone();
         let now = unix_now();
         let (client, tokens) = match self.settings.grant {
@@ -425,7 +428,7 @@ impl AuthSession {
                     .await?;
                 (client, tokens)
             }
-            Grant::ClientCredentials => {
+            Grant::ClientCredentials | Grant::JwtBearer { .. } | Grant::TokenExchange { .. } => {
                 let client = registration::identify(
                     &self.http,
                     &self.authorizer,
@@ -436,8 +439,20 @@ impl AuthSession {
                     now,
                 )
                 .await?;
-                let call = self.token_call(&discovered, &client, prover.clone())?;
-                let tokens = call.client_credentials(wanted.as_deref()).await?;
+                let tokens = if self.settings.grant == Grant::ClientCredentials {
+                    let call = self.token_call(&discovered, &client, prover.clone())?;
+                    call.client_credentials(wanted.as_deref()).await?
+                } else {
+                    let call = grants::GrantCall {
+                        http: &self.http,
+                        authorizer: &self.authorizer,
+                        settings: &self.settings,
+                        client: &client,
+                        discovered: &discovered,
+                        dpop: dpop_key.as_deref(),
+                    };
+                    grants::obtain(&call, wanted.as_deref()).await?
+                };
                 (client, tokens)
             }
         };
@@ -627,6 +642,7 @@ fn check_grant(grant: &Grant, discovered: &Discovered) -> Result<(), AuthFailure
     let name = match grant {
         Grant::AuthorizationCode => "authorization_code",
         Grant::ClientCredentials => "client_credentials",
+        Grant::JwtBearer { .. } | Grant::TokenExchange { .. } => grants::JWT_BEARER,
     };
     match &discovered.metadata.grant_types_supported {
         Some(listed) if !listed.iter().any(|g| g == name) => Err(fail!(
@@ -640,10 +656,16 @@ fn check_grant(grant: &Grant, discovered: &Discovered) -> Result<(), AuthFailure
 
 /// The DPoP key for tokens from `discovered`'s server, when DPoP is used with it.
 fn dpop_prover(
-    _settings: &OAuthSettings,
-    _discovered: &Discovered,
-) -> Result<Option<Arc<dyn Prover>>, AuthFailure> {
-    Ok(None)
+    settings: &OAuthSettings,
+    discovered: &Discovered,
+) -> Result<Option<Arc<DpopKey>>, AuthFailure> {
+    if settings.dpop == DpopPolicy::Off {
+        return Ok(None);
+    }
+    match &discovered.metadata.dpop_signing_alg_values_supported {
+        Some(algs) if dpop::supported(algs) => Ok(Some(Arc::new(DpopKey::generate()?))),
+        _ => Ok(None),
+    }
 }
 
 /// Runs `work` while polling the HTTP client's connection futures (nothing is spawned).

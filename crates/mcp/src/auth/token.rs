@@ -132,7 +132,12 @@ impl TokenCall<'_> {
                 "private_key_jwt needs a private key (oauth.clientPrivateKey)"
             )
         })?;
-        let jwt = super::jwt::client_assertion(key, None, &self.client.client_id, self.issuer)?;
+        let jwt = super::jwt::client_assertion(
+            key,
+            self.settings.client_key_alg.as_deref(),
+            &self.client.client_id,
+            self.issuer,
+        )?;
         self.authorizer.remember_secret(&jwt);
         Ok(vec![
             (
@@ -234,6 +239,7 @@ impl TokenCall<'_> {
             expires_at: response
                 .expires_in()
                 .map(|after| unix_now().saturating_add(after.as_secs())),
+            issued_at: Some(unix_now()),
             scope,
             resource: self.resource.to_owned(),
         })

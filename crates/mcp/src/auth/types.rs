@@ -70,6 +70,9 @@ pub struct Tokens {
     /// When the access token expires (Unix seconds), when the server said.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expires_at: Option<u64>,
+    /// When the tokens were issued (Unix seconds), when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub issued_at: Option<u64>,
     /// The scopes granted (space-separated), as the server said, else as requested.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scope: Option<String>,
@@ -88,6 +91,19 @@ impl Tokens {
     pub fn expires_within(&self, margin: Duration, now: u64) -> bool {
         self.expires_at
             .is_some_and(|at| at <= now.saturating_add(margin.as_secs()))
+    }
+
+    /// Whether the access token should be refreshed before use at `now`: it expires within
+    /// `margin`, or within half its lifetime when that is shorter (a token that lives 20 s is
+    /// refreshed after 10 s, not before every request).
+    pub fn refresh_due(&self, margin: Duration, now: u64) -> bool {
+        let margin = match (self.issued_at, self.expires_at) {
+            (Some(issued), Some(expires)) => {
+                margin.min(Duration::from_secs(expires.saturating_sub(issued) / 2))
+            }
+            _ => margin,
+        };
+        self.expires_within(margin, now)
     }
 
     /// The granted scopes, one by one.
@@ -199,5 +215,40 @@ impl StoreKey {
             server: server.into(),
             resource: resource.into(),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tokens(issued_at: Option<u64>, expires_at: Option<u64>) -> Tokens {
+        Tokens {
+            access_token: Secret::new("a"),
+            token_type: "Bearer".into(),
+            refresh_token: None,
+            expires_at,
+            issued_at,
+            scope: None,
+            resource: "https://r".into(),
+        }
+    }
+
+    #[test]
+    fn a_short_lived_token_is_due_after_half_its_life_not_at_once() {
+        let margin = Duration::from_secs(30);
+        // Lives 20 s: due from 10 s on, not right after it was issued.
+        let short = tokens(Some(1_000), Some(1_020));
+        assert!(!short.refresh_due(margin, 1_000));
+        assert!(!short.refresh_due(margin, 1_009));
+        assert!(short.refresh_due(margin, 1_010));
+        // Lives an hour: due in the last 30 s.
+        let long = tokens(Some(1_000), Some(4_600));
+        assert!(!long.refresh_due(margin, 4_569));
+        assert!(long.refresh_due(margin, 4_570));
+        // No issue time known: the margin alone.
+        assert!(tokens(None, Some(1_020)).refresh_due(margin, 1_000));
+        // No expiry: never.
+        assert!(!tokens(Some(1_000), None).refresh_due(margin, u64::MAX / 2));
     }
 }

@@ -8,6 +8,7 @@ mod http_mock;
 mod http_peers;
 mod listing;
 mod oauth;
+mod oauth_grants;
 mod oauth_mock;
 mod peers;
 mod protocol;

@@ -357,6 +357,8 @@ pub(crate) enum Grant {
     AuthorizationCode,
     RefreshToken,
     ClientCredentials,
+    /// RFC 7523 §2.1 with an `assertion` (not verified: any non-empty one is accepted).
+    JwtBearer,
 }
 
 /// A token the server issued, in issue order.
@@ -848,6 +850,12 @@ fn token(state: &mut AsState, seen: &Seen) -> Response<Body> {
             let (scope, resource) = (seen.form_param("scope"), seen.form_param("resource"));
             issue(state, client_id, Grant::ClientCredentials, scope, resource)
         }
+        "urn:ietf:params:oauth:grant-type:jwt-bearer"
+            if seen.form_param("assertion").is_some_and(|a| !a.is_empty()) =>
+        {
+            let (scope, resource) = (seen.form_param("scope"), seen.form_param("resource"));
+            issue(state, client_id, Grant::JwtBearer, scope, resource)
+        }
         _ => oauth_error(400, "unsupported_grant_type", "grant_type not supported"),
     }
 }
@@ -925,8 +933,9 @@ fn issue(
 ) -> Response<Body> {
     let n = state.next();
     let access_token = format!("mock-at-{}-{n}", state.tag);
-    let refresh_token = (state.options.refresh_tokens && grant != Grant::ClientCredentials)
-        .then(|| format!("mock-rt-{}-{n}", state.tag));
+    let refresh_token = (state.options.refresh_tokens
+        && !matches!(grant, Grant::ClientCredentials | Grant::JwtBearer))
+    .then(|| format!("mock-rt-{}-{n}", state.tag));
     let expires_in = state.options.expires_in;
     let mut body = json!({ "access_token": access_token, "token_type": "Bearer" });
     let map = body.as_object_mut().unwrap();

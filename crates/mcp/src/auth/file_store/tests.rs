@@ -29,12 +29,14 @@ fn record(key: &StoreKey) -> StoredAuth {
         token_endpoint: Some("https://auth.example.com/token".into()),
         source: RegistrationSource::Dynamic,
         expires_at: None,
+        redirect_uri: Some("http://127.0.0.1:8976/callback".into()),
     });
     record.tokens = Some(Tokens {
         access_token: Secret::new(ACCESS),
         token_type: "Bearer".into(),
         refresh_token: Some(Secret::new(REFRESH)),
         expires_at: Some(1_900_000_000),
+        issued_at: Some(1_899_996_400),
         scope: Some("read write".into()),
         resource: key.resource.clone(),
     });
