@@ -210,8 +210,7 @@ impl AuthSession {
                 .tokens
                 .as_ref()
                 .is_some_and(|tokens| {
-                    tokens.refresh_token.is_some()
-                        && tokens.refresh_due(REFRESH_MARGIN, unix_now())
+                    tokens.refresh_token.is_some() && tokens.refresh_due(REFRESH_MARGIN, unix_now())
                 })
                 .then_some(state.generation)
         };
