@@ -190,20 +190,6 @@ impl DpopKey {
     }
 }
 
-/// The session's view of a key: it signs the resource server's proofs (its nonce kept by the
-/// session), and the code flow's token requests through `oauth2`.
-impl super::token::Prover for DpopKey {
-    fn proof(
-        &self,
-        htm: &str,
-        htu: &str,
-        access_token: Option<&str>,
-        nonce: Option<&str>,
-    ) -> Result<String, AuthFailure> {
-        DpopKey::proof(self, htm, htu, access_token, nonce)
-    }
-}
-
 /// The last `DPoP-Nonce` of each origin, at most [`MAX_DPOP_NONCE_ORIGINS`] of them.
 #[derive(Debug, Default)]
 pub(crate) struct DpopNonces {

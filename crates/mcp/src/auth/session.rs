@@ -37,7 +37,7 @@ use super::grants;
 use super::login::LoginOutcome;
 use super::registration;
 use super::settings::{DpopPolicy, Grant, OAuthSettings};
-use super::token::{DPOP_NONCE, MAX_NONCE_BYTES, Prover, TokenCall};
+use super::token::TokenCall;
 use super::types::{ClientRegistration, StoreKey, StoredAuth, Tokens, unix_now};
 use super::{Authorizer, Interaction, callback, flow, scope};
 use crate::error::Kind;
@@ -94,9 +94,8 @@ struct State {
     /// The scopes the last authorization asked for.
     requested: Option<String>,
     /// The DPoP key of the current tokens, when they are DPoP-bound.
-    prover: Option<Arc<dyn Prover>>,
-    /// The resource server's last DPoP nonce.
-    rs_nonce: Option<String>,
+    /// (It keeps the servers' last nonces too.)
+    prover: Option<Arc<DpopKey>>,
 }
 
 /// One connection's authorization state.
@@ -235,15 +234,8 @@ impl AuthSession {
             if tokens.is_dpop()
                 && let Some(prover) = &state.prover
             {
-                let mut htu = url.clone();
-                htu.set_query(None);
-                htu.set_fragment(None);
-                let proof = prover.proof(
-                    method.as_str(),
-                    htu.as_str(),
-                    Some(tokens.access_token.expose()),
-                    state.rs_nonce.as_deref(),
-                )?;
+                let proof =
+                    prover.proof_for(method.as_str(), url, Some(tokens.access_token.expose()))?;
                 headers.insert(
                     "dpop",
                     HeaderValue::from_str(&proof)
@@ -276,15 +268,12 @@ impl AuthSession {
             return Err(self.still_refused(status, &challenge));
         }
         if status == StatusCode::UNAUTHORIZED && challenge.is_use_dpop_nonce() {
-            let nonce = headers
-                .get(DPOP_NONCE)
-                .and_then(|v| v.to_str().ok())
-                .filter(|v| v.len() <= MAX_NONCE_BYTES);
-            if let Some(nonce) = nonce
+            let prover = lock(&self.state).prover.clone();
+            if let Some(prover) = prover
                 && budget.nonce_retries < MAX_NONCE_RETRIES
+                && prover.remember_nonce(&self.url, headers)
             {
                 budget.nonce_retries += 1;
-                lock(&self.state).rs_nonce = Some(nonce.to_owned());
                 return Ok(Decision::Retry);
             }
         }
@@ -384,8 +373,7 @@ impl AuthSession {
             )
         };
         check_grant(&self.settings.grant, &discovered)?;
-        let dpop_key = dpop_prover(&self.settings, &discovered)?;
-        let prover = dpop_key.clone().map(|key| key as Arc<dyn Prover>);
+        let prover = dpop_prover(&self.settings, &discovered)?;
         let stored_client = lock(&self.state).client.clone();
         let now = unix_now();
         let (client, tokens) = match self.settings.grant {
@@ -448,7 +436,7 @@ impl AuthSession {
                         settings: &self.settings,
                         client: &client,
                         discovered: &discovered,
-                        dpop: dpop_key.as_deref(),
+                        dpop: prover.as_deref(),
                     };
                     grants::obtain(&call, wanted.as_deref()).await?
                 };
@@ -464,7 +452,6 @@ impl AuthSession {
         state.requested = wanted;
         state.discovered = Some(discovered);
         state.prover = if dpop_bound { prover } else { None };
-        state.rs_nonce = None;
         tracing::info!(server = %self.server, "authorized");
         Ok(())
     }
@@ -497,7 +484,7 @@ impl AuthSession {
         &'a self,
         discovered: &'a Discovered,
         client: &'a ClientRegistration,
-        prover: Option<Arc<dyn Prover>>,
+        prover: Option<Arc<DpopKey>>,
     ) -> Result<TokenCall<'a>, AuthFailure> {
         let token_endpoint = discovered
             .metadata

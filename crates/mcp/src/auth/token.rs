@@ -9,7 +9,6 @@ use std::borrow::Cow;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use http::HeaderValue;
 use oauth2::basic::{BasicClient, BasicErrorResponse, BasicTokenResponse};
 use oauth2::{
     AuthType, AuthorizationCode, ClientId, ClientSecret, EndpointNotSet, EndpointSet,
@@ -18,28 +17,11 @@ use oauth2::{
 use url::Url;
 
 use super::Authorizer;
+use super::dpop::DpopKey;
 use super::failure::{AuthFailure, fail};
 use super::fetch::AuthHttp;
 use super::settings::{ClientAuthMethod, OAuthSettings};
 use super::types::{ClientRegistration, Secret, Tokens, unix_now};
-
-/// Signs DPoP proofs (RFC 9449) for one connection's key; see `dpop.rs`.
-pub(crate) trait Prover: Send + Sync {
-    /// A proof for a `htm` request to `htu`, bound to `access_token` (`ath`) when given, with
-    /// the server's `nonce` when it asked for one.
-    fn proof(
-        &self,
-        htm: &str,
-        htu: &str,
-        access_token: Option<&str>,
-        nonce: Option<&str>,
-    ) -> Result<String, AuthFailure>;
-}
-
-/// The `DPoP-Nonce` header.
-pub(crate) const DPOP_NONCE: &str = "dpop-nonce";
-/// The longest nonce kept.
-pub(crate) const MAX_NONCE_BYTES: usize = 1024;
 
 /// What one token request needs.
 pub(crate) struct TokenCall<'a> {
@@ -52,7 +34,7 @@ pub(crate) struct TokenCall<'a> {
     pub(crate) resource: &'a str,
     /// The authorization server's issuer (the audience of a client assertion).
     pub(crate) issuer: &'a str,
-    pub(crate) prover: Option<Arc<dyn Prover>>,
+    pub(crate) prover: Option<Arc<DpopKey>>,
 }
 
 /// The error of the HTTP client handed to `oauth2`.
@@ -148,50 +130,25 @@ impl TokenCall<'_> {
         ])
     }
 
-    /// Sends one `oauth2` request over [`AuthHttp`], with a DPoP proof when the connection
-    /// has a key (again once with the server's nonce when it asks for one).
+    /// Sends one `oauth2` request over [`AuthHttp`] through the grants' token request, which
+    /// adds a DPoP proof when the connection has a key (again once with the server's nonce
+    /// when it asks for one).
     async fn send(&self, request: oauth2::HttpRequest) -> Result<oauth2::HttpResponse, Transfer> {
         let (parts, body) = request.into_parts();
         let url = Url::parse(&parts.uri.to_string()).map_err(|err| Transfer(err.to_string()))?;
-        let body = Bytes::from(body);
-        let mut nonce = None::<String>;
-        for attempt in 0..2 {
-            let mut headers = parts.headers.clone();
-            if let Some(prover) = &self.prover {
-                let proof = prover
-                    .proof("POST", url.as_str(), None, nonce.as_deref())
-                    .map_err(|err| Transfer(err.to_string()))?;
-                headers.insert(
-                    "dpop",
-                    HeaderValue::from_str(&proof).map_err(|err| Transfer(err.to_string()))?,
-                );
-            }
-            let fetched = self
-                .http
-                .send(parts.method.clone(), &url, headers, body.clone())
-                .await
-                .map_err(Transfer)?;
-            if attempt == 0
-                && self.prover.is_some()
-                && fetched.status == http::StatusCode::BAD_REQUEST
-                && let Some(value) = fetched.header(DPOP_NONCE)
-                && value.len() <= MAX_NONCE_BYTES
-                && fetched
-                    .json::<serde_json::Value>()
-                    .ok()
-                    .and_then(|v| v.get("error").and_then(|e| e.as_str()).map(str::to_owned))
-                    .as_deref()
-                    == Some("use_dpop_nonce")
-            {
-                nonce = Some(value.to_owned());
-                continue;
-            }
-            let mut response = http::Response::new(fetched.body.to_vec());
-            *response.status_mut() = fetched.status;
-            *response.headers_mut() = fetched.headers;
-            return Ok(response);
-        }
-        Err(Transfer("the DPoP nonce retry did not settle".to_owned()))
+        let fetched = super::grants::send_token_request(
+            self.http,
+            &url,
+            parts.headers,
+            Bytes::from(body),
+            self.prover.as_deref(),
+        )
+        .await
+        .map_err(|err| Transfer(err.message))?;
+        let mut response = http::Response::new(fetched.body.to_vec());
+        *response.status_mut() = fetched.status;
+        *response.headers_mut() = fetched.headers;
+        Ok(response)
     }
 
     /// Turns `oauth2`'s answer into tokens for this resource.
