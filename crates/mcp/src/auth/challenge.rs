@@ -88,8 +88,9 @@ impl Challenge {
                 }
                 rest = tail;
             } else if token.is_empty() {
-                // A stray `=`: skip one character.
-                rest = &rest[1..];
+                // A stray `=` or a space other than ' ' and '\t': skip one character.
+                let skip = rest.chars().next().map_or(1, char::len_utf8);
+                rest = &rest[skip..];
             } else {
                 // A new challenge's scheme (a token68 after it reads as a parameter-less
                 // token and is skipped the same way).
