@@ -93,6 +93,23 @@ pub(crate) enum Kind {
         offered: &'static str,
         supported: String,
     },
+    /// A modern-only server (or a server asked for the modern era) shares no protocol version
+    /// with this client.
+    #[error(
+        "the server speaks protocol versions {offered:?}, none of which this client speaks (it speaks {supported})"
+    )]
+    NoMutualVersion {
+        offered: Vec<String>,
+        supported: String,
+    },
+    /// The server asked for input (a multi-round-trip request) and the client's handler refused
+    /// it, or the client does not offer that kind of input.
+    #[error("{method}: the server asked for {request} and the client refused: {error}")]
+    InputRefused {
+        method: String,
+        request: String,
+        error: ErrorObject,
+    },
     /// A message was over the frame cap (ours refused, or the server's answer skipped).
     #[error("{0}")]
     TooLarge(String),
@@ -231,9 +248,51 @@ impl Error {
         matches!(self.0.kind, Kind::Remote { .. })
     }
 
-    /// The server chose a protocol version this client does not speak.
+    /// The server and this client share no protocol version: the server chose one this client
+    /// does not speak (legacy era), named only versions it does not speak (modern era), or
+    /// answered `-32022` again after the one renegotiation.
     pub fn is_incompatible_version(&self) -> bool {
-        matches!(self.0.kind, Kind::Incompatible { .. })
+        matches!(
+            self.0.kind,
+            Kind::Incompatible { .. } | Kind::NoMutualVersion { .. }
+        ) || self.remote_code() == Some(crate::protocol::era::UNSUPPORTED_PROTOCOL_VERSION)
+    }
+
+    /// The server said the request's HTTP headers and its body disagree (`-32020`, modern era).
+    pub fn is_header_mismatch(&self) -> bool {
+        self.remote_code() == Some(crate::protocol::era::HEADER_MISMATCH)
+    }
+
+    /// The server needs a client capability this client did not declare (`-32021`, modern
+    /// era): e.g. elicitation, which the handler does not offer.
+    pub fn is_missing_client_capability(&self) -> bool {
+        self.remote_code() == Some(crate::protocol::era::MISSING_REQUIRED_CLIENT_CAPABILITY)
+    }
+
+    /// The resource read does not exist: `-32002` from a legacy server, `-32602` (invalid
+    /// params) from a modern one, both only for `resources/read`.
+    pub fn is_resource_not_found(&self) -> bool {
+        match &self.0.kind {
+            Kind::Remote { method, error } => {
+                method == "resources/read"
+                    && (error.code == -32002 || error.code == ErrorObject::INVALID_PARAMS)
+            }
+            _ => false,
+        }
+    }
+
+    /// The server asked for input during a request (modern era: sampling, elicitation or
+    /// roots inside an `InputRequiredResult`) and the handler refused it, or the client does
+    /// not offer that kind of input. The handler's error object is [`remote`](Error::remote).
+    pub fn is_input_refused(&self) -> bool {
+        matches!(self.0.kind, Kind::InputRefused { .. })
+    }
+
+    fn remote_code(&self) -> Option<i64> {
+        match &self.0.kind {
+            Kind::Remote { error, .. } => Some(error.code),
+            _ => None,
+        }
     }
 
     /// A message was over the frame cap: ours was refused before a byte was written, or the
@@ -318,7 +377,7 @@ impl Error {
     /// The server's JSON-RPC error object, when that is what this error is.
     pub fn remote(&self) -> Option<&ErrorObject> {
         match &self.0.kind {
-            Kind::Remote { error, .. } => Some(error),
+            Kind::Remote { error, .. } | Kind::InputRefused { error, .. } => Some(error),
             _ => None,
         }
     }

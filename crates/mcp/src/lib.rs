@@ -199,6 +199,10 @@ pub use crate::host::{
 };
 pub use crate::names::{MAX_NAME_LEN, is_valid_name, namespaced_name};
 pub use crate::protocol::client::{Client, ClientDriver};
+pub use crate::protocol::era::{
+    Era, EraChoice, HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, MODERN_PROTOCOL_VERSIONS,
+    UNSUPPORTED_PROTOCOL_VERSION,
+};
 pub use crate::protocol::handler::{ClientHandler, NoHandler};
 pub use crate::protocol::listing::{List, ListLimit, Truncation};
 pub use crate::protocol::options::{ClientStats, ToolCallOptions};
@@ -213,7 +217,7 @@ pub use crate::protocol::types::{
 pub use crate::spec::{
     DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_CALL_DURATION, DEFAULT_MAX_HTTP_BODY_BYTES,
     DEFAULT_MAX_LIST_BYTES, DEFAULT_MAX_LIST_ITEMS, DEFAULT_MAX_MESSAGE_BYTES,
-    DEFAULT_STARTUP_TIMEOUT, Root, ServerSpec, Transport,
+    DEFAULT_PROBE_TIMEOUT, DEFAULT_STARTUP_TIMEOUT, Root, ServerSpec, Transport,
 };
 pub use crate::spec::{
     DEFAULT_MAX_RESTART_BACKOFF, DEFAULT_MAX_RESTARTS, DEFAULT_RESTART_BACKOFF,

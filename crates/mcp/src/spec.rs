@@ -14,9 +14,12 @@ use serde::{Deserialize, Serialize};
 
 use crate::Error;
 use crate::auth::{Authorizer, OAuthSettings};
+use crate::protocol::era::EraChoice;
 
 /// How long a server gets to start (launch, initialize and the first tools/list) by default.
 pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long the era probe (`server/discover`) waits for an answer by default.
+pub const DEFAULT_PROBE_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long a call may go without an answer (or, for tools/call, without progress) by default.
 pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(300);
 /// The absolute cap on one tools/call, however much progress it reports, by default.
@@ -264,6 +267,8 @@ pub struct ServerSpec {
     pub(crate) restart: Restart,
     pub(crate) oauth: OAuthSettings,
     pub(crate) authorizer: Option<Authorizer>,
+    pub(crate) era: EraChoice,
+    pub(crate) probe_timeout: Duration,
 }
 
 impl ServerSpec {
@@ -290,6 +295,8 @@ impl ServerSpec {
             restart: Restart::default(),
             oauth: OAuthSettings::default(),
             authorizer: None,
+            era: EraChoice::Auto,
+            probe_timeout: DEFAULT_PROBE_TIMEOUT,
         }
     }
 
@@ -397,6 +404,27 @@ impl ServerSpec {
     pub fn max_message_bytes(mut self, bytes: usize) -> Self {
         self.max_message_bytes = bytes.max(64);
         self
+    }
+
+    /// Which protocol era to speak (default [`EraChoice::Auto`]: probe with `server/discover`,
+    /// fall back to `initialize`). A legacy HTTP+SSE server ([`Transport::Sse`]) always speaks
+    /// the legacy era.
+    pub fn era(mut self, era: EraChoice) -> Self {
+        self.era = era;
+        self
+    }
+
+    /// How long the [`EraChoice::Auto`] probe waits for an answer before taking the server for
+    /// a legacy one that ignores requests before `initialize` (default
+    /// [`DEFAULT_PROBE_TIMEOUT`]; never past the startup timeout).
+    pub fn probe_timeout(mut self, timeout: Duration) -> Self {
+        self.probe_timeout = timeout;
+        self
+    }
+
+    /// The era choice.
+    pub fn era_choice(&self) -> EraChoice {
+        self.era
     }
 
     /// The most items one listing keeps (default [`DEFAULT_MAX_LIST_ITEMS`], at least 1).

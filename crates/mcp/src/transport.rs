@@ -137,6 +137,23 @@ impl RequestId {
 pub(crate) struct Outbound {
     pub(crate) frame: Bytes,
     pub(crate) message: Message,
+    /// For a modern-era request (its `_meta` names the protocol version): the headers that
+    /// must go with it over HTTP.
+    pub(crate) modern: Option<Box<ModernHeaders>>,
+}
+
+/// The headers of a modern-era request besides the body (see `protocol::headers`): every
+/// value already encoded for a header.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ModernHeaders {
+    /// `MCP-Protocol-Version`, equal to the body's `_meta` version.
+    pub(crate) version: String,
+    /// `Mcp-Method`.
+    pub(crate) method: String,
+    /// `Mcp-Name`: the tool or prompt name, or the resource URI.
+    pub(crate) name: Option<String>,
+    /// `Mcp-Param-{token}` and its value, one per designated argument present.
+    pub(crate) params: Vec<(String, String)>,
 }
 
 /// What an outgoing frame is, as far as a transport cares.

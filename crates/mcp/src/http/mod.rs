@@ -25,6 +25,7 @@
 pub(crate) mod answer;
 pub(crate) mod client;
 pub(crate) mod legacy;
+pub(crate) mod modern;
 pub(crate) mod streamable;
 
 use std::pin::Pin;
@@ -278,6 +279,8 @@ pub(crate) struct Ctx {
     tasks: mpsc::UnboundedSender<BackgroundTask>,
     /// Tells the driver to end (the legacy stream is gone).
     pub(crate) end: watch::Sender<bool>,
+    /// The modern exchanges in flight, for a cancel to close.
+    pub(crate) aborts: modern::Aborts,
 }
 
 impl Ctx {
@@ -446,6 +449,7 @@ pub(crate) fn open(spec: &ServerSpec) -> Result<Opened, Error> {
         inbound: inbound_tx,
         tasks: tasks_tx,
         end: watch::channel(false).0,
+        aborts: modern::Aborts::default(),
     });
     let sink = futures_util::sink::unfold(outbound_tx, |tx, frame: Outbound| async move {
         tx.send(frame).await.map_err(|_| {

@@ -75,8 +75,9 @@ use crate::http::client::{
     is_event_stream, read_answer, read_body,
 };
 use crate::http::{
-    Ctx, HttpState, Mode, SESSION_HEADER, SendError, VERSION_HEADER, legacy, response_id,
+    Ctx, HttpState, Mode, SESSION_HEADER, SendError, VERSION_HEADER, legacy, modern, response_id,
 };
+use crate::protocol::era::Era;
 use crate::protocol::methods::{INITIALIZED, Initialize};
 use crate::sync::lock;
 use crate::transport::{Cause, Message, Outbound, RequestId};
@@ -314,14 +315,18 @@ pub(crate) async fn run(
             Some(()) = exchanges.next(), if !exchanges.is_empty() => {}
             _ = ended.wait_for(|end| *end) => break,
             frame = outbound.recv(), if exchanges.len() < MAX_IN_FLIGHT => match frame {
-                Some(frame) => {
-                    // Here, in queue order, so every request queued after the notification
-                    // sees that it is on its way (see `Handshake`).
-                    if is_initialized(&frame.message) {
-                        ctx.state.handshake.send_replace(Handshake::Confirming);
+                Some(frame) => match modern::route(&ctx, frame) {
+                    Ok(Some(task)) => exchanges.push(task),
+                    Ok(None) => {}
+                    Err(frame) => {
+                        // Here, in queue order, so every request queued after the notification
+                        // sees that it is on its way (see `Handshake`).
+                        if is_initialized(&frame.message) {
+                            ctx.state.handshake.send_replace(Handshake::Confirming);
+                        }
+                        exchanges.push(Box::pin(exchange(Arc::clone(&ctx), frame)));
                     }
-                    exchanges.push(Box::pin(exchange(Arc::clone(&ctx), frame)));
-                }
+                },
                 None => break,
             },
         }
@@ -331,7 +336,7 @@ pub(crate) async fn run(
 
 /// One outgoing frame's exchange, bounded by the call budget.
 async fn exchange(ctx: Arc<Ctx>, outbound: Outbound) {
-    let Outbound { frame, message } = outbound;
+    let Outbound { frame, message, .. } = outbound;
     let is_initialize = is_initialize(&message);
     if is_initialize && let Message::Request { id, .. } = &message {
         *lock(&ctx.state.initialize) = Some((id.clone(), frame.clone()));
@@ -443,6 +448,28 @@ async fn post(
         read_body(response.body_mut(), state.cap).await?;
         return Ok(());
     };
+    match read_response(ctx, response, id, is_initialize, Era::Legacy).await? {
+        Answer::Delivered => Ok(()),
+        Answer::UseLegacy => {
+            tracing::info!(server = %state.server, "the server announced a legacy endpoint; switching to HTTP+SSE");
+            legacy::fall_back(ctx, frame).await
+        }
+    }
+}
+
+/// Reads the 2xx answer to request `id` and delivers what it holds: a JSON body, or an SSE
+/// stream up to the response. In the legacy era a stream that ends early is resumed, and an
+/// empty answer may leave the response to the GET stream; in the modern era neither exists,
+/// and both fail the request.
+pub(crate) async fn read_response(
+    ctx: &Arc<Ctx>,
+    mut response: http::Response<Incoming>,
+    id: &RequestId,
+    is_initialize: bool,
+    era: Era,
+) -> Result<Answer, Cause> {
+    let state = &ctx.state;
+    let status = response.status();
     let content_type = ContentType::parse(
         response
             .headers()
@@ -451,13 +478,7 @@ async fn post(
     );
     if content_type == ContentType::EventStream {
         let body = response.into_body();
-        return match read_stream(ctx, body, id, is_initialize).await? {
-            Answer::Delivered => Ok(()),
-            Answer::UseLegacy => {
-                tracing::info!(server = %state.server, "the server announced a legacy endpoint; switching to HTTP+SSE");
-                legacy::fall_back(ctx, frame).await
-            }
-        };
+        return read_stream(ctx, body, id, is_initialize, era).await;
     }
     let (body, complete) = read_answer(response.body_mut(), state.cap).await?;
     let decoded = answer::decode_body(&content_type, &body, complete, id);
@@ -469,14 +490,14 @@ async fn post(
         answer,
     };
     match decoded.verdict {
-        Verdict::Answered => Ok(()),
+        Verdict::Answered => Ok(Answer::Delivered),
         Verdict::Unexpected(answer) => Err(unexpected(answer)),
         // A 202 (or empty body) for a request: the response may come on the GET stream, and
-        // the call's timeout covers the case where it never does; with no stream open,
-        // nothing can bring it.
-        Verdict::Empty => match get_stream_carrier(state).await {
-            Carrier::Open => Ok(()),
-            Carrier::None | Carrier::Unsettled => Err(unexpected(Unexpected::new(
+        // the call's timeout covers the case where it never does; with no stream open (and
+        // never in the modern era), nothing can bring it.
+        Verdict::Empty => match (era, get_stream_carrier(state).await) {
+            (Era::Legacy, Carrier::Open) => Ok(Answer::Delivered),
+            _ => Err(unexpected(Unexpected::new(
                 Why::EmptyWithoutStream,
                 &content_type,
                 &body,
@@ -510,7 +531,7 @@ async fn get_stream_carrier(state: &HttpState) -> Carrier {
 /// its `Retry-After`, in seconds or as an HTTP date) or a refused connection (after a backoff
 /// from [`INIT_RETRY`], doubling up to [`MAX_INIT_RETRY`]), at most [`MAX_INIT_ATTEMPTS`]
 /// times and never past the startup budget; then the last answer or failure stands.
-async fn send_initialize(
+pub(crate) async fn send_initialize(
     state: &HttpState,
     headers: &http::HeaderMap,
     frame: &Bytes,
@@ -565,7 +586,7 @@ pub(crate) fn retry_after(value: &str, now: std::time::SystemTime) -> Option<Dur
 }
 
 /// How a POST's SSE stream ended well.
-enum Answer {
+pub(crate) enum Answer {
     /// The response to the request was delivered.
     Delivered,
     /// The initialize stream announced a legacy endpoint: switch transports.
@@ -578,6 +599,7 @@ async fn read_stream(
     body: Incoming,
     want: &RequestId,
     is_initialize: bool,
+    era: Era,
 ) -> Result<Answer, Cause> {
     let state = &ctx.state;
     let mut events = SseBody::new(body, state.cap);
@@ -604,6 +626,19 @@ async fn read_stream(
                 Err(ReadError::TooLarge(cap)) => too_large = Some(cap),
                 Err(ReadError::Net(_)) => break,
             }
+        }
+        if era == Era::Modern {
+            // No resumption in the modern era: the protocol layer sends an idempotent
+            // request again with a new id.
+            return Err(too_large.map_or_else(
+                || {
+                    Cause::Unanswered(
+                        "the SSE stream ended before the response (the modern protocol does not resume streams)"
+                            .to_owned(),
+                    )
+                },
+                Cause::TooLarge,
+            ));
         }
         let Some(last) = events.last_event_id().map(str::to_owned) else {
             return Err(too_large.map_or_else(

@@ -23,6 +23,7 @@
 //! [`Error`]: crate::Error
 //! [`Error::rpc`]: crate::Error::rpc
 
+use std::borrow::Cow;
 use std::sync::{Arc, OnceLock};
 
 use bytes::Bytes;
@@ -31,34 +32,100 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use sidewire_jsonrpc::{Config, Driver, Id, Peer, Router};
 
+use crate::protocol::headers::ToolHeaders;
 use crate::transport::{
-    FrameSink, Inbound, InboundStream, Message, Outbound, Outlet, RequestFailed, RequestId,
+    FrameSink, Inbound, InboundStream, Message, ModernHeaders, Outbound, Outlet, RequestFailed,
+    RequestId,
 };
 
 /// What an outgoing frame is: a request (with its id and method), a notification, or our
-/// response to a server's request.
-pub(crate) fn classify(frame: Bytes) -> Outbound {
+/// response to a server's request; and, for a modern-era request, the headers that go with it
+/// (`tools` gives the `Mcp-Param-*` designations of the listed tools).
+pub(crate) fn classify(frame: Bytes, tools: &ToolHeaders) -> Outbound {
     #[derive(Deserialize)]
     struct Peek<'a> {
         #[serde(borrow)]
         id: Option<&'a RawValue>,
         method: Option<String>,
+        #[serde(borrow)]
+        params: Option<&'a RawValue>,
     }
-    let message = match serde_json::from_slice::<Peek<'_>>(&frame) {
-        Ok(Peek {
+    #[derive(Deserialize)]
+    struct PeekParams<'a> {
+        #[serde(borrow, rename = "_meta")]
+        meta: Option<PeekMeta<'a>>,
+        name: Option<Cow<'a, str>>,
+        uri: Option<Cow<'a, str>>,
+        #[serde(borrow)]
+        arguments: Option<&'a RawValue>,
+    }
+    #[derive(Deserialize)]
+    struct PeekMeta<'a> {
+        #[serde(borrow, rename = "io.modelcontextprotocol/protocolVersion")]
+        version: Option<Cow<'a, str>>,
+    }
+    let Ok(peek) = serde_json::from_slice::<Peek<'_>>(&frame) else {
+        return Outbound {
+            frame,
+            message: Message::Response,
+            modern: None,
+        };
+    };
+    // The params are read apart, so params of an unexpected shape cannot hide the request.
+    let params = peek
+        .params
+        .and_then(|params| serde_json::from_str::<PeekParams<'_>>(params.get()).ok());
+    let modern = match (&peek.id, &peek.method, &params) {
+        (Some(_), Some(method), Some(params)) => params
+            .meta
+            .as_ref()
+            .and_then(|meta| meta.version.as_deref())
+            .map(|version| {
+                let name = match method.as_str() {
+                    "tools/call" | "prompts/get" => params.name.as_deref(),
+                    "resources/read" => params.uri.as_deref(),
+                    _ => None,
+                };
+                let mut headers = ModernHeaders {
+                    version: version.to_owned(),
+                    method: method.clone(),
+                    name: name.map(crate::protocol::headers::encode),
+                    params: Vec::new(),
+                };
+                if method == "tools/call"
+                    && let (Some(tool), Some(arguments)) = (&params.name, params.arguments)
+                    && let Some(designations) = tools.get(tool)
+                    && let Ok(arguments) =
+                        serde_json::from_str::<serde_json::Value>(arguments.get())
+                {
+                    headers.params =
+                        crate::protocol::headers::param_headers(&designations, &arguments);
+                }
+                Box::new(headers)
+            }),
+        _ => None,
+    };
+    let message = match peek {
+        Peek {
             id: Some(id),
             method: Some(method),
-        }) => Message::Request {
+            ..
+        } => Message::Request {
             id: RequestId::from_json(id.get()),
             method,
         },
-        Ok(Peek {
+        Peek {
             id: None,
             method: Some(method),
-        }) => Message::Notification { method },
+            ..
+        } => Message::Notification { method },
         _ => Message::Response,
     };
-    Outbound { frame, message }
+    Outbound {
+        frame,
+        message,
+        modern,
+    }
 }
 
 /// What the bridge runs when the transport renewed its session.
@@ -72,9 +139,10 @@ pub(crate) fn connect(
     router: Router,
     config: Config,
     renewed: Renewed,
+    tools: Arc<ToolHeaders>,
 ) -> (Peer, Driver<InboundFrames, FrameSink>) {
     let bound = Arc::new(OnceLock::new());
-    let (stream, sink) = frames(stream, outlet, Arc::clone(&bound), renewed);
+    let (stream, sink) = frames(stream, outlet, Arc::clone(&bound), renewed, tools);
     let (peer, driver) = sidewire_jsonrpc::connect(stream, sink, router, config);
     // Before anything polls the driver, so before the stream yields its first item.
     let _ = bound.set(peer.clone());
@@ -88,6 +156,7 @@ fn frames(
     outlet: Outlet,
     peer: Arc<OnceLock<Peer>>,
     renewed: Renewed,
+    tools: Arc<ToolHeaders>,
 ) -> (InboundFrames, FrameSink) {
     let stream = Box::pin(stream.try_filter_map(move |item| {
         future::ready(Ok(match item {
@@ -105,7 +174,8 @@ fn frames(
     let sink = match outlet {
         Outlet::Frames(sink) => sink,
         Outlet::Messages(sink) => {
-            Box::pin(sink.with(|frame| future::ready(Ok(classify(frame))))) as FrameSink
+            Box::pin(sink.with(move |frame| future::ready(Ok(classify(frame, &tools)))))
+                as FrameSink
         }
     };
     (stream, sink)

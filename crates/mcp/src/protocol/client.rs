@@ -15,7 +15,7 @@ use std::sync::atomic::Ordering;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use sidewire_jsonrpc::{CallOptions, Config, Peer, Profile, Request};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{Notify, oneshot};
@@ -23,14 +23,16 @@ use tokio::time::Instant;
 
 use crate::error::Kind;
 use crate::protocol::bridge;
+use crate::protocol::era::{self, DiscoverResult, Era, EraChoice, Probe};
 use crate::protocol::handler::{self, ClientHandler, DynHandler};
 use crate::protocol::listing::Truncation;
 use crate::protocol::methods::{
     CallTool, CallToolParams, Complete, CompleteArgument, CompleteContext, CompleteParams,
-    GetPrompt, GetPromptParams, INITIALIZED, Initialize, ListPrompts, ListResourceTemplates,
-    ListResources, ListTools, Ping, ProgressMeta, ReadResource, SetLevel, SetLevelParams,
-    Subscribe, Unsubscribe, UriParams,
+    Discover, GetPrompt, GetPromptParams, INITIALIZED, Initialize, ListPrompts,
+    ListResourceTemplates, ListResources, ListTools, Ping, ProgressMeta, ReadResource, SetLevel,
+    SetLevelParams, Subscribe, Unsubscribe, UriParams,
 };
+use crate::protocol::modern;
 use crate::protocol::options::{ClientStats, ToolCallOptions};
 use crate::protocol::session::{self, Cached, McpHooks, ProgressSlot, Shared};
 use crate::protocol::types::{
@@ -38,6 +40,9 @@ use crate::protocol::types::{
     InitializeResult, LATEST_PROTOCOL_VERSION, LogLevel, Prompt, ReadResourceResult, Resource,
     ResourceTemplate, SUPPORTED_PROTOCOL_VERSIONS, ServerCapabilities, Tool,
 };
+
+/// The modern era's first request.
+const DISCOVER: &str = Discover::METHOD;
 use crate::sync::lock;
 use crate::transport::{self, Backend, Background, Opened};
 use crate::{Error, ServerSpec, Stage};
@@ -212,7 +217,14 @@ impl Client {
             let shared = Arc::clone(&shared);
             Box::new(move || shared.session_renewed())
         };
-        let (peer, rpc) = bridge::connect(opened.stream, opened.sink, router, config, renewed);
+        let (peer, rpc) = bridge::connect(
+            opened.stream,
+            opened.sink,
+            router,
+            config,
+            renewed,
+            Arc::clone(&shared.tool_headers),
+        );
         let (alive, alive_rx) = oneshot::channel();
         let mut future = session::driver(
             rpc,
@@ -232,7 +244,7 @@ impl Client {
         // The handshake needs the driver polled; poll it here until the caller takes it.
         let mut driver_done = false;
         let outcome = tokio::select! {
-            outcome = tokio::time::timeout_at(deadline, client.initialize(deadline)) => outcome,
+            outcome = tokio::time::timeout_at(deadline, client.handshake(deadline)) => outcome,
             () = &mut future => {
                 driver_done = true;
                 Ok(Err(Error::new(Kind::Closed {
@@ -264,12 +276,126 @@ impl Client {
         ))
     }
 
+    /// The handshake of the spec's era: `initialize` (legacy), `server/discover` (modern), or
+    /// the probe that picks one (see `protocol::era`).
+    async fn handshake(&self, deadline: Instant) -> Result<(), Error> {
+        let spec = &self.inner.shared.spec;
+        match (spec.era, spec.transport) {
+            // HTTP+SSE is a legacy transport: there is nothing to probe.
+            (EraChoice::Legacy, _) | (_, crate::Transport::Sse) => self.initialize(deadline).await,
+            (EraChoice::Modern, _) => self.discover(deadline, false).await,
+            (EraChoice::Auto, _) => self.discover(deadline, true).await,
+        }
+    }
+
+    /// `server/discover`, at most twice (a `-32022` naming a version we speak probes again);
+    /// with `auto`, a legacy answer falls back to `initialize` (the table in `protocol::era`).
+    async fn discover(&self, deadline: Instant, auto: bool) -> Result<(), Error> {
+        let shared = &self.inner.shared;
+        let mut again = true;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let timeout = if auto {
+                left.min(shared.spec.probe_timeout)
+            } else {
+                left
+            };
+            let params = shared.envelope.wrap(json!({}));
+            let outcome = self
+                .inner
+                .peer
+                .call(DISCOVER, Some(&params), CallOptions::timeout(timeout))
+                .await;
+            let probe = match outcome {
+                Ok(raw) => match raw.decode::<DiscoverResult>() {
+                    Ok(result) => match Probe::of_result(&result) {
+                        Probe::Modern(version) => {
+                            shared.envelope.set_version(version);
+                            self.adopt(version, result);
+                            return Ok(());
+                        }
+                        _ if auto => Probe::Legacy,
+                        _ => Probe::Incompatible(result.supported_versions),
+                    },
+                    Err(_) if auto => Probe::Legacy,
+                    Err(err) => {
+                        return Err(Error::new(Kind::InvalidResponse(format!(
+                            "the {DISCOVER} result does not decode: {err}"
+                        ))));
+                    }
+                },
+                Err(sidewire_jsonrpc::Error::Remote { error, .. })
+                    if error.code == era::UNSUPPORTED_PROTOCOL_VERSION =>
+                {
+                    Probe::of_unsupported(error.data.as_ref(), again)
+                }
+                Err(
+                    sidewire_jsonrpc::Error::Remote { .. }
+                    | sidewire_jsonrpc::Error::Timeout { .. },
+                ) if auto => Probe::Legacy,
+                Err(err) => {
+                    let err = Error::rpc(DISCOVER, err);
+                    // An HTTP error status whose body is not a modern error: a legacy server.
+                    if auto && err.is_http() && err.http_status().is_some() {
+                        Probe::Legacy
+                    } else {
+                        return Err(err);
+                    }
+                }
+            };
+            match probe {
+                Probe::Modern(_) => unreachable!("returned above"),
+                Probe::Again(version) => {
+                    shared.envelope.set_version(version);
+                    again = false;
+                }
+                Probe::Legacy if auto => {
+                    tracing::debug!(server = %shared.name, "the server does not speak the modern protocol; initializing");
+                    return match self.initialize(deadline).await {
+                        // A server that locked itself modern meanwhile (a probe that timed out
+                        // here but reached it) says so to initialize: probe once more.
+                        Err(err) if again && err.is_incompatible_version() && err.is_remote() => {
+                            again = false;
+                            continue;
+                        }
+                        other => other,
+                    };
+                }
+                Probe::Legacy => {
+                    return Err(Error::new(Kind::NoMutualVersion {
+                        offered: Vec::new(),
+                        supported: era::MODERN_PROTOCOL_VERSIONS.join(", "),
+                    }));
+                }
+                Probe::Incompatible(offered) => {
+                    return Err(Error::new(Kind::NoMutualVersion {
+                        offered,
+                        supported: era::MODERN_PROTOCOL_VERSIONS.join(", "),
+                    }));
+                }
+            }
+        }
+    }
+
+    /// Takes the modern era at `version`, with what `server/discover` said.
+    fn adopt(&self, version: &str, result: DiscoverResult) {
+        let shared = &self.inner.shared;
+        shared.settle_era(Era::Modern);
+        let server_info = result.server_info();
+        let _ = shared.init.set(InitializeResult {
+            protocol_version: version.to_owned(),
+            capabilities: result.capabilities,
+            server_info,
+            instructions: result.instructions,
+        });
+    }
+
     async fn initialize(&self, deadline: Instant) -> Result<(), Error> {
         let shared = &self.inner.shared;
         let params = InitializeParams {
             protocol_version: LATEST_PROTOCOL_VERSION.to_owned(),
-            capabilities: client_capabilities(&shared.spec, shared.handler.as_ref()),
-            client_info: Implementation::new("sidewire", env!("CARGO_PKG_VERSION")),
+            capabilities: session::client_capabilities(&shared.spec, shared.handler.as_ref()),
+            client_info: session::client_info(),
         };
         let timeout = deadline.saturating_duration_since(Instant::now());
         let result = self
@@ -290,8 +416,14 @@ impl Client {
             .notify_untyped::<()>(INITIALIZED, None)
             .await
             .map_err(|err| Error::rpc(INITIALIZED, err))?;
+        shared.settle_era(Era::Legacy);
         let _ = shared.init.set(result);
         Ok(())
+    }
+
+    /// The era the connection speaks.
+    pub fn era(&self) -> Era {
+        self.inner.shared.era().unwrap_or(Era::Legacy)
     }
 
     fn init(&self) -> Option<&InitializeResult> {
@@ -385,25 +517,30 @@ impl Client {
         self.diagnose(err)
     }
 
-    /// Maps a failed call (see [`explain`](Client::explain)).
-    async fn failed(&self, what: &str, err: sidewire_jsonrpc::Error) -> Error {
-        self.explain(Error::rpc(what, err)).await
-    }
-
     async fn request<R: Request>(
         &self,
         params: &R::Params,
         timeout: Option<Duration>,
     ) -> Result<R::Result, Error> {
         let timeout = timeout.unwrap_or(self.inner.shared.spec.call_timeout);
-        match self
-            .inner
-            .peer
-            .request_with::<R>(params, CallOptions::timeout(timeout))
-            .await
-        {
-            Ok(result) => Ok(result),
-            Err(err) => Err(self.failed(R::METHOD, err).await),
+        let raw = modern::call(
+            &self.inner.shared,
+            &self.inner.peer,
+            R::METHOD,
+            R::METHOD,
+            params,
+            CallOptions::timeout(timeout),
+        )
+        .await;
+        match raw {
+            Ok(raw) => raw.decode::<R::Result>().map_err(|err| {
+                Error::new(Kind::InvalidResponse(format!(
+                    "the result of {} does not decode: {err}",
+                    R::METHOD
+                )))
+                .with_server(&self.inner.shared.name)
+            }),
+            Err(err) => Err(self.explain(err).await),
         }
     }
 
@@ -584,10 +721,15 @@ impl Client {
                 progress_token: token.clone(),
             },
         };
-        let call = self
-            .inner
-            .peer
-            .call(CallTool::METHOD, Some(&params), CallOptions::timeout(cap));
+        let what = format!("tools/call {name}");
+        let call = modern::call(
+            shared,
+            &self.inner.peer,
+            &what,
+            CallTool::METHOD,
+            &params,
+            CallOptions::timeout(cap),
+        );
         let idle_timer = async {
             // Each progress report stores a permit if nobody waits, so none is lost between
             // iterations.
@@ -613,7 +755,7 @@ impl Client {
         };
         let raw = match raw {
             Ok(raw) => raw,
-            Err(err) => return Err(self.failed(&format!("tools/call {name}"), err).await),
+            Err(err) => return Err(self.explain(err).await),
         };
         raw.decode::<CallToolResult>().map_err(|err| {
             Error::new(Kind::InvalidResponse(format!(
@@ -704,6 +846,13 @@ impl Client {
     ///
     /// Dropping the future cancels the request; the level may or may not have changed.
     pub async fn set_log_level(&self, level: LogLevel) -> Result<(), Error> {
+        if self.era() == Era::Modern {
+            // No `logging/setLevel` in the modern era: the level rides in every request's
+            // `_meta` from now on.
+            let level = serde_json::to_value(level).unwrap_or(Value::Null);
+            self.inner.shared.envelope.set_log_level(level);
+            return Ok(());
+        }
         self.request::<SetLevel>(&SetLevelParams { level }, None)
             .await
             .map(drop)
@@ -747,6 +896,10 @@ impl Client {
     ///
     /// Dropping the future cancels the request (the server is told).
     pub async fn ping(&self) -> Result<(), Error> {
+        if self.era() == Era::Modern {
+            // No `ping` in the modern era: `server/discover` is the cheapest request.
+            return self.request::<Discover>(&json!({}), None).await.map(drop);
+        }
         self.request::<Ping>(&Some(json!({})), None).await.map(drop)
     }
 
@@ -774,20 +927,4 @@ impl Drop for SlotGuard<'_> {
     fn drop(&mut self) {
         lock(&self.shared.progress).remove(self.token);
     }
-}
-
-/// What the client offers: roots when the spec has any, sampling and elicitation when the
-/// handler takes them.
-fn client_capabilities(spec: &ServerSpec, handler: &dyn DynHandler) -> Value {
-    let mut capabilities = Map::new();
-    if !spec.roots.is_empty() {
-        capabilities.insert("roots".to_owned(), json!({ "listChanged": false }));
-    }
-    if handler.supports_sampling() {
-        capabilities.insert("sampling".to_owned(), json!({}));
-    }
-    if handler.supports_elicitation() {
-        capabilities.insert("elicitation".to_owned(), json!({ "form": {} }));
-    }
-    Value::Object(capabilities)
 }

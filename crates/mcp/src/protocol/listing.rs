@@ -24,6 +24,8 @@ use tokio::time::Instant;
 use crate::Error;
 use crate::error::Kind;
 use crate::protocol::methods::{ListMethod, Page, PageParams};
+use crate::protocol::modern;
+use crate::protocol::session::Shared;
 
 /// The most pages one listing fetches.
 pub(crate) const MAX_PAGES: usize = 100;
@@ -257,11 +259,12 @@ impl<'s, M: ListMethod> Collector<'s, M> {
 
 /// Every item of a listing, in server order, within `deadline` and the server's caps.
 pub(crate) async fn list_all<M: ListMethod>(
+    shared: &Shared,
     peer: &Peer,
-    server: &str,
     (max_items, max_bytes): (usize, usize),
     deadline: Instant,
 ) -> Result<Listing<M::Item>, Error> {
+    let server: &str = &shared.name;
     let mut collector = Collector::<M>::new(server, max_items, max_bytes);
     let mut cursors = HashSet::new();
     let mut cursor: Option<String> = None;
@@ -270,10 +273,15 @@ pub(crate) async fn list_all<M: ListMethod>(
             cursor: cursor.take(),
         };
         let timeout = deadline.saturating_duration_since(Instant::now());
-        let raw = peer
-            .call(M::METHOD, Some(&params), CallOptions::timeout(timeout))
-            .await
-            .map_err(|err| Error::rpc(M::METHOD, err))?;
+        let raw = modern::call(
+            shared,
+            peer,
+            M::METHOD,
+            M::METHOD,
+            &params,
+            CallOptions::timeout(timeout),
+        )
+        .await?;
         let next = collector.page(raw.get()).map_err(|err| {
             Error::new(Kind::InvalidResponse(format!(
                 "the {} result does not decode: {err}",

@@ -107,6 +107,10 @@ request!(
     Initialize, "initialize", InitializeParams => InitializeResult
 );
 request!(
+    /// What a modern server is (its versions, capabilities, identity).
+    Discover, "server/discover", Value => Value
+);
+request!(
     /// Liveness, either direction.
     Ping, "ping", Option<Value> => Value
 );

@@ -5,9 +5,12 @@
 
 pub(crate) mod bridge;
 pub(crate) mod client;
+pub(crate) mod era;
 pub(crate) mod handler;
+pub(crate) mod headers;
 pub(crate) mod listing;
 pub(crate) mod methods;
+pub(crate) mod modern;
 pub(crate) mod options;
 pub(crate) mod session;
 pub(crate) mod types;

@@ -19,7 +19,9 @@ use sidewire_jsonrpc::{
 };
 use tokio::sync::{Notify, oneshot, watch};
 
+use crate::protocol::era::{Envelope, Era};
 use crate::protocol::handler::DynHandler;
+use crate::protocol::headers::ToolHeaders;
 use crate::protocol::listing::{self, List, Truncation};
 use crate::protocol::methods::{
     CANCELLED, CreateMessage, Elicit, LIST_CHANGED, ListMethod, ListPrompts, ListResourceTemplates,
@@ -27,7 +29,8 @@ use crate::protocol::methods::{
     ProgressNotification, ResourceUpdated,
 };
 use crate::protocol::types::{
-    ElicitParams, InitializeResult, Progress, Prompt, Resource, ResourceTemplate, Tool,
+    ElicitParams, Implementation, InitializeResult, Progress, Prompt, Resource, ResourceTemplate,
+    Tool,
 };
 use crate::sync::lock;
 use crate::transport::Background;
@@ -71,6 +74,10 @@ pub(crate) trait Cached: ListMethod {
     /// What the refresh's warning calls the list.
     const WHAT: &'static str;
     fn slot(cache: &mut Cache) -> &mut Arc<[Self::Item]>;
+    /// The items of a finished listing that the connection keeps (all, but for tools).
+    fn admit(_shared: &Shared, items: Vec<Self::Item>) -> Vec<Self::Item> {
+        items
+    }
 }
 
 /// Declares where a list method's result is cached. Kept private and small.
@@ -86,7 +93,38 @@ macro_rules! cached {
     };
 }
 
-cached!(ListTools, TOOLS, "tools", tools);
+impl Cached for ListTools {
+    const LIST: u8 = TOOLS;
+    const WHAT: &'static str = "tools";
+    fn slot(cache: &mut Cache) -> &mut Arc<[Tool]> {
+        &mut cache.tools
+    }
+
+    /// In the modern era, a tool whose `x-mcp-header` designations are invalid is dropped (a
+    /// client must not call it), and the designations of the others are kept for the
+    /// `Mcp-Param-*` headers of their calls.
+    fn admit(shared: &Shared, tools: Vec<Tool>) -> Vec<Tool> {
+        if shared.era() != Some(Era::Modern) {
+            return tools;
+        }
+        let mut kept = Vec::with_capacity(tools.len());
+        let mut designations = Vec::new();
+        for tool in tools {
+            let schema = tool.input_schema.to_value();
+            match crate::protocol::headers::designations(&schema) {
+                Ok(found) => {
+                    designations.push((tool.name.clone(), found));
+                    kept.push(tool);
+                }
+                Err(why) => {
+                    tracing::warn!(server = %shared.name, tool = %tool.name, %why, "dropped a tool whose x-mcp-header designations are invalid");
+                }
+            }
+        }
+        shared.tool_headers.replace(designations);
+        kept
+    }
+}
 cached!(ListPrompts, PROMPTS, "prompts", prompts);
 cached!(ListResources, RESOURCES, "resources", resources);
 cached!(
@@ -101,6 +139,14 @@ pub(crate) struct Shared {
     pub(crate) name: Arc<str>,
     pub(crate) spec: ServerSpec,
     pub(crate) handler: Arc<dyn DynHandler>,
+    /// The era, once the handshake or the probe settled it.
+    era: OnceLock<Era>,
+    /// What every modern request carries in its `_meta`.
+    pub(crate) envelope: Envelope,
+    /// The `x-mcp-header` designations of the listed tools (modern era, HTTP).
+    pub(crate) tool_headers: Arc<ToolHeaders>,
+    /// What the server said it is: the `initialize` result, or (modern era) the
+    /// `server/discover` result with the version in use.
     pub(crate) init: OnceLock<InitializeResult>,
     pub(crate) progress: Mutex<HashMap<String, ProgressSlot>>,
     next_token: AtomicU64,
@@ -119,10 +165,14 @@ pub(crate) struct Shared {
 
 impl Shared {
     pub(crate) fn new(spec: &ServerSpec, handler: Arc<dyn DynHandler>) -> Arc<Self> {
+        let envelope = Envelope::new(client_capabilities(spec, handler.as_ref()), &client_info());
         Arc::new(Shared {
             name: Arc::clone(&spec.name),
             spec: spec.clone(),
             handler,
+            era: OnceLock::new(),
+            envelope,
+            tool_headers: Arc::default(),
             init: OnceLock::new(),
             progress: Mutex::new(HashMap::new()),
             next_token: AtomicU64::new(1),
@@ -133,6 +183,16 @@ impl Shared {
             listing: tokio::sync::Mutex::new(()),
             revision: watch::channel(0).0,
         })
+    }
+
+    /// The era, once settled (`None` during the handshake or the probe).
+    pub(crate) fn era(&self) -> Option<Era> {
+        self.era.get().copied()
+    }
+
+    /// Settles the era (once; later calls change nothing).
+    pub(crate) fn settle_era(&self, era: Era) {
+        let _ = self.era.set(era);
     }
 
     /// A progress token unique on this connection.
@@ -171,8 +231,8 @@ impl Shared {
                 })
             })?;
         let caps = (self.spec.max_list_items, self.spec.max_list_bytes);
-        let listing = listing::list_all::<M>(peer, &self.name, caps, deadline).await?;
-        let items: Arc<[M::Item]> = listing.items.into();
+        let listing = listing::list_all::<M>(self, peer, caps, deadline).await?;
+        let items: Arc<[M::Item]> = M::admit(self, listing.items).into();
         let old = {
             let mut cache = lock(&self.cache);
             match listing.truncation {
@@ -200,14 +260,18 @@ impl Shared {
 }
 
 /// MCP's jsonrpc hooks: an abandoned request (dropped, timed out, or idle-expired) is
-/// announced with `notifications/cancelled`, except `initialize`, which the spec says must
-/// never be cancelled.
+/// announced with `notifications/cancelled`, except `initialize` and `server/discover`, which
+/// the spec says must never be cancelled. (Over modern-era HTTP the transport turns the
+/// notice into closing the request's response stream: see `http::streamable`.)
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct McpHooks;
 
 impl Hooks for McpHooks {
     fn on_cancel(&self, cancelled: Cancelled<'_>) -> Option<HookNotification> {
-        if cancelled.method == crate::protocol::methods::Initialize::METHOD {
+        // The spec forbids cancelling the handshake, in either era.
+        if cancelled.method == crate::protocol::methods::Initialize::METHOD
+            || cancelled.method == crate::protocol::methods::Discover::METHOD
+        {
             return None;
         }
         let reason = if cancelled.timed_out {
@@ -304,7 +368,7 @@ pub(crate) fn router(shared: &Arc<Shared>) -> Router {
 /// The answer to an elicitation in a mode this client does not advertise (it offers
 /// `elicitation.form` only; URL mode is not supported yet): `-32602`, as the spec says for a
 /// mode not declared in the client's capabilities. An absent `mode` is form mode.
-fn refuse_unsupported_mode(params: &ElicitParams) -> Option<ErrorObject> {
+pub(crate) fn refuse_unsupported_mode(params: &ElicitParams) -> Option<ErrorObject> {
     match params.extra.get("mode") {
         None | Some(Value::Null) => None,
         Some(Value::String(mode)) if mode == "form" => None,
@@ -443,3 +507,24 @@ where
 /// How long a connection still reads after its transport's background work ended (the server
 /// process was reaped): enough for the frames it wrote just before exiting.
 pub(crate) const EXIT_GRACE: Duration = Duration::from_secs(1);
+
+/// What the client offers: roots when the spec has any, sampling and elicitation when the
+/// handler takes them.
+pub(crate) fn client_capabilities(spec: &ServerSpec, handler: &dyn DynHandler) -> Value {
+    let mut capabilities = serde_json::Map::new();
+    if !spec.roots.is_empty() {
+        capabilities.insert("roots".to_owned(), json!({ "listChanged": false }));
+    }
+    if handler.supports_sampling() {
+        capabilities.insert("sampling".to_owned(), json!({}));
+    }
+    if handler.supports_elicitation() {
+        capabilities.insert("elicitation".to_owned(), json!({ "form": {} }));
+    }
+    Value::Object(capabilities)
+}
+
+/// Who this client is.
+pub(crate) fn client_info() -> Implementation {
+    Implementation::new("sidewire", env!("CARGO_PKG_VERSION"))
+}

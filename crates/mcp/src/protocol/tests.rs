@@ -7,6 +7,7 @@ use sidewire_jsonrpc::{Cancelled, ErrorObject, Hooks, Id};
 use crate::Error;
 use crate::protocol::bridge::classify;
 use crate::protocol::handler::fill_defaults;
+use crate::protocol::headers::ToolHeaders;
 use crate::protocol::listing::Collector;
 use crate::protocol::methods::ListTools;
 use crate::protocol::session::McpHooks;
@@ -242,9 +243,11 @@ fn handler_results_have_the_wire_shape() {
 
 #[test]
 fn outgoing_frames_are_classified_by_id_and_method() {
-    let request = classify(Bytes::from_static(
-        br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{}}"#,
-    ));
+    let tools = ToolHeaders::default();
+    let request = classify(
+        Bytes::from_static(br#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{}}"#),
+        &tools,
+    );
     assert_eq!(
         request.message,
         Message::Request {
@@ -252,14 +255,57 @@ fn outgoing_frames_are_classified_by_id_and_method() {
             method: "tools/call".to_owned()
         }
     );
-    let note = classify(Bytes::from_static(
-        br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
-    ));
+    assert!(request.modern.is_none());
+    let note = classify(
+        Bytes::from_static(br#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#),
+        &tools,
+    );
     assert!(matches!(note.message, Message::Notification { .. }));
-    let response = classify(Bytes::from_static(
-        br#"{"jsonrpc":"2.0","id":"srv-1","result":{}}"#,
-    ));
+    let response = classify(
+        Bytes::from_static(br#"{"jsonrpc":"2.0","id":"srv-1","result":{}}"#),
+        &tools,
+    );
     assert_eq!(response.message, Message::Response);
+    // Params of an odd shape do not hide a request.
+    let odd = classify(
+        Bytes::from_static(br#"{"jsonrpc":"2.0","id":8,"method":"x","params":[1]}"#),
+        &tools,
+    );
+    assert!(matches!(odd.message, Message::Request { .. }));
+}
+
+#[test]
+fn modern_requests_carry_their_headers() {
+    let tools = ToolHeaders::default();
+    tools.replace([(
+        "t".to_owned(),
+        crate::protocol::headers::designations(&serde_json::json!({
+            "type": "object",
+            "properties": {"region": {"type": "string", "x-mcp-header": "Region"}}
+        }))
+        .unwrap(),
+    )]);
+    let call = classify(
+        Bytes::from_static(
+            br#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"t","arguments":{"region":" eu"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#,
+        ),
+        &tools,
+    );
+    let modern = call.modern.expect("a modern request");
+    assert_eq!(modern.version, "2026-07-28");
+    assert_eq!(modern.method, "tools/call");
+    assert_eq!(modern.name.as_deref(), Some("t"));
+    assert_eq!(
+        modern.params,
+        vec![("Mcp-Param-Region".to_owned(), "=?base64?IGV1?=".to_owned())]
+    );
+    let read = classify(
+        Bytes::from_static(
+            br#"{"jsonrpc":"2.0","id":10,"method":"resources/read","params":{"uri":"file:///a","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}}"#,
+        ),
+        &tools,
+    );
+    assert_eq!(read.modern.unwrap().name.as_deref(), Some("file:///a"));
 }
 
 #[test]

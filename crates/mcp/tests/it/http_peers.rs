@@ -234,7 +234,8 @@ async fn python_sdk_server_restarted_on_its_port_is_reconnected() {
         return;
     };
     let server = python(&dir, "streamable-http").await;
-    let spec = ServerSpec::http("py", server.url("/mcp"));
+    // The legacy era: a restart is a session expiry there; a modern server keeps no session.
+    let spec = ServerSpec::http("py", server.url("/mcp")).era(sidewire_mcp::EraChoice::Legacy);
     let restart = |port| python_on(&dir, "streamable-http", port);
     survive_a_restart(&spec, server, restart, "add", json!({"a": 2, "b": 3}), "5").await;
 }

@@ -33,8 +33,12 @@ fn headless() -> Authorizer {
     Authorizer::in_memory().interaction(Interaction::Headless)
 }
 
+/// The legacy era: these tests count the handshake's requests (`initialize`); the modern
+/// era's authorization is covered by the conformance suite's 2026-07-28 auth scenarios.
 fn spec(resource: &Resource, authorizer: &Authorizer) -> ServerSpec {
-    ServerSpec::http(SERVER, resource.url()).authorizer(authorizer.clone())
+    ServerSpec::http(SERVER, resource.url())
+        .authorizer(authorizer.clone())
+        .era(sidewire_mcp::EraChoice::Legacy)
 }
 
 async fn try_connect(spec: &ServerSpec) -> Result<Client, Error> {

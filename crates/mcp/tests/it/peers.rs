@@ -233,9 +233,12 @@ async fn python_sdk_server_over_stdio() {
         uri: "file:///tmp/sidewire-peer-root".into(),
         name: Some("peer-root".into()),
     };
+    // The legacy era: the peer's `roots` and `ask` tools send server→client requests, which
+    // the modern era does not have (its input comes through multi-round-trip results).
     let spec = ServerSpec::stdio("py", dir.join(PYTHON).to_string_lossy())
         .arg(script.to_string_lossy())
-        .root(root.clone());
+        .root(root.clone())
+        .era(sidewire_mcp::EraChoice::Legacy);
     let yes = Arc::new(Yes::default());
     let client = connect(&spec, Handler(Arc::clone(&yes))).await;
     assert_eq!(client.server_info().name, "py-peer");
