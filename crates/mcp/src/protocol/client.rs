@@ -115,7 +115,7 @@ impl fmt::Debug for Client {
 fn rpc_config(spec: &ServerSpec) -> Config {
     Config::new(Profile::Lenient, spec.max_message_bytes)
         .request_timeout(spec.call_timeout)
-        .hooks(McpHooks)
+        .hooks(McpHooks::default())
 }
 
 impl Client {
@@ -212,6 +212,7 @@ impl Client {
         started: Instant,
     ) -> Result<(Client, ClientDriver), Error> {
         let shared = Shared::new(spec, handler);
+        let config = config.hooks(McpHooks::of(&shared));
         let router = session::router(&shared);
         let renewed = {
             let shared = Arc::clone(&shared);
