@@ -330,6 +330,13 @@ impl Client {
                 {
                     Probe::of_unsupported(error.data.as_ref(), again)
                 }
+                // A server that does not know the method is not modern; asked for the modern
+                // era only, that is no mutual version (below), not a bare remote error.
+                Err(sidewire_jsonrpc::Error::Remote { error, .. })
+                    if error.code == sidewire_jsonrpc::ErrorObject::METHOD_NOT_FOUND =>
+                {
+                    Probe::Legacy
+                }
                 Err(
                     sidewire_jsonrpc::Error::Remote { .. }
                     | sidewire_jsonrpc::Error::Timeout { .. },
