@@ -206,6 +206,7 @@ pub use crate::protocol::era::{
 pub use crate::protocol::handler::{ClientHandler, NoHandler};
 pub use crate::protocol::listing::{List, ListLimit, Truncation};
 pub use crate::protocol::options::{ClientStats, ToolCallOptions};
+pub use crate::protocol::skills::{SKILLS_EXTENSION, Skill, SkillFile};
 pub use crate::protocol::types::{
     CallToolResult, Completion, CompletionRef, Content, CreateMessageParams, CreateMessageResult,
     ElicitAction, ElicitParams, ElicitResult, GetPromptResult, Implementation,
