@@ -195,7 +195,10 @@ async fn context_calls(client: &Client) -> Outcome {
         return Err("the scenario's context names no toolCalls".into());
     }
     for entry in calls {
-        let name = entry.get("name").and_then(Value::as_str).unwrap_or_default();
+        let name = entry
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
         let args = entry.get("arguments").cloned().unwrap_or(json!({}));
         call(client, name, args).await?;
     }

@@ -29,8 +29,8 @@ use crate::protocol::listing::{self, Truncation};
 use crate::protocol::methods::{
     CallTool, CallToolParams, Complete, CompleteArgument, CompleteContext, CompleteParams,
     Discover, GetPrompt, GetPromptParams, INITIALIZED, Initialize, ListPrompts,
-    ListResourceTemplates, ListResources, ListSkills, ListTools, Ping, ProgressMeta, ReadResource, SetLevel,
-    SetLevelParams, Subscribe, Unsubscribe, UriParams,
+    ListResourceTemplates, ListResources, ListSkills, ListTools, Ping, ProgressMeta, ReadResource,
+    SetLevel, SetLevelParams, Subscribe, Unsubscribe, UriParams,
 };
 use crate::protocol::modern;
 use crate::protocol::options::{ClientStats, ToolCallOptions};

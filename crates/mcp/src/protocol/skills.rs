@@ -181,7 +181,10 @@ fn verify(
 fn compare(entry: &Map<String, Value>, file: &Map<String, Value>) -> Result<(), String> {
     let null = Value::Null;
     for key in entry.keys().chain(file.keys()) {
-        let (a, b) = (entry.get(key).unwrap_or(&null), file.get(key).unwrap_or(&null));
+        let (a, b) = (
+            entry.get(key).unwrap_or(&null),
+            file.get(key).unwrap_or(&null),
+        );
         if !same(a, b) {
             return Err(format!(
                 "the frontmatter's {key:?} is {b} in the file but {a} in the entry"
@@ -218,7 +221,10 @@ fn read_frontmatter(text: &str) -> Result<Map<String, Value>, String> {
     let mut block = Vec::new();
     for line in lines {
         if line.trim_end() == "---" {
-            let mut parser = Yaml { lines: block, at: 0 };
+            let mut parser = Yaml {
+                lines: block,
+                at: 0,
+            };
             return match parser.node(0)? {
                 Value::Object(map) if parser.at == parser.lines.len() => Ok(map),
                 Value::Object(_) => Err("the frontmatter has text past its mapping".to_owned()),
@@ -316,7 +322,9 @@ impl Yaml<'_> {
                     _ => Value::Null,
                 },
                 rest if split_key(rest).is_ok() && !starts_quoted(rest) => {
-                    return Err(format!("a mapping inside a sequence item ({rest:?}) is not read"));
+                    return Err(format!(
+                        "a mapping inside a sequence item ({rest:?}) is not read"
+                    ));
                 }
                 rest => scalar(rest)?,
             });
@@ -411,7 +419,9 @@ fn scalar(text: &str) -> Result<Value, String> {
         None => text,
     };
     if text.starts_with(['[', '{', '|', '>', '&', '*', '!', '%', '@', '`']) {
-        return Err(format!("the value {text:?} is YAML this reader does not take"));
+        return Err(format!(
+            "the value {text:?} is YAML this reader does not take"
+        ));
     }
     Ok(match text {
         "" | "~" | "null" | "Null" | "NULL" => Value::Null,
@@ -428,7 +438,11 @@ fn number(text: &str) -> Option<Value> {
         return None;
     }
     if digits.bytes().all(|b| b.is_ascii_digit()) {
-        return text.trim_start_matches('+').parse::<i64>().ok().map(Value::from);
+        return text
+            .trim_start_matches('+')
+            .parse::<i64>()
+            .ok()
+            .map(Value::from);
     }
     if !digits
         .bytes()
@@ -560,7 +574,10 @@ mod tests {
                 .map(|i| format!("k{i}: v\n"))
                 .collect::<String>()
         );
-        assert_eq!(read_frontmatter(&at_cap).unwrap().len(), MAX_FRONTMATTER_LINES);
+        assert_eq!(
+            read_frontmatter(&at_cap).unwrap().len(),
+            MAX_FRONTMATTER_LINES
+        );
     }
 
     #[test]
@@ -589,7 +606,10 @@ mod tests {
         }))
         .unwrap();
         assert_eq!(skill.name(), Some("pdf-processing"));
-        assert_eq!(skill.file("skill://pdf-processing/SKILL.md").unwrap().size, 3);
+        assert_eq!(
+            skill.file("skill://pdf-processing/SKILL.md").unwrap().size,
+            3
+        );
         assert!(skill.file("skill://pdf-processing/other").is_none());
     }
 }

@@ -9,8 +9,7 @@ use crate::support::*;
 
 const SKILL: &str = "skill://pdf-processing/SKILL.md";
 const FORMS: &str = "skill://pdf-processing/references/FORMS.md";
-const SKILL_MD: &str =
-    "---\nname: pdf-processing\ndescription: Extract PDF text\nmetadata:\n  author: me\n---\n\nBody.\n";
+const SKILL_MD: &str = "---\nname: pdf-processing\ndescription: Extract PDF text\nmetadata:\n  author: me\n---\n\nBody.\n";
 const FORMS_MD: &str = "Forms.\n";
 
 fn file(uri: &str, text: &str) -> Value {
@@ -48,7 +47,11 @@ async fn a_listed_skill_is_read_only_when_loaded_and_then_verified() {
     let skill = &skills[0];
     assert_eq!(skill.name(), Some("pdf-processing"));
     assert_eq!(skill.resources.len(), 2);
-    assert_eq!(mock.state.count("resources/read"), 0, "listing reads nothing");
+    assert_eq!(
+        mock.state.count("resources/read"),
+        0,
+        "listing reads nothing"
+    );
 
     let text = within("load", client.load_skill(skill)).await.unwrap();
     assert_eq!(text, SKILL_MD);
