@@ -177,7 +177,8 @@ fn verify(
 }
 
 /// Compares the entry's frontmatter with the file's, field by field (an absent field equals
-/// `null`).
+/// `null`). Numbers compare as JSON values: `1` and `1.0` differ, which can only refuse a skill,
+/// never load a changed one.
 fn compare(entry: &Map<String, Value>, file: &Map<String, Value>) -> Result<(), String> {
     let null = Value::Null;
     for key in entry.keys().chain(file.keys()) {
@@ -185,29 +186,13 @@ fn compare(entry: &Map<String, Value>, file: &Map<String, Value>) -> Result<(), 
             entry.get(key).unwrap_or(&null),
             file.get(key).unwrap_or(&null),
         );
-        if !same(a, b) {
+        if a != b {
             return Err(format!(
                 "the frontmatter's {key:?} is {b} in the file but {a} in the entry"
             ));
         }
     }
     Ok(())
-}
-
-/// JSON equality, with numbers compared by value (`1` and `1.0` are the same).
-fn same(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Number(a), Value::Number(b)) => a == b || a.as_f64() == b.as_f64(),
-        (Value::Array(a), Value::Array(b)) => {
-            a.len() == b.len() && a.iter().zip(b).all(|(a, b)| same(a, b))
-        }
-        (Value::Object(a), Value::Object(b)) => {
-            a.len() == b.len()
-                && a.iter()
-                    .all(|(key, a)| b.get(key).is_some_and(|b| same(a, b)))
-        }
-        _ => a == b,
-    }
 }
 
 /// The YAML frontmatter of a `SKILL.md`: the block between a first line `---` and the next
@@ -581,17 +566,21 @@ mod tests {
     }
 
     #[test]
-    fn fields_compare_by_value() {
-        let file = read_frontmatter("---\nname: x\nn: 1\n---\n").unwrap();
-        let Value::Object(entry) = json!({"name": "x", "n": 1.0}) else {
+    fn fields_compare_as_json_values() {
+        let file = read_frontmatter("---\nname: x\nn: 1\nf: 1.5\n---\n").unwrap();
+        let Value::Object(entry) = json!({"name": "x", "n": 1, "f": 1.5}) else {
             unreachable!()
         };
         assert!(compare(&entry, &file).is_ok());
-        let Value::Object(more) = json!({"name": "x", "n": 1, "extra": "y"}) else {
+        let Value::Object(float) = json!({"name": "x", "n": 1.0, "f": 1.5}) else {
+            unreachable!()
+        };
+        assert!(compare(&float, &file).is_err());
+        let Value::Object(more) = json!({"name": "x", "n": 1, "f": 1.5, "extra": "y"}) else {
             unreachable!()
         };
         assert!(compare(&more, &file).is_err());
-        let Value::Object(null) = json!({"name": "x", "n": 1, "extra": null}) else {
+        let Value::Object(null) = json!({"name": "x", "n": 1, "f": 1.5, "extra": null}) else {
             unreachable!()
         };
         assert!(compare(&null, &file).is_ok());

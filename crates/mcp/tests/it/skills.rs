@@ -38,6 +38,16 @@ fn spec() -> ServerSpec {
     ServerSpec::stdio("mock", "unused")
 }
 
+/// Lists the mock's one skill and loads it, expecting a refusal.
+async fn load_error(state: MockState) -> sidewire_mcp::Error {
+    let (client, _mock) = mock_with(state, spec(), NoHandler).await;
+    let client = client.unwrap();
+    let skills = within("skills/list", client.list_skills()).await.unwrap();
+    within("load", client.load_skill(&skills[0]))
+        .await
+        .unwrap_err()
+}
+
 #[tokio::test]
 async fn a_listed_skill_is_read_only_when_loaded_and_then_verified() {
     let (client, mock) = mock_with(state(SKILL_MD), spec(), NoHandler).await;
@@ -81,12 +91,7 @@ async fn a_skill_md_that_does_not_match_its_entry_is_refused() {
         format!("{SKILL_MD}more\n"),
     ];
     for served in tampered {
-        let (client, _mock) = mock_with(state(&served), spec(), NoHandler).await;
-        let client = client.unwrap();
-        let skills = within("skills/list", client.list_skills()).await.unwrap();
-        let err = within("load", client.load_skill(&skills[0]))
-            .await
-            .unwrap_err();
+        let err = load_error(state(&served)).await;
         assert!(err.is_skill_unverified(), "{served:?}: {err:?}");
         assert!(!err.is_remote());
     }
@@ -99,11 +104,6 @@ async fn a_frontmatter_that_differs_from_the_entry_is_refused() {
     // The entry's digest and size are the served file's: only the frontmatter disagrees.
     let skills = state.skills.get_mut().unwrap();
     skills[0]["resources"][0] = file(SKILL, &served);
-    let (client, _mock) = mock_with(state, spec(), NoHandler).await;
-    let client = client.unwrap();
-    let skills = within("skills/list", client.list_skills()).await.unwrap();
-    let err = within("load", client.load_skill(&skills[0]))
-        .await
-        .unwrap_err();
+    let err = load_error(state).await;
     assert!(err.is_skill_unverified(), "{err:?}");
 }
