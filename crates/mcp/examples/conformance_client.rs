@@ -17,7 +17,7 @@ use std::time::Duration;
 use serde_json::{Map, Value, json};
 use sidewire_mcp::auth::{AssertionSource, Authorizer, Grant, Interaction, OAuthSettings};
 use sidewire_mcp::{
-    Client, ClientHandler, ElicitParams, ElicitResult, Error, ErrorObject, ServerSpec,
+    Client, ClientHandler, ElicitParams, ElicitResult, EraChoice, Error, ErrorObject, ServerSpec,
     ToolCallOptions,
 };
 
@@ -30,7 +30,32 @@ const PLAIN: &[&str] = &[
     "tools_call",
     "sse-retry",
     "elicitation-sep1034-client-defaults",
+    "request-metadata",
+    "http-standard-headers",
+    "http-custom-headers",
+    "http-invalid-tool-headers",
+    "sep-2322-client-request-state",
+    "json-schema-ref-no-deref",
+    "json-schema-2020-12-preservation",
+    "sep-2640-client-no-prefetch",
+    "sep-2640-client-verify-digest",
+    "sep-2640-client-verify-size",
+    "sep-2640-client-verify-frontmatter",
 ];
+
+/// The newest protocol version the legacy era (the `initialize` handshake) covers.
+const LAST_LEGACY_VERSION: &str = "2025-11-25";
+
+/// The era the suite's protocol version asks for: a version past the legacy ones (2026-07-28)
+/// is the modern era, reached by the ordinary probe; none, or a dated legacy version, is the
+/// `initialize` handshake, never probed, so the legacy runs send what they always sent.
+fn era_for(version: Option<&str>) -> EraChoice {
+    match version.map(str::trim) {
+        // Dated versions compare as text.
+        Some(version) if !version.is_empty() && version > LAST_LEGACY_VERSION => EraChoice::Auto,
+        _ => EraChoice::Legacy,
+    }
+}
 
 /// The authorization scenarios whose flow is the ordinary one (discover, register or use the
 /// given client, authorize, call).
@@ -134,6 +159,9 @@ impl ClientHandler for Defaults {
     }
 }
 
+/// How a scenario's client side ended.
+type Outcome = Result<(), Box<dyn std::error::Error>>;
+
 fn log(line: &str) {
     let _ = writeln!(std::io::stderr(), "conformance_client: {line}");
 }
@@ -145,16 +173,144 @@ async fn call(client: &Client, tool: &str, args: Value) -> Result<(), Error> {
     Ok(())
 }
 
-async fn run(scenario: &str, url: &str) -> Result<(), Error> {
+/// The suite's context for the scenario (`MCP_CONFORMANCE_CONTEXT`), `null` when none.
+fn context() -> Value {
+    std::env::var("MCP_CONFORMANCE_CONTEXT")
+        .ok()
+        .and_then(|text| serde_json::from_str::<Value>(&text).ok())
+        .unwrap_or(Value::Null)
+}
+
+/// Lists the tools and calls each one the context's `toolCalls` names, with its arguments.
+async fn context_calls(client: &Client) -> Outcome {
+    client.list_tools().await?;
+    let context = context();
+    let calls = context
+        .get("toolCalls")
+        .and_then(Value::as_array)
+        .cloned()
+        .unwrap_or_default();
+    if calls.is_empty() {
+        log("the context names no toolCalls");
+        return Err("the scenario's context names no toolCalls".into());
+    }
+    for entry in calls {
+        let name = entry
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let args = entry.get("arguments").cloned().unwrap_or(json!({}));
+        call(client, name, args).await?;
+    }
+    Ok(())
+}
+
+/// Lists the tools and calls every one the client kept: a tool whose `x-mcp-header`
+/// designations are invalid is not listed in the modern era, so it is never called.
+async fn call_listed(client: &Client) -> Outcome {
+    for tool in client.list_tools().await? {
+        log(&format!("listed {}", tool.name));
+        call(client, &tool.name, json!({ "region": "us-west1" })).await?;
+    }
+    Ok(())
+}
+
+/// Exercises each kind of request that carries `Mcp-Name`: every listed tool, resource and
+/// prompt once.
+async fn every_kind(client: &Client) -> Outcome {
+    for tool in client.list_tools().await? {
+        call(client, &tool.name, json!({})).await?;
+    }
+    for resource in client.list_resources().await? {
+        client.read_resource(&resource.uri).await?;
+        log(&format!("read {}", resource.uri));
+    }
+    for prompt in client.list_prompts().await? {
+        client.get_prompt(&prompt.name, Default::default()).await?;
+        log(&format!("got prompt {}", prompt.name));
+    }
+    Ok(())
+}
+
+/// Lists the tools and echoes the 2020-12 tool's `inputSchema`, as received, to
+/// `json_schema_echo`.
+async fn echo_schema(client: &Client) -> Outcome {
+    let tools = client.list_tools().await?;
+    let Some(tool) = tools
+        .iter()
+        .find(|tool| tool.name == "json_schema_2020_12_tool")
+    else {
+        return Err("json_schema_2020_12_tool is not listed".into());
+    };
+    let schema: Value = serde_json::from_str(tool.input_schema.get())?;
+    Ok(call(client, "json_schema_echo", json!({ "schema": schema })).await?)
+}
+
+/// Calls every tool of the multi-round-trip scenario: two ask for input (one with a
+/// `requestState`), two do not.
+async fn request_state(client: &Client) -> Outcome {
+    client.list_tools().await?;
+    for tool in [
+        "test_mrtr_echo_state",
+        "test_mrtr_no_state",
+        "test_mrtr_unrelated",
+        "test_mrtr_no_result_type",
+    ] {
+        call(client, tool, json!({})).await?;
+    }
+    Ok(())
+}
+
+/// Lists the skills (skills extension) and reads nothing: a skill's files are read only when
+/// it is loaded.
+async fn list_skills(client: &Client) -> Outcome {
+    for skill in client.list_skills().await? {
+        log(&format!(
+            "skill {} ({} files), not loaded",
+            skill.name().unwrap_or("?"),
+            skill.resources.len()
+        ));
+    }
+    Ok(())
+}
+
+/// Lists the skills and loads each one: its `SKILL.md` is read and verified against the
+/// listing entry, and only a verified skill's other files are read (each verified too). The
+/// scenario serves a tampered `SKILL.md`, so the load is refused; that refusal is the expected
+/// end, not a failure of the run.
+async fn load_skills(client: &Client) -> Outcome {
+    for skill in client.list_skills().await? {
+        match client.load_skill(&skill).await {
+            Ok(_) => {
+                log(&format!("skill {} verified and loaded", skill.uri));
+                for file in skill.resources.iter().filter(|file| file.uri != skill.uri) {
+                    client.read_skill_file(&skill, &file.uri).await?;
+                    log(&format!("read {}", file.uri));
+                }
+            }
+            Err(err) if err.is_skill_unverified() => {
+                log(&format!("skill {} refused: {err}", skill.uri));
+            }
+            Err(err) => return Err(err.into()),
+        }
+    }
+    Ok(())
+}
+
+async fn run(scenario: &str, url: &str) -> Outcome {
+    let version = std::env::var("MCP_CONFORMANCE_PROTOCOL_VERSION").ok();
+    let era = era_for(version.as_deref());
     let mut spec = ServerSpec::http("conformance", url)
         .startup_timeout(Duration::from_secs(20))
-        .call_timeout(Duration::from_secs(20));
+        .call_timeout(Duration::from_secs(20))
+        .era(era);
+    log(&format!(
+        "scenario {scenario}, protocol {}, era {era}",
+        version.as_deref().unwrap_or("unset")
+    ));
     let is_auth = AUTH.contains(&scenario);
     if is_auth {
-        let context = std::env::var("MCP_CONFORMANCE_CONTEXT")
-            .ok()
-            .and_then(|text| serde_json::from_str::<Value>(&text).ok())
-            .unwrap_or(Value::Null);
+        let context = context();
         let authorizer = Authorizer::in_memory()
             .interaction(Interaction::Headless)
             .callback_timeout(Duration::from_secs(20))
@@ -166,29 +322,44 @@ async fn run(scenario: &str, url: &str) -> Result<(), Error> {
     let (client, driver) = Client::connect(&spec, Defaults).await?;
     let driver = tokio::spawn(driver);
     log(&format!(
-        "connected to {url} (protocol {})",
-        client.protocol_version()
+        "connected to {url} (protocol {}, {} era)",
+        client.protocol_version(),
+        client.era()
     ));
-    let outcome = async {
+    let outcome: Outcome = async {
         match scenario {
             "initialize" => Ok(()),
             "tools_call" => {
                 client.list_tools().await?;
-                call(&client, "add_numbers", json!({ "a": 2, "b": 3 })).await
+                Ok(call(&client, "add_numbers", json!({ "a": 2, "b": 3 })).await?)
             }
             "sse-retry" => {
                 client.list_tools().await?;
-                call(&client, "test_reconnection", json!({})).await
+                Ok(call(&client, "test_reconnection", json!({})).await?)
             }
             "elicitation-sep1034-client-defaults" => {
                 client.list_tools().await?;
-                call(&client, "test_client_elicitation_defaults", json!({})).await
+                Ok(call(&client, "test_client_elicitation_defaults", json!({})).await?)
             }
+            // The probe meets a -32022 first and goes again at the version it names; then
+            // one more request.
+            "request-metadata" => Ok(client.list_tools().await.map(drop)?),
+            "http-standard-headers" => every_kind(&client).await,
+            "http-custom-headers" => context_calls(&client).await,
+            "http-invalid-tool-headers" => call_listed(&client).await,
+            "sep-2322-client-request-state" => request_state(&client).await,
+            // Only tools/list is served; a network `$ref` is never resolved.
+            "json-schema-ref-no-deref" => Ok(client.list_tools().await.map(drop)?),
+            "json-schema-2020-12-preservation" => echo_schema(&client).await,
+            "sep-2640-client-no-prefetch" => list_skills(&client).await,
+            "sep-2640-client-verify-digest"
+            | "sep-2640-client-verify-size"
+            | "sep-2640-client-verify-frontmatter" => load_skills(&client).await,
             _ => {
                 // Every authorization scenario: list, then call (a step-up comes on the call,
                 // and a changed authorization server shows on the second request).
                 client.list_tools().await?;
-                call(&client, "test-tool", json!({})).await
+                Ok(call(&client, "test-tool", json!({})).await?)
             }
         }
     }

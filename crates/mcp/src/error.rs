@@ -110,6 +110,9 @@ pub(crate) enum Kind {
         request: String,
         error: ErrorObject,
     },
+    /// A skill's file did not match its listing entry (skills extension), or is not listed.
+    #[error("the skill file {uri} is not verified: {why}")]
+    SkillUnverified { uri: String, why: String },
     /// A message was over the frame cap (ours refused, or the server's answer skipped).
     #[error("{0}")]
     TooLarge(String),
@@ -286,6 +289,13 @@ impl Error {
     /// not offer that kind of input. The handler's error object is [`remote`](Error::remote).
     pub fn is_input_refused(&self) -> bool {
         matches!(self.0.kind, Kind::InputRefused { .. })
+    }
+
+    /// A skill's file was read but does not match its listing entry (its size, its digest, or
+    /// for `SKILL.md` its frontmatter), or the skill does not list it: the content was dropped
+    /// unused (see [`Client::read_skill_file`](crate::Client::read_skill_file)).
+    pub fn is_skill_unverified(&self) -> bool {
+        matches!(self.0.kind, Kind::SkillUnverified { .. })
     }
 
     fn remote_code(&self) -> Option<i64> {

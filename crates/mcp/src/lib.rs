@@ -22,6 +22,12 @@
 //! cross-process lock per server; the CLI's is `$SIDEWIRE_HOME/mcp/oauth/`). An `mcpServers`
 //! entry's `oauth` object becomes the spec's [`auth::OAuthSettings`] (see [`parse_mcp_servers`]).
 //!
+//! The skills extension ([`SKILLS_EXTENSION`]) has its client part: [`Client::list_skills`]
+//! lists a server's skills without reading any of their files, and [`Client::load_skill`] /
+//! [`Client::read_skill_file`] read a file only when asked, handing its text out only once its
+//! size, SHA-256 digest and (for `SKILL.md`) YAML frontmatter match the listing entry
+//! ([`Error::is_skill_unverified`] otherwise).
+//!
 //! It is **not** (yet): the 2026-07-28 "modern" era, Windows process handling, or an
 //! MCP *server*. (The `server` feature, off by default, adds `sidewire_mcp::server`: a minimal
 //! tools-only server over a pair of pipes, the other end of the client for the CLI's built-in
@@ -206,6 +212,7 @@ pub use crate::protocol::era::{
 pub use crate::protocol::handler::{ClientHandler, NoHandler};
 pub use crate::protocol::listing::{List, ListLimit, Truncation};
 pub use crate::protocol::options::{ClientStats, ToolCallOptions};
+pub use crate::protocol::skills::{SKILLS_EXTENSION, Skill, SkillFile};
 pub use crate::protocol::types::{
     CallToolResult, Completion, CompletionRef, Content, CreateMessageParams, CreateMessageResult,
     ElicitAction, ElicitParams, ElicitResult, GetPromptResult, Implementation,

@@ -25,16 +25,17 @@ use crate::error::Kind;
 use crate::protocol::bridge;
 use crate::protocol::era::{self, DiscoverResult, Era, EraChoice, Probe};
 use crate::protocol::handler::{self, ClientHandler, DynHandler};
-use crate::protocol::listing::Truncation;
+use crate::protocol::listing::{self, Truncation};
 use crate::protocol::methods::{
     CallTool, CallToolParams, Complete, CompleteArgument, CompleteContext, CompleteParams,
     Discover, GetPrompt, GetPromptParams, INITIALIZED, Initialize, ListPrompts,
-    ListResourceTemplates, ListResources, ListTools, Ping, ProgressMeta, ReadResource, SetLevel,
-    SetLevelParams, Subscribe, Unsubscribe, UriParams,
+    ListResourceTemplates, ListResources, ListSkills, ListTools, Ping, ProgressMeta, ReadResource,
+    SetLevel, SetLevelParams, Subscribe, Unsubscribe, UriParams,
 };
 use crate::protocol::modern;
 use crate::protocol::options::{ClientStats, ToolCallOptions};
 use crate::protocol::session::{self, Cached, McpHooks, ProgressSlot, Shared};
+use crate::protocol::skills::Skill;
 use crate::protocol::types::{
     CallToolResult, Completion, CompletionRef, GetPromptResult, Implementation, InitializeParams,
     InitializeResult, LATEST_PROTOCOL_VERSION, LogLevel, Prompt, ReadResourceResult, Resource,
@@ -587,6 +588,28 @@ impl Client {
     /// the cache as it was.
     pub async fn list_tools(&self) -> Result<Vec<Tool>, Error> {
         self.list_cached::<ListTools>().await
+    }
+
+    /// Lists the skills the server offers (the skills extension, `skills/list`), following
+    /// `nextCursor` within the same caps as [`list_tools`](Client::list_tools). Nothing of a
+    /// skill is read until it is loaded ([`load_skill`](Client::load_skill)); the list is not
+    /// cached.
+    ///
+    /// # Errors
+    ///
+    /// As for [`list_tools`](Client::list_tools).
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping the future abandons the page being fetched (the server is told).
+    pub async fn list_skills(&self) -> Result<Vec<Skill>, Error> {
+        let shared = &self.inner.shared;
+        let deadline = Instant::now() + shared.spec.call_timeout;
+        let caps = (shared.spec.max_list_items, shared.spec.max_list_bytes);
+        match listing::list_all::<ListSkills>(shared, &self.inner.peer, caps, deadline).await {
+            Ok(listing) => Ok(listing.items),
+            Err(err) => Err(self.explain(err).await),
+        }
     }
 
     /// The list `M` as last fetched.

@@ -45,6 +45,8 @@ pub enum List {
     Resources,
     /// `resources/templates/list`.
     ResourceTemplates,
+    /// `skills/list` (the skills extension; listed on request, never cached).
+    Skills,
 }
 
 impl List {
@@ -55,6 +57,7 @@ impl List {
             List::Prompts => "prompts/list",
             List::Resources => "resources/list",
             List::ResourceTemplates => "resources/templates/list",
+            List::Skills => "skills/list",
         }
     }
 }
@@ -66,6 +69,7 @@ impl fmt::Display for List {
             List::Prompts => "prompts",
             List::Resources => "resources",
             List::ResourceTemplates => "resource templates",
+            List::Skills => "skills",
         })
     }
 }

@@ -10,6 +10,7 @@ use serde_json::value::RawValue;
 use sidewire_jsonrpc::{Notification, Request};
 
 use crate::Root;
+use crate::protocol::skills::Skill;
 use crate::protocol::types::{
     CallToolResult, Completion, CompletionRef, CreateMessageParams, CreateMessageResult,
     ElicitParams, ElicitResult, GetPromptResult, InitializeParams, InitializeResult, LogLevel,
@@ -60,7 +61,8 @@ pub(crate) struct Page<'a> {
         alias = "tools",
         alias = "prompts",
         alias = "resources",
-        alias = "resourceTemplates"
+        alias = "resourceTemplates",
+        alias = "skills"
     )]
     pub(crate) items: Vec<&'a RawValue>,
     #[serde(default)]
@@ -94,6 +96,7 @@ macro_rules! list_method {
 list_method!(ListTools, "tools/list", Tools, Tool, name);
 list_method!(ListPrompts, "prompts/list", Prompts, Prompt, name);
 list_method!(ListResources, "resources/list", Resources, Resource, uri);
+list_method!(ListSkills, "skills/list", Skills, Skill, uri);
 list_method!(
     ListResourceTemplates,
     "resources/templates/list",

@@ -13,6 +13,7 @@ pub(crate) mod methods;
 pub(crate) mod modern;
 pub(crate) mod options;
 pub(crate) mod session;
+pub(crate) mod skills;
 pub(crate) mod types;
 
 #[cfg(test)]

@@ -15,6 +15,7 @@ mod oauth_mock;
 mod peers;
 mod protocol;
 mod server;
+mod skills;
 mod stdio;
 mod support;
 mod tls;

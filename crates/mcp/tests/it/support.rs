@@ -57,6 +57,10 @@ pub(crate) struct MockState {
     pub(crate) requests: Mutex<Vec<(String, String, Value)>>,
     /// Every notification: (method, params).
     pub(crate) notifications: Mutex<Vec<(String, Value)>>,
+    /// The `skills/list` entries (skills extension).
+    pub(crate) skills: Mutex<Vec<Value>>,
+    /// What `resources/read` serves for these URIs (instead of "contents").
+    pub(crate) files: Mutex<HashMap<String, String>>,
     /// How many of each method were requested.
     counts: Mutex<HashMap<String, usize>>,
     pub(crate) in_flight: AtomicUsize,
@@ -114,6 +118,8 @@ impl Default for MockState {
             during_initialize: Mutex::new(Vec::new()),
             requests: Mutex::new(Vec::new()),
             notifications: Mutex::new(Vec::new()),
+            skills: Mutex::new(Vec::new()),
+            files: Mutex::new(HashMap::new()),
             counts: Mutex::new(HashMap::new()),
             in_flight: AtomicUsize::new(0),
         }
@@ -351,8 +357,12 @@ fn mock_router(state: &Arc<MockState>) -> Router {
             templates.extend((2..=state.count("resources/templates/list")).map(|n| json!({"uriTemplate": format!("mem{n}://{{x}}"), "name": "any"})));
             json!({ "resourceTemplates": templates })
         }))
-        .request_untyped::<Value, Value, _, _>("resources/read", recorded(state, "resources/read", |_, p| {
-            json!({"contents": [{"uri": p["uri"], "text": "contents"}]})
+        .request_untyped::<Value, Value, _, _>("resources/read", recorded(state, "resources/read", |state, p| {
+            let text = p["uri"].as_str().and_then(|uri| lock(&state.files).get(uri).cloned());
+            json!({"contents": [{"uri": p["uri"], "text": text.as_deref().unwrap_or("contents")}]})
+        }))
+        .request_untyped::<Value, Value, _, _>("skills/list", recorded(state, "skills/list", |state, _| {
+            json!({"skills": lock(&state.skills).clone()})
         }))
         .request_untyped::<Value, Value, _, _>("resources/subscribe", recorded(state, "resources/subscribe", |_, _| json!({})))
         .request_untyped::<Value, Value, _, _>("resources/unsubscribe", recorded(state, "resources/unsubscribe", |_, _| json!({})))
