@@ -296,32 +296,46 @@ async fn closed_by_the_client(stream: mpsc::UnboundedSender<Bytes>) {
     .await;
 }
 
-#[tokio::test]
-async fn dropping_a_modern_call_closes_its_stream_and_posts_no_cancel() {
+/// A modern HTTP server whose `tools/call` answers with a stream that never ends, connected;
+/// the receiver yields each such stream's sender.
+async fn hanging() -> (
+    Mock,
+    Client,
+    mpsc::UnboundedReceiver<mpsc::UnboundedSender<Bytes>>,
+) {
     let mock = Mock::start().await;
-    let (streams, mut opened) = mpsc::unbounded_channel();
+    let (streams, opened) = mpsc::unbounded_channel();
     mock.script(hanging_calls(streams));
     let client = connect(&spec(&mock)).await;
+    (mock, client, opened)
+}
+
+/// After the client closed `stream`: a round trip (so a cancel queued with the close would
+/// have gone by now), and no `notifications/cancelled` was POSTed.
+async fn closed_without_a_cancel(
+    mock: &Mock,
+    client: &Client,
+    stream: mpsc::UnboundedSender<Bytes>,
+) {
+    closed_by_the_client(stream).await;
+    within("tools/list", client.list_tools()).await.unwrap();
+    let cancels = mock.posts("notifications/cancelled");
+    assert!(cancels.is_empty(), "{cancels:?}");
+}
+
+#[tokio::test]
+async fn dropping_a_modern_call_closes_its_stream_and_posts_no_cancel() {
+    let (mock, client, mut opened) = hanging().await;
     let caller = client.clone();
     let call = tokio::spawn(async move { echo(&caller).await });
     let stream = within("the call's stream", opened.recv()).await.unwrap();
     call.abort();
-    closed_by_the_client(stream).await;
-    // A round trip after the close, so a cancel queued with it would have gone by now.
-    within("tools/list", client.list_tools()).await.unwrap();
-    assert!(
-        mock.posts("notifications/cancelled").is_empty(),
-        "{:?}",
-        mock.seen()
-    );
+    closed_without_a_cancel(&mock, &client, stream).await;
 }
 
 #[tokio::test]
 async fn a_modern_call_that_times_out_closes_its_stream_and_posts_no_cancel() {
-    let mock = Mock::start().await;
-    let (streams, mut opened) = mpsc::unbounded_channel();
-    mock.script(hanging_calls(streams));
-    let client = connect(&spec(&mock)).await;
+    let (mock, client, mut opened) = hanging().await;
     let options = ToolCallOptions::new().timeout(Duration::from_millis(300));
     let call = client.call_tool("echo", json!({}), options);
     let (result, stream) = tokio::join!(within("the timeout", call), async {
@@ -329,13 +343,7 @@ async fn a_modern_call_that_times_out_closes_its_stream_and_posts_no_cancel() {
     });
     let err = result.unwrap_err();
     assert!(err.is_timeout(), "{err:?}");
-    closed_by_the_client(stream).await;
-    within("tools/list", client.list_tools()).await.unwrap();
-    assert!(
-        mock.posts("notifications/cancelled").is_empty(),
-        "{:?}",
-        mock.seen()
-    );
+    closed_without_a_cancel(&mock, &client, stream).await;
 }
 
 #[tokio::test]
