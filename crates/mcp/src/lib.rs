@@ -1,7 +1,8 @@
 //! An MCP (Model Context Protocol) client and multi-server host, built on `sidewire-jsonrpc`.
 //!
 //! It **is**: server specs and the `mcpServers` file format ([`ServerSpec`],
-//! [`parse_mcp_servers`]); the protocol core of the legacy era, 2024-11-05 … 2025-11-25
+//! [`parse_mcp_servers`]); the protocol core of both eras, legacy (2024-11-05 … 2025-11-25)
+//! and modern (2026-07-28), behind one API (see [Protocol eras](#protocol-eras))
 //! ([`Client`]: handshake, paginated listings, tool calls with progress and cancellation,
 //! prompts, resources, subscriptions, logging, completion, server→client requests through a
 //! [`ClientHandler`]); three transports (stdio child processes on Unix, Streamable HTTP, legacy
@@ -28,20 +29,57 @@
 //! size, SHA-256 digest and (for `SKILL.md`) YAML frontmatter match the listing entry
 //! ([`Error::is_skill_unverified`] otherwise).
 //!
-//! It is **not** (yet): the 2026-07-28 "modern" era, Windows process handling, or an
-//! MCP *server*. (The `server` feature, off by default, adds `sidewire_mcp::server`: a minimal
+//! It is **not** (yet): Windows process handling, or an MCP *server*. (The `server` feature,
+//! off by default, adds `sidewire_mcp::server`: a minimal
 //! tools-only server over a pair of pipes, the other end of the client for the CLI's built-in
 //! demo server and for tests; it is not a server SDK.) It never runs a server through a shell
 //! and never spawns a task:
 //! [`Client::connect`] and [`McpHost::new`] hand back a driver future for the caller to run, and
 //! everything a connection does (hyper's HTTP connections included) happens inside it.
 //!
+//! # Protocol eras
+//!
+//! Each connection speaks one era, chosen per server ([`ServerSpec::era`]) and told by
+//! [`Client::era`]; a caller does not need to know which. [`EraChoice::Auto`] (the default)
+//! probes with one `server/discover` carrying the modern envelope and waits at most
+//! [`ServerSpec::probe_timeout`] ([`DEFAULT_PROBE_TIMEOUT`]): a result naming a modern version
+//! this client speaks is the modern era; `-32601`, any other JSON-RPC error, an HTTP error
+//! whose body is not a modern error, or no answer in time fall back to `initialize` (and over
+//! HTTP, from there to HTTP+SSE as before); a `-32022` naming a version we speak probes once
+//! more. The verdict holds for the connection. [`EraChoice::Legacy`] never probes;
+//! [`EraChoice::Modern`] never initializes, and a server that does not speak it fails the
+//! connection with [`Error::is_incompatible_version`]. HTTP+SSE servers are legacy. What the
+//! modern era changes:
+//!
+//! - Every request carries `_meta` with `io.modelcontextprotocol/protocolVersion`,
+//!   `clientCapabilities`, `clientInfo` and, once [`Client::set_log_level`] set one,
+//!   `logLevel` (no `logging/setLevel` is sent); [`Client::ping`] sends `server/discover`.
+//!   A `-32022` sends the request again once at a version the server names; a second one is
+//!   [`Error::is_incompatible_version`].
+//! - No `initialize`, no session, no GET stream, no `DELETE` on close. Over HTTP each POST
+//!   carries `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` and the `Mcp-Param-*` mirrors of
+//!   the arguments a tool's schema designates (`x-mcp-header`); a tool whose designations are
+//!   invalid is left out of the listing. An error status whose body is a JSON-RPC error is
+//!   the server's answer ([`Error::is_remote`]), never a session expiry.
+//! - Servers do not send requests: they ask for sampling, elicitation or roots inside a result
+//!   (`resultType: "input_required"`). The same [`ClientHandler`] answers, and the request
+//!   goes again with a new id, the answers and the server's `requestState` (at most 10 rounds
+//!   of at most 16 inputs, else [`Error::is_invalid_response`]; a refusal is
+//!   [`Error::is_input_refused`]; an unknown `resultType` is [`Error::is_invalid_response`]).
+//! - Cancelling (dropping a call, a timeout) sends `notifications/cancelled` over stdio as
+//!   before; over HTTP it closes the call's response stream instead, and nothing is POSTed.
+//!   A stream that breaks off is not resumed: it fails the request, except an idempotent one
+//!   (a listing, `server/discover`, `resources/read`, `prompts/get`, `completion/complete`),
+//!   sent again once with a new id. Progress, timeouts and listings behave as below in both
+//!   eras (over HTTP, progress arrives on the call's own stream).
+//!
 //! # Transports
 //!
 //! - **stdio** ([`ServerSpec::stdio`]): newline-delimited JSON with a child process; see the
 //!   table below for how the process is looked after.
 //! - **Streamable HTTP** ([`ServerSpec::http`], `type: "http"`, or a bare `url`; MCP
-//!   2025-11-25): one POST per message (`Accept: application/json, text/event-stream`, the
+//!   2025-11-25 as described here; the modern era drops the session parts, see above): one
+//!   POST per message (`Accept: application/json, text/event-stream`, the
 //!   configured headers over the defaults), JSON and SSE answers, server requests on a POST's
 //!   stream answered by separate POSTs, `Mcp-Session-Id` from any response on every later
 //!   request, `MCP-Protocol-Version` after initialize, the optional GET stream (none on
@@ -172,7 +210,8 @@
 //! # Cancel safety
 //!
 //! Dropping a future is the way to cancel. Dropping a call's future removes its pending entry,
-//! sends `notifications/cancelled`, and drops a late answer. Dropping [`Client::connect`]
+//! sends `notifications/cancelled` (modern era over HTTP: closes the call's response stream
+//! instead), and drops a late answer. Dropping [`Client::connect`]
 //! kills a process it already started (or drops the HTTP exchanges in flight). [`Client::close`] and [`McpHost::shutdown`] are
 //! idempotent: dropping them stops the waiting, and the last handle's drop still kills the
 //! process. Every `pub async fn` documents its own cancel safety. The drivers must be polled

@@ -718,7 +718,8 @@ impl Client {
     /// # Cancel safety
     ///
     /// Dropping the future cancels the call: the server is sent `notifications/cancelled`
-    /// and a late answer is dropped.
+    /// (modern era over HTTP: the call's response stream is closed instead) and a late answer
+    /// is dropped.
     pub async fn call_tool(
         &self,
         name: &str,

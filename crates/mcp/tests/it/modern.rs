@@ -6,20 +6,20 @@
 //! `sidewire_mcp::server`.
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::{Map, Value, json};
-use sidewire_jsonrpc::{Config, Profile, RequestContext, Router};
+use sidewire_jsonrpc::{RequestContext, Router};
 use sidewire_mcp::server::Server;
 use sidewire_mcp::{
-    CallToolResult, Client, ClientHandler, CreateMessageParams, CreateMessageResult, ElicitParams,
-    ElicitResult, Era, EraChoice, ErrorObject, LogLevel, NoHandler, Root, ServerSpec, Stage,
-    ToolCallOptions,
+    CallToolResult, Client, ClientHandler, ElicitParams, ElicitResult, Era, EraChoice, ErrorObject,
+    LogLevel, NoHandler, Root, ServerSpec, Stage, ToolCallOptions,
 };
 
-use crate::support::{MockState, eventually, lock, mock_with, within};
+use crate::peers::{Handler, Yes};
+use crate::support::{MockState, connect_piped, eventually, lock, mock_with, within};
 
 /// One request a scripted server saw.
 #[derive(Debug, Clone)]
@@ -108,19 +108,7 @@ pub(crate) async fn scripted(
             });
             lock(&on_note.notes).push((method.to_owned(), params));
         });
-    let (ours, theirs) = tokio::io::duplex(1024 * 1024);
-    let config = Config::new(Profile::Lenient, 1024 * 1024);
-    let (read, write) = tokio::io::split(theirs);
-    let (stream, sink) = sidewire_jsonrpc::ndjson(read, write, &config);
-    let (_peer, driver) = sidewire_jsonrpc::connect(stream, sink, router, config);
-    tokio::spawn(driver);
-    let (read, write) = tokio::io::split(ours);
-    let client = Client::connect_streams(&spec, read, write, handler)
-        .await
-        .map(|(client, driver)| {
-            tokio::spawn(driver);
-            client
-        });
+    let (client, _peer) = connect_piped(router, &spec, handler).await;
     (client, wire)
 }
 
@@ -326,47 +314,22 @@ async fn unsupported_version_renegotiates_once_then_is_incompatible() {
     within("tools/list", client.list_tools()).await.unwrap();
 }
 
-/// A handler offering sampling and elicitation, counting what it is asked; `refuse` makes
-/// elicitation fail.
-#[derive(Clone, Default)]
-struct Answering {
-    samples: Arc<AtomicUsize>,
-    elicits: Arc<AtomicUsize>,
-    refuse: bool,
-}
+/// A handler offering elicitation and refusing every one.
+struct Refusing;
 
-impl ClientHandler for Answering {
-    fn supports_sampling(&self) -> bool {
-        true
-    }
-
+impl ClientHandler for Refusing {
     fn supports_elicitation(&self) -> bool {
         true
     }
 
-    async fn create_message(
-        &self,
-        _server: &str,
-        _params: CreateMessageParams,
-    ) -> Result<CreateMessageResult, ErrorObject> {
-        self.samples.fetch_add(1, Ordering::SeqCst);
-        Ok(CreateMessageResult::text("test-model", "4"))
+    async fn elicit(&self, _: &str, _: ElicitParams) -> Result<ElicitResult, ErrorObject> {
+        Err(ErrorObject::new(-1, "the user said no"))
     }
+}
 
-    async fn elicit(
-        &self,
-        _server: &str,
-        params: ElicitParams,
-    ) -> Result<ElicitResult, ErrorObject> {
-        self.elicits.fetch_add(1, Ordering::SeqCst);
-        if self.refuse {
-            return Err(ErrorObject::new(-1, "the user said no"));
-        }
-        assert_eq!(params.message, "name?");
-        let mut content = Map::new();
-        content.insert("name".into(), json!("Ada"));
-        Ok(ElicitResult::accept(content))
-    }
+fn answering() -> (Handler, Arc<Yes>) {
+    let yes = Arc::new(Yes::default());
+    (Handler(Arc::clone(&yes)), yes)
 }
 
 #[tokio::test]
@@ -374,13 +337,13 @@ async fn every_modern_request_carries_the_envelope() {
     let spec = spec().root(Root::dir("/work/project"));
     // What a legacy initialize declares is what every modern request must declare.
     let (legacy_client, legacy_wire) =
-        connected(spec.clone(), Answering::default(), |seen, _| legacy(seen)).await;
+        connected(spec.clone(), answering().0, |seen, _| legacy(seen)).await;
     let declared = legacy_wire.requests("initialize")[0].params["capabilities"].clone();
     let client_info = legacy_wire.requests("initialize")[0].params["clientInfo"].clone();
     assert_eq!(client_info["name"], "sidewire");
     legacy_client.close().await;
 
-    let (client, wire) = connected(spec, Answering::default(), |seen, _| modern(seen)).await;
+    let (client, wire) = connected(spec, answering().0, |seen, _| modern(seen)).await;
     within("tools/list", client.list_tools()).await.unwrap();
     echo(&client).await.unwrap();
     within("set_log_level", client.set_log_level(LogLevel::Debug))
@@ -464,14 +427,10 @@ fn sampling() -> Value {
 
 #[tokio::test]
 async fn input_requests_are_answered_by_the_handler_and_the_call_retried() {
-    let handler = Answering::default();
-    // The same handler serves a legacy server's requests (sampling, then elicitation).
-    let (legacy_client, _mock) = mock_with(
-        MockState::default(),
-        spec().root(Root::dir("/r")),
-        handler.clone(),
-    )
-    .await;
+    let (handler, yes) = answering();
+    // The handler serves a legacy server's requests (sampling, then elicitation).
+    let (legacy_client, _mock) =
+        mock_with(MockState::default(), spec().root(Root::dir("/r")), handler).await;
     let legacy_client = legacy_client.unwrap();
     within(
         "legacy ask",
@@ -479,8 +438,8 @@ async fn input_requests_are_answered_by_the_handler_and_the_call_retried() {
     )
     .await
     .unwrap();
-    assert_eq!(handler.samples.load(Ordering::SeqCst), 1);
-    assert_eq!(handler.elicits.load(Ordering::SeqCst), 1);
+    assert_eq!(yes.samples.load(Ordering::SeqCst), 1);
+    assert_eq!(lock(&yes.elicitations).len(), 1);
 
     let script = |seen: &Seen, _: &Wire| match seen.method.as_str() {
         "tools/call" if seen.params.get("inputResponses").is_none() => input_required(
@@ -489,11 +448,17 @@ async fn input_requests_are_answered_by_the_handler_and_the_call_retried() {
         ),
         _ => modern(seen),
     };
-    let (client, wire) = connected(spec().root(Root::dir("/r")), handler.clone(), script).await;
+    let (client, wire) = connected(
+        spec().root(Root::dir("/r")),
+        Handler(Arc::clone(&yes)),
+        script,
+    )
+    .await;
     let text = echo(&client).await.unwrap();
     assert_eq!(text, "echo: hi");
-    assert_eq!(handler.samples.load(Ordering::SeqCst), 2);
-    assert_eq!(handler.elicits.load(Ordering::SeqCst), 2);
+    assert_eq!(yes.samples.load(Ordering::SeqCst), 2);
+    assert_eq!(lock(&yes.elicitations).len(), 2);
+    assert_eq!(lock(&yes.elicitations)[1].message, "name?");
     let calls = wire.requests("tools/call");
     assert_eq!(calls.len(), 2);
     let (first, retry) = (&calls[0], &calls[1]);
@@ -509,7 +474,7 @@ async fn input_requests_are_answered_by_the_handler_and_the_call_retried() {
         responses["e"],
         json!({"action": "accept", "content": {"name": "Ada"}})
     );
-    assert_eq!(responses["s"]["model"], "test-model");
+    assert_eq!(responses["s"]["model"], "sidewire-test-model");
     assert_eq!(responses["r"]["roots"][0]["uri"], "file:///r");
 }
 
@@ -593,11 +558,7 @@ async fn a_refused_input_request_fails_the_call_typed() {
         _ => modern(seen),
     };
     // The handler says no.
-    let handler = Answering {
-        refuse: true,
-        ..Answering::default()
-    };
-    let (client, wire) = connected(spec(), handler, script).await;
+    let (client, wire) = connected(spec(), Refusing, script).await;
     let err = echo(&client).await.unwrap_err();
     assert!(err.is_input_refused(), "{err:?}");
     assert_eq!(err.remote().unwrap().code, -1);
@@ -629,6 +590,12 @@ async fn an_unknown_result_type_is_an_invalid_response() {
     assert_eq!(echo(&client).await.unwrap(), "echo: hi");
 }
 
+/// The names of the tools a listing returns.
+async fn tool_names(client: &Client) -> Vec<String> {
+    let tools = within("tools/list", client.list_tools()).await.unwrap();
+    tools.into_iter().map(|tool| tool.name).collect()
+}
+
 fn header_tools() -> Value {
     json!({"tools": [
         {"name": "valid_tool", "inputSchema": {"type": "object", "properties": {
@@ -652,12 +619,7 @@ async fn tools_with_invalid_header_designations_are_dropped_in_the_modern_era_on
         tools(seen, wire, Era::Modern)
     })
     .await;
-    let names: Vec<String> = within("tools/list", client.list_tools())
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|tool| tool.name)
-        .collect();
+    let names = tool_names(&client).await;
     assert_eq!(names, ["valid_tool"]);
     let (client, _wire) = connected(spec(), NoHandler, move |seen, wire| {
         tools(seen, wire, Era::Legacy)
@@ -688,12 +650,7 @@ async fn a_modern_listing_follows_cursors_with_the_envelope_on_every_page() {
         _ => modern(seen),
     };
     let (client, wire) = connected(spec(), NoHandler, script).await;
-    let names: Vec<String> = within("tools/list", client.list_tools())
-        .await
-        .unwrap()
-        .into_iter()
-        .map(|tool| tool.name)
-        .collect();
+    let names = tool_names(&client).await;
     assert_eq!(names, ["a", "b", "c"]);
     let pages = wire.requests("tools/list");
     assert_eq!(pages.len(), 3);
@@ -704,24 +661,17 @@ async fn a_modern_listing_follows_cursors_with_the_envelope_on_every_page() {
     assert_eq!(client.tools().len(), 3);
 }
 
-#[tokio::test]
-async fn cancelling_a_modern_call_over_stdio_sends_cancelled() {
+/// A modern server whose `tools/call` never answers.
+async fn hanging() -> (Client, Arc<Wire>) {
     let script = |seen: &Seen, _: &Wire| match seen.method.as_str() {
         "tools/call" => Reply::Never,
         _ => modern(seen),
     };
-    let (client, wire) = connected(spec(), NoHandler, script).await;
-    let caller = client.clone();
-    let call = tokio::spawn(async move {
-        caller
-            .call_tool("echo", json!({}), ToolCallOptions::new())
-            .await
-    });
-    eventually("the call to reach the server", || {
-        wire.count("tools/call") == 1
-    })
-    .await;
-    call.abort();
+    connected(spec(), NoHandler, script).await
+}
+
+/// Waits for the `notifications/cancelled` of the (one) `tools/call`.
+async fn told_cancelled(wire: &Wire) {
     eventually("notifications/cancelled", || {
         !wire.notified("notifications/cancelled").is_empty()
     })
@@ -731,23 +681,28 @@ async fn cancelling_a_modern_call_over_stdio_sends_cancelled() {
 }
 
 #[tokio::test]
+async fn cancelling_a_modern_call_over_stdio_sends_cancelled() {
+    let (client, wire) = hanging().await;
+    // The call gets its own handle: this one keeps the connection open after the abort.
+    let caller = client.clone();
+    let call = tokio::spawn(async move { echo(&caller).await });
+    eventually("the call to reach the server", || {
+        wire.count("tools/call") == 1
+    })
+    .await;
+    call.abort();
+    told_cancelled(&wire).await;
+}
+
+#[tokio::test]
 async fn a_silent_modern_call_times_out_idle_and_the_server_is_told() {
-    let script = |seen: &Seen, _: &Wire| match seen.method.as_str() {
-        "tools/call" => Reply::Never,
-        _ => modern(seen),
-    };
-    let (client, wire) = connected(spec(), NoHandler, script).await;
+    let (client, wire) = hanging().await;
     let options = ToolCallOptions::new().timeout(Duration::from_millis(200));
     let err = within("the timeout", client.call_tool("echo", json!({}), options))
         .await
         .unwrap_err();
     assert!(err.is_timeout(), "{err:?}");
-    eventually("notifications/cancelled", || {
-        !wire.notified("notifications/cancelled").is_empty()
-    })
-    .await;
-    let cancelled = wire.notified("notifications/cancelled");
-    assert_eq!(cancelled[0]["requestId"], wire.requests("tools/call")[0].id);
+    told_cancelled(&wire).await;
 }
 
 #[tokio::test]

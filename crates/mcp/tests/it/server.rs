@@ -109,16 +109,20 @@ fn envelope(version: &str) -> serde_json::Value {
     })
 }
 
+/// The answer to a modern request: `params` with the 2026-07-28 envelope.
+async fn modern_ok(
+    peer: &sidewire_jsonrpc::Peer,
+    method: &str,
+    mut params: serde_json::Value,
+) -> serde_json::Value {
+    params["_meta"] = envelope("2026-07-28");
+    ask(peer, method, params).await.unwrap()
+}
+
 #[tokio::test]
 async fn the_built_in_server_checks_the_modern_envelope() {
     let peer = raw_peer().await;
-    let discovered = ask(
-        &peer,
-        "server/discover",
-        json!({"_meta": envelope("2026-07-28")}),
-    )
-    .await
-    .unwrap();
+    let discovered = modern_ok(&peer, "server/discover", json!({})).await;
     let versions = discovered["supportedVersions"].as_array().unwrap();
     assert_eq!(versions[0], "2026-07-28");
     assert!(versions.contains(&json!("2025-11-25")), "{discovered}");
@@ -132,24 +136,13 @@ async fn the_built_in_server_checks_the_modern_envelope() {
     assert_eq!(discovered["ttlMs"], 0);
     assert_eq!(discovered["cacheScope"], "private");
 
-    let listed = ask(
-        &peer,
-        "tools/list",
-        json!({"_meta": envelope("2026-07-28")}),
-    )
-    .await
-    .unwrap();
+    let listed = modern_ok(&peer, "tools/list", json!({})).await;
     assert_eq!(listed["tools"][0]["name"], "echo");
     assert_eq!(listed["resultType"], "complete");
     assert_eq!(listed["ttlMs"], 0);
     assert_eq!(listed["cacheScope"], "private");
-    let called = ask(
-        &peer,
-        "tools/call",
-        json!({"name": "echo", "arguments": {"text": "hi"}, "_meta": envelope("2026-07-28")}),
-    )
-    .await
-    .unwrap();
+    let arguments = json!({"name": "echo", "arguments": {"text": "hi"}});
+    let called = modern_ok(&peer, "tools/call", arguments).await;
     assert_eq!(called["content"][0]["text"], "hi");
     assert_eq!(called["resultType"], "complete");
     assert!(called.get("ttlMs").is_none(), "{called}");

@@ -384,20 +384,31 @@ pub(crate) async fn mock_with(
     handler: impl ClientHandler,
 ) -> (Result<Client, sidewire_mcp::Error>, Mock) {
     let state = Arc::new(state);
+    let (client, peer) = connect_piped(mock_router(&state), &spec, handler).await;
+    (client, Mock { peer, state })
+}
+
+/// Connects a client over an in-process pipe to a server that `router` answers; both drivers
+/// are spawned. The server's peer comes back with the client.
+pub(crate) async fn connect_piped(
+    router: Router,
+    spec: &ServerSpec,
+    handler: impl ClientHandler,
+) -> (Result<Client, sidewire_mcp::Error>, Peer) {
     let (ours, theirs) = tokio::io::duplex(1024 * 1024);
     let config = Config::new(Profile::Lenient, 1024 * 1024);
     let (read, write) = tokio::io::split(theirs);
     let (stream, sink) = sidewire_jsonrpc::ndjson(read, write, &config);
-    let (peer, driver) = sidewire_jsonrpc::connect(stream, sink, mock_router(&state), config);
+    let (peer, driver) = sidewire_jsonrpc::connect(stream, sink, router, config);
     tokio::spawn(driver);
     let (read, write) = tokio::io::split(ours);
-    let client = Client::connect_streams(&spec, read, write, handler)
+    let client = Client::connect_streams(spec, read, write, handler)
         .await
         .map(|(client, driver)| {
             tokio::spawn(driver);
             client
         });
-    (client, Mock { peer, state })
+    (client, peer)
 }
 
 /// The default mock, connected.
