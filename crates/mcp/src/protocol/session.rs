@@ -181,6 +181,8 @@ pub(crate) struct Shared {
     /// Lists fetched at least once: only those are refreshed (nobody asked for the others).
     pub(crate) listed: AtomicU8,
     pub(crate) refresh: Notify,
+    /// Wakes the refresh loop to look at the ttls again (a listing set one).
+    retimed: Notify,
     /// Held by the one listing in flight (a caller's or the refresh's), so a connection holds
     /// at most one list being fetched beside its four cached ones.
     listing: tokio::sync::Mutex<()>,
@@ -207,6 +209,7 @@ impl Shared {
             dirty: AtomicU8::new(0),
             listed: AtomicU8::new(0),
             refresh: Notify::new(),
+            retimed: Notify::new(),
             listing: tokio::sync::Mutex::new(()),
             revision: watch::channel(0).0,
             listen: Listen::default(),
@@ -271,11 +274,16 @@ impl Shared {
             let mut cache = lock(&self.cache);
             if M::KIND != List::ResourceTemplates {
                 match ttl {
-                    Some(ttl) => cache
-                        .expiries
-                        .insert(M::KIND, tokio::time::Instant::now() + ttl),
-                    None => cache.expiries.remove(&M::KIND),
-                };
+                    Some(ttl) => {
+                        cache
+                            .expiries
+                            .insert(M::KIND, tokio::time::Instant::now() + ttl);
+                        self.retimed.notify_one();
+                    }
+                    None => {
+                        cache.expiries.remove(&M::KIND);
+                    }
+                }
             }
             match listing.truncation {
                 Some(truncation) => cache.truncations.insert(M::KIND, truncation),
@@ -453,12 +461,13 @@ async fn refresh_loop(peer: Peer, shared: Arc<Shared>) {
     let closed = peer.closed();
     tokio::pin!(closed);
     let mut delay = REFRESH_DEBOUNCE;
-    let mut last_cycle: Option<Instant> = None;
+    let mut last_cycle: Option<tokio::time::Instant> = None;
     loop {
         let expiry = shared.next_expiry();
         tokio::select! {
             _ = &mut closed => return,
             () = shared.refresh.notified() => {}
+            () = shared.retimed.notified() => continue,
             () = sleep_until(expiry) => {
                 if !shared.expire() {
                     continue;
@@ -497,7 +506,7 @@ async fn refresh_loop(peer: Peer, shared: Arc<Shared>) {
         if changed {
             shared.bump_revision();
         }
-        last_cycle = Some(Instant::now());
+        last_cycle = Some(tokio::time::Instant::now());
     }
 }
 
