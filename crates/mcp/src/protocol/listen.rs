@@ -38,14 +38,16 @@
 //! acknowledgment that names its URI.
 
 use std::collections::BTreeSet;
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value, json};
 use serde_json::value::RawValue;
+use serde_json::{Map, Value, json};
 use sidewire_jsonrpc::{CallOptions, ErrorObject, Peer};
 use tokio::sync::{Notify, watch};
 use tokio::time::Instant;
@@ -97,7 +99,11 @@ impl Filter {
     /// The cached lists whose notices it carries (bits of `Shared::dirty`).
     fn lists(&self) -> u8 {
         (if self.tools_list_changed { TOOLS } else { 0 })
-            | (if self.prompts_list_changed { PROMPTS } else { 0 })
+            | (if self.prompts_list_changed {
+                PROMPTS
+            } else {
+                0
+            })
             | (if self.resources_list_changed {
                 RESOURCES
             } else {
@@ -110,10 +116,17 @@ impl Filter {
 /// [`Listen::wanted`] the listen's filter was computed at.
 #[derive(Debug, Clone)]
 pub(crate) enum Status {
-    Idle { version: u64 },
-    Opening { version: u64 },
+    Idle {
+        version: u64,
+    },
+    Opening {
+        version: u64,
+    },
     /// `uris`: the subscribed URIs the server said it honours.
-    Acknowledged { version: u64, uris: Vec<String> },
+    Acknowledged {
+        version: u64,
+        uris: Vec<String>,
+    },
     /// The listen ended (with the server's error, if it answered one); it opens again after
     /// the backoff.
     Ended {
@@ -292,33 +305,24 @@ pub(crate) async fn listen_loop(peer: Peer, shared: Arc<Shared>) {
             CallOptions::timeout(shared.spec.max_call_duration),
         );
         tokio::pin!(call);
-        let ended = loop {
-            let wake = listen.wake.notified();
-            tokio::pin!(wake);
-            wake.as_mut().enable();
-            let now = listen.wanted.load(Ordering::SeqCst);
-            if now != version {
-                if wanted(&shared).as_ref() != Some(&filter) {
-                    // Dropping the call closes this listen; the next one opens at once.
-                    continue 'listen;
-                }
-                version = now;
-                listen.restamp(now);
-            }
-            tokio::select! {
-                _ = &mut closed => return,
-                ended = &mut call => break ended,
-                () = wake => {}
-            }
+        let ended = match beside(&shared, closed.as_mut(), &filter, &mut version, call).await {
+            Beside::Done(ended) => ended,
+            // Dropping the call closes this listen; the next one opens at once.
+            Beside::Refiltered => continue 'listen,
+            Beside::Closed => return,
         };
         let error = match ended {
             Ok(_) => None,
             Err(err) => {
-                if err.remote().is_some_and(|error| error.code == ErrorObject::METHOD_NOT_FOUND) {
+                if err
+                    .remote()
+                    .is_some_and(|error| error.code == ErrorObject::METHOD_NOT_FOUND)
+                {
                     tracing::debug!(server = %shared.name, "the server has no subscriptions/listen; no change notices on this connection");
-                    let error = err.remote().cloned().unwrap_or_else(|| {
-                        ErrorObject::new(ErrorObject::METHOD_NOT_FOUND, LISTEN)
-                    });
+                    let error = err
+                        .remote()
+                        .cloned()
+                        .unwrap_or_else(|| ErrorObject::new(ErrorObject::METHOD_NOT_FOUND, LISTEN));
                     listen.status.send_replace(Status::Unsupported(error));
                     closed.await;
                     return;
@@ -337,24 +341,50 @@ pub(crate) async fn listen_loop(peer: Peer, shared: Arc<Shared>) {
         let sleep = tokio::time::sleep(backoff);
         tokio::pin!(sleep);
         backoff = (backoff * 2).min(MAX_BACKOFF);
-        loop {
-            let wake = listen.wake.notified();
-            tokio::pin!(wake);
-            wake.as_mut().enable();
-            let now = listen.wanted.load(Ordering::SeqCst);
-            if now != version {
-                if wanted(&shared).as_ref() != Some(&filter) {
-                    // A new subscription does not wait out the backoff.
-                    continue 'listen;
-                }
-                version = now;
-                listen.restamp(now);
+        // A new subscription does not wait out the backoff.
+        match beside(&shared, closed.as_mut(), &filter, &mut version, sleep).await {
+            Beside::Done(()) | Beside::Refiltered => {}
+            Beside::Closed => return,
+        }
+    }
+}
+
+/// How waiting beside a listen ended.
+enum Beside<T> {
+    /// What was waited for came.
+    Done(T),
+    /// The wanted filter is no longer `filter`.
+    Refiltered,
+    /// The connection closed.
+    Closed,
+}
+
+/// Waits for `work` while the wanted filter stays `filter` (a new `version` of the same filter
+/// is taken on) and the connection is open.
+async fn beside<C: Future + ?Sized, W: Future + ?Sized>(
+    shared: &Shared,
+    mut closed: Pin<&mut C>,
+    filter: &Filter,
+    version: &mut u64,
+    mut work: Pin<&mut W>,
+) -> Beside<W::Output> {
+    let listen = &shared.listen;
+    loop {
+        let wake = listen.wake.notified();
+        tokio::pin!(wake);
+        wake.as_mut().enable();
+        let now = listen.wanted.load(Ordering::SeqCst);
+        if now != *version {
+            if wanted(shared).as_ref() != Some(filter) {
+                return Beside::Refiltered;
             }
-            tokio::select! {
-                _ = &mut closed => return,
-                () = &mut sleep => continue 'listen,
-                () = wake => {}
-            }
+            *version = now;
+            listen.restamp(now);
+        }
+        tokio::select! {
+            _ = closed.as_mut() => return Beside::Closed,
+            done = work.as_mut() => return Beside::Done(done),
+            () = wake => {}
         }
     }
 }

@@ -159,36 +159,46 @@ fn router(script: &Arc<Script>) -> Router {
                 Ok(result)
             }
         })
-        .request_untyped::<Value, Value, _, _>("subscriptions/listen", move |params: Value, ctx: RequestContext| {
-            let script = Arc::clone(&listen);
-            async move {
-                let id = ctx.id().to_json().into_owned();
-                lock(&script.methods).push("subscriptions/listen".to_owned());
-                lock(&script.listens).push(Listened { id: id.clone(), params: params.clone(), at: Instant::now() });
-                let error = lock(&script.listen_error).clone();
-                if let Some(error) = error {
+        .request_untyped::<Value, Value, _, _>(
+            "subscriptions/listen",
+            move |params: Value, ctx: RequestContext| {
+                let script = Arc::clone(&listen);
+                async move {
+                    let id = ctx.id().to_json().into_owned();
+                    lock(&script.methods).push("subscriptions/listen".to_owned());
+                    lock(&script.listens).push(Listened {
+                        id: id.clone(),
+                        params: params.clone(),
+                        at: Instant::now(),
+                    });
+                    let error = lock(&script.listen_error).clone();
+                    if let Some(error) = error {
+                        script.seen.notify_waiters();
+                        return Err(error);
+                    }
+                    let (tx, rx) = oneshot::channel();
+                    lock(&script.open).insert(id.clone(), tx);
+                    let id_value: Value = serde_json::from_str(&id).unwrap();
+                    let meta = json!({"io.modelcontextprotocol/subscriptionId": id_value});
+                    // The whole filter is honoured.
+                    ctx.peer()
+                        .notify_untyped(
+                            ACKNOWLEDGED,
+                            Some(&json!({"notifications": params["notifications"], "_meta": meta})),
+                        )
+                        .await
+                        .unwrap();
                     script.seen.notify_waiters();
-                    return Err(error);
+                    match rx.await {
+                        Ok(answer) => answer.map(|mut result| {
+                            result["_meta"] = meta;
+                            result
+                        }),
+                        Err(_) => Err(ErrorObject::internal("dropped")),
+                    }
                 }
-                let (tx, rx) = oneshot::channel();
-                lock(&script.open).insert(id.clone(), tx);
-                let id_value: Value = serde_json::from_str(&id).unwrap();
-                let meta = json!({"io.modelcontextprotocol/subscriptionId": id_value});
-                // The whole filter is honoured.
-                ctx.peer()
-                    .notify_untyped(ACKNOWLEDGED, Some(&json!({"notifications": params["notifications"], "_meta": meta})))
-                    .await
-                    .unwrap();
-                script.seen.notify_waiters();
-                match rx.await {
-                    Ok(answer) => answer.map(|mut result| {
-                        result["_meta"] = meta;
-                        result
-                    }),
-                    Err(_) => Err(ErrorObject::internal("dropped")),
-                }
-            }
-        })
+            },
+        )
         .request_fallback::<Value, _, _>(move |method, _, _| {
             lock(&other.methods).push(method.to_owned());
             Ok(async { Ok(json!({"resultType": "complete"})) })
@@ -197,7 +207,8 @@ fn router(script: &Arc<Script>) -> Router {
             if method != "notifications/cancelled" {
                 return;
             }
-            let params: Value = params.map_or(Value::Null, |raw| serde_json::from_str(raw.get()).unwrap());
+            let params: Value =
+                params.map_or(Value::Null, |raw| serde_json::from_str(raw.get()).unwrap());
             let id = params["requestId"].to_string();
             lock(&notes.cancelled).push(id.clone());
             if let Some(sender) = lock(&notes.open).remove(&id) {
@@ -318,7 +329,9 @@ async fn subscribe_reopens_the_listen_and_updates_reach_the_handler() {
     client.list_tools().await.unwrap();
     let first = server.script.listen(1).await;
 
-    within("subscribe", client.subscribe("mem://a")).await.unwrap();
+    within("subscribe", client.subscribe("mem://a"))
+        .await
+        .unwrap();
     // It returned after the acknowledgment of a listen naming the URI.
     let second = server.script.listens().last().cloned().unwrap();
     assert_eq!(
@@ -362,9 +375,14 @@ async fn subscribe_reopens_the_listen_and_updates_reach_the_handler() {
 #[tokio::test]
 async fn unsubscribing_the_last_closes_the_listen() {
     let (client, server) = connect(Script::modern()).await;
-    within("subscribe", client.subscribe("mem://a")).await.unwrap();
+    within("subscribe", client.subscribe("mem://a"))
+        .await
+        .unwrap();
     let only = server.script.listen(1).await;
-    assert_eq!(filter(&only), &json!({"resourceSubscriptions": ["mem://a"]}));
+    assert_eq!(
+        filter(&only),
+        &json!({"resourceSubscriptions": ["mem://a"]})
+    );
     within("unsubscribe", client.unsubscribe("mem://a"))
         .await
         .unwrap();
@@ -415,7 +433,9 @@ async fn an_ended_listen_opens_again_after_a_backoff() {
     let first = server.script.listen(1).await;
 
     // A graceful end: opened again after 1 s, and the tools re-listed (there is no replay).
-    server.script.end(&first.id, Ok(json!({"resultType": "complete"})));
+    server
+        .script
+        .end(&first.id, Ok(json!({"resultType": "complete"})));
     let second = server.script.listen(2).await;
     let waited = second.at - first.at;
     assert!(
@@ -448,7 +468,9 @@ async fn an_ended_listen_opens_again_after_a_backoff() {
         .until("the third listen ended", |s| lock(&s.open).is_empty())
         .await;
     let before = Instant::now();
-    within("subscribe", client.subscribe("mem://a")).await.unwrap();
+    within("subscribe", client.subscribe("mem://a"))
+        .await
+        .unwrap();
     let fourth = server.script.listen(4).await;
     assert!(fourth.at - before < Duration::from_secs(1));
 }
@@ -560,8 +582,14 @@ async fn the_legacy_era_sends_no_listen() {
     client.subscribe("mem://a").await.unwrap();
     client.list_resources().await.unwrap();
     let methods = lock(&server.script.methods).clone();
-    assert!(methods.contains(&"resources/subscribe".to_owned()), "{methods:?}");
-    assert!(!methods.contains(&"subscriptions/listen".to_owned()), "{methods:?}");
+    assert!(
+        methods.contains(&"resources/subscribe".to_owned()),
+        "{methods:?}"
+    );
+    assert!(
+        !methods.contains(&"subscriptions/listen".to_owned()),
+        "{methods:?}"
+    );
 }
 
 #[tokio::test(start_paused = true)]
