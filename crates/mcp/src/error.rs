@@ -156,6 +156,14 @@ pub(crate) enum Kind {
     /// Authorizing with an HTTP server failed (OAuth).
     #[error("{0}")]
     Auth(crate::auth::AuthFailure),
+    /// The server does not offer what was asked (modern era: resource subscriptions without
+    /// the `resources.subscribe` capability, or no `subscriptions/listen` at all).
+    #[error("{0}")]
+    Unsupported(String),
+    /// A subscription past the connection's bounds (modern era: more than 256 URIs, or a URI
+    /// over 4 KiB).
+    #[error("{0}")]
+    SubscriptionLimit(String),
 }
 
 impl Error {
@@ -360,6 +368,19 @@ impl Error {
     /// An all-or-nothing start failed because at least one server did not start.
     pub fn is_start_failed(&self) -> bool {
         matches!(self.0.kind, Kind::StartFailed(_))
+    }
+
+    /// The server does not offer what was asked: a [`subscribe`](crate::Client::subscribe) to
+    /// a modern server whose capabilities lack `resources.subscribe`, or that has no
+    /// `subscriptions/listen`.
+    pub fn is_unsupported(&self) -> bool {
+        matches!(self.0.kind, Kind::Unsupported(_))
+    }
+
+    /// A [`subscribe`](crate::Client::subscribe) past the connection's bounds (modern era: at
+    /// most 256 subscribed URIs, each at most 4 KiB).
+    pub fn is_subscription_limit(&self) -> bool {
+        matches!(self.0.kind, Kind::SubscriptionLimit(_))
     }
 
     /// Authorizing with an HTTP server failed: discovery, registration, the sign-in, a token

@@ -111,6 +111,19 @@
 //!   timeouts). Once the attempts are spent the connection ends and pending calls fail
 //!   [`Error::is_closed`].
 //!
+//! # Change notices and list caching (modern era)
+//!
+//! A 2026-07-28 server sends notices only on a `subscriptions/listen` request: the connection
+//! keeps one open (inside its driver) for the lists it has listed whose capability announces
+//! `listChanged`, and for the URIs given to [`Client::subscribe`] (at most 256, each at most
+//! 4 KiB; past that [`Error::is_subscription_limit`]), and opens it again when that set
+//! changes, or 1 s doubling to 30 s after it ends, re-listing what it covered (there is no
+//! replay). A server without the listen (`-32601`) is asked once. `subscribe` returns once the
+//! server acknowledged a listen naming the URI. A listing's `ttlMs` re-lists it when it runs
+//! out (at most once a second per list; 0 or absent: only on a notice). The cached lists are
+//! per connection, so per credentials: a `cacheScope` of `private` or `public` is honoured
+//! alike.
+//!
 //! # Restarts
 //!
 //! An [`McpHost`] restarts a server that had started and whose connection then ended by

@@ -129,6 +129,14 @@ fn every_kind_has_its_predicate() {
             Error::new(Kind::StartFailed(String::new())),
             Error::is_start_failed,
         ),
+        (
+            Error::new(Kind::Unsupported(String::new())),
+            Error::is_unsupported,
+        ),
+        (
+            Error::new(Kind::SubscriptionLimit(String::new())),
+            Error::is_subscription_limit,
+        ),
         (Error::config(""), Error::is_config),
     ];
     for (err, predicate) in &cases {

@@ -25,6 +25,7 @@ use crate::error::Kind;
 use crate::protocol::bridge;
 use crate::protocol::era::{self, DiscoverResult, Era, EraChoice, Probe};
 use crate::protocol::handler::{self, ClientHandler, DynHandler};
+use crate::protocol::listen;
 use crate::protocol::listing::{self, Truncation};
 use crate::protocol::methods::{
     CallTool, CallToolParams, Complete, CompleteArgument, CompleteContext, CompleteParams,
@@ -557,11 +558,15 @@ impl Client {
     pub(crate) async fn relist<M: Cached>(&self) -> Result<Arc<[M::Item]>, Error> {
         let deadline = Instant::now() + self.inner.shared.spec.call_timeout;
         let shared = &self.inner.shared;
-        shared.listed.fetch_or(M::LIST, Ordering::SeqCst);
+        let before = shared.listed.fetch_or(M::LIST, Ordering::SeqCst);
         let items = match shared.relist::<M>(&self.inner.peer, deadline).await {
             Ok(items) => items,
             Err(err) => return Err(self.explain(err).await),
         };
+        if before & M::LIST == 0 {
+            // A first listing: the modern era's listen now asks for its list_changed notices.
+            shared.listen.changed();
+        }
         shared.bump_revision();
         Ok(items)
     }
@@ -838,14 +843,30 @@ impl Client {
     /// Subscribes to a resource's updates (delivered to the handler's
     /// `on_resource_updated`).
     ///
+    /// Legacy era: `resources/subscribe`, returning with its answer. Modern era: the URI joins
+    /// the connection's subscriptions (at most 256 URIs of at most 4 KiB each) and the
+    /// connection's `subscriptions/listen` is opened again carrying them all; this returns
+    /// once the server acknowledged a listen naming the URI (the protocol's acknowledgment
+    /// notice), within the call timeout. The subscription stays while the connection lives,
+    /// across listens the server ends (they are opened again).
+    ///
     /// # Errors
     ///
-    /// A timeout, a closed connection, or the server's error.
+    /// A timeout, a closed connection, or the server's error. Modern era: the server's error
+    /// to the listen; [`Error::is_unsupported`] when the server's capabilities lack
+    /// `resources.subscribe` or it has no listen; [`Error::is_subscription_limit`] past the
+    /// bounds (the subscriptions are unchanged); a timeout when no acknowledgment naming the
+    /// URI came (the URI stays subscribed).
     ///
     /// # Cancel safety
     ///
-    /// Dropping the future cancels the request; the subscription may or may not exist.
+    /// Dropping the future cancels the request; the subscription may or may not exist
+    /// (modern era: it does, and the listen carries it).
     pub async fn subscribe(&self, uri: &str) -> Result<(), Error> {
+        let shared = &self.inner.shared;
+        if self.era() == Era::Modern {
+            return listen::subscribe(shared, uri, shared.spec.call_timeout).await;
+        }
         let params = UriParams {
             uri: uri.to_owned(),
         };
@@ -854,14 +875,25 @@ impl Client {
 
     /// Ends a subscription.
     ///
+    /// Legacy era: `resources/unsubscribe`. Modern era: the URI leaves the connection's
+    /// subscriptions (nothing to do when it was not subscribed) and the listen is opened again
+    /// without it; this returns once the server acknowledged that listen, or at once when
+    /// nothing is left to listen to (the listen is closed).
+    ///
     /// # Errors
     ///
-    /// A timeout, a closed connection, or the server's error.
+    /// A timeout, a closed connection, or the server's error (modern era: its error to the new
+    /// listen; the URI is unsubscribed all the same).
     ///
     /// # Cancel safety
     ///
-    /// Dropping the future cancels the request; the subscription may or may not be gone.
+    /// Dropping the future cancels the request; the subscription may or may not be gone
+    /// (modern era: it is).
     pub async fn unsubscribe(&self, uri: &str) -> Result<(), Error> {
+        let shared = &self.inner.shared;
+        if self.era() == Era::Modern {
+            return listen::unsubscribe(shared, uri, shared.spec.call_timeout).await;
+        }
         let params = UriParams {
             uri: uri.to_owned(),
         };

@@ -124,6 +124,8 @@ impl fmt::Display for Truncation {
 pub(crate) struct Listing<T> {
     pub(crate) items: Vec<T>,
     pub(crate) truncation: Option<Truncation>,
+    /// The smallest `ttlMs` its pages carried (modern era), if any did.
+    pub(crate) ttl: Option<std::time::Duration>,
 }
 
 /// The items of one listing as its pages arrive, within its caps. Holds at most `max_items`
@@ -137,6 +139,7 @@ pub(crate) struct Collector<'s, M: ListMethod> {
     bytes: usize,
     dropped: usize,
     cut: Option<ListLimit>,
+    ttl: Option<std::time::Duration>,
 }
 
 impl<'s, M: ListMethod> Collector<'s, M> {
@@ -150,6 +153,7 @@ impl<'s, M: ListMethod> Collector<'s, M> {
             bytes: 0,
             dropped: 0,
             cut: None,
+            ttl: None,
         }
     }
 
@@ -162,6 +166,11 @@ impl<'s, M: ListMethod> Collector<'s, M> {
     /// The serde error when the page itself (not one of its items) does not decode.
     pub(crate) fn page(&mut self, text: &str) -> Result<Option<String>, serde_json::Error> {
         let page: Page<'_> = serde_json::from_str(text)?;
+        // A ttl that is not a non-negative integer is ignored, as if absent.
+        if let Some(ttl) = page.ttl_ms.and_then(|raw| raw.get().parse::<u64>().ok()) {
+            let ttl = std::time::Duration::from_millis(ttl);
+            self.ttl = Some(self.ttl.map_or(ttl, |kept| kept.min(ttl)));
+        }
         for raw in page.items {
             let text = raw.get();
             let item: M::Item = match serde_json::from_str(text) {
@@ -244,6 +253,7 @@ impl<'s, M: ListMethod> Collector<'s, M> {
         Listing {
             items: self.items,
             truncation,
+            ttl: self.ttl,
         }
     }
 

@@ -67,6 +67,9 @@ pub(crate) struct Page<'a> {
     pub(crate) items: Vec<&'a RawValue>,
     #[serde(default)]
     pub(crate) next_cursor: Option<String>,
+    /// How long the list stays fresh (modern era), as sent.
+    #[serde(borrow, default)]
+    pub(crate) ttl_ms: Option<&'a RawValue>,
 }
 
 /// A list method: what it lists, and what the items are called in its result.

@@ -8,6 +8,7 @@ pub(crate) mod client;
 pub(crate) mod era;
 pub(crate) mod handler;
 pub(crate) mod headers;
+pub(crate) mod listen;
 pub(crate) mod listing;
 pub(crate) mod methods;
 pub(crate) mod modern;

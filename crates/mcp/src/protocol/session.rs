@@ -3,6 +3,14 @@
 //! server→client messages, the debounced list refresh, and the driver future that runs it all.
 //!
 //! Nothing here spawns: the driver is one future the caller runs.
+//!
+//! The cached lists are per connection, and so per credentials: a list a server marks
+//! `cacheScope: "private"` (modern era) is never shown to another user, and a `"public"` one
+//! is treated the same way (nothing is shared between connections). A modern listing's
+//! `ttlMs` (the smallest of its pages') says how long the list stays fresh: when it runs out
+//! the refresh lists it again, at most once per [`MIN_TTL`] per list and at least once per
+//! [`MAX_TTL`]; `ttlMs` 0 or absent means no timed refresh (list_changed notices still work),
+//! and a failed timed refresh waits for the next notice or listing.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
@@ -22,6 +30,7 @@ use tokio::sync::{Notify, oneshot, watch};
 use crate::protocol::era::{Envelope, Era};
 use crate::protocol::handler::DynHandler;
 use crate::protocol::headers::ToolHeaders;
+use crate::protocol::listen::{self, Listen};
 use crate::protocol::listing::{self, List, Truncation};
 use crate::protocol::methods::{
     CANCELLED, CreateMessage, Elicit, LIST_CHANGED, ListMethod, ListPrompts, ListResourceTemplates,
@@ -46,6 +55,11 @@ pub(crate) const REFRESH_DEBOUNCE: Duration = Duration::from_millis(300);
 /// The longest wait between refreshes of a server that keeps announcing changes: each cycle
 /// that follows closely on the previous one doubles the wait, up to this.
 const REFRESH_MAX_DELAY: Duration = Duration::from_secs(30);
+/// The shortest time-to-live a listing is kept for: a server's smaller `ttlMs` is raised to
+/// it, so a tiny one cannot make the refresh loop hot.
+pub(crate) const MIN_TTL: Duration = Duration::from_secs(1);
+/// The longest time-to-live a listing is kept for (a larger `ttlMs` is lowered to it).
+pub(crate) const MAX_TTL: Duration = Duration::from_secs(24 * 60 * 60);
 
 /// A per-call progress callback.
 pub(crate) type ProgressFn = Arc<dyn Fn(Progress) + Send + Sync>;
@@ -65,6 +79,19 @@ pub(crate) struct Cache {
     resources: Arc<[Resource]>,
     templates: Arc<[ResourceTemplate]>,
     truncations: BTreeMap<List, Truncation>,
+    /// When each listed list goes stale by its `ttlMs` (modern era; at most one per list).
+    expiries: BTreeMap<List, tokio::time::Instant>,
+}
+
+/// The cached list (a bit of [`Shared::dirty`]) a listing of `list` belongs to.
+fn list_bit(list: List) -> u8 {
+    match list {
+        List::Tools => TOOLS,
+        List::Prompts => PROMPTS,
+        List::Resources | List::ResourceTemplates => RESOURCES,
+        // Skills are listed on demand and never cached.
+        List::Skills => 0,
+    }
 }
 
 /// A list method whose result the connection caches: where in the [`Cache`] it goes, and
@@ -156,11 +183,15 @@ pub(crate) struct Shared {
     /// Lists fetched at least once: only those are refreshed (nobody asked for the others).
     pub(crate) listed: AtomicU8,
     pub(crate) refresh: Notify,
+    /// Wakes the refresh loop to look at the ttls again (a listing set one).
+    retimed: Notify,
     /// Held by the one listing in flight (a caller's or the refresh's), so a connection holds
     /// at most one list being fetched beside its four cached ones.
     listing: tokio::sync::Mutex<()>,
     /// Bumped whenever a cached list is replaced.
     pub(crate) revision: watch::Sender<u64>,
+    /// The subscriptions and the `subscriptions/listen` state (modern era).
+    pub(crate) listen: Listen,
 }
 
 impl Shared {
@@ -180,8 +211,10 @@ impl Shared {
             dirty: AtomicU8::new(0),
             listed: AtomicU8::new(0),
             refresh: Notify::new(),
+            retimed: Notify::new(),
             listing: tokio::sync::Mutex::new(()),
             revision: watch::channel(0).0,
+            listen: Listen::default(),
         })
     }
 
@@ -233,8 +266,27 @@ impl Shared {
         let caps = (self.spec.max_list_items, self.spec.max_list_bytes);
         let listing = listing::list_all::<M>(self, peer, caps, deadline).await?;
         let items: Arc<[M::Item]> = M::admit(self, listing.items).into();
+        // The templates ride along with the resources: the resources' ttl is the one kept.
+        let ttl = listing
+            .ttl
+            .filter(|ttl| !ttl.is_zero() && self.era() == Some(Era::Modern))
+            .filter(|_| M::KIND != List::ResourceTemplates)
+            .map(|ttl| ttl.clamp(MIN_TTL, MAX_TTL));
         let old = {
             let mut cache = lock(&self.cache);
+            if M::KIND != List::ResourceTemplates {
+                match ttl {
+                    Some(ttl) => {
+                        cache
+                            .expiries
+                            .insert(M::KIND, tokio::time::Instant::now() + ttl);
+                        self.retimed.notify_one();
+                    }
+                    None => {
+                        cache.expiries.remove(&M::KIND);
+                    }
+                }
+            }
             match listing.truncation {
                 Some(truncation) => cache.truncations.insert(M::KIND, truncation),
                 None => cache.truncations.remove(&M::KIND),
@@ -252,6 +304,27 @@ impl Shared {
         self.dirty
             .fetch_or(TOOLS | PROMPTS | RESOURCES, Ordering::SeqCst);
         self.refresh.notify_one();
+    }
+
+    /// When the next listed list goes stale by its ttl, if any does.
+    fn next_expiry(&self) -> Option<tokio::time::Instant> {
+        lock(&self.cache).expiries.values().min().copied()
+    }
+
+    /// Marks every list whose ttl ran out stale (and forgets its expiry: the re-listing sets
+    /// the next one); whether there was one.
+    fn expire(&self) -> bool {
+        let now = tokio::time::Instant::now();
+        let mut stale = 0;
+        lock(&self.cache).expiries.retain(|list, at| {
+            let expired = *at <= now;
+            if expired {
+                stale |= list_bit(*list);
+            }
+            !expired
+        });
+        self.dirty.fetch_or(stale, Ordering::SeqCst);
+        stale != 0
     }
 
     pub(crate) fn bump_revision(&self) {
@@ -357,6 +430,12 @@ pub(crate) fn router(shared: &Arc<Shared>) -> Router {
             }
         });
     }
+    {
+        let shared = Arc::clone(shared);
+        router = router.notification_raw(listen::ACKNOWLEDGED, move |params| {
+            shared.listen.acknowledged(params);
+        });
+    }
     for (method, bit) in LIST_CHANGED {
         let shared = Arc::clone(shared);
         router = router.notification_raw(method, move |_| {
@@ -399,17 +478,24 @@ pub(crate) fn refuse_unsupported_mode(params: &ElicitParams) -> Option<ErrorObje
     }
 }
 
-/// Re-lists whatever a list_changed notice marked stale, after the debounce; ends when the
-/// connection closes.
+/// Re-lists whatever a list_changed notice (or a ttl that ran out) marked stale, after the
+/// debounce; ends when the connection closes.
 async fn refresh_loop(peer: Peer, shared: Arc<Shared>) {
     let closed = peer.closed();
     tokio::pin!(closed);
     let mut delay = REFRESH_DEBOUNCE;
-    let mut last_cycle: Option<Instant> = None;
+    let mut last_cycle: Option<tokio::time::Instant> = None;
     loop {
+        let expiry = shared.next_expiry();
         tokio::select! {
             _ = &mut closed => return,
             () = shared.refresh.notified() => {}
+            () = shared.retimed.notified() => continue,
+            () = sleep_until(expiry) => {
+                if !shared.expire() {
+                    continue;
+                }
+            }
         }
         // A server that announces a change after every listing would otherwise keep us
         // re-listing; cycles close on each other's heels back off.
@@ -443,7 +529,15 @@ async fn refresh_loop(peer: Peer, shared: Arc<Shared>) {
         if changed {
             shared.bump_revision();
         }
-        last_cycle = Some(Instant::now());
+        last_cycle = Some(tokio::time::Instant::now());
+    }
+}
+
+/// Sleeps until `at`, or for ever.
+async fn sleep_until(at: Option<tokio::time::Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
     }
 }
 
@@ -471,7 +565,8 @@ async fn refreshed<M: Cached>(
     }
 }
 
-/// Assembles a connection's driver: the jsonrpc driver and the refresh loop until the
+/// Assembles a connection's driver: the jsonrpc driver, the refresh loop and the listen loop
+/// (`protocol::listen`) until the
 /// connection ends or every client handle is gone, alongside the transport's background work
 /// (which outlives them: it reaps the process and drains the last of its stderr).
 pub(crate) fn driver<S, K, E, F>(
@@ -495,9 +590,10 @@ where
                 Err(reason) => tracing::warn!(server = %name, %reason, "connection failed"),
             }
         };
+        let listen = listen::listen_loop(peer.clone(), Arc::clone(&shared));
         let refresh = refresh_loop(peer, shared);
         tokio::select! {
-            ((), ()) = async { tokio::join!(rpc, refresh) } => {}
+            ((), (), ()) = async { tokio::join!(rpc, refresh, listen) } => {}
             // Every handle is gone: stop serving. Dropping the jsonrpc driver fails what is
             // pending and closes our end; a process was already killed by the handle's drop.
             _ = alive => {}

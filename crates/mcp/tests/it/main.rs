@@ -6,6 +6,7 @@ mod http;
 mod http_faults;
 mod http_mock;
 mod http_peers;
+mod listen;
 mod listing;
 mod modern;
 mod modern_http;
