@@ -1984,6 +1984,21 @@ fn on_a_terminal_a_server_that_needs_a_login_is_offered_one() {
     assert!(seen.contains("sidewire mcp login --url"), "{seen}");
 }
 
+/// `None`, after saying on stderr that the `kind` test `test` did not run for want of
+/// `python3`; fails instead when `SIDEWIRE_REQUIRE_PEERS=1`.
+fn no_python3<T>(kind: &str, test: &str) -> Option<T> {
+    let required = std::env::var("SIDEWIRE_REQUIRE_PEERS").is_ok_and(|v| v == "1");
+    assert!(
+        !required,
+        "SIDEWIRE_REQUIRE_PEERS=1 but there is no python3"
+    );
+    let _ = std::io::Write::write_all(
+        &mut std::io::stderr(),
+        format!("SKIPPED: {kind} test `{test}` did not run (no python3)\n").as_bytes(),
+    );
+    None
+}
+
 /// The stdlib OAuth fixture (`tests/fixtures/oauth_server.py`): an MCP endpoint that needs a
 /// Bearer token and the authorization server that issues it. `None` (the test says why) when
 /// there is no `python3`.
@@ -2003,17 +2018,7 @@ impl OAuthFixture {
             .stderr(Stdio::null())
             .spawn()
         else {
-            let required = std::env::var("SIDEWIRE_REQUIRE_PEERS").is_ok_and(|v| v == "1");
-            assert!(
-                !required,
-                "SIDEWIRE_REQUIRE_PEERS=1 but there is no python3"
-            );
-            let _ = std::io::Write::write_all(
-                &mut std::io::stderr(),
-                format!("SKIPPED: OAuth fixture test `{test}` did not run (no python3)\n")
-                    .as_bytes(),
-            );
-            return None;
+            return no_python3("OAuth fixture", test);
         };
         let stdout = child.stdout.take().expect("stdout");
         let mut line = String::new();
@@ -2203,16 +2208,7 @@ fn modern_server(test: &str) -> Option<PathBuf> {
         .status()
         .is_ok_and(|status| status.success());
     if !found {
-        let required = std::env::var("SIDEWIRE_REQUIRE_PEERS").is_ok_and(|v| v == "1");
-        assert!(
-            !required,
-            "SIDEWIRE_REQUIRE_PEERS=1 but there is no python3"
-        );
-        let _ = std::io::Write::write_all(
-            &mut std::io::stderr(),
-            format!("SKIPPED: modern server test `{test}` did not run (no python3)\n").as_bytes(),
-        );
-        return None;
+        return no_python3("modern server", test);
     }
     Some(script)
 }

@@ -226,6 +226,37 @@ async fn server_everything_over_stdio() {
     std::fs::remove_dir_all(root_dir).unwrap();
 }
 
+/// The Python peer's tools are listed (its plain ones and `extra`) and its plain tools answer.
+async fn python_basics(client: &Client, extra: &[&str]) {
+    let tools = client.list_tools().await.unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+    for expected in ["add", "echo", "slow"].iter().chain(extra) {
+        assert!(names.contains(expected), "{names:?}");
+    }
+    assert_eq!(call(client, "add", json!({"a": 2, "b": 3})).await, "5");
+    assert_eq!(
+        call(client, "echo", json!({"message": "hi"})).await,
+        "echo: hi"
+    );
+}
+
+/// The Python peer's prompt and resource template answer.
+async fn python_prompt_and_note(client: &Client) {
+    let prompt = client
+        .get_prompt(
+            "greet",
+            BTreeMap::from([("name".to_owned(), "Ada".to_owned())]),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        prompt.messages[0].content.as_text(),
+        Some("Say hello to Ada")
+    );
+    let note = client.read_resource("peer://note/abc").await.unwrap();
+    assert_eq!(note.contents[0].text.as_deref(), Some("note abc"));
+}
+
 #[tokio::test]
 async fn python_sdk_server_over_stdio() {
     let Some(dir) = peers("python_sdk_server_over_stdio", PYTHON) else {
@@ -246,16 +277,7 @@ async fn python_sdk_server_over_stdio() {
     let client = connect(&spec, Handler(Arc::clone(&yes))).await;
     assert_eq!(client.server_info().name, "py-peer");
 
-    let tools = client.list_tools().await.unwrap();
-    let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
-    for expected in ["add", "echo", "slow", "roots", "ask"] {
-        assert!(names.contains(&expected), "{names:?}");
-    }
-    assert_eq!(call(&client, "add", json!({"a": 2, "b": 3})).await, "5");
-    assert_eq!(
-        call(&client, "echo", json!({"message": "hi"})).await,
-        "echo: hi"
-    );
+    python_basics(&client, &["roots", "ask"]).await;
     let add = client
         .call_tool("add", json!({"a": 1, "b": 1}), ToolCallOptions::new())
         .await
@@ -292,17 +314,7 @@ async fn python_sdk_server_over_stdio() {
     // The "user" gave a colour only; the number comes from the schema's default.
     assert_eq!(call(&client, "ask", json!({})).await, "blue 7");
 
-    let prompt = client
-        .get_prompt(
-            "greet",
-            BTreeMap::from([("name".to_owned(), "Ada".to_owned())]),
-        )
-        .await
-        .unwrap();
-    assert_eq!(
-        prompt.messages[0].content.as_text(),
-        Some("Say hello to Ada")
-    );
+    python_prompt_and_note(&client).await;
     let templates = client.list_resource_templates().await.unwrap();
     assert!(
         templates
@@ -310,8 +322,6 @@ async fn python_sdk_server_over_stdio() {
             .any(|t| t.uri_template == "peer://note/{key}"),
         "{templates:?}"
     );
-    let note = client.read_resource("peer://note/abc").await.unwrap();
-    assert_eq!(note.contents[0].text.as_deref(), Some("note abc"));
     let err = client
         .get_prompt("nope", BTreeMap::new())
         .await
@@ -347,16 +357,7 @@ async fn python_sdk_server_over_stdio_in_the_modern_era() {
     assert_eq!(client.protocol_version(), "2026-07-28");
     assert_eq!(client.server_info().name, "py-peer");
 
-    let tools = client.list_tools().await.unwrap();
-    let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
-    for expected in ["add", "echo", "slow", "pick", "where"] {
-        assert!(names.contains(&expected), "{names:?}");
-    }
-    assert_eq!(call(&client, "add", json!({"a": 2, "b": 3})).await, "5");
-    assert_eq!(
-        call(&client, "echo", json!({"message": "hi"})).await,
-        "echo: hi"
-    );
+    python_basics(&client, &["pick", "where"]).await;
     let bad = client
         .call_tool("add", json!({"a": "x"}), ToolCallOptions::new())
         .await
@@ -371,19 +372,7 @@ async fn python_sdk_server_over_stdio_in_the_modern_era() {
     // Roots as an input request: answered from the spec.
     assert_eq!(call(&client, "where", json!({})).await, root.uri);
 
-    let note = client.read_resource("peer://note/abc").await.unwrap();
-    assert_eq!(note.contents[0].text.as_deref(), Some("note abc"));
-    let prompt = client
-        .get_prompt(
-            "greet",
-            BTreeMap::from([("name".to_owned(), "Ada".to_owned())]),
-        )
-        .await
-        .unwrap();
-    assert_eq!(
-        prompt.messages[0].content.as_text(),
-        Some("Say hello to Ada")
-    );
+    python_prompt_and_note(&client).await;
     client.ping().await.unwrap();
 
     let pid = client.pid().unwrap();
