@@ -75,8 +75,8 @@ pub(crate) fn classify(frame: Bytes, tools: &ToolHeaders) -> Outbound {
     let params = peek
         .params
         .and_then(|params| serde_json::from_str::<PeekParams<'_>>(params.get()).ok());
-    let modern = match (&peek.id, &peek.method, &params) {
-        (Some(_), Some(method), Some(params)) => params
+    let modern = match (&peek.method, &params) {
+        (Some(method), Some(params)) => params
             .meta
             .as_ref()
             .and_then(|meta| meta.version.as_deref())

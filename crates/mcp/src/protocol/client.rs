@@ -115,7 +115,7 @@ impl fmt::Debug for Client {
 fn rpc_config(spec: &ServerSpec) -> Config {
     Config::new(Profile::Lenient, spec.max_message_bytes)
         .request_timeout(spec.call_timeout)
-        .hooks(McpHooks)
+        .hooks(McpHooks::default())
 }
 
 impl Client {
@@ -212,6 +212,7 @@ impl Client {
         started: Instant,
     ) -> Result<(Client, ClientDriver), Error> {
         let shared = Shared::new(spec, handler);
+        let config = config.hooks(McpHooks::of(&shared));
         let router = session::router(&shared);
         let renewed = {
             let shared = Arc::clone(&shared);
@@ -328,6 +329,13 @@ impl Client {
                     if error.code == era::UNSUPPORTED_PROTOCOL_VERSION =>
                 {
                     Probe::of_unsupported(error.data.as_ref(), again)
+                }
+                // A server that does not know the method is not modern; asked for the modern
+                // era only, that is no mutual version (below), not a bare remote error.
+                Err(sidewire_jsonrpc::Error::Remote { error, .. })
+                    if error.code == sidewire_jsonrpc::ErrorObject::METHOD_NOT_FOUND =>
+                {
+                    Probe::Legacy
                 }
                 Err(
                     sidewire_jsonrpc::Error::Remote { .. }

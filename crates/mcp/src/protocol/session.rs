@@ -263,8 +263,23 @@ impl Shared {
 /// announced with `notifications/cancelled`, except `initialize` and `server/discover`, which
 /// the spec says must never be cancelled. (Over modern-era HTTP the transport turns the
 /// notice into closing the request's response stream: see `http::streamable`.)
-#[derive(Debug, Clone, Copy, Default)]
-pub(crate) struct McpHooks;
+///
+/// In the modern era the notice carries the envelope in its `_meta`, as every modern message
+/// does; so the HTTP transport recognises it as modern (and closes the request's stream
+/// instead of sending it).
+#[derive(Clone, Default)]
+pub(crate) struct McpHooks {
+    shared: Option<Arc<Shared>>,
+}
+
+impl McpHooks {
+    /// The hooks of the connection `shared` describes.
+    pub(crate) fn of(shared: &Arc<Shared>) -> Self {
+        McpHooks {
+            shared: Some(Arc::clone(shared)),
+        }
+    }
+}
 
 impl Hooks for McpHooks {
     fn on_cancel(&self, cancelled: Cancelled<'_>) -> Option<HookNotification> {
@@ -279,9 +294,15 @@ impl Hooks for McpHooks {
         } else {
             "the client abandoned the request (cancelled, or no progress before its timeout)"
         };
+        let mut params = json!({ "requestId": cancelled.id, "reason": reason });
+        if let Some(shared) = &self.shared
+            && shared.era() == Some(Era::Modern)
+        {
+            params = shared.envelope.wrap(params);
+        }
         Some(HookNotification {
             method: CANCELLED.to_owned(),
-            params: json!({ "requestId": cancelled.id, "reason": reason }),
+            params,
         })
     }
 }

@@ -181,7 +181,7 @@ fn elicitation_fills_omitted_fields_from_schema_defaults() {
 #[test]
 fn the_cancel_hook_announces_everything_but_initialize() {
     let id = Id::int(7);
-    let notice = McpHooks
+    let notice = McpHooks::default()
         .on_cancel(Cancelled {
             id: &id,
             method: "tools/call",
@@ -193,7 +193,7 @@ fn the_cancel_hook_announces_everything_but_initialize() {
         notice.params,
         json!({"requestId": 7, "reason": "client deadline exceeded"})
     );
-    let dropped = McpHooks
+    let dropped = McpHooks::default()
         .on_cancel(Cancelled {
             id: &id,
             method: "prompts/get",
@@ -202,7 +202,7 @@ fn the_cancel_hook_announces_everything_but_initialize() {
         .unwrap();
     assert_eq!(dropped.params["requestId"], 7);
     assert!(
-        McpHooks
+        McpHooks::default()
             .on_cancel(Cancelled {
                 id: &id,
                 method: "initialize",
@@ -339,4 +339,36 @@ fn a_transport_failure_comes_back_typed_and_cannot_be_forged() {
         },
     );
     assert!(remote.is_remote() && !remote.is_http(), "{remote:?}");
+}
+
+#[test]
+fn the_cancel_notice_carries_the_envelope_in_the_modern_era() {
+    let spec = crate::ServerSpec::stdio("s", "x");
+    let shared = crate::protocol::session::Shared::new(
+        &spec,
+        crate::protocol::handler::share(crate::NoHandler),
+    );
+    let hooks = McpHooks::of(&shared);
+    let id = Id::int(3);
+    let cancelled = || Cancelled {
+        id: &id,
+        method: "tools/call",
+        timed_out: false,
+    };
+    let legacy = hooks.on_cancel(cancelled()).unwrap();
+    assert!(legacy.params.get("_meta").is_none());
+    shared.settle_era(crate::Era::Modern);
+    let modern = hooks.on_cancel(cancelled()).unwrap();
+    assert_eq!(modern.params["requestId"], 3);
+    assert_eq!(
+        modern.params["_meta"]["io.modelcontextprotocol/protocolVersion"],
+        "2026-07-28"
+    );
+    // The handshake is never cancelled, in either era.
+    let discover = Cancelled {
+        id: &id,
+        method: "server/discover",
+        timed_out: true,
+    };
+    assert!(hooks.on_cancel(discover).is_none());
 }

@@ -7,6 +7,8 @@ mod http_faults;
 mod http_mock;
 mod http_peers;
 mod listing;
+mod modern;
+mod modern_http;
 mod oauth;
 mod oauth_grants;
 mod oauth_mock;
