@@ -6,16 +6,19 @@
 # Layout (what crates/mcp/tests/it/peers.rs expects under SIDEWIRE_MCP_PEERS):
 #   $1/npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js
 #   $1/py/bin/python            (a venv with mcp==$MCP_PY_VERSION)
+#   $1/py/bin/mcp-server-time   (mcp-server-time==$TIME_VERSION in the same venv: a published
+#                                server that speaks 2026-07-28; npm has none, see README.md)
 #   $1/VERSIONS                 (written last, so a half-finished install is never taken as done)
 set -euo pipefail
 
 EVERYTHING_VERSION="2026.8.31"
 MCP_PY_VERSION="2.3.0"
+TIME_VERSION="2026.10.19"
 
 dest="${1:?usage: $0 DIR}"
 mkdir -p "$dest"
 dest="$(cd "$dest" && pwd)"
-want="server-everything=${EVERYTHING_VERSION} mcp=${MCP_PY_VERSION}"
+want="server-everything=${EVERYTHING_VERSION} mcp=${MCP_PY_VERSION} mcp-server-time=${TIME_VERSION}"
 
 if [[ -f "$dest/VERSIONS" && "$(cat "$dest/VERSIONS")" == "$want" ]]; then
   echo "mcp peers already installed in $dest ($want)"
@@ -30,11 +33,18 @@ npm install --prefix "$dest/npm" --no-audit --no-fund --loglevel=error \
 entry="$dest/npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js"
 test -f "$entry" || { echo "server-everything entry point missing: $entry" >&2; exit 1; }
 
-echo "installing mcp==${MCP_PY_VERSION} into a venv at $dest/py"
+echo "installing mcp==${MCP_PY_VERSION} and mcp-server-time==${TIME_VERSION} into a venv at $dest/py"
 python3 -m venv "$dest/py"
-"$dest/py/bin/python" -m pip install --quiet --disable-pip-version-check "mcp==${MCP_PY_VERSION}"
+# One resolution for both, so the time server cannot pull in another mcp.
+"$dest/py/bin/python" -m pip install --quiet --disable-pip-version-check \
+  "mcp==${MCP_PY_VERSION}" "mcp-server-time==${TIME_VERSION}"
 "$dest/py/bin/python" -c "from mcp.server import MCPServer" \
   || { echo "mcp ${MCP_PY_VERSION} does not provide mcp.server.MCPServer" >&2; exit 1; }
+got="$("$dest/py/bin/python" -c "import importlib.metadata as m; print(m.version('mcp'))")"
+[[ "$got" == "$MCP_PY_VERSION" ]] \
+  || { echo "the venv holds mcp $got, not ${MCP_PY_VERSION}" >&2; exit 1; }
+test -x "$dest/py/bin/mcp-server-time" \
+  || { echo "mcp-server-time ${TIME_VERSION} has no mcp-server-time entry point" >&2; exit 1; }
 
 echo "$want" > "$dest/VERSIONS"
 echo "mcp peers installed in $dest ($want)"

@@ -1,12 +1,15 @@
-//! MCP tools/call round trips over stdio against one no-op server: sidewire-mcp's client
-//! against rmcp's (`TokioChildProcess`), on the same harness, in the same run, with 1 and 32
+//! MCP tools/call round trips over stdio against one no-op server, in both protocol eras:
+//! sidewire-mcp's client against rmcp's (`TokioChildProcess`), each in the legacy era
+//! (`initialize`, 2025-11-25) and in the modern one (`server/discover`, 2026-07-28, the
+//! `_meta` envelope on every request), on the same harness, in the same run, with 1 and 32
 //! calls in flight.
 //!
 //! The no-op server is this very binary, re-executed with `SIDEWIRE_BENCH_NOOP_SERVER=1`: a
-//! few lines of `sidewire-jsonrpc` on stdin/stdout that answer `initialize`, `tools/list`,
-//! `tools/call` (one text item, "ok") and `ping`, and `-32601` to anything else (which is what
-//! rmcp's `server/discover` probe gets before it falls back to `initialize`). Both clients talk
-//! to the same server binary through the same kind of pipes, so the difference is the client.
+//! few lines of `sidewire-jsonrpc` on stdin/stdout that answer `initialize`, `server/discover`,
+//! `tools/list`, `tools/call` (one text item, "ok") and `ping`, and `-32601` to anything else.
+//! A request carrying the modern envelope gets the modern result fields (`resultType`, and
+//! `ttlMs`/`cacheScope` on discovery and listings). Every client talks to the same server
+//! binary through the same kind of pipes, so the difference is the client (and the era).
 
 // criterion_group! generates an undocumented public function.
 #![allow(missing_docs)]
@@ -53,16 +56,42 @@ fn noop_server() {
                     "serverInfo": {"name": "noop", "version": "0"}
                 }))
             })
-            .request_untyped::<Value, Value, _, _>("tools/list", |_: Value, _| async {
-                Ok(json!({"tools": [{"name": "noop", "inputSchema": {"type": "object"}}]}))
+            .request_untyped::<Value, Value, _, _>("server/discover", |_: Value, _| async {
+                Ok(json!({
+                    "supportedVersions": ["2026-07-28"],
+                    "capabilities": {"tools": {}},
+                    "serverInfo": {"name": "noop", "version": "0"},
+                    "resultType": "complete", "ttlMs": 0, "cacheScope": "private"
+                }))
             })
-            .request_untyped::<Value, Value, _, _>("tools/call", |_: Value, _| async {
-                Ok(json!({"content": [{"type": "text", "text": "ok"}]}))
+            .request_untyped::<Value, Value, _, _>("tools/list", |params: Value, _| async move {
+                let tools = json!({"tools": [{"name": "noop", "inputSchema": {"type": "object"}}]});
+                Ok(modern_result(&params, tools, true))
             })
-            .request_untyped::<Value, Value, _, _>("ping", |_: Value, _| async { Ok(json!({})) });
+            .request_untyped::<Value, Value, _, _>("tools/call", |params: Value, _| async move {
+                let content = json!({"content": [{"type": "text", "text": "ok"}]});
+                Ok(modern_result(&params, content, false))
+            })
+            .request_untyped::<Value, Value, _, _>("ping", |params: Value, _| async move {
+                Ok(modern_result(&params, json!({}), false))
+            });
         let (_peer, driver) = sidewire_jsonrpc::connect(stream, sink, router, config);
         let _ = driver.await;
     });
+}
+
+/// `result` with the modern result fields when `params` carries the modern envelope
+/// (`resultType`; `ttlMs` and `cacheScope` too on a `listing`).
+fn modern_result(params: &Value, mut result: Value, listing: bool) -> Value {
+    let modern = params["_meta"]["io.modelcontextprotocol/protocolVersion"] == "2026-07-28";
+    if modern && let Value::Object(members) = &mut result {
+        members.insert("resultType".into(), json!("complete"));
+        if listing {
+            members.insert("ttlMs".into(), json!(0));
+            members.insert("cacheScope".into(), json!("private"));
+        }
+    }
+    result
 }
 
 fn runtime() -> Runtime {
@@ -79,9 +108,11 @@ fn server_exe() -> String {
         .into_owned()
 }
 
-fn sidewire_client(rt: &Runtime) -> sidewire_mcp::Client {
+fn sidewire_client(rt: &Runtime, era: sidewire_mcp::EraChoice) -> sidewire_mcp::Client {
     rt.block_on(async {
-        let spec = sidewire_mcp::ServerSpec::stdio("noop", server_exe()).env(SERVER_ENV, "1");
+        let spec = sidewire_mcp::ServerSpec::stdio("noop", server_exe())
+            .env(SERVER_ENV, "1")
+            .era(era);
         let (client, driver) = sidewire_mcp::Client::connect(&spec, sidewire_mcp::NoHandler)
             .await
             .expect("sidewire connects to the no-op server");
@@ -92,73 +123,104 @@ fn sidewire_client(rt: &Runtime) -> sidewire_mcp::Client {
 
 type RmcpClient = rmcp::service::RunningService<rmcp::RoleClient, ()>;
 
-fn rmcp_client(rt: &Runtime) -> RmcpClient {
-    use rmcp::ServiceExt;
+/// rmcp's client in `era`: the `initialize` lifecycle for the legacy era, the `server/discover`
+/// one (2026-07-28 only, no fallback) for the modern era.
+fn rmcp_client(rt: &Runtime, era: sidewire_mcp::Era) -> RmcpClient {
+    use rmcp::service::{ClientLifecycleMode, ClientServiceExt as _};
+    let lifecycle = match era {
+        sidewire_mcp::Era::Modern => ClientLifecycleMode::Discover {
+            preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28],
+        },
+        _ => ClientLifecycleMode::Initialize,
+    };
     rt.block_on(async {
         let mut command = tokio::process::Command::new(server_exe());
         command.env(SERVER_ENV, "1");
         let transport =
             rmcp::transport::TokioChildProcess::new(command).expect("rmcp starts the no-op server");
-        ().serve(transport)
+        ().serve_with_lifecycle(transport, lifecycle)
             .await
             .expect("rmcp connects to the no-op server")
     })
 }
 
 fn tools_call(c: &mut Criterion) {
+    use sidewire_mcp::{Era, EraChoice};
     let rt = runtime();
-    let sidewire = sidewire_client(&rt);
-    let rmcp = rmcp_client(&rt);
+    let sidewire_legacy = sidewire_client(&rt, EraChoice::Legacy);
+    let sidewire_modern = sidewire_client(&rt, EraChoice::Auto);
+    assert_eq!(sidewire_legacy.era(), Era::Legacy);
+    assert_eq!(sidewire_modern.era(), Era::Modern);
+    let rmcp_legacy = rmcp_client(&rt, Era::Legacy);
+    let rmcp_modern = rmcp_client(&rt, Era::Modern);
     for depth in [1usize, 32] {
         let mut group = c.benchmark_group(format!("mcp_stdio_tools_call/in_flight_{depth}"));
         group.throughput(Throughput::Elements(1));
-        // The calling loop runs in a spawned task, as callers do (see the jsonrpc bench).
-        group.bench_function("sidewire", |b| {
-            b.iter_custom(|iters| {
-                let client = sidewire.clone();
-                rt.block_on(rt.spawn(async move {
-                    pipelined(iters, depth, || {
-                        let client = client.clone();
-                        async move {
-                            let result = client
-                                .call_tool(
-                                    "noop",
-                                    Value::Null,
-                                    sidewire_mcp::ToolCallOptions::new(),
-                                )
-                                .await
-                                .expect("sidewire tools/call");
-                            assert!(!result.is_error);
-                        }
-                    })
-                    .await
-                }))
-                .expect("the bench task")
-            })
-        });
-        group.bench_function("rmcp", |b| {
-            b.iter_custom(|iters| {
-                let peer = rmcp.peer().clone();
-                rt.block_on(rt.spawn(async move {
-                    pipelined(iters, depth, || {
-                        let peer = peer.clone();
-                        async move {
-                            let result = peer
-                                .call_tool(rmcp::model::CallToolRequestParams::new("noop"))
-                                .await
-                                .expect("rmcp tools/call");
-                            assert_ne!(result.is_error, Some(true));
-                        }
-                    })
-                    .await
-                }))
-                .expect("the bench task")
-            })
-        });
+        for (name, client) in [
+            ("sidewire_legacy", &sidewire_legacy),
+            ("sidewire_modern", &sidewire_modern),
+        ] {
+            group.bench_function(name, |b| bench_sidewire(b, &rt, client, depth));
+        }
+        for (name, client) in [("rmcp_legacy", &rmcp_legacy), ("rmcp_modern", &rmcp_modern)] {
+            group.bench_function(name, |b| bench_rmcp(b, &rt, client, depth));
+        }
         group.finish();
     }
-    rt.block_on(sidewire.close());
-    drop(rt.block_on(rmcp.cancel()));
+    for client in [sidewire_legacy, sidewire_modern] {
+        rt.block_on(client.close());
+    }
+    for client in [rmcp_legacy, rmcp_modern] {
+        drop(rt.block_on(client.cancel()));
+    }
+}
+
+/// `depth` sidewire tools/calls in flight. The calling loop runs in a spawned task, as callers
+/// do (see the jsonrpc bench).
+fn bench_sidewire(
+    b: &mut criterion::Bencher<'_>,
+    rt: &Runtime,
+    client: &sidewire_mcp::Client,
+    depth: usize,
+) {
+    b.iter_custom(|iters| {
+        let client = client.clone();
+        rt.block_on(rt.spawn(async move {
+            pipelined(iters, depth, || {
+                let client = client.clone();
+                async move {
+                    let result = client
+                        .call_tool("noop", Value::Null, sidewire_mcp::ToolCallOptions::new())
+                        .await
+                        .expect("sidewire tools/call");
+                    assert!(!result.is_error);
+                }
+            })
+            .await
+        }))
+        .expect("the bench task")
+    });
+}
+
+/// `depth` rmcp tools/calls in flight, the same way.
+fn bench_rmcp(b: &mut criterion::Bencher<'_>, rt: &Runtime, client: &RmcpClient, depth: usize) {
+    b.iter_custom(|iters| {
+        let peer = client.peer().clone();
+        rt.block_on(rt.spawn(async move {
+            pipelined(iters, depth, || {
+                let peer = peer.clone();
+                async move {
+                    let result = peer
+                        .call_tool(rmcp::model::CallToolRequestParams::new("noop"))
+                        .await
+                        .expect("rmcp tools/call");
+                    assert_ne!(result.is_error, Some(true));
+                }
+            })
+            .await
+        }))
+        .expect("the bench task")
+    });
 }
 
 criterion_group! {

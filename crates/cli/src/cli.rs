@@ -131,6 +131,12 @@ pub(crate) struct McpArgs {
     /// flags included, whatever the subcommand before them.
     #[arg(global = true, last = true, value_name = "CMD")]
     pub(crate) stdio_command: Vec<String>,
+    /// The protocol era to speak: `auto` probes with `server/discover` and falls back to the
+    /// `initialize` handshake; `modern` (or `2026-07-28`) and `legacy` allow only that era.
+    /// Applies to the --url or --stdio server and overrides each config server's `era`
+    /// (default: the config's, else auto).
+    #[arg(long, global = true, value_enum, value_name = "ERA")]
+    pub(crate) era: Option<EraArg>,
     /// Bound each call, and each server's startup (unless --startup-timeout is given), in
     /// seconds.
     #[arg(long, global = true, value_name = "SECS")]
@@ -151,6 +157,28 @@ pub(crate) enum HttpTransport {
     Http,
     /// Legacy HTTP+SSE only.
     Sse,
+}
+
+/// The values of `--era` (see [`sidewire_mcp::EraChoice`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum EraArg {
+    /// Probe with `server/discover`; fall back to `initialize` on a legacy answer.
+    Auto,
+    /// 2026-07-28 only.
+    #[value(alias = "2026-07-28")]
+    Modern,
+    /// 2024-11-05 … 2025-11-25 only (`initialize`).
+    Legacy,
+}
+
+impl From<EraArg> for sidewire_mcp::EraChoice {
+    fn from(era: EraArg) -> Self {
+        match era {
+            EraArg::Auto => sidewire_mcp::EraChoice::Auto,
+            EraArg::Modern => sidewire_mcp::EraChoice::Modern,
+            EraArg::Legacy => sidewire_mcp::EraChoice::Legacy,
+        }
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -357,5 +385,21 @@ mod tests {
         }
         // Without --stdio the words after `--` are not used, as before.
         assert!(mcp(&["mcp", "tools", "--", "server"]).stdio_command == ["server"]);
+    }
+
+    #[test]
+    fn the_era_flag_takes_a_name_or_the_modern_version() {
+        let era = |word: &str| mcp(&["mcp", "--era", word, "tools", "--url", "http://x"]).era;
+        assert_eq!(era("auto"), Some(EraArg::Auto));
+        assert_eq!(era("modern"), Some(EraArg::Modern));
+        assert_eq!(era("2026-07-28"), Some(EraArg::Modern));
+        assert_eq!(era("legacy"), Some(EraArg::Legacy));
+        assert_eq!(mcp(&["mcp", "tools", "--url", "http://x"]).era, None);
+        let err = parse(&["mcp", "--era", "2025-11-25", "tools"]).expect_err("a usage error");
+        assert_eq!(err.kind(), clap::error::ErrorKind::InvalidValue);
+        assert_eq!(
+            sidewire_mcp::EraChoice::from(EraArg::Modern),
+            sidewire_mcp::EraChoice::Modern
+        );
     }
 }

@@ -1984,6 +1984,21 @@ fn on_a_terminal_a_server_that_needs_a_login_is_offered_one() {
     assert!(seen.contains("sidewire mcp login --url"), "{seen}");
 }
 
+/// `None`, after saying on stderr that the `kind` test `test` did not run for want of
+/// `python3`; fails instead when `SIDEWIRE_REQUIRE_PEERS=1`.
+fn no_python3<T>(kind: &str, test: &str) -> Option<T> {
+    let required = std::env::var("SIDEWIRE_REQUIRE_PEERS").is_ok_and(|v| v == "1");
+    assert!(
+        !required,
+        "SIDEWIRE_REQUIRE_PEERS=1 but there is no python3"
+    );
+    let _ = std::io::Write::write_all(
+        &mut std::io::stderr(),
+        format!("SKIPPED: {kind} test `{test}` did not run (no python3)\n").as_bytes(),
+    );
+    None
+}
+
 /// The stdlib OAuth fixture (`tests/fixtures/oauth_server.py`): an MCP endpoint that needs a
 /// Bearer token and the authorization server that issues it. `None` (the test says why) when
 /// there is no `python3`.
@@ -2003,17 +2018,7 @@ impl OAuthFixture {
             .stderr(Stdio::null())
             .spawn()
         else {
-            let required = std::env::var("SIDEWIRE_REQUIRE_PEERS").is_ok_and(|v| v == "1");
-            assert!(
-                !required,
-                "SIDEWIRE_REQUIRE_PEERS=1 but there is no python3"
-            );
-            let _ = std::io::Write::write_all(
-                &mut std::io::stderr(),
-                format!("SKIPPED: OAuth fixture test `{test}` did not run (no python3)\n")
-                    .as_bytes(),
-            );
-            return None;
+            return no_python3("OAuth fixture", test);
         };
         let stdout = child.stdout.take().expect("stdout");
         let mut line = String::new();
@@ -2190,4 +2195,190 @@ fn on_a_terminal_yes_logs_in_and_runs_the_command_again() {
         document["authorizations"][0]["server"], "adhoc",
         "{document}"
     );
+}
+
+/// `python3` and the modern-only fixture (`tests/fixtures/modern_server.py`), or `None` (the
+/// test says why) when there is no `python3`.
+fn modern_server(test: &str) -> Option<PathBuf> {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/modern_server.py");
+    let found = Command::new("python3")
+        .arg("--version")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|status| status.success());
+    if !found {
+        return no_python3("modern server", test);
+    }
+    Some(script)
+}
+
+/// `sidewire mcp EXTRA... --stdio -- python3 modern_server.py`.
+fn modern_stdio<'a>(script: &'a Path, extra: &[&'a str]) -> Vec<&'a str> {
+    let mut args = vec!["mcp"];
+    args.extend_from_slice(extra);
+    args.extend_from_slice(&["--stdio", "--", "python3", script.to_str().unwrap()]);
+    args
+}
+
+/// The `--json servers` row of the one server `args` start.
+fn server_row(home: &Path, args: &[&str]) -> (Output, Value) {
+    let out = run(home, args);
+    let doc: Value = serde_json::from_str(&stdout(&out))
+        .unwrap_or_else(|err| panic!("{args:?}: {err}: {}", stdout(&out)));
+    (out, doc["servers"][0].clone())
+}
+
+#[test]
+fn a_modern_only_server_works_with_no_flag() {
+    let Some(script) = modern_server("a_modern_only_server_works_with_no_flag") else {
+        return;
+    };
+    let home = home();
+    let out = run(home.path(), &modern_stdio(&script, &["tools"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("mcp__adhoc__shout"),
+        "{}",
+        stdout(&out)
+    );
+    let out = run(
+        home.path(),
+        &modern_stdio(&script, &["call", "shout", "text=hi"]),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out).trim(), "HI");
+    let out = run(home.path(), &modern_stdio(&script, &["ping"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let (out, row) = server_row(home.path(), &modern_stdio(&script, &["--json", "servers"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(row["protocolVersion"], "2026-07-28", "{row}");
+    assert_eq!(row["era"], "modern", "{row}");
+    let out = run(home.path(), &modern_stdio(&script, &["servers"]));
+    assert!(
+        stdout(&out).contains("protocol 2026-07-28 (modern era)"),
+        "{}",
+        stdout(&out)
+    );
+}
+
+#[test]
+fn a_modern_only_http_server_works_with_no_flag() {
+    use std::io::BufRead;
+    let Some(script) = modern_server("a_modern_only_http_server_works_with_no_flag") else {
+        return;
+    };
+    let mut child = Command::new("python3")
+        .arg(&script)
+        .arg("http")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("python3 starts");
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().expect("stdout"))
+        .read_line(&mut line)
+        .expect("the fixture's first line");
+    let port: u16 = line
+        .strip_prefix("PORT ")
+        .and_then(|port| port.trim().parse().ok())
+        .unwrap_or_else(|| panic!("the fixture said {line:?}"));
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let home = home();
+    let out = run(
+        home.path(),
+        &["mcp", "--url", &url, "call", "shout", "text=hey"],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out).trim(), "HEY");
+    let (out, row) = server_row(home.path(), &["mcp", "--json", "--url", &url, "servers"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(row["era"], "modern", "{row}");
+    // Asked for the legacy era, the same server cannot start.
+    let out = run(
+        home.path(),
+        &["mcp", "--era", "legacy", "--url", &url, "tools"],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    drop(child.stdin.take());
+    let _ = child.wait();
+}
+
+#[test]
+fn the_era_flag_and_the_config_choose_the_era() {
+    let Some(script) = modern_server("the_era_flag_and_the_config_choose_the_era") else {
+        return;
+    };
+    let home = home();
+    // The flag: modern (or its version) reaches the modern-only server, legacy does not.
+    for era in ["modern", "2026-07-28", "auto"] {
+        let (out, row) = server_row(
+            home.path(),
+            &modern_stdio(&script, &["--json", "--era", era, "servers"]),
+        );
+        assert!(out.status.success(), "--era {era}: {}", stderr(&out));
+        assert_eq!(row["era"], "modern", "--era {era}: {row}");
+    }
+    let (out, row) = server_row(
+        home.path(),
+        &modern_stdio(&script, &["--json", "--era", "legacy", "servers"]),
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(row["state"], "failed", "{row}");
+    let out = run(
+        home.path(),
+        &modern_stdio(&script, &["--era", "legacy", "tools"]),
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    // An era that does not exist is a usage error.
+    let out = run(
+        home.path(),
+        &modern_stdio(&script, &["--era", "2025-11-25", "tools"]),
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    // A legacy server asked for the legacy era says so.
+    let (out, row) = server_row(
+        home.path(),
+        &adhoc(&["--json", "--era", "legacy", "servers"]),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(row["era"], "legacy", "{row}");
+    assert!(row["protocolVersion"].is_string(), "{row}");
+
+    // The config's `era`, and the flag over it.
+    let config = home.path().join("era.json");
+    std::fs::write(
+        &config,
+        json!({"mcpServers": {"modern": {
+            "command": "python3", "args": [script.to_str().unwrap()], "era": "legacy"
+        }}})
+        .to_string(),
+    )
+    .unwrap();
+    let config = config.to_str().unwrap();
+    let (out, row) = server_row(
+        home.path(),
+        &["mcp", "--json", "--config", config, "servers"],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert_eq!(row["state"], "failed", "{row}");
+    let with_flag = [
+        "mcp", "--json", "--era", "auto", "--config", config, "servers",
+    ];
+    let (out, row) = server_row(home.path(), &with_flag);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(row["era"], "modern", "{row}");
+    // An unknown era in the config is a config error, before any server starts.
+    std::fs::write(
+        home.path().join("bad-era.json"),
+        r#"{"mcpServers": {"x": {"command": "python3", "era": "newest"}}}"#,
+    )
+    .unwrap();
+    let bad = home.path().join("bad-era.json");
+    let out = run(
+        home.path(),
+        &["mcp", "--config", bad.to_str().unwrap(), "tools"],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
 }

@@ -11,7 +11,9 @@
 //! `true`, or `{"maxRestarts": 3, "withinMs": 60000, "initialBackoffMs": 500,
 //! "maxBackoffMs": 8000}` (each member optional); and the listing caps `maxListItems` and
 //! `maxListBytes` (positive integers; see [`ServerSpec::max_list_items`] and
-//! [`ServerSpec::max_list_bytes`]). An HTTP server may have `oauth`, in the shape Claude Code
+//! [`ServerSpec::max_list_bytes`]); the protocol era `era`: `"auto"` (the default: probe with
+//! `server/discover`, fall back to `initialize`), `"modern"` (also written `"2026-07-28"`) or
+//! `"legacy"` (see [`crate::EraChoice`]). An HTTP server may have `oauth`, in the shape Claude Code
 //! uses (every member optional, no others allowed):
 //!
 //! ```json
@@ -37,7 +39,7 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 
 use crate::auth::{ClientAuthMethod, Grant, OAuthSettings, Secret};
-use crate::{Error, Restart, RestartPolicy, ServerSpec, Transport};
+use crate::{EraChoice, Error, Restart, RestartPolicy, ServerSpec, Transport};
 
 /// Looks up an environment variable for `${...}` in `clientSecret`.
 type Env<'a> = &'a dyn Fn(&str) -> Option<String>;
@@ -175,6 +177,15 @@ fn server(name: &str, entry: &Value, env: Env<'_>) -> Result<ServerSpec, Error> 
     }
     if let Some(bytes) = positive(entry, "maxListBytes", &field("maxListBytes"))? {
         spec = spec.max_list_bytes(bytes);
+    }
+    if let Some(name) = optional_string(entry, "era", &field("era"))? {
+        let era = name.parse::<EraChoice>().map_err(|_| {
+            Error::config(format!(
+                "{}: unknown protocol era {name:?}; expected auto, modern or legacy",
+                field("era")
+            ))
+        })?;
+        spec = spec.era(era);
     }
     if let Some(value) = entry.get("oauth").filter(|value| !value.is_null()) {
         if transport == Transport::Stdio {

@@ -1,12 +1,13 @@
-//! The listing subcommands of `sidewire mcp`: `servers`, `tools`, `prompts`, `resources` and
-//! `templates`, each printed one entry a line or as one JSON document. The listings are written
+//! The listing subcommands of `sidewire mcp`: `servers` (each with its protocol version and
+//! era), `tools`, `prompts`, `resources` and `templates`, each printed one entry a line or as
+//! one JSON document. The listings are written
 //! as they are walked, from the clients' cached lists: nothing is copied or built whole first.
 
 use std::cell::RefCell;
 
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::json;
-use sidewire_mcp::{HostSnapshot, ListLimit, McpHost, StartFailure};
+use sidewire_mcp::{HostSnapshot, ListLimit, McpHost, ServerStatus, StartFailure};
 
 use super::{LIST_INDENT, failure_text};
 use crate::Reported;
@@ -20,13 +21,14 @@ pub(super) fn servers(host: &McpHost, failures: &[StartFailure], out: &Out) -> a
     for status in host.status() {
         let state = format!("{:?}", status.state).to_lowercase();
         out.line(format!(
-            "{} {state}{}{}",
+            "{} {state}{}{}{}",
             safe::line(&status.name),
             status
                 .server_info
                 .as_ref()
                 .map(|i| format!(" {} {}", safe::line(&i.name), safe::line(&i.version)))
                 .unwrap_or_default(),
+            protocol(&status),
             status
                 .startup
                 .map(|d| format!(" (started in {} ms)", d.as_millis()))
@@ -49,6 +51,7 @@ pub(super) fn servers(host: &McpHost, failures: &[StartFailure], out: &Out) -> a
         rows.push(json!({
             "name": status.name, "state": state, "pid": status.pid,
             "protocolVersion": status.protocol_version,
+            "era": status.era.map(|era| era.as_str()),
             "tools": status.tools, "prompts": status.prompts, "resources": status.resources,
             "failure": status.failure.as_ref().map(failure_text),
             "truncated": status.truncated.iter().map(|t| json!({
@@ -61,6 +64,15 @@ pub(super) fn servers(host: &McpHost, failures: &[StartFailure], out: &Out) -> a
         Ok(())
     } else {
         Err(Reported.into())
+    }
+}
+
+/// ` protocol 2026-07-28 (modern era)`, or nothing before a handshake.
+fn protocol(status: &ServerStatus) -> String {
+    match (&status.protocol_version, status.era) {
+        (Some(version), Some(era)) => format!(" protocol {} ({era} era)", safe::line(version)),
+        (Some(version), None) => format!(" protocol {}", safe::line(version)),
+        (None, _) => String::new(),
     }
 }
 

@@ -83,8 +83,17 @@ fn find_server<'a>(
     })
 }
 
-/// The server specs the arguments select.
+/// The server specs the arguments select, with `--era` applied.
 fn specs(args: &McpArgs) -> anyhow::Result<Vec<ServerSpec>> {
+    let specs = selected(args)?;
+    Ok(match args.era {
+        Some(era) => specs.into_iter().map(|s| s.era(era.into())).collect(),
+        None => specs,
+    })
+}
+
+/// The server specs the arguments select, as the config or the flags give them.
+fn selected(args: &McpArgs) -> anyhow::Result<Vec<ServerSpec>> {
     if args.url.is_none() && !args.headers.is_empty() {
         anyhow::bail!("--header goes with --url");
     }

@@ -498,3 +498,48 @@ fn an_oauth_block_on_a_stdio_server_is_an_error() {
         &OAuthSettings::new().client_id("x")
     );
 }
+
+#[test]
+fn the_era_member_picks_the_protocol_era() {
+    let specs = parse_mcp_servers(
+        r#"{"mcpServers": {
+            "a-default": {"command": "x"},
+            "b-auto": {"command": "x", "era": "auto"},
+            "c-modern": {"command": "x", "era": "modern"},
+            "d-version": {"type": "http", "url": "https://example.com/mcp", "era": "2026-07-28"},
+            "e-legacy": {"command": "x", "era": "legacy"},
+            "f-null": {"command": "x", "era": null}
+        }}"#,
+    )
+    .unwrap();
+    let eras: Vec<EraChoice> = specs.iter().map(ServerSpec::era_choice).collect();
+    assert_eq!(
+        eras,
+        [
+            EraChoice::Auto,
+            EraChoice::Auto,
+            EraChoice::Modern,
+            EraChoice::Modern,
+            EraChoice::Legacy,
+            EraChoice::Auto,
+        ]
+    );
+}
+
+#[test]
+fn a_bad_era_names_its_field() {
+    let entry =
+        |era: &str| format!(r#"{{"mcpServers": {{"s": {{"command": "x", "era": {era}}}}}}}"#);
+    // A legacy version is not an era: which legacy version is the handshake's to choose.
+    for bad in [r#""2025-11-25""#, r#""newest""#, r#""""#] {
+        let text = error(&entry(bad));
+        assert!(
+            text.starts_with("mcpServers.s.era: unknown protocol era"),
+            "{bad}: {text}"
+        );
+    }
+    assert_eq!(
+        error(&entry("2026")),
+        "mcpServers.s.era: expected a string, got a number"
+    );
+}

@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use crate::names::{namespaced_name, namespaced_name_salted};
 use crate::{
-    Client, Error, Implementation, Prompt, Resource, ResourceTemplate, ServerSpec, Stage, Tool,
-    Transport, Truncation,
+    Client, Era, Error, Implementation, Prompt, Resource, ResourceTemplate, ServerSpec, Stage,
+    Tool, Transport, Truncation,
 };
 
 /// The most of an error message a failure record keeps.
@@ -194,6 +194,8 @@ pub struct ServerStatus {
     pub pid: Option<u32>,
     /// The protocol version it chose.
     pub protocol_version: Option<String>,
+    /// The era that version belongs to ([`Client::era`]).
+    pub era: Option<Era>,
     /// Who it says it is.
     pub server_info: Option<Implementation>,
     /// How many tools, prompts and resources it offers, as last listed.
@@ -222,6 +224,7 @@ impl ServerStatus {
             state,
             pid: None,
             protocol_version: None,
+            era: None,
             server_info: None,
             tools: 0,
             prompts: 0,
@@ -254,6 +257,7 @@ impl ServerStatus {
         ServerStatus {
             pid: client.pid(),
             protocol_version: Some(client.protocol_version().to_owned()),
+            era: Some(client.era()),
             server_info: Some(client.server_info()),
             tools: client.tools().len(),
             prompts: client.prompts().len(),

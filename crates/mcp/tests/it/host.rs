@@ -121,6 +121,11 @@ async fn tools_are_namespaced_uniquely_and_callable() {
     )
     .await;
     assert!(failures.is_empty(), "{failures:#?}");
+    // The fake server is legacy-only: each status names its version and era.
+    for status in host.status() {
+        assert!(status.protocol_version.is_some(), "{status:?}");
+        assert_eq!(status.era, Some(sidewire_mcp::Era::Legacy), "{status:?}");
+    }
     let tools = host.tools();
     assert_eq!(tools.len(), 27);
     let names: std::collections::HashSet<&str> = tools.iter().map(|t| t.name.as_str()).collect();

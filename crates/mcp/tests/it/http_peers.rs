@@ -1,6 +1,7 @@
 //! Real MCP servers over HTTP, at the versions `.ci/mcp-peers/install.sh` pins:
 //! server-everything in its `streamableHttp` and `sse` modes and the Python SDK peer
-//! (`tests/peers/py_peer.py`) in `streamable-http` and `sse` modes. Gated like the stdio peer
+//! (`tests/peers/py_peer.py`) in `streamable-http` (legacy and modern era; stateful, stateless,
+//! JSON responses) and `sse` modes. Gated like the stdio peer
 //! tests (`SIDEWIRE_MCP_PEERS`, `SIDEWIRE_REQUIRE_PEERS`). Every server listens on 127.0.0.1 on
 //! a port found free just before, and is killed when its test ends, however it ends.
 
@@ -10,7 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::json;
-use sidewire_mcp::{ServerSpec, Transport};
+use sidewire_mcp::{Era, EraChoice, ServerSpec, Transport};
 use tokio::process::{Child, Command};
 
 use crate::peers::{EVERYTHING, Handler, PYTHON, Yes, call, connect, peers};
@@ -90,9 +91,18 @@ async fn python(dir: &Path, mode: &str) -> Server {
 }
 
 async fn python_on(dir: &Path, mode: &str, port: u16) -> Server {
+    python_with(dir, mode, port, &[]).await
+}
+
+/// The Python peer with `flags` after its port (`stateless`, `json`: see py_peer.py).
+async fn python_with(dir: &Path, mode: &str, port: u16, flags: &[&str]) -> Server {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers/py_peer.py");
     let mut command = Command::new(dir.join(PYTHON));
-    command.arg(script).arg(mode).arg(port.to_string());
+    command
+        .arg(script)
+        .arg(mode)
+        .arg(port.to_string())
+        .args(flags);
     Server::start(command, port).await
 }
 
@@ -238,4 +248,91 @@ async fn python_sdk_server_restarted_on_its_port_is_reconnected() {
     let spec = ServerSpec::http("py", server.url("/mcp")).era(sidewire_mcp::EraChoice::Legacy);
     let restart = |port| python_on(&dir, "streamable-http", port);
     survive_a_restart(&spec, server, restart, "add", json!({"a": 2, "b": 3}), "5").await;
+}
+
+/// The Python peer over Streamable HTTP in the modern era, reached with [`EraChoice::Auto`]:
+/// listing, a plain call, a multi-round-trip call answered by the handler, a ping, a close.
+async fn exercise_modern(flags: &[&str]) {
+    let what = format!("the Python SDK peer over modern Streamable HTTP {flags:?}");
+    let Some(dir) = peers(&what, PYTHON) else {
+        return;
+    };
+    let server = python_with(&dir, "streamable-http", free_port(), flags).await;
+    let spec = ServerSpec::http("py", server.url("/mcp"));
+    assert_eq!(spec.era_choice(), EraChoice::Auto);
+    let yes = Arc::new(Yes::default());
+    let client = connect(&spec, Handler(Arc::clone(&yes))).await;
+    assert_eq!(client.era(), Era::Modern, "{flags:?}");
+    assert_eq!(client.protocol_version(), "2026-07-28");
+    let tools = client.list_tools().await.unwrap();
+    assert!(tools.iter().any(|t| t.name == "pick"), "{tools:?}");
+    assert_eq!(call(&client, "add", json!({"a": 2, "b": 3})).await, "5");
+    assert_eq!(call(&client, "pick", json!({})).await, "blue 7");
+    assert_eq!(lock(&yes.elicitations).len(), 1);
+    // Progress notifications ride the POST's response stream.
+    let steps = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let sink = Arc::clone(&steps);
+    let options =
+        sidewire_mcp::ToolCallOptions::new().on_progress(move |p| lock(&sink).push(p.progress));
+    let slow = within(
+        "slow",
+        client.call_tool("slow", json!({"steps": 2}), options),
+    )
+    .await
+    .unwrap();
+    assert_eq!(slow.joined_text(), "done after 2 steps");
+    if !flags.contains(&"json") {
+        assert_eq!(lock(&steps).clone(), [1.0, 2.0], "{flags:?}");
+    }
+    client.ping().await.unwrap();
+    within("close", client.close()).await;
+    assert!(client.is_closed());
+    server.stop().await;
+}
+
+#[tokio::test]
+async fn python_sdk_server_over_modern_streamable_http_stateful() {
+    exercise_modern(&[]).await;
+}
+
+#[tokio::test]
+async fn python_sdk_server_over_modern_streamable_http_stateless() {
+    exercise_modern(&["stateless"]).await;
+}
+
+#[tokio::test]
+async fn python_sdk_server_over_modern_streamable_http_stateless_json() {
+    exercise_modern(&["stateless", "json"]).await;
+}
+
+/// A modern server restarted on its port under a live client: there is no session to renew,
+/// so the next call simply goes to the new process, still in the modern era.
+#[tokio::test]
+async fn a_restarted_modern_python_sdk_server_keeps_answering() {
+    let Some(dir) = peers(
+        "a_restarted_modern_python_sdk_server_keeps_answering",
+        PYTHON,
+    ) else {
+        return;
+    };
+    let first = python(&dir, "streamable-http").await;
+    let spec = ServerSpec::http("py", first.url("/mcp"));
+    let client = connect(&spec, Handler(Arc::new(Yes::default()))).await;
+    assert_eq!(client.era(), Era::Modern);
+    assert_eq!(call(&client, "add", json!({"a": 2, "b": 3})).await, "5");
+    let port = first.port;
+    first.stop().await;
+    let second = python_on(&dir, "streamable-http", port).await;
+    assert_eq!(call(&client, "add", json!({"a": 4, "b": 5})).await, "9");
+    assert_eq!(client.era(), Era::Modern);
+    assert!(
+        client
+            .list_tools()
+            .await
+            .unwrap()
+            .iter()
+            .any(|t| t.name == "add")
+    );
+    within("close", client.close()).await;
+    second.stop().await;
 }

@@ -1,6 +1,7 @@
 //! Real MCP servers over stdio, at the pinned versions `.ci/mcp-peers/install.sh` installs:
-//! `@modelcontextprotocol/server-everything` (TypeScript SDK) and a Python server on PyPI's
-//! `mcp` (`tests/peers/py_peer.py`).
+//! `@modelcontextprotocol/server-everything` (TypeScript SDK; legacy era only), a Python server
+//! on PyPI's `mcp` (`tests/peers/py_peer.py`; both eras) and the published `mcp-server-time`
+//! (on the same SDK; both eras).
 //!
 //! They run when `SIDEWIRE_MCP_PEERS` names the install directory. Without it they print a
 //! SKIPPED line and pass, unless `SIDEWIRE_REQUIRE_PEERS=1`, which makes a missing peer fail.
@@ -15,7 +16,7 @@ use std::time::Duration;
 use serde_json::{Map, json};
 use sidewire_mcp::{
     Client, ClientHandler, CreateMessageParams, CreateMessageResult, ElicitParams, ElicitResult,
-    ErrorObject, LogLevel, Root, ServerSpec, ToolCallOptions,
+    Era, EraChoice, ErrorObject, LogLevel, Root, ServerSpec, ToolCallOptions,
 };
 
 use crate::support::*;
@@ -23,6 +24,8 @@ use crate::support::*;
 pub(crate) const EVERYTHING: &str =
     "npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js";
 pub(crate) const PYTHON: &str = "py/bin/python";
+/// `mcp-server-time`, installed into the same venv as the SDK.
+pub(crate) const TIME_SERVER: &str = "py/bin/mcp-server-time";
 
 /// The peers directory, or `None` (after saying so) when the tests should skip.
 pub(crate) fn peers(what: &str, needs: &str) -> Option<PathBuf> {
@@ -223,6 +226,37 @@ async fn server_everything_over_stdio() {
     std::fs::remove_dir_all(root_dir).unwrap();
 }
 
+/// The Python peer's tools are listed (its plain ones and `extra`) and its plain tools answer.
+async fn python_basics(client: &Client, extra: &[&str]) {
+    let tools = client.list_tools().await.unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+    for expected in ["add", "echo", "slow"].iter().chain(extra) {
+        assert!(names.contains(expected), "{names:?}");
+    }
+    assert_eq!(call(client, "add", json!({"a": 2, "b": 3})).await, "5");
+    assert_eq!(
+        call(client, "echo", json!({"message": "hi"})).await,
+        "echo: hi"
+    );
+}
+
+/// The Python peer's prompt and resource template answer.
+async fn python_prompt_and_note(client: &Client) {
+    let prompt = client
+        .get_prompt(
+            "greet",
+            BTreeMap::from([("name".to_owned(), "Ada".to_owned())]),
+        )
+        .await
+        .unwrap();
+    assert_eq!(
+        prompt.messages[0].content.as_text(),
+        Some("Say hello to Ada")
+    );
+    let note = client.read_resource("peer://note/abc").await.unwrap();
+    assert_eq!(note.contents[0].text.as_deref(), Some("note abc"));
+}
+
 #[tokio::test]
 async fn python_sdk_server_over_stdio() {
     let Some(dir) = peers("python_sdk_server_over_stdio", PYTHON) else {
@@ -243,16 +277,7 @@ async fn python_sdk_server_over_stdio() {
     let client = connect(&spec, Handler(Arc::clone(&yes))).await;
     assert_eq!(client.server_info().name, "py-peer");
 
-    let tools = client.list_tools().await.unwrap();
-    let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
-    for expected in ["add", "echo", "slow", "roots", "ask"] {
-        assert!(names.contains(&expected), "{names:?}");
-    }
-    assert_eq!(call(&client, "add", json!({"a": 2, "b": 3})).await, "5");
-    assert_eq!(
-        call(&client, "echo", json!({"message": "hi"})).await,
-        "echo: hi"
-    );
+    python_basics(&client, &["roots", "ask"]).await;
     let add = client
         .call_tool("add", json!({"a": 1, "b": 1}), ToolCallOptions::new())
         .await
@@ -289,17 +314,7 @@ async fn python_sdk_server_over_stdio() {
     // The "user" gave a colour only; the number comes from the schema's default.
     assert_eq!(call(&client, "ask", json!({})).await, "blue 7");
 
-    let prompt = client
-        .get_prompt(
-            "greet",
-            BTreeMap::from([("name".to_owned(), "Ada".to_owned())]),
-        )
-        .await
-        .unwrap();
-    assert_eq!(
-        prompt.messages[0].content.as_text(),
-        Some("Say hello to Ada")
-    );
+    python_prompt_and_note(&client).await;
     let templates = client.list_resource_templates().await.unwrap();
     assert!(
         templates
@@ -307,14 +322,119 @@ async fn python_sdk_server_over_stdio() {
             .any(|t| t.uri_template == "peer://note/{key}"),
         "{templates:?}"
     );
-    let note = client.read_resource("peer://note/abc").await.unwrap();
-    assert_eq!(note.contents[0].text.as_deref(), Some("note abc"));
     let err = client
         .get_prompt("nope", BTreeMap::new())
         .await
         .unwrap_err();
     assert!(err.is_remote(), "{err:?}");
 
+    let pid = client.pid().unwrap();
+    within("close", client.close()).await;
+    wait_reaped(pid).await;
+}
+
+/// The Python SDK peer over stdio with the default [`EraChoice::Auto`]: the probe lands on the
+/// modern era (2026-07-28), and the tools that need the client's input (`pick`, `where`) get
+/// it through multi-round-trip results answered by the same [`ClientHandler`] and the spec's
+/// roots.
+#[tokio::test]
+async fn python_sdk_server_over_stdio_in_the_modern_era() {
+    let Some(dir) = peers("python_sdk_server_over_stdio_in_the_modern_era", PYTHON) else {
+        return;
+    };
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers/py_peer.py");
+    let root = Root {
+        uri: "file:///tmp/sidewire-modern-root".into(),
+        name: Some("modern-root".into()),
+    };
+    let spec = ServerSpec::stdio("py", dir.join(PYTHON).to_string_lossy())
+        .arg(script.to_string_lossy())
+        .root(root.clone());
+    assert_eq!(spec.era_choice(), EraChoice::Auto);
+    let yes = Arc::new(Yes::default());
+    let client = connect(&spec, Handler(Arc::clone(&yes))).await;
+    assert_eq!(client.era(), Era::Modern);
+    assert_eq!(client.protocol_version(), "2026-07-28");
+    assert_eq!(client.server_info().name, "py-peer");
+
+    python_basics(&client, &["pick", "where"]).await;
+    let bad = client
+        .call_tool("add", json!({"a": "x"}), ToolCallOptions::new())
+        .await
+        .unwrap();
+    assert!(bad.is_error, "{bad:?}");
+
+    // Elicitation as an input request: the handler answers, the SDK resumes the tool.
+    assert_eq!(call(&client, "pick", json!({})).await, "blue 7");
+    let asked = lock(&yes.elicitations).clone();
+    assert_eq!(asked.len(), 1, "{asked:?}");
+    assert_eq!(asked[0].message, "What is your favourite colour?");
+    // Roots as an input request: answered from the spec.
+    assert_eq!(call(&client, "where", json!({})).await, root.uri);
+
+    python_prompt_and_note(&client).await;
+    client.ping().await.unwrap();
+
+    let pid = client.pid().unwrap();
+    within("close", client.close()).await;
+    wait_reaped(pid).await;
+}
+
+/// `mcp-server-time` (a published server on the Python SDK 2.3.0, pinned by install.sh) over
+/// stdio lands on the modern era with no choice made, and answers its `get_current_time` tool.
+#[tokio::test]
+async fn the_published_python_time_server_speaks_the_modern_era() {
+    let Some(dir) = peers(
+        "the_published_python_time_server_speaks_the_modern_era",
+        TIME_SERVER,
+    ) else {
+        return;
+    };
+    let spec = ServerSpec::stdio("time", dir.join(TIME_SERVER).to_string_lossy())
+        .arg("--local-timezone")
+        .arg("UTC");
+    let client = connect(&spec, Handler(Arc::new(Yes::default()))).await;
+    assert_eq!(client.era(), Era::Modern);
+    assert_eq!(client.protocol_version(), "2026-07-28");
+    let tools = client.list_tools().await.unwrap();
+    assert!(
+        tools.iter().any(|t| t.name == "get_current_time"),
+        "{tools:?}"
+    );
+    let text = call(
+        &client,
+        "get_current_time",
+        json!({"timezone": "Asia/Tokyo"}),
+    )
+    .await;
+    let answer: serde_json::Value =
+        serde_json::from_str(&text).unwrap_or_else(|err| panic!("{err}: {text}"));
+    assert_eq!(answer["timezone"], "Asia/Tokyo", "{answer}");
+    assert!(
+        answer["datetime"]
+            .as_str()
+            .is_some_and(|t| t.ends_with("+09:00")),
+        "{answer}"
+    );
+    let converted = call(
+        &client,
+        "convert_time",
+        json!({"source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Kolkata"}),
+    )
+    .await;
+    assert!(converted.contains("17:30"), "{converted}");
+    let bad = client
+        .call_tool(
+            "get_current_time",
+            json!({"timezone": "Not/AZone"}),
+            ToolCallOptions::new(),
+        )
+        .await;
+    assert!(
+        bad.as_ref()
+            .map_or_else(|err| err.is_remote(), |r| r.is_error),
+        "{bad:?}"
+    );
     let pid = client.pid().unwrap();
     within("close", client.close()).await;
     wait_reaped(pid).await;
@@ -370,6 +490,69 @@ async fn server_everything_killed_under_a_host_comes_back() {
     assert!(status.tools > 3);
     assert_ne!(status.pid, Some(pid));
     assert!(status.last_exit.unwrap().exit_status.is_some());
+    within("shutdown", host.shutdown()).await;
+    within("the host driver", driver).await.unwrap();
+}
+
+/// One host holding a modern server (the Python SDK peer, era auto) and a legacy one
+/// (server-everything, era auto) at once: each lands on its own era, both tools are listed
+/// under their namespaced names and both answer, and the status says each one's era.
+#[tokio::test]
+async fn one_host_talks_to_a_modern_and_a_legacy_server_at_once() {
+    use sidewire_mcp::{McpHost, ServerState};
+    let Some(dir) = peers(
+        "one_host_talks_to_a_modern_and_a_legacy_server_at_once",
+        EVERYTHING,
+    ) else {
+        return;
+    };
+    assert!(
+        dir.join(PYTHON).exists(),
+        "no {PYTHON} in {}",
+        dir.display()
+    );
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers/py_peer.py");
+    let modern =
+        ServerSpec::stdio("py", dir.join(PYTHON).to_string_lossy()).arg(script.to_string_lossy());
+    let legacy = ServerSpec::stdio("everything", "node")
+        .arg(dir.join(EVERYTHING).to_string_lossy())
+        .arg("stdio");
+    let yes = Arc::new(Yes::default());
+    let (host, driver) = McpHost::new(Handler(Arc::clone(&yes)));
+    let driver = tokio::spawn(driver);
+    let failures = within("start", host.start_available(vec![modern, legacy])).await;
+    assert!(failures.is_empty(), "{failures:?}");
+    assert_eq!(host.client("py").unwrap().era(), Era::Modern);
+    assert_eq!(host.client("everything").unwrap().era(), Era::Legacy);
+    let status = host.status();
+    let era_of = |name: &str| status.iter().find(|s| s.name == name).and_then(|s| s.era);
+    assert_eq!(era_of("py"), Some(Era::Modern));
+    assert_eq!(era_of("everything"), Some(Era::Legacy));
+    assert!(
+        status.iter().all(|s| s.state == ServerState::Running),
+        "{status:?}"
+    );
+
+    let options = || ToolCallOptions::new().timeout(Duration::from_secs(30));
+    let (modern, legacy) = tokio::join!(
+        host.call_tool("mcp__py__add", json!({"a": 20, "b": 22}), options()),
+        host.call_tool(
+            "mcp__everything__echo",
+            json!({"message": "both"}),
+            options()
+        ),
+    );
+    assert_eq!(modern.unwrap().joined_text(), "42");
+    assert!(legacy.unwrap().joined_text().contains("both"));
+    // The modern server's input request goes through the host's one handler.
+    let pick = within(
+        "pick",
+        host.call_tool("mcp__py__pick", json!({}), options()),
+    )
+    .await
+    .unwrap();
+    assert_eq!(pick.joined_text(), "blue 7");
+    assert_eq!(lock(&yes.elicitations).len(), 1);
     within("shutdown", host.shutdown()).await;
     within("the host driver", driver).await.unwrap();
 }

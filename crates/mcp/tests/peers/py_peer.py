@@ -2,17 +2,23 @@
 
 Installed at a pinned version by .ci/mcp-peers/install.sh; run as `python py_peer.py` (stdio),
 `python py_peer.py sse PORT` (GET /sse, POST /messages/) or `python py_peer.py streamable-http
-PORT` (/mcp), always on 127.0.0.1.
+PORT [stateless] [json]` (/mcp; `stateless` runs it with `stateless_http=True`, `json` with
+`json_response=True`), always on 127.0.0.1.
 It offers tools that exercise plain calls, progress, roots and elicitation, one prompt and one
-resource template.
+resource template. `roots` and `ask` send server→client requests, which only the legacy era
+has; `pick` and `where` ask through resolvers, which the SDK turns into a multi-round-trip
+`InputRequiredResult` in the modern era (2026-07-28) and into those requests in the legacy one.
 """
 
 import asyncio
+from typing import Annotated
+
+from mcp_types import ListRootsResult
 
 from pydantic import BaseModel
 
 from mcp.server import MCPServer
-from mcp.server.mcpserver import Context
+from mcp.server.mcpserver import Context, Elicit, ListRoots, Resolve
 
 srv = MCPServer("py-peer")
 
@@ -59,6 +65,26 @@ async def ask(ctx: Context) -> str:
     return result.action
 
 
+def favourite() -> Elicit[Favourite]:
+    return Elicit("What is your favourite colour?", Favourite)
+
+
+@srv.tool()
+async def pick(choice: Annotated[Favourite, Resolve(favourite)]) -> str:
+    """Ask the user for a colour through a resolver (input_required in the modern era)."""
+    return f"{choice.colour} {choice.number}"
+
+
+def client_roots() -> ListRoots:
+    return ListRoots()
+
+
+@srv.tool(name="where")
+async def where(found: Annotated[ListRootsResult, Resolve(client_roots)]) -> str:
+    """List the client's roots through a resolver, one URI a line."""
+    return "\n".join(str(root.uri) for root in found.roots)
+
+
 @srv.prompt()
 def greet(name: str) -> str:
     """Greet someone."""
@@ -77,5 +103,14 @@ if __name__ == "__main__":
     mode = sys.argv[1] if len(sys.argv) > 1 else "stdio"
     if mode == "stdio":
         srv.run("stdio")
+    elif mode == "streamable-http":
+        flags = sys.argv[3:]
+        srv.run(
+            mode,
+            host="127.0.0.1",
+            port=int(sys.argv[2]),
+            stateless_http="stateless" in flags,
+            json_response="json" in flags,
+        )
     else:
         srv.run(mode, host="127.0.0.1", port=int(sys.argv[2]))
