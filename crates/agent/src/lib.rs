@@ -77,6 +77,5 @@ pub use crate::conversation::Conversation;
 pub use crate::error::Error;
 pub use crate::tools::{
     HostPolicy, PolicyReason, ToolCallReport, ToolPolicy, ToolResult, ToolStop, chained_tool_call,
-    content_text,
 };
 pub use crate::turn::{Agent, TurnEnd, TurnEvent, TurnReport};

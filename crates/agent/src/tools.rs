@@ -93,7 +93,7 @@ impl ToolResult {
 }
 
 /// One content item as text: its text, or its JSON when it is not text.
-pub fn content_text(content: &sidewire_mcp::Content) -> String {
+fn content_text(content: &sidewire_mcp::Content) -> String {
     match content.as_text() {
         Some(text) => text.to_owned(),
         None => serde_json::to_string(content).unwrap_or_default(),

@@ -17,7 +17,7 @@ use sidewire_ext_sdk::protocol::{HookPayload, HookPoint, InputPayload, UiHost};
 use sidewire_mcp::{ServerSpec, ToolCallOptions};
 
 use crate::builtin;
-use crate::ext_cmd::{outcome_json, print_outcome};
+use crate::ext_cmd::{outcome_json, print_outcome, tool_call_json};
 use crate::out::Out;
 use crate::safe;
 
@@ -201,7 +201,7 @@ async fn script(
     Ok(json!({
         "input": { "typed": DEMO_INPUT, "rewritten": rewritten, "outcome": input_json },
         "status": status,
-        "toolCall": call,
+        "toolCall": tool_call_json(&call),
         "audit": audit_lines.lines().filter_map(|l| serde_json::from_str::<Value>(l).ok()).collect::<Vec<_>>(),
         "slow": { "result": slow_text, "progressReports": reports },
     }))
