@@ -1,6 +1,7 @@
 //! The demo's built-in children, run as hidden subcommands of this same binary: an extension
-//! sidecar (the SDK's starter rewrite, allow-all at `permission.decision`, and a status card)
-//! and a tools-only MCP server (`echo`, `add`, and `slow`, which reports progress).
+//! sidecar (the SDK's starter rewrite, allow-all at `permission.decision`, a status card, and
+//! the SDK's scripted model as a provider, `plugin/sidewire-demo/scripted/echo-1`) and a
+//! tools-only MCP server (`echo`, `add`, and `slow`, which reports progress).
 //!
 //! With `--hostile`, every text either peer sends carries [`HOSTILE`] (an ESC sequence that
 //! erases the line, a carriage return and a bidi override), and the sidecar blocks
@@ -52,6 +53,8 @@ pub(crate) const STATUS_SURFACE: &str = "demo-status";
 /// The built-in extension.
 pub(crate) fn extension(hostile: bool) -> Extension {
     Extension::new(SIDECAR_NAME, env!("CARGO_PKG_VERSION"))
+        // The host sets `REASONIX_PLUGIN_NAME` to the installed id, which is the ref's prefix.
+        .provider(samples::ScriptedModel::from_env(SIDECAR_NAME))
         .on_intercept(
             point::INPUT_RECEIVE,
             move |_ctx, input: InputPayload| async move {
@@ -158,14 +161,19 @@ pub(crate) fn manifest(exe: &std::path::Path) -> Value {
         "apiVersion": "reasonix.io/plugin/v1",
         "name": SIDECAR_NAME,
         "version": env!("CARGO_PKG_VERSION"),
-        "description": "The sidewire demo extension: rewrites 'starter: ' input, allows tool calls, shows a status card",
+        "description": "The sidewire demo extension: rewrites 'starter: ' input, allows tool calls, shows a status card, serves a scripted model",
         "runtime": {
             "command": exe.display().to_string(),
             "args": ["__sidecar"],
             "intercepts": ["input.receive", "permission.decision"],
-            "capabilities": ["interceptors", "ui"]
+            "capabilities": ["interceptors", "ui", "providers"]
         }
     })
+}
+
+/// The ref of the built-in sidecar's scripted model.
+pub(crate) fn scripted_model_ref() -> String {
+    samples::ScriptedModel::new(SIDECAR_NAME).provider_ref()
 }
 
 fn current_thread() -> tokio::runtime::Runtime {
