@@ -1,26 +1,183 @@
 //! `sidewire ext`: boot the installed extensions for one shot — check them, run a hook
-//! point's chain, or emit an event — and the tool-call flow through the permission chain that
-//! the demo shares.
+//! point's chain, emit an event, list the models they serve, stream one completion — and the
+//! printing of the tool-call flow through the permission chain (`sidewire-agent`'s) that `run`
+//! and the demo share.
 
 use std::time::Instant;
 
 use anyhow::Context as _;
 use serde_json::{Value, json};
 use sidewire_agent::{PolicyReason, ToolCallReport, ToolPolicy, ToolStop};
-use sidewire_ext_host::{ExtensionHost, HostConfig, Outcome, Runtime, TraceResult};
-use sidewire_ext_sdk::protocol::{HookPayload, HookPoint, UiHost, Verdict};
+use sidewire_ext_host::{ExtensionHost, HostConfig, Outcome, Runtime, StreamRequest, TraceResult};
+use sidewire_ext_sdk::protocol::{
+    ChunkType, HookPayload, HookPoint, ProviderMessage, ProviderRequest, ProviderRole, Reason,
+    UiHost, Verdict,
+};
 use sidewire_mcp::ToolCallOptions;
 
-use crate::Reported;
 use crate::cli::ExtCommand;
 use crate::out::Out;
-use crate::safe;
+use crate::stream_out::{ChunkPrinter, usage_line};
+use crate::{Interrupted, Reported, safe};
 
-pub(crate) async fn run(command: ExtCommand, out: &Out) -> anyhow::Result<()> {
+pub(crate) async fn run(
+    command: ExtCommand,
+    out: &Out,
+    interrupted: Interrupted,
+) -> anyhow::Result<()> {
     match command {
         ExtCommand::Check { name } => check(name.as_deref(), out).await,
         ExtCommand::Intercept { point, payload } => intercept(&point, &payload, out).await,
         ExtCommand::Event { point, payload } => event(&point, &payload, out).await,
+        ExtCommand::Providers => providers(out).await,
+        ExtCommand::Complete {
+            provider,
+            max_tokens,
+            text,
+        } => complete(&provider, max_tokens, text, out, interrupted).await,
+    }
+}
+
+/// `ext providers`: the aggregated catalog, by plugin id, then each sidecar's order.
+async fn providers(out: &Out) -> anyhow::Result<()> {
+    let (runtime, _events) = boot().await?;
+    let catalog = runtime.providers();
+    runtime.shutdown().await;
+    if catalog.is_empty() {
+        out.line("no extension serves a model");
+    }
+    let mut rows = Vec::new();
+    for entry in &catalog {
+        let d = &entry.descriptor;
+        let mut traits = Vec::new();
+        for (on, name) in [
+            (d.tools, "tools"),
+            (d.reasoning, "reasoning"),
+            (d.vision, "vision"),
+        ] {
+            if on == Some(true) {
+                traits.push(name);
+            }
+        }
+        let name = if d.display_name.is_empty() {
+            String::new()
+        } else {
+            format!("  {}", safe::line(&d.display_name))
+        };
+        let traits = if traits.is_empty() {
+            String::new()
+        } else {
+            format!(" [{}]", traits.join(", "))
+        };
+        out.line(format!(
+            "{}{name}{traits}  (plugin {})",
+            safe::line(&d.reference),
+            safe::line(&entry.plugin)
+        ));
+        let mut row = serde_json::to_value(d).unwrap_or_default();
+        if let Value::Object(members) = &mut row {
+            members.insert("plugin".to_owned(), Value::String(entry.plugin.clone()));
+        }
+        rows.push(row);
+    }
+    out.json(&json!({ "providers": rows }));
+    Ok(())
+}
+
+/// `ext complete`: one request (the text as the one user message) streamed to the terminal as
+/// it arrives; an ending signal cancels the stream, which the sidecar is told.
+async fn complete(
+    provider: &str,
+    max_tokens: u64,
+    text: String,
+    out: &Out,
+    mut interrupted: Interrupted,
+) -> anyhow::Result<()> {
+    let (runtime, _events) = boot().await?;
+    let request = ProviderRequest {
+        messages: vec![ProviderMessage {
+            role: Some(ProviderRole::User),
+            content: text,
+            ..ProviderMessage::default()
+        }],
+        tools: Vec::new(),
+        temperature: None,
+        max_tokens,
+        response_format: None,
+    };
+    let result = stream_completion(&runtime, provider, request, out, &mut interrupted).await;
+    runtime.shutdown().await;
+    result
+}
+
+async fn stream_completion(
+    runtime: &Runtime,
+    provider: &str,
+    request: ProviderRequest,
+    out: &Out,
+    interrupted: &mut Interrupted,
+) -> anyhow::Result<()> {
+    use futures_util::StreamExt as _;
+
+    let mut stream = runtime
+        .open_stream(StreamRequest::new(provider, request))
+        .await
+        .with_context(|| format!("opening a stream on {provider}"))?;
+    let mut printer = ChunkPrinter::new(out);
+    let mut answer = String::new();
+    let mut usage = None;
+    let mut cancelled = false;
+    let outcome = loop {
+        let next = tokio::select! {
+            next = stream.next() => next,
+            () = interrupted.wait(), if !cancelled => {
+                // The stream then ends with `stream_cancelled` (or completes, if its end was
+                // already in), within the host's 2 s cancel bound.
+                stream.cancel();
+                cancelled = true;
+                continue;
+            }
+        };
+        match next {
+            Some(Ok(chunk)) => {
+                printer.chunk(&chunk);
+                out.json_line(&json!({ "event": "chunk", "chunk": chunk }));
+                if chunk.kind == ChunkType::Text {
+                    answer.push_str(&chunk.text);
+                }
+                if let Some(u) = &chunk.usage {
+                    usage = Some(u.clone());
+                }
+            }
+            Some(Err(err)) => break Err(err),
+            None => break Ok(()),
+        }
+    };
+    printer.end_line();
+    let reason = outcome.as_ref().err().and_then(|e| e.reason());
+    let kind = match (&outcome, reason) {
+        (Ok(()), _) => "completed",
+        (Err(_), Some(Reason::StreamCancelled)) => "cancelled",
+        (Err(_), _) => "failed",
+    };
+    if let Some(usage) = &usage {
+        out.line(usage_line(usage));
+    }
+    out.json_line(&json!({
+        "event": "end",
+        "outcome": kind,
+        "reason": reason.map(Reason::as_str),
+        "error": outcome.as_ref().err().map(|e| error_text(e)),
+        "text": answer,
+        "usage": usage,
+    }));
+    match outcome {
+        Ok(()) => Ok(()),
+        Err(_) if kind == "cancelled" => {
+            out.note("the stream was cancelled");
+            Ok(())
+        }
+        Err(err) => Err(anyhow::Error::new(err).context(format!("the provider {provider} failed"))),
     }
 }
 
