@@ -210,6 +210,8 @@ fn main() -> ExitCode {
         providers::dropping_a_stream_cancels_it_and_forgets_its_state,
         providers::a_full_inbound_queue_fails_the_connection,
         providers::opens_are_bounded_in_count_and_frame_size,
+        providers::the_sdk_provider_example_streams_through_the_host,
+        providers::the_python_provider_fixture_streams_through_the_host,
     ]);
     libtest_mimic::run(&args, trials).exit_code()
 }

@@ -496,3 +496,101 @@ pub(crate) async fn opens_are_bounded_in_count_and_frame_size() {
     assert_eq!(runtime.sidecars()[0].streams, 0);
     env.finish(runtime).await;
 }
+
+/// What the scripted model (the SDK's provider example, and the Python fixture) must answer to
+/// "hello there" and to "please add 2 and 40" with an `add` tool offered.
+async fn the_scripted_model_answers(runtime: &sidewire_ext_host::Runtime, reference: &str) {
+    use sidewire_ext_protocol::{ChunkType, ProviderToolSchema};
+    let catalog = runtime.providers();
+    assert!(
+        catalog.iter().any(|e| e.descriptor.reference == reference),
+        "{catalog:?}"
+    );
+    let mut stream = runtime
+        .open_stream(StreamRequest::new(reference, ask("hello there")))
+        .await
+        .expect("the stream opens");
+    let (chunks, error) = read_stream(&mut stream).await;
+    assert!(error.is_none(), "{error:?}");
+    let kinds: Vec<ChunkType> = chunks.iter().map(|c| c.kind).collect();
+    assert_eq!(kinds.first(), Some(&ChunkType::Reasoning));
+    assert_eq!(&kinds[kinds.len() - 2..], [ChunkType::Usage, ChunkType::Done]);
+    let answer: String = chunks
+        .iter()
+        .filter(|c| c.kind == ChunkType::Text)
+        .map(|c| c.text.as_str())
+        .collect();
+    assert_eq!(answer, "You said: hello there");
+    drop(stream);
+
+    let mut request = ask("please add 2 and 40");
+    request.tools = vec![ProviderToolSchema {
+        name: "mcp__calc__add".into(),
+        description: "Adds two integers".into(),
+        parameters: json!({"type": "object"}).as_object().unwrap().clone(),
+    }];
+    let mut stream = runtime
+        .open_stream(StreamRequest::new(reference, request))
+        .await
+        .expect("the stream opens");
+    let (chunks, error) = read_stream(&mut stream).await;
+    assert!(error.is_none(), "{error:?}");
+    let call = chunks
+        .iter()
+        .find(|c| c.kind == ChunkType::ToolCall)
+        .and_then(|c| c.tool_call.clone())
+        .expect("a tool call");
+    assert_eq!(call.name, "mcp__calc__add");
+    let arguments: serde_json::Value = serde_json::from_str(&call.arguments).unwrap();
+    assert_eq!(arguments, json!({"a": 2, "b": 40}));
+    drop(stream);
+}
+
+/// The SDK's provider example (`samples::scripted_model`) through the host: its catalog comes
+/// from the handshake, it answers word by word and asks for the offered `add` tool.
+pub(crate) async fn the_sdk_provider_example_streams_through_the_host() {
+    let env = Env::new();
+    env.install_example("provider");
+    let (runtime, _events) = env.boot().await;
+    the_scripted_model_answers(&runtime, "plugin/scripted-model/scripted/echo-1").await;
+    // A refresh answers the same list.
+    let refreshed = runtime.refresh_providers().await.unwrap();
+    assert_eq!(refreshed, runtime.providers());
+    assert_eq!(refreshed.len(), 1);
+    env.finish(runtime).await;
+}
+
+/// The Python provider fixture (stdlib only) through the host: a provider in another language.
+/// Installed with its command set to the absolute path of `python3` found on `PATH`.
+pub(crate) async fn the_python_provider_fixture_streams_through_the_host() {
+    let Some(python) = std::env::var_os("PATH").and_then(|path| {
+        std::env::split_paths(&path)
+            .map(|dir| dir.join("python3"))
+            .find(|candidate| candidate.is_file())
+    }) else {
+        println!("SKIPPED: no python3 on PATH");
+        return;
+    };
+    let env = Env::new();
+    let fixture =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/python_provider");
+    let root = env.path("pkg-python");
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::copy(fixture.join("provider.py"), root.join("provider.py")).unwrap();
+    let manifest_path = fixture.join(sidewire_ext_protocol::MANIFEST_FILE);
+    let mut manifest: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(manifest_path).unwrap()).unwrap();
+    manifest["runtime"]["command"] = json!(python.display().to_string());
+    manifest["runtime"]["args"] = json!(["${REASONIX_PLUGIN_ROOT}/provider.py"]);
+    std::fs::write(
+        root.join(sidewire_ext_protocol::MANIFEST_FILE),
+        manifest.to_string(),
+    )
+    .unwrap();
+    env.store()
+        .install(&root, sidewire_ext_host::InstallOptions::copy())
+        .unwrap();
+    let (runtime, _events) = env.boot().await;
+    the_scripted_model_answers(&runtime, "plugin/python-provider/scripted/echo-1").await;
+    env.finish(runtime).await;
+}
