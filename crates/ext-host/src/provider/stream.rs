@@ -8,10 +8,10 @@
 //! Cancels go through a channel the connection owns, served by one task per connection (started
 //! with the connection, on the caller's runtime), rather than through
 //! `tokio::runtime::Handle::try_current()`: a [`ProviderStream`] may be dropped on any thread,
-//! inside a runtime or not, and must still cancel. The channel holds at most one cancel per
-//! stream, and a connection holds at most [`MAX_STREAMS`] streams, so a `try_send` with that
-//! capacity never finds it full; it fails only when the connection is gone, and then there is
-//! nothing to cancel.
+//! inside a runtime or not, and must still cancel. A stream sends at most one cancel and a
+//! connection holds at most [`MAX_STREAMS`] streams, so the channel (twice that) is not found
+//! full in practice; when it is, or when the connection is gone, the cancel's wait is over at
+//! once (it is best-effort).
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -129,7 +129,9 @@ pub(crate) type Cancels = mpsc::Receiver<String>;
 
 impl Streams {
     pub(crate) fn new(gap_timeout: Duration) -> (Arc<Streams>, Cancels) {
-        let (cancels, rx) = mpsc::channel(MAX_STREAMS);
+        // Twice the streams: a finished stream's cancel may still wait in the channel while a
+        // new stream takes its place.
+        let (cancels, rx) = mpsc::channel(2 * MAX_STREAMS);
         let streams = Streams {
             table: Mutex::new(Table::default()),
             cancels,
@@ -192,19 +194,23 @@ impl Streams {
             }
             fed
         });
-        if fed == Some(Fed::Held) || fed == Some(Fed::Delivered) {
-            if table.buffered > QUEUE_FRAMES {
-                return Err(Overflow(format!(
-                    "its provider streams overflowed the inbound queue ({QUEUE_FRAMES} \
-                     notifications not yet read)"
-                )));
-            }
-            if table.bytes > QUEUE_BYTES {
-                return Err(Overflow(format!(
-                    "its provider streams overflowed the inbound queue ({} MiB not yet read)",
-                    QUEUE_BYTES >> 20
-                )));
-            }
+        if fed.is_none() {
+            tracing::debug!(
+                stream = chunk.stream_id,
+                "dropped a chunk of an unknown stream"
+            );
+        }
+        if table.buffered > QUEUE_FRAMES {
+            return Err(Overflow(format!(
+                "its provider streams overflowed the inbound queue ({QUEUE_FRAMES} \
+                 notifications not yet read)"
+            )));
+        }
+        if table.bytes > QUEUE_BYTES {
+            return Err(Overflow(format!(
+                "its provider streams overflowed the inbound queue ({} MiB not yet read)",
+                QUEUE_BYTES >> 20
+            )));
         }
         Ok(())
     }
@@ -283,7 +289,9 @@ impl Streams {
             true
         });
         if send == Some(true) && self.cancels.try_send(id.to_owned()).is_err() {
-            // The connection is gone: nobody can cancel, and nothing more will come.
+            // The connection is gone (nobody can cancel, and nothing more will come), or the
+            // channel is full, which its capacity makes all but impossible: the cancel is
+            // best-effort, so its wait is over at once.
             table.with(id, |entry| {
                 entry
                     .reorder
