@@ -106,10 +106,16 @@ pub(crate) fn entries(generation: &Generation) -> Vec<CatalogEntry> {
 }
 
 /// The connection whose current list holds `reference`, if any: the only one a stream for it
-/// may be opened on (§14.1).
+/// may be opened on (§14.1). A crashed or shut-down connection is still found, so that the
+/// open fails with `provider_interrupted` (§13.4: no fallback) rather than as an unknown ref;
+/// nothing is written to it.
 pub(crate) fn route<'a>(
     generation: &'a Generation,
     reference: &str,
 ) -> Option<&'a Arc<Connection>> {
-    serving(generation).find(|conn| conn.catalog().iter().any(|p| p.reference == reference))
+    generation
+        .conns
+        .values()
+        .filter(|conn| conn.serves_providers())
+        .find(|conn| conn.catalog().iter().any(|p| p.reference == reference))
 }

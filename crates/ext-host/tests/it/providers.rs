@@ -69,6 +69,13 @@ pub(crate) async fn a_crash_mid_stream_is_provider_interrupted_at_once() {
         matches!(e, HostEvent::Crashed { .. }).then_some(())
     })
     .await;
+    // No fallback: a later open fails the same way, and the crashed plugin serves no catalog.
+    let err = runtime
+        .open_stream(StreamRequest::new(REF, ask("again")))
+        .await
+        .expect_err("the sidecar is gone");
+    assert_eq!(err.reason(), Some(Reason::ProviderInterrupted));
+    assert!(runtime.providers().is_empty());
     drop(stream);
     env.finish(runtime).await;
 }
@@ -573,7 +580,10 @@ pub(crate) async fn the_python_provider_fixture_streams_through_the_host() {
     }) else {
         // As the CLI's Python tests do: CI sets SIDEWIRE_REQUIRE_PEERS=1, where this must run.
         let required = std::env::var("SIDEWIRE_REQUIRE_PEERS").is_ok_and(|v| v == "1");
-        assert!(!required, "SIDEWIRE_REQUIRE_PEERS=1 but there is no python3");
+        assert!(
+            !required,
+            "SIDEWIRE_REQUIRE_PEERS=1 but there is no python3"
+        );
         let _ = std::io::Write::write_all(
             &mut std::io::stderr(),
             b"SKIPPED: the Python provider test did not run (no python3)\n",
@@ -609,5 +619,29 @@ pub(crate) async fn the_python_provider_fixture_streams_through_the_host() {
         .unwrap();
     let (runtime, _events) = env.boot().await;
     the_scripted_model_answers(&runtime, "plugin/python-provider/scripted/echo-1").await;
+    env.finish(runtime).await;
+}
+
+/// A stream pins its turn's generation for its life, even past the turn it was opened in: a
+/// reload waits until the stream is dropped.
+pub(crate) async fn an_open_stream_holds_off_a_reload_until_dropped() {
+    let env = Env::new();
+    let (runtime, _events) = boot_provider(&env, &[json!({"after": [{"c": 1}]})], &[]).await;
+    let turn = runtime.turn().await;
+    let stream = turn
+        .open_stream(StreamRequest::new(REF, ask("hello")))
+        .await
+        .expect("the stream opens");
+    assert_eq!(turn.providers(), runtime.providers());
+    drop(turn);
+    let mut reload = Box::pin(runtime.reload());
+    // A bounded look, not a sync: the reload must not run while the stream lives.
+    let waited = tokio::time::timeout(Duration::from_millis(300), reload.as_mut()).await;
+    assert!(waited.is_err(), "the reload ran under an open stream");
+    drop(stream);
+    let report = crate::support::within(crate::support::WAIT, "the reload", reload)
+        .await
+        .expect("the reload succeeds");
+    assert_eq!(report.generation, 2);
     env.finish(runtime).await;
 }
