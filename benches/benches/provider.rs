@@ -158,7 +158,7 @@ fn benches(c: &mut Criterion) -> (Duration, Duration) {
     group.measurement_time(Duration::from_secs(5));
     group.throughput(Throughput::Elements(CHUNKS));
     let floor_mean;
-    let mut host_mean = Duration::ZERO;
+    let host_mean;
 
     // The floor: the open line out, the answer, the chunks and the end back, unparsed.
     {
@@ -224,19 +224,52 @@ fn benches(c: &mut Criterion) -> (Duration, Duration) {
 
     {
         let (runtime, dir) = rt.block_on(boot());
+        // The reader as a task on the runtime's worker, beside the connection's driver, as an
+        // application's task would read it.
         group.bench_function("host_one_stream", |b| {
+            b.to_async(&rt).iter(|| {
+                let runtime = runtime.clone();
+                async move {
+                    tokio::spawn(async move { host_stream(&runtime).await })
+                        .await
+                        .unwrap()
+                }
+            })
+        });
+        // The reader on the thread that blocks on the runtime (criterion's `to_async`), so
+        // every wake crosses threads.
+        group.bench_function("host_one_stream_reader_off_runtime", |b| {
             b.to_async(&rt).iter(|| host_stream(&runtime))
         });
-        rt.block_on(async {
-            let started = Instant::now();
-            for _ in 0..500 {
-                host_stream(&runtime).await;
-            }
-            host_mean = started.elapsed() / 500;
+        host_mean = rt.block_on(async {
+            let runtime = runtime.clone();
+            tokio::spawn(async move {
+                let started = Instant::now();
+                for _ in 0..500 {
+                    host_stream(&runtime).await;
+                }
+                started.elapsed() / 500
+            })
+            .await
+            .unwrap()
         });
         rt.block_on(runtime.shutdown());
         drop(dir);
     }
+    group.finish();
+
+    // What part of the host's cost is the strict decoding of one chunk's params (§4), which
+    // every chunk goes through on the connection's driver.
+    let mut group = c.benchmark_group("provider");
+    let params = r#"{"streamId":"s1","seq":17,"chunk":{"type":"text","text":" word7"}}"#;
+    group.bench_function("decode_one_chunk", |b| {
+        b.iter(|| {
+            sidewire_ext_protocol::decode_params::<sidewire_ext_protocol::StreamChunkParams>(
+                Some(std::hint::black_box(params)),
+            )
+            .unwrap()
+        })
+    });
     group.finish();
     (floor_mean, host_mean)
 }
