@@ -53,5 +53,6 @@ mod dispatch;
 mod intercept;
 mod lifecycle;
 mod process;
+mod provider;
 mod support;
 mod ui;
