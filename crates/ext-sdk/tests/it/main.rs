@@ -35,7 +35,7 @@
 //! | 69 | `ui::prompts_send_the_shapes_of_section_10_3` |
 //! | 88 | `lifecycle::shutdown_accepts_cancels_callbacks_and_ends_at_end_of_input`, `lifecycle::end_of_input_is_orderly_in_every_state_but_mid_line`, `process::input_ending_mid_line_exits_non_zero` |
 //! | 89 | `provider::chunks_are_numbered_from_seq_base_and_one_end_follows`, `provider::the_catalog_is_answered_checked_and_refreshes_the_served_refs` (`[]`), `process::the_provider_example_streams_the_scripted_model` |
-//! | 90 | `provider::a_cancel_stops_the_stream_drops_the_producer_and_the_end_says_interrupted`, `provider::no_chunk_follows_a_processed_cancel_even_mid_flood`, `provider::a_producer_error_ends_the_stream_with_end_error_and_no_error_chunk` |
+//! | 90 | `provider::a_cancel_stops_the_stream_drops_the_producer_and_the_end_says_interrupted`, `provider::no_chunk_follows_a_processed_cancel_even_mid_flood`, the unit test `provider::tests::a_cancel_abandons_a_chunk_waiting_for_room` (a chunk waiting for room when the cancel is processed is never sent), `provider::a_producer_error_ends_the_stream_with_end_error_and_no_error_chunk` |
 //!
 //! Interoperability with the reference host (issue 11; the deltas from the spec are listed in
 //! `sidewire-ext-protocol`'s crate docs): `lifecycle::the_reference_hosts_first_frame_is_answered_and_the_session_runs`
