@@ -593,14 +593,6 @@ pub(crate) async fn the_python_provider_fixture_streams_through_the_host() {
     let env = Env::new();
     let fixture =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/python_provider");
-    if !fixture.is_dir() {
-        // TEMPORARY until stream A's fixture is merged (issue 19); removed once it is.
-        let _ = std::io::Write::write_all(
-            &mut std::io::stderr(),
-            b"SKIPPED: the Python provider fixture is not in this tree yet\n",
-        );
-        return;
-    }
     let root = env.path("pkg-python");
     std::fs::create_dir_all(&root).unwrap();
     std::fs::copy(fixture.join("provider.py"), root.join("provider.py")).unwrap();
