@@ -17,9 +17,9 @@ pub enum Error {
     Hook {
         /// The point whose chain failed.
         point: HookPoint,
-        /// The host's error.
+        /// The host's error (boxed: it is large, and errors travel in every `Result`).
         #[source]
-        source: sidewire_ext_host::Error,
+        source: Box<sidewire_ext_host::Error>,
     },
     /// The provider's stream could not be opened, or ended in a failure (`provider_failed`,
     /// `provider_interrupted`, `stream_cancelled`, `stream_gap`, ...; see [`Error::reason`]).
@@ -27,9 +27,9 @@ pub enum Error {
     Provider {
         /// The provider ref the turn used.
         provider_ref: String,
-        /// The host's error.
+        /// The host's error (boxed: it is large, and errors travel in every `Result`).
         #[source]
-        source: sidewire_ext_host::Error,
+        source: Box<sidewire_ext_host::Error>,
     },
     /// The model's answer of one round grew past [`Agent::max_response_bytes`]; the stream was
     /// dropped (which cancels it).
@@ -46,9 +46,9 @@ pub enum Error {
     Tool {
         /// The namespaced tool name.
         tool: String,
-        /// The MCP error.
+        /// The MCP error (boxed, as above).
         #[source]
-        source: sidewire_mcp::Error,
+        source: Box<sidewire_mcp::Error>,
     },
     /// A tool call's arguments are not a JSON object: the model's, or those `tool.before` left.
     #[error("the arguments of {tool} are not a JSON object: {detail}")]

@@ -1,4 +1,14 @@
-//! The turn loop on ext-host's provider streams: [`Agent::run_turn`].
+//! The turn loop on ext-host's provider streams: [`Agent::run_turn`], with the provider of
+//! the turn's pinned generation as the [`Model`].
+
+use std::future::Future;
+
+use sidewire_ext_host::Turn;
+use sidewire_ext_protocol::ProviderRequest;
+
+use crate::conversation::Conversation;
+use crate::error::Error;
+use crate::turn::{Agent, Model, TurnEvent, TurnReport, run};
 
 impl Agent {
     /// Runs one turn of `input` on a pinned generation of `runtime`, with `mcp`'s tools, and
@@ -52,4 +62,3 @@ impl Model for HostModel<'_> {
         self.turn.open_stream(request)
     }
 }
-

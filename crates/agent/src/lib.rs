@@ -24,7 +24,10 @@
 //!    `tool.after`, whose result goes back to the model as a `tool` message with the call's
 //!    `tool_call_id`, and the next round starts. After the last round allowed (default 8) the
 //!    turn ends with [`TurnEnd::RoundLimit`] instead of going on.
-//! 4. The event `frontend.event` (`turn_finished`, the answer as `text`, the end as `detail`).
+//! 4. The event `frontend.event` (`turn_finished`, the answer as `text`, the end as `detail`:
+//!    `answered`, `blocked`, `round_limit`, or `failed` for a turn that ends in an error; none
+//!    for a turn whose future was dropped, nor for one blocked at `input.receive`, which never
+//!    started).
 //!
 //! A turn pins one generation of the extension host for its whole life (§13.3): every
 //! intercept, event and stream of the turn, its tool calls included, goes to the same
@@ -66,6 +69,7 @@
 
 mod conversation;
 mod error;
+mod host_model;
 mod response;
 mod tools;
 mod turn;

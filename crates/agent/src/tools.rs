@@ -267,7 +267,7 @@ impl ToolCallReport {
             .map_err(|source| {
                 ToolStop::Failed(Error::Tool {
                     tool: self.tool.clone(),
-                    source,
+                    source: Box::new(source),
                 })
             })?;
         let result = self.result.insert(ToolResult::new(&result));
@@ -376,9 +376,12 @@ async fn intercept(
     point: HookPoint,
     payload: HookPayload,
 ) -> Result<Outcome, ToolStop> {
-    turn.intercept(point, payload)
-        .await
-        .map_err(|source| ToolStop::Failed(Error::Hook { point, source }))
+    turn.intercept(point, payload).await.map_err(|source| {
+        ToolStop::Failed(Error::Hook {
+            point,
+            source: Box::new(source),
+        })
+    })
 }
 
 /// Stops the call when `point`'s chain blocked it.

@@ -43,8 +43,8 @@ use crate::tools::{self, ToolCallReport, ToolHost, ToolPolicy, ToolStop};
 /// clone; one value serves every turn of a session.
 #[derive(Debug, Clone)]
 pub struct Agent {
-    provider_ref: String,
-    model: String,
+    pub(crate) provider_ref: String,
+    pub(crate) model: String,
     session_id: String,
     max_rounds: u32,
     max_tokens: u64,
@@ -474,7 +474,7 @@ async fn stream<M: Model>(
 ) -> Result<ProviderResponsePayload, Error> {
     let provider = |source| Error::Provider {
         provider_ref: agent.provider_ref.clone(),
-        source,
+        source: Box::new(source),
     };
     let stream = model.open(request).await.map_err(provider)?;
     let mut stream: Pin<Box<M::Stream>> = Box::pin(stream);
@@ -501,7 +501,10 @@ async fn intercept(
     let outcome = turn
         .intercept(point, payload)
         .await
-        .map_err(|source| Error::Hook { point, source })?;
+        .map_err(|source| Error::Hook {
+            point,
+            source: Box::new(source),
+        })?;
     on_event(TurnEvent::Hook {
         round,
         point,

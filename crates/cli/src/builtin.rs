@@ -18,8 +18,8 @@ use sidewire_ext_sdk::protocol::{
     UiActionResult, UiFormField, UiFormPayload, UiSubmitResult,
 };
 use sidewire_ext_sdk::{
-    ChunkStream, Decision, Extension, HostHandle, Options, Provider, StreamContext, point,
-    samples, serve_main,
+    ChunkStream, Decision, Extension, HostHandle, Options, Provider, StreamContext, point, samples,
+    serve_main,
 };
 use sidewire_mcp::server::Server;
 use sidewire_mcp::{CallToolResult, Content};
@@ -89,10 +89,12 @@ impl Provider for SlowModel {
             });
         }
         let chunks = samples::scripted_chunks(&params.request);
-        Ok(Box::pin(futures_util::stream::iter(chunks).then(|chunk| async {
-            tokio::time::sleep(SLOW_CHUNK).await;
-            Ok(chunk)
-        })))
+        Ok(Box::pin(futures_util::stream::iter(chunks).then(
+            |chunk| async {
+                tokio::time::sleep(SLOW_CHUNK).await;
+                Ok(chunk)
+            },
+        )))
     }
 }
 

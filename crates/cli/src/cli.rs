@@ -423,9 +423,15 @@ mod tests {
             provider,
             max_tokens,
             text,
-        }) = parse(&["ext", "complete", "--provider", "plugin/p/m/1", "hello there"])
-            .expect("parses")
-            .command
+        }) = parse(&[
+            "ext",
+            "complete",
+            "--provider",
+            "plugin/p/m/1",
+            "hello there",
+        ])
+        .expect("parses")
+        .command
         else {
             panic!("not ext complete");
         };
@@ -433,7 +439,10 @@ mod tests {
             (provider.as_str(), max_tokens, text.as_str()),
             ("plugin/p/m/1", 4096, "hello there")
         );
-        assert!(parse(&["ext", "complete", "hello"]).is_err(), "--provider is required");
+        assert!(
+            parse(&["ext", "complete", "hello"]).is_err(),
+            "--provider is required"
+        );
         assert!(matches!(
             parse(&["ext", "providers", "--json"]).unwrap().command,
             Command::Ext(ExtCommand::Providers)

@@ -122,9 +122,7 @@ impl<'a> TurnPrinter<'a> {
             return;
         }
         match *event {
-            TurnEvent::Hook {
-                point, outcome, ..
-            } => {
+            TurnEvent::Hook { point, outcome, .. } => {
                 if let Some(blocked) = &outcome.blocked {
                     self.chunks.end_line();
                     self.out.line(format!(
@@ -139,7 +137,10 @@ impl<'a> TurnPrinter<'a> {
                     let rewritten = if outcome.applied.is_empty() {
                         String::new()
                     } else {
-                        format!(" (rewritten by {})", safe::line(&outcome.applied.join(", ")))
+                        format!(
+                            " (rewritten by {})",
+                            safe::line(&outcome.applied.join(", "))
+                        )
                     };
                     self.out
                         .line(format!("> {}{rewritten}", safe::block(&input.text, "  ")));
@@ -220,11 +221,14 @@ fn compact_tool_call(report: &ToolCallReport) -> String {
             if result.is_error { "-> error:" } else { "->" },
             safe::line(&result.text.join(" "))
         ),
-        (Some(ToolStop::Blocked {
-            point,
-            plugin,
-            reason,
-        }), _) => format!(
+        (
+            Some(ToolStop::Blocked {
+                point,
+                plugin,
+                reason,
+            }),
+            _,
+        ) => format!(
             "blocked at {} by {}: {}",
             point.as_str(),
             safe::line(plugin),
@@ -278,7 +282,9 @@ pub(crate) fn turn_json(report: &TurnReport) -> Value {
             point,
             plugin,
             reason,
-        } => json!({ "kind": "blocked", "point": point.as_str(), "plugin": plugin, "reason": reason }),
+        } => {
+            json!({ "kind": "blocked", "point": point.as_str(), "plugin": plugin, "reason": reason })
+        }
         TurnEnd::RoundLimit { rounds } => json!({ "kind": "round_limit", "rounds": rounds }),
         other => json!({ "kind": other.as_str() }),
     };

@@ -108,6 +108,31 @@ async fn a_turn_without_tool_calls_streams_its_answer_and_keeps_input_and_answer
 }
 
 #[tokio::test]
+async fn the_sdks_scripted_model_calls_the_add_tool_and_answers_with_its_result() {
+    let model = FakeModel::scripted(vec![Box::new(|request: &ProviderRequest| {
+        let chunks = sidewire_ext_sdk::samples::scripted_chunks(request);
+        Box::pin(futures_util::stream::iter(chunks.into_iter().map(Ok)))
+    })]);
+    let tools = FakeTools::standard();
+    let mut conversation = Conversation::new();
+    let (report, _) = turn(
+        &Agent::new("r"),
+        &model,
+        &tools,
+        &mut conversation,
+        "add 2 and 40",
+    )
+    .await;
+    let report = report.expect("the turn answers");
+    assert_eq!(report.answer, "The tool said: 42.");
+    assert_eq!((report.rounds, report.end), (2, TurnEnd::Answered));
+    assert_eq!(
+        tools.calls(),
+        [("mcp__t__add".to_owned(), json!({"a": 2, "b": 40}))]
+    );
+}
+
+#[tokio::test]
 async fn the_request_carries_the_conversation_the_tools_and_max_tokens() {
     let model = FakeModel::new(vec![vec![text("ok"), done()]]);
     let mut conversation = Conversation::new();

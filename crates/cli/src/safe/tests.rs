@@ -138,9 +138,15 @@ fn a_json_line_is_one_line_lossless_and_free_of_raw_controls() {
     let line = json_line(&value);
     assert!(!line.contains('\n'), "{line}");
     assert!(!line.chars().any(is_terminal_control), "{line}");
-    assert!(line.contains("\\u009b") && line.contains("\\u202e"), "{line}");
+    assert!(
+        line.contains("\\u009b") && line.contains("\\u202e"),
+        "{line}"
+    );
     let back: serde_json::Value = serde_json::from_str(&line).expect("valid JSON");
     assert_eq!(back, value);
     // Nothing to escape: serde_json's own compact text.
-    assert_eq!(json_line(&serde_json::json!({"a": [1, "é"]})), r#"{"a":[1,"é"]}"#);
+    assert_eq!(
+        json_line(&serde_json::json!({"a": [1, "é"]})),
+        r#"{"a":[1,"é"]}"#
+    );
 }
