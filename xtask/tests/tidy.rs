@@ -77,7 +77,12 @@ fn the_agent_never_spawns_a_task() {
     let mut bad = Vec::new();
     for file in rust_files(&root().join("crates/agent/src")) {
         let text = code_lines(&std::fs::read_to_string(&file).unwrap());
-        for banned in ["tokio::spawn", "task::spawn", "spawn_local", "spawn_blocking"] {
+        for banned in [
+            "tokio::spawn",
+            "task::spawn",
+            "spawn_local",
+            "spawn_blocking",
+        ] {
             if text.contains(banned) {
                 let rel = file.strip_prefix(root()).unwrap().display().to_string();
                 bad.push(format!("{rel}: {banned}"));

@@ -7,6 +7,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use futures_core::Stream;
 use serde_json::{Value, json};
@@ -15,7 +16,7 @@ use sidewire_ext_protocol::{
     ChunkType, ProviderChunk, ProviderRequest, ProviderToolCall, ProviderToolSchema, ProviderUsage,
 };
 use sidewire_mcp::{CallToolResult, ToolCallOptions};
-use sidewire_test_support::lock;
+use sidewire_test_support::{lock, within};
 
 use crate::tools::ToolHost;
 use crate::turn::Model;
@@ -24,9 +25,13 @@ use crate::turn::Model;
 pub(crate) async fn empty_host() -> (Runtime, tempfile::TempDir) {
     let dir = tempfile::tempdir().expect("a temporary directory");
     let config = HostConfig::new(dir.path(), "s-test", dir.path());
-    let (runtime, _events) = ExtensionHost::boot(config)
-        .await
-        .expect("an empty host boots");
+    let (runtime, _events) = within(
+        Duration::from_secs(10),
+        "an empty host's boot",
+        ExtensionHost::boot(config),
+    )
+    .await
+    .expect("an empty host boots");
     (runtime, dir)
 }
 

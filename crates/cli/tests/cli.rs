@@ -1875,6 +1875,25 @@ fn hostile_plugin(dir: &Path, mode: &str) -> PathBuf {
 }
 
 #[test]
+fn a_turn_blocked_at_input_shows_the_hostile_reason_escaped_and_asks_no_model() {
+    let home = home();
+    hostile_plugin(home.path(), "--hostile");
+    let out = run_with_input(home.path(), &["run", "--model", SCRIPTED], "hello\n");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_output_is_clean("run --model", &out);
+    let text = stdout(&out);
+    assert!(
+        text.contains(&format!(
+            "  input.receive blocked by sidewire-demo: blocked {HOSTILE_SHOWN}"
+        )),
+        "{text}"
+    );
+    // The turn never started: no model was asked (this plugin serves none).
+    assert!(text.contains("(the turn was blocked)"), "{text}");
+    assert!(!stderr(&out).contains("provider"), "{}", stderr(&out));
+}
+
+#[test]
 fn plugin_ui_prompts_and_reasons_never_reach_the_terminal_raw() {
     let home = home();
     hostile_plugin(home.path(), "--hostile");

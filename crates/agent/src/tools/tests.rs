@@ -1,6 +1,9 @@
+use std::time::Duration;
+
 use serde_json::json;
 use sidewire_ext_protocol::{HookPoint, Verdict};
 use sidewire_mcp::ToolCallOptions;
+use sidewire_test_support::within;
 
 use super::*;
 use crate::testing::{FakeTools, empty_host};

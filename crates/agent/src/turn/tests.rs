@@ -352,7 +352,7 @@ async fn a_dropped_turn_drops_its_stream_and_leaves_the_conversation_unchanged()
         Box::pin(first.chain(futures_util::stream::pending()).chain(guard))
     })]);
     let (runtime, _dir) = empty_host().await;
-    let pinned = runtime.turn().await;
+    let pinned = within(Duration::from_secs(10), "a turn", runtime.turn()).await;
     let tools = FakeTools::standard();
     let mut conversation = Conversation::new();
     let agent = Agent::new("r");
