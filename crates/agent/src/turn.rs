@@ -30,7 +30,7 @@ use sidewire_ext_host::{Outcome, Turn};
 use sidewire_ext_protocol::{
     AgentStartPayload, ContextPayload, FrontendEventPayload, HookPayload, HookPoint, InputPayload,
     ProviderChunk, ProviderMessage, ProviderRequest, ProviderRequestPayload,
-    ProviderResponsePayload, ProviderRole, ProviderUsage,
+    ProviderResponsePayload, ProviderRole, ProviderToolCall, ProviderToolSchema, ProviderUsage,
 };
 use sidewire_mcp::ToolCallOptions;
 
@@ -307,18 +307,14 @@ pub(crate) async fn run<M: Model, T: ToolHost>(
         content: report.input.clone(),
         ..ProviderMessage::default()
     }];
-    let result = rounds(
+    let env = Env {
         agent,
         turn,
         model,
         tools,
-        conversation,
-        &schemas,
-        &mut added,
-        &mut report,
-        on_event,
-    )
-    .await;
+        schemas: &schemas,
+    };
+    let result = rounds(&env, conversation, &mut added, &mut report, on_event).await;
     match &result {
         Ok(()) => {
             conversation.extend(added);
@@ -329,19 +325,32 @@ pub(crate) async fn run<M: Model, T: ToolHost>(
     result.map(|()| report)
 }
 
-/// The rounds of a turn whose input was accepted.
-#[allow(clippy::too_many_arguments)]
+/// What the rounds of one turn run against.
+struct Env<'a, M, T> {
+    agent: &'a Agent,
+    turn: &'a Turn,
+    model: &'a M,
+    tools: &'a T,
+    /// The tools offered, listed once per turn.
+    schemas: &'a [ProviderToolSchema],
+}
+
+/// The rounds of a turn whose input was accepted: each appends its answer and tool results
+/// to `added` and what it did to `report`.
 async fn rounds<M: Model, T: ToolHost>(
-    agent: &Agent,
-    turn: &Turn,
-    model: &M,
-    tools: &T,
+    env: &Env<'_, M, T>,
     conversation: &Conversation,
-    schemas: &[sidewire_ext_protocol::ProviderToolSchema],
     added: &mut Vec<ProviderMessage>,
     report: &mut TurnReport,
     on_event: &mut OnEvent<'_>,
 ) -> Result<(), Error> {
+    let Env {
+        agent,
+        turn,
+        model,
+        schemas,
+        ..
+    } = *env;
     for round in 1..=agent.max_rounds {
         report.rounds = round;
         let messages: Vec<ProviderMessage> = conversation
@@ -409,59 +418,71 @@ async fn rounds<M: Model, T: ToolHost>(
             report.end = TurnEnd::Answered;
             return Ok(());
         }
-        // Every call gets its result message, run or not: a call without one is a history no
-        // provider accepts.
-        for (index, call) in calls.iter().enumerate() {
-            let tool_report = if index >= agent.max_tool_calls {
-                ToolCallReport::stopped(
-                    &call.name,
-                    &call.id,
-                    serde_json::Value::String(call.arguments.clone()),
-                    ToolStop::TooMany {
-                        limit: agent.max_tool_calls,
-                    },
-                )
-            } else {
-                match tools::parse_arguments(&call.name, &call.arguments) {
-                    Ok(arguments) => {
-                        tools::chained_call(
-                            turn,
-                            tools,
-                            &call.name,
-                            arguments,
-                            &call.id,
-                            agent.tool_policy,
-                            ToolCallOptions::new(),
-                        )
-                        .await
-                    }
-                    Err(stop) => ToolCallReport::stopped(
-                        &call.name,
-                        &call.id,
-                        serde_json::Value::String(call.arguments.clone()),
-                        stop,
-                    ),
-                }
-            };
-            on_event(TurnEvent::ToolCall {
-                round,
-                report: &tool_report,
-            });
-            let (text, _is_error) = tool_report.model_text();
-            added.push(ProviderMessage {
-                role: Some(ProviderRole::Tool),
-                content: cut(text, agent.max_tool_result_bytes),
-                tool_call_id: call.id.clone(),
-                name: call.name.clone(),
-                ..ProviderMessage::default()
-            });
-            report.tool_calls.push(tool_report);
-        }
+        call_tools(env, round, &calls, added, report, on_event).await;
     }
     report.end = TurnEnd::RoundLimit {
         rounds: agent.max_rounds,
     };
     Ok(())
+}
+
+/// Runs one answer's tool calls in order, each through the chain, and adds a `tool` message
+/// for every call, run or not: a call without its result is a history no provider accepts.
+async fn call_tools<M: Model, T: ToolHost>(
+    env: &Env<'_, M, T>,
+    round: u32,
+    calls: &[ProviderToolCall],
+    added: &mut Vec<ProviderMessage>,
+    report: &mut TurnReport,
+    on_event: &mut OnEvent<'_>,
+) {
+    let agent = env.agent;
+    for (index, call) in calls.iter().enumerate() {
+        let tool_report = if index >= agent.max_tool_calls {
+            ToolCallReport::stopped(
+                &call.name,
+                &call.id,
+                serde_json::Value::String(call.arguments.clone()),
+                ToolStop::TooMany {
+                    limit: agent.max_tool_calls,
+                },
+            )
+        } else {
+            match tools::parse_arguments(&call.name, &call.arguments) {
+                Ok(arguments) => {
+                    tools::chained_call(
+                        env.turn,
+                        env.tools,
+                        &call.name,
+                        arguments,
+                        &call.id,
+                        agent.tool_policy,
+                        ToolCallOptions::new(),
+                    )
+                    .await
+                }
+                Err(stop) => ToolCallReport::stopped(
+                    &call.name,
+                    &call.id,
+                    serde_json::Value::String(call.arguments.clone()),
+                    stop,
+                ),
+            }
+        };
+        on_event(TurnEvent::ToolCall {
+            round,
+            report: &tool_report,
+        });
+        let (text, _is_error) = tool_report.model_text();
+        added.push(ProviderMessage {
+            role: Some(ProviderRole::Tool),
+            content: cut(text, agent.max_tool_result_bytes),
+            tool_call_id: call.id.clone(),
+            name: call.name.clone(),
+            ..ProviderMessage::default()
+        });
+        report.tool_calls.push(tool_report);
+    }
 }
 
 /// Streams one request, handing each chunk to the caller, and collects the answer.

@@ -54,16 +54,11 @@ async fn call(
     policy: ToolPolicy,
 ) -> ToolCallReport {
     let (runtime, _dir) = empty_host().await;
-    let turn = runtime.turn().await;
-    chained_call(
-        &turn,
-        tools,
-        name,
-        arguments,
-        "id-1",
-        policy,
-        ToolCallOptions::new(),
-    )
+    within(Duration::from_secs(10), "the tool call", async {
+        let turn = runtime.turn().await;
+        let options = ToolCallOptions::new();
+        chained_call(&turn, tools, name, arguments, "id-1", policy, options).await
+    })
     .await
 }
 

@@ -31,7 +31,7 @@ async fn turn(
     input: &str,
 ) -> (Result<TurnReport, Error>, Vec<String>) {
     let (runtime, _dir) = empty_host().await;
-    let pinned = runtime.turn().await;
+    let pinned = within(Duration::from_secs(10), "a turn", runtime.turn()).await;
     let mut seen = Vec::new();
     let result = within(
         Duration::from_secs(10),
