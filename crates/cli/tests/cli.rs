@@ -304,29 +304,40 @@ fn ext_complete_refuses_a_ref_no_extension_serves() {
     assert_fails(&out, "not in the provider catalog");
 }
 
-#[test]
-fn ctrl_c_cancels_a_streaming_completion_and_the_sidecar_sees_the_cancel() {
-    let home = home();
-    let mark = home.path().join("cancel-mark");
-    let package = builtin_plugin(home.path());
+/// Installs the built-in sidecar with its slow model, which writes `cancelled` to the returned
+/// file when the host cancels its stream.
+fn install_slow_model(home: &Path) -> PathBuf {
+    let mark = home.join("cancel-mark");
+    let package = builtin_plugin(home);
     let manifest = package.join("reasonix-plugin.json");
     let mut doc: Value =
         serde_json::from_str(&std::fs::read_to_string(&manifest).unwrap()).unwrap();
     doc["runtime"]["args"] = json!(["__sidecar", "--slow-model", "--cancel-mark", mark]);
     std::fs::write(&manifest, doc.to_string()).unwrap();
-    install_linked(home.path(), &package);
-    // Forty words at 200 ms each: eight seconds unless cancelled.
-    let words = vec!["word"; 40].join(" ");
+    install_linked(home, &package);
+    mark
+}
+
+/// Runs `sidewire args` (stdin `input`, kept open), sends SIGINT once stdout shows `needle`,
+/// and returns the exit code, stdout, stderr and how long the exit took after the signal.
+fn interrupt_once_shown(
+    home: &Path,
+    args: &[&str],
+    input: &str,
+    needle: &'static str,
+) -> (Option<i32>, String, String, Duration) {
     let mut child = Command::new(EXE)
-        .args(["ext", "complete", "--provider", SCRIPTED, &words])
-        .env("SIDEWIRE_HOME", home.path())
+        .args(args)
+        .env("SIDEWIRE_HOME", home)
         .env("NO_COLOR", "1")
-        .stdin(Stdio::null())
+        .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    // Read until the answer has begun, then interrupt.
+    // Held open until the end: `run` would end at the end of its input.
+    let mut stdin = child.stdin.take().unwrap();
+    std::io::Write::write_all(&mut stdin, input.as_bytes()).unwrap();
     let mut stdout_pipe = child.stdout.take().unwrap();
     let (seen_tx, seen_rx) = std::sync::mpsc::channel();
     let reader = std::thread::spawn(move || {
@@ -339,42 +350,81 @@ fn ctrl_c_cancels_a_streaming_completion_and_the_sidecar_sees_the_cancel() {
                 break;
             }
             text.extend_from_slice(&buf[..n]);
-            if !told && String::from_utf8_lossy(&text).contains("You said:") {
+            if !told && String::from_utf8_lossy(&text).contains(needle) {
                 told = true;
                 let _ = seen_tx.send(());
             }
         }
         String::from_utf8_lossy(&text).into_owned()
     });
-    seen_rx
-        .recv_timeout(Duration::from_secs(30))
-        .expect("the answer starts streaming");
+    let mut errors = child.stderr.take().unwrap();
+    let errors = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = std::io::Read::read_to_string(&mut errors, &mut text);
+        text
+    });
+    let shown = seen_rx.recv_timeout(Duration::from_secs(30));
     let sent = Instant::now();
     send("INT", child.id());
     let code = exit_code(&mut child, "SIGINT");
-    let text = reader.join().unwrap();
-    let mut errors = String::new();
-    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut errors).unwrap();
-    assert_eq!(code, Some(130), "{text}\n{errors}");
-    assert!(errors.contains("the stream was cancelled"), "{errors}");
-    assert!(errors.contains("interrupted (SIGINT)"), "{errors}");
-    // It stopped streaming: far fewer than the forty words arrived, well before 8 s.
-    assert!(text.matches("word").count() < 30, "{text}");
-    assert!(
-        sent.elapsed() < Duration::from_secs(7),
-        "{:?}",
-        sent.elapsed()
-    );
-    // The sidecar saw the cancel (it writes the mark when its stream is cancelled).
+    let took = sent.elapsed();
+    drop(stdin);
+    let (text, errors) = (reader.join().unwrap(), errors.join().unwrap());
+    assert!(shown.is_ok(), "{needle:?} never showed:\n{text}\n{errors}");
+    (code, text, errors, took)
+}
+
+/// Waits (bounded) for the slow model's cancel mark.
+fn assert_the_sidecar_saw_the_cancel(mark: &Path) {
     let deadline = Instant::now() + Duration::from_secs(10);
     while !mark.exists() && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));
     }
     assert_eq!(
-        std::fs::read_to_string(&mark).unwrap_or_default(),
+        std::fs::read_to_string(mark).unwrap_or_default(),
         "cancelled",
         "the sidecar never saw the cancel"
     );
+}
+
+#[test]
+fn ctrl_c_cancels_a_streaming_completion_and_the_sidecar_sees_the_cancel() {
+    let home = home();
+    let mark = install_slow_model(home.path());
+    // Forty words at 200 ms each: eight seconds unless cancelled.
+    let words = vec!["word"; 40].join(" ");
+    let (code, text, errors, took) = interrupt_once_shown(
+        home.path(),
+        &["ext", "complete", "--provider", SCRIPTED, &words],
+        "",
+        "You said:",
+    );
+    assert_eq!(code, Some(130), "{text}\n{errors}");
+    assert!(errors.contains("the stream was cancelled"), "{errors}");
+    assert!(errors.contains("interrupted (SIGINT)"), "{errors}");
+    // It stopped streaming: far fewer than the forty words arrived, well before 8 s.
+    assert!(text.matches("word").count() < 30, "{text}");
+    assert!(took < Duration::from_secs(7), "{took:?}");
+    assert_the_sidecar_saw_the_cancel(&mark);
+}
+
+#[test]
+fn ctrl_c_during_a_turn_of_run_with_a_model_cancels_its_stream_on_the_sidecar() {
+    let home = home();
+    let mark = install_slow_model(home.path());
+    let words = vec!["word"; 40].join(" ");
+    let (code, text, errors, took) = interrupt_once_shown(
+        home.path(),
+        &["run", "--model", SCRIPTED],
+        &format!("{words}\n"),
+        "You said:",
+    );
+    assert_eq!(code, Some(130), "{text}\n{errors}");
+    assert!(errors.contains("interrupted (SIGINT)"), "{errors}");
+    let answer = text.split("You said:").nth(1).unwrap_or_default();
+    assert!(answer.matches("word").count() < 30, "{text}");
+    assert!(took < Duration::from_secs(7), "{took:?}");
+    assert_the_sidecar_saw_the_cancel(&mark);
 }
 
 /// Installs the built-in sidecar and an MCP config with the built-in server; returns the
