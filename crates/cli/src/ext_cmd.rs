@@ -155,29 +155,52 @@ async fn stream_completion(
     };
     printer.end_line();
     let reason = outcome.as_ref().err().and_then(|e| e.reason());
-    let kind = match (&outcome, reason) {
-        (Ok(()), _) => "completed",
-        (Err(_), Some(Reason::StreamCancelled)) => "cancelled",
-        (Err(_), _) => "failed",
+    let ended = match (&outcome, reason) {
+        (Ok(()), _) => Ended::Completed,
+        (Err(_), Some(Reason::StreamCancelled)) => Ended::Cancelled,
+        (Err(_), _) => Ended::Failed,
     };
     if let Some(usage) = &usage {
         out.line(usage_line(usage));
     }
     out.json_line(&json!({
         "event": "end",
-        "outcome": kind,
+        "outcome": ended.as_str(),
         "reason": reason.map(Reason::as_str),
         "error": outcome.as_ref().err().map(|e| error_text(e)),
         "text": answer,
         "usage": usage,
     }));
-    match outcome {
-        Ok(()) => Ok(()),
-        Err(_) if kind == "cancelled" => {
+    match (outcome, ended) {
+        (Ok(()), _) => Ok(()),
+        (Err(_), Ended::Cancelled) => {
             out.note("the stream was cancelled");
             Ok(())
         }
-        Err(err) => Err(anyhow::Error::new(err).context(format!("the provider {provider} failed"))),
+        (Err(err), _) => {
+            Err(anyhow::Error::new(err).context(format!("the provider {provider} failed")))
+        }
+    }
+}
+
+/// How an `ext complete` stream ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ended {
+    /// A clean end.
+    Completed,
+    /// Cancelled on an ending signal (`stream_cancelled`).
+    Cancelled,
+    /// Any other failure.
+    Failed,
+}
+
+impl Ended {
+    fn as_str(self) -> &'static str {
+        match self {
+            Ended::Completed => "completed",
+            Ended::Cancelled => "cancelled",
+            Ended::Failed => "failed",
+        }
     }
 }
 
