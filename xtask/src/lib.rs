@@ -38,8 +38,6 @@ pub const ALLOWED_EDGES: &[(&str, &str)] = &[
     ("sidewire-ext-host", "sidewire-ext-protocol"),
     ("sidewire-agent", "sidewire-ext-host"),
     ("sidewire-agent", "sidewire-mcp"),
-    // ext-host's API speaks ext-protocol's types and does not re-export them.
-    ("sidewire-agent", "sidewire-ext-protocol"),
     ("sidewire", "sidewire-agent"),
     ("sidewire", "sidewire-ext-host"),
     ("sidewire", "sidewire-mcp"),

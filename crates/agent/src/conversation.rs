@@ -7,7 +7,7 @@
 
 use std::collections::VecDeque;
 
-use sidewire_ext_protocol::{ProviderMessage, ProviderRole};
+use sidewire_ext_host::protocol::{ProviderMessage, ProviderRole};
 
 /// The messages of a conversation, oldest first, bounded in count and in bytes.
 #[derive(Debug, Clone)]

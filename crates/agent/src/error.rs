@@ -5,7 +5,7 @@
 //! (the hook point, the provider, the tool); a leaf says everything in its message and has no
 //! source. Callers branch on the `is_*` predicates and [`Error::reason`], never on the text.
 
-use sidewire_ext_protocol::{HookPoint, Reason};
+use sidewire_ext_host::protocol::{HookPoint, Reason};
 
 /// What can make a turn or a tool call fail.
 #[derive(Debug, thiserror::Error)]

@@ -4,7 +4,7 @@
 use std::future::Future;
 
 use sidewire_ext_host::Turn;
-use sidewire_ext_protocol::ProviderRequest;
+use sidewire_ext_host::protocol::ProviderRequest;
 
 use crate::conversation::Conversation;
 use crate::error::Error;

@@ -6,7 +6,7 @@
 //! last `usage` chunk wins; `done` adds nothing. An `error` chunk never reaches here: the host
 //! turns it into the stream's failure.
 
-use sidewire_ext_protocol::{ChunkType, ProviderChunk, ProviderResponsePayload};
+use sidewire_ext_host::protocol::{ChunkType, ProviderChunk, ProviderResponsePayload};
 
 use crate::error::Error;
 

@@ -11,10 +11,10 @@ use std::time::Duration;
 
 use futures_core::Stream;
 use serde_json::{Value, json};
-use sidewire_ext_host::{ExtensionHost, HostConfig, Runtime};
-use sidewire_ext_protocol::{
+use sidewire_ext_host::protocol::{
     ChunkType, ProviderChunk, ProviderRequest, ProviderToolCall, ProviderToolSchema, ProviderUsage,
 };
+use sidewire_ext_host::{ExtensionHost, HostConfig, Runtime};
 use sidewire_mcp::{CallToolResult, ToolCallOptions};
 use sidewire_test_support::{lock, within};
 

@@ -12,11 +12,11 @@
 use std::future::Future;
 
 use serde_json::Value;
-use sidewire_ext_host::{Outcome, Turn};
-use sidewire_ext_protocol::{
+use sidewire_ext_host::protocol::{
     HookPayload, HookPoint, PermissionPayload, ProviderToolSchema, ToolAfterPayload,
     ToolBeforePayload, Verdict,
 };
+use sidewire_ext_host::{Outcome, Turn};
 use sidewire_mcp::{CallToolResult, McpHost, ToolCallOptions};
 
 use crate::error::Error;

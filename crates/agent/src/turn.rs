@@ -26,12 +26,12 @@ use std::pin::Pin;
 
 use futures_core::Stream;
 use futures_util::StreamExt as _;
-use sidewire_ext_host::{Outcome, Turn};
-use sidewire_ext_protocol::{
+use sidewire_ext_host::protocol::{
     AgentStartPayload, ContextPayload, FrontendEventPayload, HookPayload, HookPoint, InputPayload,
     ProviderChunk, ProviderMessage, ProviderRequest, ProviderRequestPayload,
     ProviderResponsePayload, ProviderRole, ProviderToolCall, ProviderToolSchema, ProviderUsage,
 };
+use sidewire_ext_host::{Outcome, Turn};
 use sidewire_mcp::ToolCallOptions;
 
 use crate::conversation::Conversation;

@@ -228,3 +228,8 @@ pub mod reaper {
 }
 pub use crate::text::is_terminal_control;
 pub use sidewire_process::{REDACTED, Redactor};
+
+/// The wire types of Extension Protocol v1 that this crate's API speaks (hook points and
+/// payloads, verdicts, reasons, the model and provider DTOs); the whole
+/// `sidewire-ext-protocol` crate, so an embedder needs no dependency of its own on it.
+pub use sidewire_ext_protocol as protocol;

@@ -1,4 +1,4 @@
-use sidewire_ext_protocol::{ProviderMessage, ProviderRole, ProviderToolCall};
+use sidewire_ext_host::protocol::{ProviderMessage, ProviderRole, ProviderToolCall};
 
 use super::*;
 

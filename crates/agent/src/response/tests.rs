@@ -1,4 +1,4 @@
-use sidewire_ext_protocol::ChunkType;
+use sidewire_ext_host::protocol::ChunkType;
 
 use super::*;
 use crate::testing::{call, done, reasoning, text, usage};

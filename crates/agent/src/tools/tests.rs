@@ -1,7 +1,7 @@
 use std::time::Duration;
 
 use serde_json::json;
-use sidewire_ext_protocol::{HookPoint, Verdict};
+use sidewire_ext_host::protocol::{HookPoint, Verdict};
 use sidewire_mcp::ToolCallOptions;
 use sidewire_test_support::within;
 

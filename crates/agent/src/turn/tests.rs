@@ -3,7 +3,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use serde_json::json;
-use sidewire_ext_protocol::{ProviderMessage, ProviderRole};
+use sidewire_ext_host::protocol::{ProviderMessage, ProviderRole};
 use sidewire_test_support::within;
 
 use super::*;
