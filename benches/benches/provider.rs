@@ -264,9 +264,9 @@ fn benches(c: &mut Criterion) -> (Duration, Duration) {
     let params = r#"{"streamId":"s1","seq":17,"chunk":{"type":"text","text":" word7"}}"#;
     group.bench_function("decode_one_chunk", |b| {
         b.iter(|| {
-            sidewire_ext_protocol::decode_params::<sidewire_ext_protocol::StreamChunkParams>(
-                Some(std::hint::black_box(params)),
-            )
+            sidewire_ext_protocol::decode_params::<sidewire_ext_protocol::StreamChunkParams>(Some(
+                std::hint::black_box(params),
+            ))
             .unwrap()
         })
     });
