@@ -36,6 +36,11 @@ pub const ALLOWED_EDGES: &[(&str, &str)] = &[
     ("sidewire-mcp", "sidewire-jsonrpc"),
     ("sidewire-ext-sdk", "sidewire-ext-protocol"),
     ("sidewire-ext-host", "sidewire-ext-protocol"),
+    ("sidewire-agent", "sidewire-ext-host"),
+    ("sidewire-agent", "sidewire-mcp"),
+    // ext-host's API speaks ext-protocol's types and does not re-export them.
+    ("sidewire-agent", "sidewire-ext-protocol"),
+    ("sidewire", "sidewire-agent"),
     ("sidewire", "sidewire-ext-host"),
     ("sidewire", "sidewire-mcp"),
     ("sidewire", "sidewire-ext-sdk"),
