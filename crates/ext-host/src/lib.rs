@@ -187,7 +187,8 @@
 //! Every `pub async fn` documents its own. In short: dropping an intercept abandons the walk
 //! (the call in flight is cancelled and its late answer ignored); dropping a boot kills what it
 //! started; dropping a shutdown only stops waiting; a reload should not be dropped once it
-//! started building.
+//! started building; dropping a stream open once it was written, or a [`ProviderStream`]
+//! before its end, cancels the stream; dropping a catalog refresh keeps every list as it was.
 
 mod audit;
 mod chain;

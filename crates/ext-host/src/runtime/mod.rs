@@ -485,12 +485,13 @@ impl Runtime {
     ///
     /// # Errors
     ///
-    /// [`Error::Provider`]: `invalid_params` when no running sidecar's catalog lists the ref
-    /// (nothing is sent to any sidecar); `provider_failed` when the sidecar answers
-    /// `accepted: false` (or already has 64 streams open); the reason of its error answer;
-    /// `intercept_timeout` after the deadline; `frame_too_large` when the open does not fit a
-    /// frame (never externalized, nothing written); `provider_interrupted` for a crashed or
-    /// shut-down sidecar. [`Error::ShutDown`] after [`shutdown`](Self::shutdown).
+    /// [`Error::Provider`]: `invalid_params` when no sidecar's current catalog lists the ref
+    /// (nothing is sent to any sidecar); `provider_interrupted` when the sidecar that lists it
+    /// crashed or is shut down (no fallback, nothing sent); `provider_failed` when the sidecar
+    /// answers `accepted: false` (or already has 64 streams open); the reason of its error
+    /// answer; `intercept_timeout` after the deadline; `frame_too_large` when the open does not
+    /// fit a frame (never externalized, nothing written). [`Error::ShutDown`] after
+    /// [`shutdown`](Self::shutdown).
     ///
     /// # Cancel safety
     ///

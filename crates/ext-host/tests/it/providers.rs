@@ -48,7 +48,9 @@ pub(crate) async fn the_handshake_catalog_routes_a_stream_that_ends_cleanly() {
 }
 
 /// §17 item 91 (second half): a crash mid-stream fails the stream with `provider_interrupted`
-/// at once, after the chunks delivered before it.
+/// at once, after the chunks delivered before it (the exit may be seen before the last
+/// chunks are read from the pipe: whichever comes first is the crash, §13.4, so what was
+/// delivered is a prefix of what was written).
 pub(crate) async fn a_crash_mid_stream_is_provider_interrupted_at_once() {
     let env = Env::new();
     env.plugin("prov")
@@ -61,7 +63,8 @@ pub(crate) async fn a_crash_mid_stream_is_provider_interrupted_at_once() {
         .await
         .expect("the stream opens");
     let (chunks, error) = read_stream(&mut stream).await;
-    assert_eq!(texts(&chunks), ["w1", "w2"]);
+    let written = ["w1", "w2"];
+    assert!(written.starts_with(&texts(&chunks)), "{chunks:?}");
     let error = error.expect("the stream fails");
     assert!(error.is_provider());
     assert_eq!(error.reason(), Some(Reason::ProviderInterrupted));

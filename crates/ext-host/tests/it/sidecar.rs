@@ -6,7 +6,9 @@
 //! The scripted sidecar speaks the protocol by hand, synchronously, so it can misbehave in
 //! ways the SDK never would: hang, crash mid-intercept, write junk or an over-cap frame, talk
 //! before `extension/initialized`, claim undeclared capabilities, send bad replacements, stop
-//! reading stdin, read events slowly, ignore shutdown, flood stderr, spawn a grandchild. Two
+//! reading stdin, read events slowly, ignore shutdown, flood stderr, spawn a grandchild, serve
+//! provider catalogs and write exact provider stream frames (out of order, duplicated, after
+//! the end, with conflicting ends), ignore a stream cancel. Two
 //! roles are hosts rather than sidecars (`host`, `idle-host`). Every process started
 //! here records its pid under `$REASONIX_PLUGIN_ROOT/.pids/` so tests can prove it is gone.
 
