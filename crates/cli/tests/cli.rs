@@ -293,6 +293,26 @@ fn a_models_text_never_reaches_the_terminal_raw() {
     );
 }
 
+/// A local provider writes a long answer as a burst of small chunks, faster than the terminal
+/// side reads them: the stream must still arrive whole (a bound of 256 unread chunks per
+/// connection once failed this connection at the 257th word).
+#[test]
+fn ext_complete_streams_a_burst_of_thousands_of_chunks_whole() {
+    let home = home();
+    install_builtin(home.path());
+    let words: Vec<String> = (0..3000).map(|i| format!("w{i}")).collect();
+    let text = words.join(" ");
+    let out = run(
+        home.path(),
+        &["ext", "complete", "--provider", SCRIPTED, &text],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains(&format!("You said: {text}\n")),
+        "the echo arrived cut short"
+    );
+}
+
 #[test]
 fn ext_complete_refuses_a_ref_no_extension_serves() {
     let home = home();

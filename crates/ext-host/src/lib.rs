@@ -161,10 +161,15 @@
 //!   ([`HostEvent::SurfacesStale`]) and its prompts dismissed ([`HostEvent::PromptDismissed`]).
 //! * **Closing stdin** during shutdown is done by dropping the connection's JSON-RPC driver,
 //!   which also fails the calls still pending with `provider_interrupted` at once (§6.6).
-//! * **Provider stream bounds.** The inbound queue of §2.4 counts, per connection, the stream
-//!   chunks delivered to a [`ProviderStream`] and not read yet plus the out-of-order ones: at
-//!   most 256, and at most 16 MiB of their params; one more fails the connection (the crash
-//!   path, so its streams end `provider_interrupted`), since ordered data is never dropped. A
+//! * **Provider stream bounds.** Stream notifications are handled on the connection's reader
+//!   as they are read (decoded and routed into their stream), so the §2.4 queue of notifications
+//!   read but not yet handled never holds more than one. What waits is the chunks delivered to a
+//!   [`ProviderStream`] and not read yet plus the out-of-order ones: per connection at most
+//!   65,536 chunks and 32 MiB (params as received plus ~0.2 KiB each for the decoded chunk);
+//!   one more fails the connection (the crash path, so its streams end
+//!   `provider_interrupted`), since ordered data is never dropped. (A bound of 256 unread
+//!   chunks failed connections in ordinary use: a local provider writes a long answer as a
+//!   burst of small chunks faster than an application reads them.) A
 //!   connection has at most 64 streams open (until read to the end, or dropped and their
 //!   cancel's wait over); one more open fails locally with `provider_failed`.
 //! * **A stream's end is final once its chunks are in.** A second, conflicting `stream/end`

@@ -24,8 +24,8 @@ use futures_util::StreamExt;
 use futures_util::stream::FuturesUnordered;
 use serde_json::value::RawValue;
 use sidewire_ext_protocol::{
-    Method, NOTIFICATION_QUEUE_FRAMES, ProviderChunk, Reason, STREAM_REORDER_WINDOW,
-    StreamCancelParams, StreamChunkParams, StreamEndParams, decode_params,
+    Method, ProviderChunk, Reason, STREAM_REORDER_WINDOW, StreamCancelParams, StreamChunkParams,
+    StreamEndParams, decode_params,
 };
 use sidewire_jsonrpc::{CallOptions, Peer};
 use tokio::sync::{OwnedRwLockReadGuard, mpsc};
@@ -36,12 +36,25 @@ use crate::conn::Connection;
 use crate::error::{Error, ProviderFailure};
 use crate::util::lock;
 
-/// At most this many stream notifications wait per connection (delivered to a stream and not
-/// read by the application yet, plus out-of-order ones); one more fails the connection (§2.4).
-pub(crate) const QUEUE_FRAMES: usize = NOTIFICATION_QUEUE_FRAMES;
-/// At most this many bytes of stream notifications (their params as received) wait per
-/// connection; more fail the connection. The count alone would allow 256 frames of 8 MiB.
-pub(crate) const QUEUE_BYTES: usize = 16 * 1024 * 1024;
+/// At most this many stream chunks wait per connection: delivered to a stream and not read by
+/// the application yet, plus out-of-order ones; one more fails the connection (§14.5: ordered
+/// data is never dropped for lack of space).
+///
+/// The spec's inbound queue of 256 (§2.4) holds notifications read but not yet *handled*; this
+/// host handles each one on the jsonrpc driver as it is read (decoded and routed into its
+/// stream's buffer), so that queue never holds more than the frame in hand. What can pile up is
+/// what a stream holds for an application that reads more slowly than a local provider writes
+/// (a word-by-word echo of a long prompt is a burst of thousands of small chunks), and a bound
+/// of 256 there failed such connections in ordinary use; hence a count large enough for bursts,
+/// with [`QUEUE_BYTES`] as the memory bound.
+pub(crate) const QUEUE_FRAMES: usize = 65_536;
+/// At most this many bytes of stream chunks wait per connection (each counted as its params'
+/// size as received plus [`CHUNK_OVERHEAD`], the memory a decoded chunk takes beyond its text);
+/// more fail the connection. The count alone would allow 65,536 frames of 8 MiB.
+pub(crate) const QUEUE_BYTES: usize = 32 * 1024 * 1024;
+/// What one buffered chunk costs beyond its params' text: the decoded [`ProviderChunk`] and its
+/// place in the queue.
+pub(crate) const CHUNK_OVERHEAD: usize = std::mem::size_of::<ProviderChunk>() + 32;
 /// At most this many streams are open per connection (until read to the end, or dropped and
 /// their cancel's wait over); one more open fails locally with `provider_failed`.
 pub(crate) const MAX_STREAMS: usize = 64;
@@ -188,7 +201,9 @@ impl Streams {
             if entry.abandoned {
                 return Fed::Dropped;
             }
-            let fed = entry.reorder.chunk(chunk.seq, chunk.chunk, text.len());
+            let fed = entry
+                .reorder
+                .chunk(chunk.seq, chunk.chunk, text.len() + CHUNK_OVERHEAD);
             if matches!(fed, Fed::Delivered | Fed::Finished) {
                 entry.wake();
             }
@@ -203,7 +218,7 @@ impl Streams {
         if table.buffered > QUEUE_FRAMES {
             return Err(Overflow(format!(
                 "its provider streams overflowed the inbound queue ({QUEUE_FRAMES} \
-                 notifications not yet read)"
+                 chunks not yet read)"
             )));
         }
         if table.bytes > QUEUE_BYTES {

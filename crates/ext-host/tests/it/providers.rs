@@ -451,14 +451,14 @@ pub(crate) async fn dropping_a_stream_cancels_it_and_forgets_its_state() {
     env.finish(runtime).await;
 }
 
-/// Ordered data is never dropped: when the application does not read and a connection has 256
-/// chunks waiting, one more fails the connection (the crash path), and the stream ends
-/// `provider_interrupted` after what it held. The same holds for 16 MiB of waiting chunks: the
-/// 16th chunk of 1 MiB text (plus its params) goes over.
+/// Ordered data is never dropped: when the application does not read and a connection has
+/// 65,536 chunks waiting, one more fails the connection (the crash path), and the stream ends
+/// `provider_interrupted` after what it held. The same holds for 32 MiB of waiting chunks: the
+/// 32nd chunk of 1 MiB text (plus its params and overhead) goes over.
 pub(crate) async fn a_full_inbound_queue_fails_the_connection() {
     let mb = json!({"type": "text", "text": "@fill:1048576@"});
-    let big: Vec<serde_json::Value> = (1..=17).map(|seq| json!({"c": seq, "chunk": mb})).collect();
-    for (after, held) in [(json!([{"chunks": [1, 257]}]), 257), (json!(big), 16)] {
+    let big: Vec<serde_json::Value> = (1..=33).map(|seq| json!({"c": seq, "chunk": mb})).collect();
+    for (after, held) in [(json!([{"chunks": [1, 65_537]}]), 65_537), (json!(big), 32)] {
         let env = Env::new();
         let (runtime, mut events) = boot_provider(&env, &[json!({ "after": after })], &[]).await;
         let mut stream = open(&runtime).await;
