@@ -22,6 +22,7 @@ pub(crate) async fn run(command: ExtCommand, out: &Out) -> anyhow::Result<()> {
         ExtCommand::Check { name } => check(name.as_deref(), out).await,
         ExtCommand::Intercept { point, payload } => intercept(&point, &payload, out).await,
         ExtCommand::Event { point, payload } => event(&point, &payload, out).await,
+        ExtCommand::Conformance(args) => crate::conformance_cmd::run(args, out).await,
     }
 }
 

@@ -114,6 +114,15 @@ pub enum Error {
     /// The runtime was shut down.
     #[error("the extension runtime is shut down")]
     ShutDown,
+    /// The conformance kit cannot run against its target: a manifest without `runtime`, a
+    /// command that cannot be found or launched.
+    #[error("cannot check {target}: {detail}")]
+    Conformance {
+        /// The plugin id, package directory or command.
+        target: String,
+        /// Why.
+        detail: String,
+    },
 }
 
 impl Error {
@@ -199,6 +208,11 @@ impl Error {
     /// A reload failed.
     pub fn is_reload(&self) -> bool {
         matches!(self, Error::Reload { .. })
+    }
+
+    /// The conformance kit cannot run against its target.
+    pub fn is_conformance(&self) -> bool {
+        matches!(self, Error::Conformance { .. })
     }
 
     /// The runtime is shut down.

@@ -152,6 +152,7 @@
 mod audit;
 mod chain;
 mod config;
+pub mod conformance;
 mod conn;
 mod content;
 mod error;

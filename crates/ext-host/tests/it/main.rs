@@ -72,6 +72,7 @@
 mod audit;
 mod bounds;
 mod chains;
+mod conformance;
 mod content;
 mod failures;
 mod lifecycle;
@@ -195,6 +196,9 @@ fn main() -> ExitCode {
         bounds::turns_start_while_a_reload_retires_old_sidecars,
         reload::a_reload_waits_for_running_turns_and_queued_requests_merge,
         reload::reloads_joining_one_cut_short_by_a_shutdown_are_shut_down,
+        conformance::the_sdk_examples_pass_everything_applicable,
+        conformance::the_python_reference_sidecar_passes_everything_applicable,
+        conformance::each_broken_fixture_fails_exactly_what_it_breaks,
     ]);
     libtest_mimic::run(&args, trials).exit_code()
 }

@@ -1,0 +1,162 @@
+//! The conformance kit (`sidewire_ext_host::conformance`) against real sidecars: the SDK's
+//! examples (this binary, re-executed under their names) and the Python reference sidecar pass
+//! everything applicable; each deliberately broken fixture fails exactly the statements it
+//! breaks. Every run proves that no process it started outlives it (each manifest carries a
+//! marker variable, and the process table is searched for it afterwards).
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use sidewire_ext_host::conformance::{self, Options, Report, Target, Verdict};
+
+use crate::support::*;
+
+/// The fixtures' directory.
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/conformance")
+}
+
+/// A marker unique to one kit run, set in the sidecar's environment through its manifest.
+fn marker() -> String {
+    format!(
+        "{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos()
+    )
+}
+
+const MARKER_VAR: &str = "SIDEWIRE_CONFORMANCE_MARKER";
+
+/// Writes `manifest` with the marker in its `runtime.env` to `dir`.
+fn write_manifest(dir: &Path, mut manifest: Value, marker: &str) -> PathBuf {
+    manifest["runtime"]["env"][MARKER_VAR] = json!(marker);
+    let path = dir.join(sidewire_ext_protocol::MANIFEST_FILE);
+    std::fs::write(&path, serde_json::to_vec_pretty(&manifest).unwrap()).unwrap();
+    path
+}
+
+/// Runs the kit and asserts that no process it started is left afterwards.
+async fn check(target: Target, marker: &str) -> Report {
+    let report = within(Duration::from_secs(90), "a conformance run", async {
+        conformance::run(&target, &Options::new()).await
+    })
+    .await
+    .expect("the target resolves");
+    let survivors =
+        sidewire_process::testing::survivors_with_env(MARKER_VAR, marker, Duration::from_secs(5));
+    assert!(survivors.is_empty(), "processes outlived the run: {survivors:?}");
+    report
+}
+
+/// A package of one of the SDK's examples: its manifest (plus the marker) and `bin/<name>`
+/// pointing at this binary, which serves the sample under that name.
+fn example_package(env: &Env, example: &str, marker: &str) -> PathBuf {
+    let source = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../ext-sdk/examples")
+        .join(example)
+        .join(sidewire_ext_protocol::MANIFEST_FILE);
+    let manifest: Value = serde_json::from_slice(&std::fs::read(&source).unwrap()).unwrap();
+    let root = env.path(&format!("pkg-{example}"));
+    std::fs::create_dir_all(root.join("bin")).unwrap();
+    write_manifest(&root, manifest, marker);
+    std::os::unix::fs::symlink(std::env::current_exe().unwrap(), root.join("bin").join(example))
+        .unwrap();
+    root
+}
+
+fn failures(report: &Report) -> String {
+    report
+        .results
+        .iter()
+        .filter(|r| r.verdict == Verdict::Fail)
+        .map(|r| format!("{}: {} {:?}", r.statement.id, r.detail, r.frames))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+pub(crate) async fn the_sdk_examples_pass_everything_applicable() {
+    let env = Env::new();
+    for example in ["starter", "allow_all", "status_card"] {
+        let marker = marker();
+        let root = example_package(&env, example, &marker);
+        let began = Instant::now();
+        let report = check(Target::Package(root), &marker).await;
+        eprintln!("conformance of the {example} example: {} ms", began.elapsed().as_millis());
+        assert!(report.passed(), "{example}:\n{}", failures(&report));
+        // Every statement has a verdict, and the ones that apply to every sidecar passed.
+        assert_eq!(report.results.len(), conformance::statements().len());
+        for id in ["1", "2", "6", "9", "13", "15", "22", "23", "32", "88", "S-frames", "S-handshake"] {
+            let result = report.results.iter().find(|r| r.statement.id == id).unwrap();
+            assert_eq!(result.verdict, Verdict::Pass, "{example} {id}: {}", result.detail);
+        }
+        if example == "status_card" {
+            let ui = report.results.iter().find(|r| r.statement.id == "S-ui").unwrap();
+            assert_eq!(ui.verdict, Verdict::Pass, "{}", ui.detail);
+        } else {
+            for id in ["S-intercept", "16", "49", "59", "60"] {
+                let result = report.results.iter().find(|r| r.statement.id == id).unwrap();
+                assert_eq!(result.verdict, Verdict::Pass, "{example} {id}: {}", result.detail);
+            }
+        }
+    }
+}
+
+/// The Python fixture, run as `python3 <script> ARGS` against its manifest (plus a marker).
+async fn python(env: &Env, script: &str, args: &[&str]) -> Report {
+    let marker = marker();
+    let dir = env.path(&format!("py-{}", marker));
+    std::fs::create_dir_all(&dir).unwrap();
+    let manifest: Value = serde_json::from_slice(
+        &std::fs::read(fixtures().join(sidewire_ext_protocol::MANIFEST_FILE)).unwrap(),
+    )
+    .unwrap();
+    let manifest = write_manifest(&dir, manifest, &marker);
+    let target = Target::Command {
+        manifest,
+        program: fixtures().join(script).display().to_string(),
+        args: args.iter().map(|a| (*a).to_owned()).collect(),
+    };
+    check(target, &marker).await
+}
+
+pub(crate) async fn the_python_reference_sidecar_passes_everything_applicable() {
+    let env = Env::new();
+    let report = python(&env, "sidecar.py", &[]).await;
+    assert!(report.passed(), "{}", failures(&report));
+    for id in ["1", "2", "6", "7", "9", "10", "11", "12", "13", "16", "22", "23", "24", "49", "50", "59", "60", "88", "S-intercept", "S-content"] {
+        let result = report.results.iter().find(|r| r.statement.id == id).unwrap();
+        assert_eq!(result.verdict, Verdict::Pass, "{id}: {}", result.detail);
+    }
+}
+
+pub(crate) async fn each_broken_fixture_fails_exactly_what_it_breaks() {
+    let env = Env::new();
+    // (program, args, the statements it breaks)
+    let cases: &[(&str, &[&str], &[&str])] = &[
+        ("sidecar.py", &["--flaw", "answer-unknown-notifications"], &["12"]),
+        ("sidecar.py", &["--flaw", "ascii-ids"], &["10"]),
+        ("sidecar.py", &["--flaw", "skip-blank-lines"], &["6"]),
+        ("sidecar.py", &["--flaw", "unknown-method-invalid-request"], &["13"]),
+        ("sidecar.py", &["--flaw", "ignore-timeout"], &["49"]),
+        ("sidecar.py", &["--flaw", "no-exit-on-eof"], &["88"]),
+        ("sidecar.py", &["--flaw", "protocol-error-for-versions"], &["22", "23", "24"]),
+        ("banner.sh", &[], &["S-frames"]),
+    ];
+    // Two kits at a time: each runs up to four sidecars, and some checks have deadlines.
+    for pair in cases.chunks(2) {
+        let runs = pair.iter().map(|(program, args, _)| python(&env, program, args));
+        let reports = futures_util::future::join_all(runs).await;
+        for ((program, args, expected), report) in pair.iter().zip(reports) {
+            assert_eq!(
+                report.failed_ids(),
+                expected.to_vec(),
+                "{program} {args:?}:\n{}",
+                failures(&report)
+            );
+        }
+    }
+}
