@@ -17,6 +17,7 @@ use sidewire_ext_protocol::{
 };
 
 use crate::point::{Decision, Payload, Point};
+use crate::provider::{Provider, ProviderFn};
 use crate::{Error, HostHandle};
 
 pub(crate) type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
@@ -103,6 +104,7 @@ pub struct Extension {
     pub(crate) on_ready: Option<HostFn>,
     pub(crate) on_shutdown: Option<HostFn>,
     pub(crate) on_resources: Option<ResourcesFn>,
+    pub(crate) provider: Option<ProviderFn>,
     pub(crate) problems: Vec<String>,
 }
 
@@ -125,6 +127,7 @@ impl Extension {
             on_ready: None,
             on_shutdown: None,
             on_resources: None,
+            provider: None,
             problems: Vec::new(),
         }
     }
@@ -298,6 +301,23 @@ impl Extension {
         self
     }
 
+    /// Serves models (§14): `provider`'s catalog becomes the handshake's `providers` and the
+    /// answer to `extension/provider/catalog`, and its streams serve
+    /// `extension/provider/stream/open` and `stream/cancel`. See [`Provider`] for what the SDK
+    /// enforces.
+    ///
+    /// The provider is offered when the installed manifest has capability `providers`;
+    /// otherwise the SDK says so on stderr and the provider methods are answered
+    /// `unknown_method`. One provider per extension (it may list many refs).
+    pub fn provider(mut self, provider: impl Provider) -> Self {
+        if self.provider.is_some() {
+            self.problems
+                .push("a provider is registered twice".to_owned());
+        }
+        self.provider = Some(Arc::new(provider));
+        self
+    }
+
     /// The registration mistakes, as one error.
     pub(crate) fn check(&self) -> Result<(), Error> {
         if self.name.trim().is_empty() || self.version.trim().is_empty() {
@@ -365,6 +385,14 @@ impl Extension {
                     .to_owned(),
             );
         }
+        let providers = manifest.capabilities.contains(&Capability::Providers);
+        if !providers && self.provider.is_some() {
+            warnings.push(
+                "a provider is registered, but the manifest lacks capability \"providers\"; \
+                 not offered"
+                    .to_owned(),
+            );
+        }
         let ui_actions = if ui {
             self.actions.iter().map(|(decl, _)| decl.clone()).collect()
         } else {
@@ -377,6 +405,7 @@ impl Extension {
             active,
             strategy,
             ui,
+            providers: providers && self.provider.is_some(),
             warnings,
         }
     }
@@ -402,6 +431,7 @@ impl fmt::Debug for Extension {
                     .collect::<Vec<_>>(),
             )
             .field("submit", &self.submit.is_some())
+            .field("provider", &self.provider.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -421,6 +451,9 @@ pub(crate) struct Plan {
     pub(crate) strategy: BTreeSet<HookPoint>,
     /// Whether the manifest has capability `ui`, so the UI callbacks are live.
     pub(crate) ui: bool,
+    /// Whether a provider is registered and the manifest has capability `providers`, so the
+    /// provider methods are live.
+    pub(crate) providers: bool,
     /// What the manifest does not back, for stderr.
     pub(crate) warnings: Vec<String>,
 }

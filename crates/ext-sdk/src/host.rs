@@ -104,7 +104,7 @@ impl HostHandle {
         }
     }
 
-    fn peer(&self) -> &Peer {
+    pub(crate) fn peer(&self) -> &Peer {
         self.inner
             .peer
             .get()
@@ -410,7 +410,7 @@ impl fmt::Debug for HostHandle {
 
 /// Checks params the extension built against the protocol's strict decoding, so a mistake (a
 /// blank label, a progress of 2) is reported locally with its path instead of by the host.
-fn check_outbound<T: Dto>(params: &T, what: &'static str) -> Result<(), Error> {
+pub(crate) fn check_outbound<T: Dto>(params: &T, what: &'static str) -> Result<(), Error> {
     let text = serde_json::to_string(params).map_err(|err| Error::Invalid {
         what,
         detail: err.to_string(),

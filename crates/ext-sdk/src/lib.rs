@@ -120,6 +120,7 @@ mod extension;
 mod host;
 mod log;
 pub mod point;
+mod provider;
 #[cfg(feature = "samples")]
 pub mod samples;
 mod serve;
@@ -135,4 +136,5 @@ pub use crate::extension::{Context, Extension};
 pub use crate::host::{HostHandle, Surface};
 pub use crate::log::log;
 pub use crate::point::{Decision, Payload, Point};
+pub use crate::provider::{ChunkStream, END_ERROR_BYTES, MAX_STREAMS, Provider, StreamContext};
 pub use crate::serve::{Options, serve, serve_io, serve_main};

@@ -14,11 +14,13 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use sidewire_ext_protocol::{
-    InputPayload, PermissionPayload, Severity, StatusPayload, UiActionResult, Verdict,
+    ChunkType, ENV_PLUGIN_NAME, InputPayload, PermissionPayload, ProviderChunk, ProviderDescriptor,
+    ProviderRequest, ProviderRole, ProviderToolCall, ProviderUsage, Severity, StatusPayload,
+    StreamOpenParams, UiActionResult, Verdict,
 };
 
 use crate::point::{self, Decision};
-use crate::{Extension, HostHandle};
+use crate::{ChunkStream, Extension, HostHandle, Provider, StreamContext};
 
 /// The starter extension's plugin id (its manifest `name`).
 pub const STARTER_NAME: &str = "starter-extension";
@@ -108,6 +110,207 @@ async fn publish_status(host: &HostHandle, label: &str) -> Result<bool, crate::E
         ..StatusPayload::default()
     };
     host.publish(STATUS_SURFACE, status).await
+}
+
+/// The scripted model's plugin id (its example's manifest `name`).
+pub const SCRIPTED_MODEL_NAME: &str = "scripted-model";
+/// The provider and model parts of the scripted model's ref,
+/// `plugin/<pluginId>/scripted/echo-1`.
+pub const SCRIPTED_PROVIDER_MODEL: &str = "scripted/echo-1";
+/// The id of the scripted model's one tool call.
+pub const SCRIPTED_CALL_ID: &str = "call-1";
+
+/// A deterministic local "model", with no network: it answers from the request alone.
+///
+/// * When the last message is a tool result (`role: tool`), it answers
+///   `The tool said: <content>.` word by word as `text` chunks.
+/// * When the last user message contains the words `add A and B` (two integers) and a tool
+///   whose name ends in `add` is offered, it emits a `reasoning` chunk, then
+///   `tool_call_start`, `tool_call_args_delta` and `tool_call` (id `call-1`, arguments
+///   `{"a":A,"b":B}`).
+/// * Otherwise it emits a `reasoning` chunk, then `You said: <last user message>` word by
+///   word as `text` chunks.
+///
+/// Every answer ends with a `usage` chunk (words counted as tokens) and `done`. The logic is
+/// [`scripted_chunks`], a pure function; this type only serves it.
+#[derive(Debug, Clone)]
+pub struct ScriptedModel {
+    plugin_id: String,
+}
+
+impl ScriptedModel {
+    /// The scripted model of plugin `plugin_id`: its one ref is
+    /// `plugin/<plugin_id>/scripted/echo-1`.
+    pub fn new(plugin_id: impl Into<String>) -> Self {
+        ScriptedModel {
+            plugin_id: plugin_id.into(),
+        }
+    }
+
+    /// The scripted model of the plugin the host launched (`REASONIX_PLUGIN_NAME`), or of
+    /// `fallback` when the variable is not set.
+    pub fn from_env(fallback: &str) -> Self {
+        let plugin_id = std::env::var(ENV_PLUGIN_NAME)
+            .ok()
+            .filter(|id| !id.is_empty())
+            .unwrap_or_else(|| fallback.to_owned());
+        ScriptedModel::new(plugin_id)
+    }
+
+    /// Its one provider ref.
+    pub fn provider_ref(&self) -> String {
+        format!("plugin/{}/{SCRIPTED_PROVIDER_MODEL}", self.plugin_id)
+    }
+
+    /// Its one catalog entry.
+    pub fn descriptor(&self) -> ProviderDescriptor {
+        ProviderDescriptor {
+            reference: self.provider_ref(),
+            display_name: "Scripted echo model (local, deterministic)".to_owned(),
+            model: "echo-1".to_owned(),
+            tools: Some(true),
+            reasoning: Some(true),
+            ..ProviderDescriptor::default()
+        }
+    }
+}
+
+impl Provider for ScriptedModel {
+    async fn catalog(&self, _host: &HostHandle) -> Result<Vec<ProviderDescriptor>, crate::Error> {
+        Ok(vec![self.descriptor()])
+    }
+
+    async fn open(
+        &self,
+        _ctx: StreamContext,
+        params: StreamOpenParams,
+    ) -> Result<ChunkStream, crate::Error> {
+        let chunks = scripted_chunks(&params.request);
+        Ok(Box::pin(futures_util::stream::iter(
+            chunks.into_iter().map(Ok),
+        )))
+    }
+}
+
+/// `scripted-model`: serves [`ScriptedModel`] (manifest capability `providers`); its plugin id
+/// is `REASONIX_PLUGIN_NAME`, or `scripted-model`.
+pub fn scripted_model() -> Extension {
+    Extension::new(SCRIPTED_MODEL_NAME, SAMPLE_VERSION)
+        .provider(ScriptedModel::from_env(SCRIPTED_MODEL_NAME))
+}
+
+/// The scripted model's answer to `request`, chunk by chunk (see [`ScriptedModel`]).
+pub fn scripted_chunks(request: &ProviderRequest) -> Vec<ProviderChunk> {
+    let prompt_tokens: usize = request
+        .messages
+        .iter()
+        .map(|m| m.content.split_whitespace().count())
+        .sum();
+    let mut chunks = Vec::new();
+    let mut reasoning_tokens = 0;
+    let finish;
+    let last = request.messages.last();
+    let last_user = request
+        .messages
+        .iter()
+        .rev()
+        .find(|m| m.role == Some(ProviderRole::User))
+        .map_or("", |m| m.content.as_str());
+    if let Some(tool) = last.filter(|m| m.role == Some(ProviderRole::Tool)) {
+        words(
+            &mut chunks,
+            &format!("The tool said: {}.", tool.content.trim()),
+        );
+        finish = "stop";
+    } else if let Some(((a, b), tool)) = addition(last_user).zip(
+        request
+            .tools
+            .iter()
+            .find(|t| t.name.ends_with("add"))
+            .map(|t| t.name.as_str()),
+    ) {
+        let thought = format!("The user wants {a} + {b}; I will call {tool}.");
+        reasoning_tokens = thought.split_whitespace().count();
+        chunks.push(text_chunk(ChunkType::Reasoning, thought));
+        let arguments = format!("{{\"a\":{a},\"b\":{b}}}");
+        let call = |arguments: String| ProviderToolCall {
+            id: SCRIPTED_CALL_ID.to_owned(),
+            name: tool.to_owned(),
+            arguments,
+            thought_signature: String::new(),
+        };
+        let mut start = ProviderChunk::new(ChunkType::ToolCallStart);
+        start.tool_call = Some(call(String::new()));
+        let mut delta = ProviderChunk::new(ChunkType::ToolCallArgsDelta);
+        delta.arg_chars = Some(arguments.chars().count() as u64);
+        let mut complete = ProviderChunk::new(ChunkType::ToolCall);
+        complete.tool_call = Some(call(arguments));
+        chunks.extend([start, delta, complete]);
+        finish = "tool_calls";
+    } else {
+        let thought = "The user said something; I will echo it.".to_owned();
+        reasoning_tokens = thought.split_whitespace().count();
+        chunks.push(text_chunk(ChunkType::Reasoning, thought));
+        words(&mut chunks, &format!("You said: {}", last_user.trim()));
+        finish = "stop";
+    }
+    // Words answered, plus reasoning words, plus one for a tool call.
+    let answered = chunks.iter().filter(|c| c.kind == ChunkType::Text).count();
+    let calls = chunks
+        .iter()
+        .filter(|c| c.kind == ChunkType::ToolCall)
+        .count();
+    let completion_tokens = answered + reasoning_tokens + calls;
+    let mut usage = ProviderChunk::new(ChunkType::Usage);
+    usage.usage = Some(ProviderUsage {
+        prompt_tokens: prompt_tokens as u64,
+        completion_tokens: completion_tokens as u64,
+        total_tokens: (prompt_tokens + completion_tokens) as u64,
+        cache_hit_tokens: 0,
+        cache_miss_tokens: prompt_tokens as u64,
+        reasoning_tokens: reasoning_tokens as u64,
+        finish_reason: finish.to_owned(),
+    });
+    chunks.push(usage);
+    chunks.push(ProviderChunk::new(ChunkType::Done));
+    chunks
+}
+
+/// `text` word by word as `text` chunks, each word after the first with its leading space, so
+/// the chunks concatenate to the text with its spacing collapsed.
+fn words(chunks: &mut Vec<ProviderChunk>, text: &str) {
+    for (i, word) in text.split_whitespace().enumerate() {
+        let piece = if i == 0 {
+            word.to_owned()
+        } else {
+            format!(" {word}")
+        };
+        chunks.push(text_chunk(ChunkType::Text, piece));
+    }
+}
+
+fn text_chunk(kind: ChunkType, text: String) -> ProviderChunk {
+    let mut chunk = ProviderChunk::new(kind);
+    chunk.text = text;
+    chunk
+}
+
+/// The integers of the first `add A and B` in `text` (case-insensitive, punctuation around
+/// the numbers ignored).
+fn addition(text: &str) -> Option<(i64, i64)> {
+    let words: Vec<String> = text
+        .split_whitespace()
+        .map(|w| {
+            w.trim_matches(|c: char| !c.is_alphanumeric() && c != '-')
+                .to_lowercase()
+        })
+        .collect();
+    words.windows(4).find_map(|w| match w {
+        [add, a, and, b] if add == "add" && and == "and" => {
+            Some((a.parse().ok()?, b.parse().ok()?))
+        }
+        _ => None,
+    })
 }
 
 #[cfg(test)]

@@ -22,9 +22,11 @@ use tokio_util::sync::CancellationToken;
 use sidewire_ext_protocol::{
     CALL_TIMEOUT, Caller, DecisionKind, ENV_PLUGIN_NAME, ENV_PLUGIN_VERSION, EVENT_QUEUE_FRAMES,
     EventParams, ExternalizedField, HookPayload, HookPoint, InitializeResult, InitializedParams,
-    InterceptParams, InterceptResult, MIN_CONCURRENT_CALLBACKS, Method, PROTOCOL_VERSION, Reason,
-    ResourcesChangedParams, ShutdownParams, ShutdownResult, UiActionParams, UiActionResult,
-    UiSubmitParams, UiSubmitResult, decode_initialize_params, decode_params, jsonrpc_config,
+    InterceptParams, InterceptResult, MIN_CONCURRENT_CALLBACKS, Method, PROTOCOL_VERSION,
+    ProviderCatalogParams, ProviderCatalogResult, Reason, ResourcesChangedParams, ShutdownParams,
+    ShutdownResult, StreamCancelParams, StreamCancelResult, StreamOpenParams, StreamOpenResult,
+    UiActionParams, UiActionResult, UiSubmitParams, UiSubmitResult, decode_initialize_params,
+    decode_params, jsonrpc_config,
 };
 use sidewire_jsonrpc::{ErrorObject, Router};
 
@@ -32,6 +34,7 @@ use crate::extension::{BoxFuture, Plan};
 use crate::host::Handshake;
 use crate::log::Logger;
 use crate::point::Decision;
+use crate::provider::{MAX_STREAMS, ProviderFn, Refusal, Streams};
 use crate::state::State;
 use crate::{Context, Error, Extension, HostHandle};
 
@@ -183,6 +186,7 @@ where
         cancel: CancellationToken::new(),
         fatal: Mutex::new(None),
         fatal_signal: Notify::new(),
+        streams: Arc::new(Streams::default()),
         logger: options.logger,
     });
     let router = conn.router(events_tx, jobs_tx);
@@ -233,6 +237,8 @@ struct Connection {
     /// The error that ends `serve` after the handshake failed.
     fatal: Mutex<Option<Error>>,
     fatal_signal: Notify,
+    /// The provider's catalog refs and active streams (§14).
+    streams: Arc<Streams>,
     logger: Logger,
 }
 
@@ -254,6 +260,10 @@ impl Connection {
         let event = Arc::clone(self);
         let resources = Arc::clone(self);
         let resources_events = events.clone();
+        let catalog = Arc::clone(self);
+        let open = Arc::clone(self);
+        let open_jobs = jobs.clone();
+        let cancel = Arc::clone(self);
         Router::new()
             .request_raw(Method::Initialize.as_str(), move |params, _| {
                 init.initialize(params)
@@ -269,6 +279,15 @@ impl Connection {
             })
             .request_raw(Method::UiSubmit.as_str(), move |params, _| {
                 submit.ui_submit(params)
+            })
+            .request_raw(Method::ProviderCatalog.as_str(), move |params, _| {
+                catalog.provider_catalog(params)
+            })
+            .request_raw(Method::StreamOpen.as_str(), move |params, _| {
+                open.stream_open(params, &open_jobs)
+            })
+            .request_raw(Method::StreamCancel.as_str(), move |params, _| {
+                cancel.stream_cancel(params)
             })
             // Notifications run on the driver in arrival order, so the state they set is in
             // force before the next frame is routed (§6.5).
@@ -389,7 +408,8 @@ impl Connection {
             params,
             ui_actions: plan.ui_actions.clone(),
         });
-        let result = InitializeResult {
+        let offers_providers = plan.providers;
+        let mut result = InitializeResult {
             protocol_version: PROTOCOL_VERSION.to_owned(),
             name: self.ext.name.clone(),
             version: self.ext.version.clone(),
@@ -408,6 +428,9 @@ impl Connection {
                 // §6.1 step 3: a failing initialize handler is answered as an error, and that
                 // is fatal.
                 return Err(conn.fail_handshake(Reason::Internal, err.to_string()));
+            }
+            if offers_providers {
+                result.providers = conn.handshake_catalog().await;
             }
             if !conn
                 .host
@@ -446,8 +469,10 @@ impl Connection {
         self.gate(Method::Shutdown)?;
         let params: ShutdownParams =
             decode_params(params.map(RawValue::get)).map_err(|err| err.to_error_object())?;
-        // Enter `shutdown` now, on the driver: every later request is refused.
+        // Enter `shutdown` now, on the driver: every later request is refused, and no stream
+        // sends another chunk (each ends `interrupted`).
         self.host.inner.state.shut_down();
+        self.streams.cancel_all();
         let conn = Arc::clone(self);
         Ok(Box::pin(async move {
             let budget = Duration::from_millis(params.timeout_millis);
@@ -682,6 +707,149 @@ impl Connection {
                 .await
                 .map_err(|err| conn.callback_failed(Method::UiSubmit.as_str(), &err))
         }))
+    }
+
+    /// §6.5 step 4 for the provider methods: without a provider, or without manifest
+    /// capability `providers`, they are `unknown_method`, before their params are decoded.
+    fn live_provider(&self) -> Result<ProviderFn, ErrorObject> {
+        match &self.ext.provider {
+            Some(provider) if self.plan().providers => Ok(Arc::clone(provider)),
+            _ => {
+                Err(Reason::UnknownMethod
+                    .error_object_with("this extension does not serve providers"))
+            }
+        }
+    }
+
+    /// The catalog for the handshake's `providers`: on a failure or a catalog that breaks
+    /// the rules nothing is offered (the cause goes to stderr) and the connection goes on; a
+    /// later `extension/provider/catalog` may offer it.
+    async fn handshake_catalog(&self) -> Vec<sidewire_ext_protocol::ProviderDescriptor> {
+        let Some(provider) = self.ext.provider.clone() else {
+            return Vec::new();
+        };
+        let outcome = provider
+            .catalog(self.host.clone())
+            .await
+            .and_then(crate::provider::check_catalog);
+        match outcome {
+            Ok(result) => {
+                self.streams.set_catalog(&result);
+                result.providers
+            }
+            Err(err) => {
+                self.log(&format!(
+                    "the provider's catalog is not offered at the handshake: {err}"
+                ));
+                Vec::new()
+            }
+        }
+    }
+
+    fn provider_catalog(
+        self: &Arc<Self>,
+        params: Option<&RawValue>,
+    ) -> Routed<ProviderCatalogResult> {
+        self.gate(Method::ProviderCatalog)?;
+        let provider = self.live_provider()?;
+        let _: ProviderCatalogParams =
+            decode_params(params.map(RawValue::get)).map_err(|err| err.to_error_object())?;
+        let conn = Arc::clone(self);
+        // The host gives up after 30 s (§2.5); so does the callback.
+        let deadline = Instant::now().checked_add(CALL_TIMEOUT);
+        Ok(self.guarded(deadline, async move {
+            let _permit = conn.permits.acquire().await;
+            let result = provider
+                .catalog(conn.host.clone())
+                .await
+                .and_then(crate::provider::check_catalog)
+                .map_err(|err| conn.callback_failed(Method::ProviderCatalog.as_str(), &err))?;
+            conn.streams.set_catalog(&result);
+            Ok(result)
+        }))
+    }
+
+    fn stream_open(
+        self: &Arc<Self>,
+        params: Option<&RawValue>,
+        jobs: &mpsc::UnboundedSender<BoxFuture<()>>,
+    ) -> Routed<StreamOpenResult> {
+        self.gate(Method::StreamOpen)?;
+        let provider = self.live_provider()?;
+        let params: StreamOpenParams =
+            decode_params(params.map(RawValue::get)).map_err(|err| err.to_error_object())?;
+        if !self.streams.in_catalog(&params.provider_ref) {
+            return Err(Reason::InvalidParams.error_object_with(format!(
+                "provider ref {:?} is not in this extension's catalog",
+                params.provider_ref
+            )));
+        }
+        // Reserved here, on the driver, so a second open with the same id routed before this
+        // one is answered already sees it.
+        let reservation =
+            self.streams
+                .reserve(&params.stream_id)
+                .map_err(|refusal| match refusal {
+                    Refusal::Active => Reason::ProtocolError.error_object_with(format!(
+                        "stream {:?} is still active",
+                        params.stream_id
+                    )),
+                    Refusal::Full => Reason::ProviderFailed.error_object_with(format!(
+                        "this extension already has {MAX_STREAMS} active streams"
+                    )),
+                })?;
+        let ctx = reservation.context(self.host.clone(), &params.provider_ref);
+        let conn = Arc::clone(self);
+        let jobs = jobs.clone();
+        let deadline = Instant::now().checked_add(CALL_TIMEOUT);
+        Ok(self.guarded(deadline, async move {
+            let _permit = conn.permits.acquire().await;
+            let seq_base = params.seq_base;
+            let stream_id = params.stream_id.clone();
+            let token = reservation.token().clone();
+            let opened = tokio::select! {
+                biased;
+                // Cancelled while opening: the open is abandoned and the stream ends at once,
+                // `interrupted`, with no chunk.
+                () = token.cancelled() => None,
+                opened = provider.open(ctx, params) => Some(opened),
+            };
+            let producer = match opened {
+                None => None,
+                Some(Ok(producer)) => Some(producer),
+                Some(Err(err)) => {
+                    // The reservation is dropped with this future: the id is free again.
+                    let message = format!("stream {stream_id:?}: the provider refused: {err}");
+                    conn.log(&message);
+                    return Err(Reason::ProviderFailed.error_object_with(message));
+                }
+            };
+            // Queued as the last thing before the answer: this future completes in the same
+            // poll, and the jsonrpc driver queues its answer at once, before the serve loop
+            // can first poll the job, so the answer precedes the first chunk on the wire.
+            let job = crate::provider::produce(
+                conn.host.peer().clone(),
+                conn.logger.clone(),
+                reservation,
+                seq_base,
+                producer,
+            );
+            // The receiver lives as long as the serve loop, which outlives the driver.
+            let _ = jobs.send(Box::pin(job));
+            Ok(StreamOpenResult { accepted: true })
+        }))
+    }
+
+    fn stream_cancel(self: &Arc<Self>, params: Option<&RawValue>) -> Routed<StreamCancelResult> {
+        self.gate(Method::StreamCancel)?;
+        self.live_provider()?;
+        let params: StreamCancelParams =
+            decode_params(params.map(RawValue::get)).map_err(|err| err.to_error_object())?;
+        // Processed here, on the driver: no chunk is queued after this point.
+        let cancelled = self.streams.cancel(&params.stream_id);
+        Ok(Box::pin(std::future::ready(Ok(StreamCancelResult {
+            cancelled,
+        }))))
     }
 
     fn on_initialized(

@@ -195,14 +195,14 @@ async fn notifications_and_stray_responses_are_never_answered() {
 
 #[tokio::test]
 async fn unregistered_methods_are_unknown_method_even_with_bad_params() {
-    // Checklist 13: wrong direction, notification-only, provider part, unknown.
+    // Checklist 13: wrong direction, notification-only, unknown. (The provider requests are
+    // registered: `provider::provider_requests_follow_the_dispatch_order` holds them.)
     let methods = [
         "host/ui/publish",
         "host/content/read",
         "extension/initialized",
         "extension/event",
-        "extension/provider/catalog",
-        "extension/provider/stream/open",
+        "extension/provider/stream/chunk",
         "nope/nothing",
     ];
     let mut sidecar = Sidecar::start(samples::starter());
