@@ -113,6 +113,13 @@ impl Options {
         self
     }
 
+    /// Sets the longest wait for one answer, write or expected exit (tests shorten it: a
+    /// broken sidecar is often found by waiting for an answer that never comes).
+    pub fn reply_timeout(mut self, timeout: Duration) -> Self {
+        self.reply_timeout = timeout;
+        self
+    }
+
     /// Sets how many sidecar processes run at once (at least 1).
     pub fn parallel(mut self, parallel: usize) -> Self {
         self.parallel = parallel.max(1);

@@ -69,10 +69,12 @@ pub struct Frame {
 
 impl Frame {
     pub(crate) fn new(direction: FrameDirection, bytes: &[u8]) -> Frame {
-        Frame {
-            direction,
-            text: sanitize(&String::from_utf8_lossy(bytes), FRAME_CHARS),
-        }
+        let text = if bytes.is_empty() {
+            "(an empty line)".to_owned()
+        } else {
+            sanitize(&String::from_utf8_lossy(bytes), FRAME_CHARS)
+        };
+        Frame { direction, text }
     }
 }
 

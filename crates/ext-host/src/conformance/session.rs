@@ -216,9 +216,19 @@ impl<'c> Session<'c> {
         self.recent.push_back(frame);
     }
 
+    /// The last few frames; when they are all the kit's own, the sidecar's last frame (what
+    /// it answered, often the point of the failure) takes the first place.
     fn evidence(&self) -> Vec<Frame> {
         let skip = self.recent.len().saturating_sub(FRAMES_PER_FAILURE);
-        self.recent.iter().skip(skip).cloned().collect()
+        let mut frames: Vec<Frame> = self.recent.iter().skip(skip).cloned().collect();
+        let received = |f: &Frame| f.direction == FrameDirection::Received;
+        if !frames.iter().any(received)
+            && let Some(last) = self.recent.iter().rev().find(|f| received(f))
+        {
+            frames.remove(0);
+            frames.insert(0, last.clone());
+        }
+        frames
     }
 
     pub(crate) fn pass(&mut self, id: &'static str) {

@@ -31,7 +31,11 @@ pub(crate) fn role() -> Option<String> {
     }
     let argv0 = std::env::args().next()?;
     let base = argv0.rsplit('/').next()?.to_owned();
-    matches!(base.as_str(), "starter" | "allow_all" | "status_card").then_some(base)
+    matches!(
+        base.as_str(),
+        "starter" | "allow_all" | "status_card" | "provider"
+    )
+    .then_some(base)
 }
 
 fn record_pid(pid: u32) {
@@ -46,7 +50,7 @@ fn record_pid(pid: u32) {
 pub(crate) fn run(role: &str) -> ExitCode {
     record_pid(std::process::id());
     match role {
-        "starter" | "allow_all" | "status_card" => sdk(role),
+        "starter" | "allow_all" | "status_card" | "provider" => sdk(role),
         "sleeper" => {
             // A grandchild that holds the sidecar's stdout open and lives "forever".
             std::thread::sleep(Duration::from_secs(3600));
@@ -67,6 +71,7 @@ fn sdk(role: &str) -> ExitCode {
     let extension = match role {
         "starter" => samples::starter(),
         "allow_all" => samples::allow_all(),
+        "provider" => samples::scripted_model(),
         _ => samples::status_card(),
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
