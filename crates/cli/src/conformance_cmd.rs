@@ -128,7 +128,11 @@ fn list(options: &Options, out: &Out) {
                 StatementKind::NotCheckable(why) => format!("not checkable: {why}"),
                 _ => String::new(),
             };
-            out.line(format!("  {:<12} {}", statement.id, safe::line(statement.title)));
+            out.line(format!(
+                "  {:<12} {}",
+                statement.id,
+                safe::line(statement.title)
+            ));
             out.line(format!("  {:<12} ({kind})", ""));
         }
     }
@@ -167,13 +171,23 @@ fn print_result(result: &StatementResult, out: &Out) {
         safe::line(result.statement.title)
     ));
     if !result.detail.is_empty() {
-        out.line(format!("  {:<13} {:<12} {}", "", "", safe::line(&result.detail)));
+        out.line(format!(
+            "  {:<13} {:<12} {}",
+            "",
+            "",
+            safe::line(&result.detail)
+        ));
     }
     for frame in &result.frames {
         let arrow = match frame.direction {
             conformance::FrameDirection::Sent => "host →",
             _ => "← sidecar",
         };
-        out.line(format!("  {:<13} {:<12} {arrow} {}", "", "", safe::line(&frame.text)));
+        out.line(format!(
+            "  {:<13} {:<12} {arrow} {}",
+            "",
+            "",
+            safe::line(&frame.text)
+        ));
     }
 }

@@ -171,7 +171,9 @@ impl Findings {
                     StatementKind::NotCheckable(why) => {
                         (Verdict::NotCheckable, why.to_owned(), Vec::new())
                     }
-                    StatementKind::Slow(why) if !slow => (Verdict::Skipped, why.to_owned(), Vec::new()),
+                    StatementKind::Slow(why) if !slow => {
+                        (Verdict::Skipped, why.to_owned(), Vec::new())
+                    }
                     _ => merge(outcomes),
                 };
                 StatementResult {
@@ -220,7 +222,11 @@ fn merge(outcomes: Vec<Outcome>) -> (Verdict, String, Vec<Frame>) {
             Vec::new(),
         )
     } else {
-        (Verdict::NotApplicable, not_applicable.join("; "), Vec::new())
+        (
+            Verdict::NotApplicable,
+            not_applicable.join("; "),
+            Vec::new(),
+        )
     }
 }
 

@@ -91,7 +91,11 @@ impl Msg {
     }
 
     pub(crate) fn reason(&self) -> Option<&str> {
-        self.value.get("error")?.get("data")?.get("reason")?.as_str()
+        self.value
+            .get("error")?
+            .get("data")?
+            .get("reason")?
+            .as_str()
     }
 
     /// `code` and, when the sidecar sent one, a `data.reason` of the same reason (item 15
@@ -311,7 +315,11 @@ impl<'c> Session<'c> {
 
     /// Waits for the response whose id is written `id`, until `deadline`; other responses are
     /// kept as strays.
-    pub(crate) async fn response_until(&mut self, id: &str, deadline: Instant) -> Result<Msg, String> {
+    pub(crate) async fn response_until(
+        &mut self,
+        id: &str,
+        deadline: Instant,
+    ) -> Result<Msg, String> {
         loop {
             match self.next(deadline).await {
                 Ok(Some(msg)) if msg.id.as_deref() == Some(id) => return Ok(msg),
@@ -457,7 +465,9 @@ impl<'c> Session<'c> {
         let failure = match reason {
             None => Some("an error response without a valid data.reason".to_owned()),
             Some(reason) => {
-                let retryable = data.and_then(|d| d.get("retryable")).and_then(Value::as_bool);
+                let retryable = data
+                    .and_then(|d| d.get("retryable"))
+                    .and_then(Value::as_bool);
                 if retryable != Some(reason.retryable()) {
                     Some(format!(
                         "an error with reason {} has data.retryable {} (the §3 table says {})",
@@ -469,7 +479,9 @@ impl<'c> Session<'c> {
                     Some(format!(
                         "an error with reason {} has code {} (the §3 table says {})",
                         reason.as_str(),
-                        error.get("code").map_or_else(|| "none".to_owned(), Value::to_string),
+                        error
+                            .get("code")
+                            .map_or_else(|| "none".to_owned(), Value::to_string),
                         reason.code()
                     ))
                 } else {
@@ -486,7 +498,9 @@ impl<'c> Session<'c> {
         let params = msg.params().map(Value::to_string);
         let answer = match msg.method().unwrap_or_default() {
             "host/content/read" => self.content_read(&id, params.as_deref()),
-            method @ ("host/ui/publish" | "host/ui/request") => self.ui_call(method, params.as_deref()),
+            method @ ("host/ui/publish" | "host/ui/request") => {
+                self.ui_call(method, params.as_deref())
+            }
             _ => Some(Err(Reason::UnknownMethod)),
         };
         if let Some(answer) = answer {
@@ -512,12 +526,18 @@ impl<'c> Session<'c> {
         let params: ContentReadParams = match decode_params(params) {
             Ok(params) => params,
             Err(err) => {
-                self.fail("S-content", format!("host/content/read params fail decoding: {err}"));
+                self.fail(
+                    "S-content",
+                    format!("host/content/read params fail decoding: {err}"),
+                );
                 return Some(Err(Reason::InvalidParams));
             }
         };
         let Some(content) = self.content.get_mut(&params.content_ref) else {
-            self.fail("S-content", "host/content/read names a ref the kit never sent");
+            self.fail(
+                "S-content",
+                "host/content/read names a ref the kit never sent",
+            );
             return Some(Err(Reason::ContentRefExpired));
         };
         if params.offset != content.next_offset {
@@ -592,7 +612,10 @@ impl<'c> Session<'c> {
 
     fn ui_call(&mut self, method: &str, params: Option<&str>) -> Option<Result<Value, Reason>> {
         if !self.ctx.has(Capability::Ui) {
-            self.fail("S-ui", format!("{method} from a sidecar whose manifest lacks capability ui"));
+            self.fail(
+                "S-ui",
+                format!("{method} from a sidecar whose manifest lacks capability ui"),
+            );
             return Some(Err(Reason::CapabilityNotDeclared));
         }
         let (session, generation) = if method == "host/ui/publish" {
@@ -610,7 +633,10 @@ impl<'c> Session<'c> {
                     (p.session_id, p.generation)
                 }
                 Err(err) => {
-                    self.fail("S-ui", format!("host/ui/publish params fail decoding: {err}"));
+                    self.fail(
+                        "S-ui",
+                        format!("host/ui/publish params fail decoding: {err}"),
+                    );
                     return Some(Err(Reason::InvalidParams));
                 }
             }
@@ -622,7 +648,10 @@ impl<'c> Session<'c> {
                 }
                 Err(err) => {
                     self.fail("69", format!("host/ui/request params fail decoding: {err}"));
-                    self.fail("S-ui", format!("host/ui/request params fail decoding: {err}"));
+                    self.fail(
+                        "S-ui",
+                        format!("host/ui/request params fail decoding: {err}"),
+                    );
                     return Some(Err(Reason::InvalidParams));
                 }
             }
@@ -644,12 +673,19 @@ impl<'c> Session<'c> {
 
     /// Stores `data` as a content object and returns its descriptor for `/payload`, whose
     /// `totalBytes` and `sha256` are the data's unless `tamper` changes them.
-    pub(crate) fn externalize(&mut self, data: Vec<u8>, tamper: impl FnOnce(&mut Value, &mut Content)) -> Value {
+    pub(crate) fn externalize(
+        &mut self,
+        data: Vec<u8>,
+        tamper: impl FnOnce(&mut Value, &mut Content),
+    ) -> Value {
         let mut random = [0u8; 12];
         let _ = getrandom::fill(&mut random);
         let reference = format!(
             "content_{}",
-            random.iter().map(|b| format!("{b:02x}")).collect::<String>()
+            random
+                .iter()
+                .map(|b| format!("{b:02x}"))
+                .collect::<String>()
         );
         let sha = hex(&Sha256::digest(&data));
         let total = data.len() as u64;
@@ -672,8 +708,10 @@ impl<'c> Session<'c> {
 
     /// Sends `extension/initialize` with `params` and waits for its answer.
     pub(crate) async fn initialize(&mut self, params: Value) -> Result<Msg, String> {
-        self.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "extension/initialize", "params": params}))
-            .await?;
+        self.send(
+            &json!({"jsonrpc": "2.0", "id": 1, "method": "extension/initialize", "params": params}),
+        )
+        .await?;
         self.response("1").await
     }
 
@@ -683,7 +721,10 @@ impl<'c> Session<'c> {
         let params = self.ctx.initialize_params();
         let answer = self.initialize(params).await?;
         let Some(result) = answer.result() else {
-            let detail = format!("extension/initialize was answered with {}", answer.describe());
+            let detail = format!(
+                "extension/initialize was answered with {}",
+                answer.describe()
+            );
             self.fail("S-handshake", detail.clone());
             return Err(detail);
         };
@@ -790,16 +831,24 @@ impl<'c> Session<'c> {
 }
 
 /// Deserializes a member that is present, `null` included, as `Some`.
-fn present<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<Option<&'de RawValue>, D::Error> {
+fn present<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<&'de RawValue>, D::Error> {
     <&RawValue as serde::Deserialize>::deserialize(deserializer).map(Some)
 }
 
 fn no_answer(end: ReadEnd, id: &str) -> String {
     match end {
         ReadEnd::Timeout => format!("no answer to request {id} in time"),
-        ReadEnd::Eof => format!("the sidecar closed stdout (exited?) before answering request {id}"),
-        ReadEnd::Oversize => format!("the sidecar wrote a line over the frame limit before answering request {id}"),
-        ReadEnd::Failed => format!("reading the sidecar's stdout failed before answering request {id}"),
+        ReadEnd::Eof => {
+            format!("the sidecar closed stdout (exited?) before answering request {id}")
+        }
+        ReadEnd::Oversize => {
+            format!("the sidecar wrote a line over the frame limit before answering request {id}")
+        }
+        ReadEnd::Failed => {
+            format!("reading the sidecar's stdout failed before answering request {id}")
+        }
     }
 }
 

@@ -144,7 +144,11 @@ static STATEMENTS: &[Statement] = &[
         "2.2",
         "Request ids that are an object, `1.0` or `1e3` are answered -32600 with `\"id\":null`; `-5`, `0` and `18446744073709551616` are echoed byte for byte; array `params` is answered -32600.",
     ),
-    checked("10", "2.2", "A string request id is echoed unchanged, byte for byte."),
+    checked(
+        "10",
+        "2.2",
+        "A string request id is echoed unchanged, byte for byte.",
+    ),
     checked(
         "11",
         "2.3",

@@ -49,8 +49,10 @@ pub(crate) async fn resolve(target: &Target) -> Result<Launch, Error> {
         } => {
             let path = absolute(manifest)?;
             let text = std::fs::read_to_string(&path).map_err(|err| Error::io(&path, err))?;
-            let manifest =
-                Manifest::parse(&text).map_err(|error| Error::Manifest { path: path.clone(), error })?;
+            let manifest = Manifest::parse(&text).map_err(|error| Error::Manifest {
+                path: path.clone(),
+                error,
+            })?;
             let id = manifest.name.clone();
             let version = manifest.version.clone();
             let runtime = runtime_of(&id, manifest)?;
@@ -77,8 +79,14 @@ pub(crate) async fn resolve(target: &Target) -> Result<Launch, Error> {
                 env.push(("PATH".to_owned(), path.to_owned()));
             }
             env.push((sidewire_ext_protocol::ENV_PLUGIN_ROOT.to_owned(), root_text));
-            env.push((sidewire_ext_protocol::ENV_PLUGIN_NAME.to_owned(), id.clone()));
-            env.push((sidewire_ext_protocol::ENV_PLUGIN_VERSION.to_owned(), version));
+            env.push((
+                sidewire_ext_protocol::ENV_PLUGIN_NAME.to_owned(),
+                id.clone(),
+            ));
+            env.push((
+                sidewire_ext_protocol::ENV_PLUGIN_VERSION.to_owned(),
+                version,
+            ));
             Ok(Launch {
                 spec: LaunchSpec {
                     command: resolved.program,
@@ -110,10 +118,11 @@ fn from_manifest(
     version: &str,
     runtime: RuntimeSpec,
 ) -> Result<Launch, Error> {
-    let spec = launch::resolve(id, root, version, &runtime).map_err(|detail| Error::Conformance {
-        target: id.to_owned(),
-        detail,
-    })?;
+    let spec =
+        launch::resolve(id, root, version, &runtime).map_err(|detail| Error::Conformance {
+            target: id.to_owned(),
+            detail,
+        })?;
     Ok(Launch {
         spec,
         plugin_id: id.to_owned(),

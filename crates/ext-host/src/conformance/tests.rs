@@ -32,8 +32,8 @@ fn selectors_pick_sections_checklist_items_and_ids() {
 #[test]
 fn every_sidecar_side_checklist_item_is_listed_once() {
     let sidecar_items = [
-        1, 2, 3, 4, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 19, 20, 22, 23, 24, 32, 33, 49, 50,
-        59, 60, 69, 88, 89, 90,
+        1, 2, 3, 4, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 19, 20, 22, 23, 24, 32, 33, 49, 50, 59,
+        60, 69, 88, 89, 90,
     ];
     let listed: Vec<&str> = statements()
         .iter()
@@ -55,7 +55,10 @@ fn every_sidecar_side_checklist_item_is_listed_once() {
 
 #[test]
 fn evidence_is_escaped_and_cut() {
-    assert_eq!(sanitize("a\u{1b}[2Jb\r\n\u{202e}", 100), "a\\x1b[2Jb\\r\\n\\u{202e}");
+    assert_eq!(
+        sanitize("a\u{1b}[2Jb\r\n\u{202e}", 100),
+        "a\\x1b[2Jb\\r\\n\\u{202e}"
+    );
     assert_eq!(sanitize("\u{feff}{}", 100), "\\u{feff}{}");
     let long = "x".repeat(1000);
     let cut = sanitize(&long, 300);

@@ -48,7 +48,10 @@ async fn check(target: Target, marker: &str, options: Options) -> Report {
     .expect("the target resolves");
     let survivors =
         sidewire_process::testing::survivors_with_env(MARKER_VAR, marker, Duration::from_secs(5));
-    assert!(survivors.is_empty(), "processes outlived the run: {survivors:?}");
+    assert!(
+        survivors.is_empty(),
+        "processes outlived the run: {survivors:?}"
+    );
     report
 }
 
@@ -63,8 +66,11 @@ fn example_package(env: &Env, example: &str, marker: &str) -> PathBuf {
     let root = env.path(&format!("pkg-{example}"));
     std::fs::create_dir_all(root.join("bin")).unwrap();
     write_manifest(&root, manifest, marker);
-    std::os::unix::fs::symlink(std::env::current_exe().unwrap(), root.join("bin").join(example))
-        .unwrap();
+    std::os::unix::fs::symlink(
+        std::env::current_exe().unwrap(),
+        root.join("bin").join(example),
+    )
+    .unwrap();
     root
 }
 
@@ -85,26 +91,73 @@ pub(crate) async fn the_sdk_examples_pass_everything_applicable() {
         let root = example_package(&env, example, &marker);
         let began = Instant::now();
         let report = check(Target::Package(root), &marker, Options::new()).await;
-        eprintln!("conformance of the {example} example: {} ms", began.elapsed().as_millis());
+        eprintln!(
+            "conformance of the {example} example: {} ms",
+            began.elapsed().as_millis()
+        );
         assert!(report.passed(), "{example}:\n{}", failures(&report));
         // Every statement has a verdict, and the ones that apply to every sidecar passed.
         assert_eq!(report.results.len(), conformance::statements().len());
-        for id in ["1", "2", "6", "9", "13", "15", "22", "23", "32", "88", "S-frames", "S-handshake"] {
-            let result = report.results.iter().find(|r| r.statement.id == id).unwrap();
-            assert_eq!(result.verdict, Verdict::Pass, "{example} {id}: {}", result.detail);
+        for id in [
+            "1",
+            "2",
+            "6",
+            "9",
+            "13",
+            "15",
+            "22",
+            "23",
+            "32",
+            "88",
+            "S-frames",
+            "S-handshake",
+        ] {
+            let result = report
+                .results
+                .iter()
+                .find(|r| r.statement.id == id)
+                .unwrap();
+            assert_eq!(
+                result.verdict,
+                Verdict::Pass,
+                "{example} {id}: {}",
+                result.detail
+            );
         }
         if example == "status_card" {
-            let ui = report.results.iter().find(|r| r.statement.id == "S-ui").unwrap();
+            let ui = report
+                .results
+                .iter()
+                .find(|r| r.statement.id == "S-ui")
+                .unwrap();
             assert_eq!(ui.verdict, Verdict::Pass, "{}", ui.detail);
         } else if example == "provider" {
             for id in ["89", "90", "S-provider"] {
-                let result = report.results.iter().find(|r| r.statement.id == id).unwrap();
-                assert_eq!(result.verdict, Verdict::Pass, "{example} {id}: {}", result.detail);
+                let result = report
+                    .results
+                    .iter()
+                    .find(|r| r.statement.id == id)
+                    .unwrap();
+                assert_eq!(
+                    result.verdict,
+                    Verdict::Pass,
+                    "{example} {id}: {}",
+                    result.detail
+                );
             }
         } else {
             for id in ["S-intercept", "16", "49", "59", "60"] {
-                let result = report.results.iter().find(|r| r.statement.id == id).unwrap();
-                assert_eq!(result.verdict, Verdict::Pass, "{example} {id}: {}", result.detail);
+                let result = report
+                    .results
+                    .iter()
+                    .find(|r| r.statement.id == id)
+                    .unwrap();
+                assert_eq!(
+                    result.verdict,
+                    Verdict::Pass,
+                    "{example} {id}: {}",
+                    result.detail
+                );
             }
         }
     }
@@ -132,8 +185,33 @@ pub(crate) async fn the_python_reference_sidecar_passes_everything_applicable() 
     let env = Env::new();
     let report = python(&env, "sidecar.py", &[], Options::new()).await;
     assert!(report.passed(), "{}", failures(&report));
-    for id in ["1", "2", "6", "7", "9", "10", "11", "12", "13", "16", "22", "23", "24", "49", "50", "59", "60", "88", "S-intercept", "S-content"] {
-        let result = report.results.iter().find(|r| r.statement.id == id).unwrap();
+    for id in [
+        "1",
+        "2",
+        "6",
+        "7",
+        "9",
+        "10",
+        "11",
+        "12",
+        "13",
+        "16",
+        "22",
+        "23",
+        "24",
+        "49",
+        "50",
+        "59",
+        "60",
+        "88",
+        "S-intercept",
+        "S-content",
+    ] {
+        let result = report
+            .results
+            .iter()
+            .find(|r| r.statement.id == id)
+            .unwrap();
         assert_eq!(result.verdict, Verdict::Pass, "{id}: {}", result.detail);
     }
 }
@@ -142,13 +220,25 @@ pub(crate) async fn each_broken_fixture_fails_exactly_what_it_breaks() {
     let env = Env::new();
     // (program, args, the statements it breaks)
     let cases: &[(&str, &[&str], &[&str])] = &[
-        ("sidecar.py", &["--flaw", "answer-unknown-notifications"], &["12"]),
+        (
+            "sidecar.py",
+            &["--flaw", "answer-unknown-notifications"],
+            &["12"],
+        ),
         ("sidecar.py", &["--flaw", "ascii-ids"], &["10"]),
         ("sidecar.py", &["--flaw", "skip-blank-lines"], &["6"]),
-        ("sidecar.py", &["--flaw", "unknown-method-invalid-request"], &["13"]),
+        (
+            "sidecar.py",
+            &["--flaw", "unknown-method-invalid-request"],
+            &["13"],
+        ),
         ("sidecar.py", &["--flaw", "ignore-timeout"], &["49"]),
         ("sidecar.py", &["--flaw", "no-exit-on-eof"], &["88"]),
-        ("sidecar.py", &["--flaw", "protocol-error-for-versions"], &["22", "23", "24"]),
+        (
+            "sidecar.py",
+            &["--flaw", "protocol-error-for-versions"],
+            &["22", "23", "24"],
+        ),
         ("banner.sh", &[], &["S-frames"]),
     ];
     // A broken sidecar is often found by an answer that never comes: 2 s is plenty for one

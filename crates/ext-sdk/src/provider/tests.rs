@@ -11,7 +11,9 @@ fn a_reserved_id_is_active_until_its_reservation_ends() {
     assert_eq!(streams.active(), 1);
     drop(first);
     assert_eq!(streams.active(), 0);
-    let again = streams.reserve("s1").expect("an ended id may be used again");
+    let again = streams
+        .reserve("s1")
+        .expect("an ended id may be used again");
     drop(again);
 }
 
@@ -80,7 +82,10 @@ fn the_catalog_decides_which_refs_are_served() {
     streams.set_catalog(&result);
     assert!(streams.in_catalog("plugin/p/m"));
     streams.set_catalog(&ProviderCatalogResult::default());
-    assert!(!streams.in_catalog("plugin/p/m"), "a refresh replaces the refs");
+    assert!(
+        !streams.in_catalog("plugin/p/m"),
+        "a refresh replaces the refs"
+    );
 }
 
 #[test]
@@ -100,7 +105,10 @@ fn chunks_are_checked_against_the_dto() {
         code: sidewire_ext_protocol::ProviderErrorCode::ProviderFailed,
         message: "boom".to_owned(),
     });
-    assert!(checked_chunk(&error).is_err(), "an error chunk never goes out");
+    assert!(
+        checked_chunk(&error).is_err(),
+        "an error chunk never goes out"
+    );
     // A tool call with a blank id breaks the nested DTO.
     let mut call = ProviderChunk::new(ChunkType::ToolCall);
     call.tool_call = Some(sidewire_ext_protocol::ProviderToolCall::default());
@@ -128,7 +136,11 @@ fn catalogs_with_repeated_or_blank_refs_are_refused() {
     assert!(check_catalog(Vec::new()).is_ok());
     let twice = check_catalog(vec![descriptor("plugin/p/a"), descriptor("plugin/p/a")]);
     assert!(twice.unwrap_err().is_invalid());
-    assert!(check_catalog(vec![descriptor(" ")]).unwrap_err().is_invalid());
+    assert!(
+        check_catalog(vec![descriptor(" ")])
+            .unwrap_err()
+            .is_invalid()
+    );
     let negative = ProviderDescriptor {
         input_per_million: Some(-1.0),
         ..descriptor("plugin/p/a")

@@ -27,7 +27,10 @@ pub(super) async fn run(ctx: &Ctx) -> Findings {
         Err(findings) => return findings,
     };
     let Some(point) = s.subscribed().first().copied() else {
-        skip_all(&mut s, "the sidecar subscribes to no point, so no callback reads content");
+        skip_all(
+            &mut s,
+            "the sidecar subscribes to no point, so no callback reads content",
+        );
         return s.finish();
     };
     let steps: [(&'static str, Step); 5] = [
@@ -73,7 +76,12 @@ fn params(s: &Session<'_>, point: HookPoint, descriptors: Value, timeout: u64) -
 }
 
 /// Stores `point`'s sample payload (with `pad` filler) and returns its descriptor.
-fn store(s: &mut Session<'_>, point: HookPoint, pad: usize, tamper: impl FnOnce(&mut Value, &mut super::super::session::Content)) -> Value {
+fn store(
+    s: &mut Session<'_>,
+    point: HookPoint,
+    pad: usize,
+    tamper: impl FnOnce(&mut Value, &mut super::super::session::Content),
+) -> Value {
     let payload = sample_payload(point, pad).to_string().into_bytes();
     s.externalize(payload, tamper)
 }
@@ -84,7 +92,10 @@ fn rehydrated<'a, 'c>(s: &'a mut Session<'c>, point: HookPoint) -> StepFuture<'a
         let descriptor = store(s, point, CONTENT_CHUNK_BYTES + 1000, |_, _| {});
         let timeout = timeout_millis(s.ctx, point);
         let msg = s
-            .call("extension/intercept", params(s, point, json!([descriptor]), timeout))
+            .call(
+                "extension/intercept",
+                params(s, point, json!([descriptor]), timeout),
+            )
             .await?;
         let reads = s.content_reads() - reads_before;
         if reads < 2 {
@@ -105,8 +116,14 @@ fn rehydrated<'a, 'c>(s: &'a mut Session<'c>, point: HookPoint) -> StepFuture<'a
         inner["jsonPointer"] = json!("/payload/text");
         let inline = sample_payload(point, 0);
         let variants = [
-            (params(s, point, json!([one.clone(), two]), timeout), "two /payload descriptors"),
-            (params(s, point, json!([inner]), timeout), "a descriptor pointing below /payload"),
+            (
+                params(s, point, json!([one.clone(), two]), timeout),
+                "two /payload descriptors",
+            ),
+            (
+                params(s, point, json!([inner]), timeout),
+                "a descriptor pointing below /payload",
+            ),
             (
                 {
                     let mut p = params(s, point, json!([one]), timeout);
@@ -133,7 +150,10 @@ fn tampered<'a, 'c>(s: &'a mut Session<'c>, point: HookPoint) -> StepFuture<'a> 
     Box::pin(async move {
         let timeout = timeout_millis(s.ctx, point);
         let wrong_sha = "0".repeat(64);
-        let cases: [(&str, Box<dyn FnOnce(&mut Value, &mut super::super::session::Content) + Send>); 4] = [
+        let cases: [(
+            &str,
+            Box<dyn FnOnce(&mut Value, &mut super::super::session::Content) + Send>,
+        ); 4] = [
             (
                 "content whose SHA-256 differs from the descriptor's",
                 Box::new({
@@ -158,13 +178,20 @@ fn tampered<'a, 'c>(s: &'a mut Session<'c>, point: HookPoint) -> StepFuture<'a> 
             ),
             (
                 "a page echoing another sha256",
-                Box::new(move |_: &mut Value, c: &mut super::super::session::Content| c.echo_sha = wrong_sha),
+                Box::new(
+                    move |_: &mut Value, c: &mut super::super::session::Content| {
+                        c.echo_sha = wrong_sha
+                    },
+                ),
             ),
         ];
         for (what, tamper) in cases {
             let descriptor = store(s, point, 0, tamper);
             let msg = s
-                .call("extension/intercept", params(s, point, json!([descriptor]), timeout))
+                .call(
+                    "extension/intercept",
+                    params(s, point, json!([descriptor]), timeout),
+                )
                 .await?;
             if !msg.is_error(Reason::ProtocolError) {
                 return Ok(Checked::Fail(format!(
@@ -178,7 +205,12 @@ fn tampered<'a, 'c>(s: &'a mut Session<'c>, point: HookPoint) -> StepFuture<'a> 
 }
 
 /// Sends an intercept with id `id` whose payload read will be held.
-async fn held_intercept(s: &mut Session<'_>, point: HookPoint, id: &str, timeout: u64) -> Result<(), String> {
+async fn held_intercept(
+    s: &mut Session<'_>,
+    point: HookPoint,
+    id: &str,
+    timeout: u64,
+) -> Result<(), String> {
     let descriptor = store(s, point, 0, |_, _| {});
     let params = params(s, point, json!([descriptor]), timeout);
     s.send(&json!({"jsonrpc": "2.0", "id": serde_json::from_str::<Value>(id).expect("a JSON id"), "method": "extension/intercept", "params": params}))
@@ -207,9 +239,17 @@ fn reused_pending_id<'a, 'c>(s: &'a mut Session<'c>, point: HookPoint) -> StepFu
         }
         s.hold_reads = false;
         s.release().await;
-        let second = s.response("500").await.map_err(|why| format!("the first request with the reused id: {why}"))?;
+        let second = s
+            .response("500")
+            .await
+            .map_err(|why| format!("the first request with the reused id: {why}"))?;
         Ok((second.result().is_none())
-            .then(|| format!("the first request with the reused id was answered with {}", second.describe()))
+            .then(|| {
+                format!(
+                    "the first request with the reused id was answered with {}",
+                    second.describe()
+                )
+            })
             .into())
     })
 }
@@ -232,7 +272,10 @@ fn thirty_two_waiting<'a, 'c>(s: &'a mut Session<'c>, point: HookPoint) -> StepF
         s.release().await;
         let mut answered: Vec<Msg> = std::mem::take(&mut s.strays);
         let deadline = s.ctx.wait();
-        while ids.iter().any(|id| !answered.iter().any(|m| m.id.as_deref() == Some(id))) {
+        while ids
+            .iter()
+            .any(|id| !answered.iter().any(|m| m.id.as_deref() == Some(id)))
+        {
             match s.next(deadline).await {
                 Ok(Some(msg)) => answered.push(msg),
                 Ok(None) => {}
@@ -241,10 +284,18 @@ fn thirty_two_waiting<'a, 'c>(s: &'a mut Session<'c>, point: HookPoint) -> StepF
         }
         let missing = ids
             .iter()
-            .filter(|id| !answered.iter().any(|m| m.id.as_deref() == Some(id.as_str()) && m.result().is_some()))
+            .filter(|id| {
+                !answered
+                    .iter()
+                    .any(|m| m.id.as_deref() == Some(id.as_str()) && m.result().is_some())
+            })
             .count();
         Ok((missing > 0)
-            .then(|| format!("{missing} of 32 intercepts waiting for content were not answered with a result"))
+            .then(|| {
+                format!(
+                    "{missing} of 32 intercepts waiting for content were not answered with a result"
+                )
+            })
             .into())
     })
 }
@@ -282,7 +333,10 @@ pub(super) async fn slow(ctx: &Ctx) -> Findings {
         Err(findings) => return findings,
     };
     let Some(point) = s.subscribed().first().copied() else {
-        s.not_applicable("19", "the sidecar subscribes to no point, so no callback reads content");
+        s.not_applicable(
+            "19",
+            "the sidecar subscribes to no point, so no callback reads content",
+        );
         return s.finish();
     };
     s.mark();

@@ -13,7 +13,9 @@ use super::super::session::{
 };
 use super::{ready, sample_payload, unsubscribed_point};
 
-const IDS: &[&str] = &["6", "7", "8", "9", "10", "12", "13", "14", "20", "32", "49", "S-events"];
+const IDS: &[&str] = &[
+    "6", "7", "8", "9", "10", "12", "13", "14", "20", "32", "49", "S-events",
+];
 
 pub(super) async fn run(ctx: &Ctx) -> Findings {
     let mut s = match ready(ctx, IDS).await {
@@ -48,7 +50,9 @@ pub(super) async fn run(ctx: &Ctx) -> Findings {
         }
     }
     s.mark();
-    let checked = no_handler_continues(&mut s).await.unwrap_or_else(Checked::Fail);
+    let checked = no_handler_continues(&mut s)
+        .await
+        .unwrap_or_else(Checked::Fail);
     s.record("49", checked);
     s.finish()
 }
@@ -115,9 +119,15 @@ step!(repeated_params_member, |s| {
 step!(missing_jsonrpc, |s| {
     let params = intercept_params(HookPoint::InputReceive);
     let frames = [
-        (format!("{{\"id\":92,\"method\":\"{UNKNOWN_METHOD}\"}}"), "92", "a request without jsonrpc"),
         (
-            format!("{{\"jsonrpc\":\"1.0\",\"id\":93,\"method\":\"extension/intercept\",\"params\":{params}}}"),
+            format!("{{\"id\":92,\"method\":\"{UNKNOWN_METHOD}\"}}"),
+            "92",
+            "a request without jsonrpc",
+        ),
+        (
+            format!(
+                "{{\"jsonrpc\":\"1.0\",\"id\":93,\"method\":\"extension/intercept\",\"params\":{params}}}"
+            ),
             "93",
             "a request with \"jsonrpc\":\"1.0\"",
         ),
@@ -134,15 +144,23 @@ step!(missing_jsonrpc, |s| {
 step!(odd_ids, |s| {
     for id in ["{\"a\":1}", "1.0", "1e3"] {
         let frame = format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"{UNKNOWN_METHOD}\"}}");
-        let msg = raw(s, &frame, "null").await.map_err(|why| format!("a request with id {id}: {why}"))?;
-        if let Some(failure) = expect(&msg, Reason::ProtocolError, &format!("a request with id {id}")) {
+        let msg = raw(s, &frame, "null")
+            .await
+            .map_err(|why| format!("a request with id {id}: {why}"))?;
+        if let Some(failure) = expect(
+            &msg,
+            Reason::ProtocolError,
+            &format!("a request with id {id}"),
+        ) {
             return Ok(Checked::Fail(failure));
         }
     }
     for id in ["-5", "0", "18446744073709551616"] {
         let frame = format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"{UNKNOWN_METHOD}\"}}");
         if let Err(why) = raw(s, &frame, id).await {
-            return Ok(Checked::Fail(format!("the id {id} was not echoed byte for byte: {why}")));
+            return Ok(Checked::Fail(format!(
+                "the id {id} was not echoed byte for byte: {why}"
+            )));
         }
     }
     let frame = "{\"jsonrpc\":\"2.0\",\"id\":94,\"method\":\"extension/intercept\",\"params\":[1]}";
@@ -155,7 +173,9 @@ step!(string_id, |s| {
     let frame = format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"{UNKNOWN_METHOD}\"}}");
     match raw(s, &frame, id).await {
         Ok(_) => Ok(Checked::Pass),
-        Err(why) => Ok(Checked::Fail(format!("the string id {id} was not echoed byte for byte: {why}"))),
+        Err(why) => Ok(Checked::Fail(format!(
+            "the string id {id} was not echoed byte for byte: {why}"
+        ))),
     }
 });
 
@@ -174,20 +194,44 @@ step!(silent_notifications, |s| {
         bytes.push(b'\n');
         s.send_raw(&bytes).await?;
     }
-    let strays = s.sync().await.map_err(|why| format!("after notifications and unknown responses: {why}"))?;
+    let strays = s
+        .sync()
+        .await
+        .map_err(|why| format!("after notifications and unknown responses: {why}"))?;
     Ok(strays
         .first()
-        .map(|msg| format!("a notification or an unknown response was answered with {}", msg.describe()))
+        .map(|msg| {
+            format!(
+                "a notification or an unknown response was answered with {}",
+                msg.describe()
+            )
+        })
         .into())
 });
 
 step!(unknown_methods, |s| {
     let frames = [
         (UNKNOWN_METHOD, json!({"x": 1}), "an unregistered method"),
-        ("host/ui/publish", json!({}), "a host→extension request of the other direction (host/ui/publish)"),
-        ("extension/initialized", json!({}), "a notification-only method sent as a request (extension/initialized)"),
-        ("extension/event", json!({"bad": true}), "a notification-only method with invalid params (extension/event)"),
-        ("extension/provider/stream/chunk", json!({}), "a notification-only method (extension/provider/stream/chunk)"),
+        (
+            "host/ui/publish",
+            json!({}),
+            "a host→extension request of the other direction (host/ui/publish)",
+        ),
+        (
+            "extension/initialized",
+            json!({}),
+            "a notification-only method sent as a request (extension/initialized)",
+        ),
+        (
+            "extension/event",
+            json!({"bad": true}),
+            "a notification-only method with invalid params (extension/event)",
+        ),
+        (
+            "extension/provider/stream/chunk",
+            json!({}),
+            "a notification-only method (extension/provider/stream/chunk)",
+        ),
     ];
     for (method, params, what) in frames {
         let msg = s.call(method, params).await?;
@@ -200,11 +244,17 @@ step!(unknown_methods, |s| {
 
 step!(ui_without_handler, |s| {
     if s.ctx.has(Capability::Ui) {
-        return Ok(Checked::NotApplicable(format!("the manifest declares capability ui, so the sidecar may have a UI handler")));
+        return Ok(Checked::NotApplicable(format!(
+            "the manifest declares capability ui, so the sidecar may have a UI handler"
+        )));
     }
     for method in ["extension/ui/action", "extension/ui/submit"] {
         let msg = s.call(method, json!({"bad": true})).await?;
-        if let Some(failure) = expect(&msg, Reason::UnknownMethod, &format!("{method} with invalid params")) {
+        if let Some(failure) = expect(
+            &msg,
+            Reason::UnknownMethod,
+            &format!("{method} with invalid params"),
+        ) {
             return Ok(Checked::Fail(failure));
         }
     }
@@ -231,7 +281,11 @@ step!(strict_params, |s| {
     variants.push((null_payload, "`payload` null without a descriptor"));
     for (params, what) in variants {
         let msg = s.call("extension/intercept", params).await?;
-        if let Some(failure) = expect(&msg, Reason::InvalidParams, &format!("intercept params with {what}")) {
+        if let Some(failure) = expect(
+            &msg,
+            Reason::InvalidParams,
+            &format!("intercept params with {what}"),
+        ) {
             return Ok(Checked::Fail(failure));
         }
     }
@@ -241,7 +295,12 @@ step!(strict_params, |s| {
 step!(second_initialize, |s| {
     let params = s.ctx.initialize_params();
     let msg = s.call("extension/initialize", params).await?;
-    Ok(expect(&msg, Reason::ProtocolError, "a second extension/initialize in state ready").into())
+    Ok(expect(
+        &msg,
+        Reason::ProtocolError,
+        "a second extension/initialize in state ready",
+    )
+    .into())
 });
 
 step!(events, |s| {
@@ -269,7 +328,9 @@ step!(events, |s| {
 /// Item 49, second half: an intercept for a point without a handler is answered `continue`.
 async fn no_handler_continues(s: &mut Session<'_>) -> Result<Checked, String> {
     let Some(point) = unsubscribed_point(s) else {
-        return Ok(Checked::NotApplicable(format!("the sidecar subscribes to every point")));
+        return Ok(Checked::NotApplicable(format!(
+            "the sidecar subscribes to every point"
+        )));
     };
     let params = json!({
         "event": point.as_str(),
@@ -278,7 +339,10 @@ async fn no_handler_continues(s: &mut Session<'_>) -> Result<Checked, String> {
         "timeoutMillis": 5000,
     });
     let msg = s.call("extension/intercept", params).await?;
-    let decision = msg.result().and_then(|r| r.get("decision")).and_then(Value::as_str);
+    let decision = msg
+        .result()
+        .and_then(|r| r.get("decision"))
+        .and_then(Value::as_str);
     Ok((decision != Some("continue"))
         .then(|| {
             format!(

@@ -12,7 +12,8 @@ use super::ready;
 /// A request for the unregistered method padded with an unknown envelope member so that the
 /// frame, its LF included, is exactly `size` bytes.
 pub(crate) fn padded_request(id: u64, size: usize) -> Vec<u8> {
-    let head = format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"{UNKNOWN_METHOD}\",\"pad\":\"");
+    let head =
+        format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"method\":\"{UNKNOWN_METHOD}\",\"pad\":\"");
     let tail = "\"}\n";
     let pad = size - head.len() - tail.len();
     let mut frame = Vec::with_capacity(size);
@@ -112,10 +113,14 @@ async fn fatal(ctx: &Ctx, id: &'static str, line: &[u8], what: &str) -> Findings
 /// What is wrong when the sidecar answers `probe` or does not exit non-zero after `what`.
 async fn fatal_failure(s: &mut Session<'_>, probe: &str, what: &str) -> Option<String> {
     if s.response(probe).await.is_ok() {
-        return Some(format!("after {what} the sidecar went on answering (it skipped the line)"));
+        return Some(format!(
+            "after {what} the sidecar went on answering (it skipped the line)"
+        ));
     }
     match s.exit_within(s.ctx.options.reply_timeout).await {
-        None => Some(format!("after {what} the sidecar neither answered nor exited")),
+        None => Some(format!(
+            "after {what} the sidecar neither answered nor exited"
+        )),
         Some(exit) if exit.success() => Some(format!("after {what} the sidecar exited 0")),
         Some(_) => None,
     }

@@ -5,9 +5,7 @@
 //! `UIActionResult`. UI calls the sidecar makes meanwhile are checked by the session.
 
 use serde_json::json;
-use sidewire_ext_protocol::{
-    Caller, InterceptResult, Reason, UiActionResult, decode_result,
-};
+use sidewire_ext_protocol::{Caller, InterceptResult, Reason, UiActionResult, decode_result};
 
 use super::super::report::Findings;
 use super::super::session::{Checked, Ctx, Msg, Session};
@@ -55,7 +53,12 @@ pub(super) async fn run(ctx: &Ctx) -> Findings {
             Ok(msg) => match msg.result() {
                 Some(result) => decode_result::<UiActionResult>(&result.to_string())
                     .err()
-                    .map(|err| format!("the action {} was answered with an invalid result: {err}", action.action_id))
+                    .map(|err| {
+                        format!(
+                            "the action {} was answered with an invalid result: {err}",
+                            action.action_id
+                        )
+                    })
                     .into(),
                 None if msg.reason().and_then(Reason::parse).is_some() => Checked::Pass,
                 None => Checked::Fail(format!(
@@ -70,7 +73,10 @@ pub(super) async fn run(ctx: &Ctx) -> Findings {
     // Let a publish made on ready or by an action arrive and be checked.
     let _ = s.sync().await;
     if !s.ctx.has(sidewire_ext_protocol::Capability::Ui) {
-        s.not_applicable("S-ui", "the manifest does not declare capability ui and the sidecar made no UI call");
+        s.not_applicable(
+            "S-ui",
+            "the manifest does not declare capability ui and the sidecar made no UI call",
+        );
     } else {
         s.not_applicable("S-ui", "the sidecar declared no action and made no UI call");
     }
@@ -79,20 +85,32 @@ pub(super) async fn run(ctx: &Ctx) -> Findings {
 }
 
 /// Judges an intercept answer at `point` for a payload the sidecar was sent.
-fn judge(s: &Session<'_>, point: sidewire_ext_protocol::HookPoint, payload: &serde_json::Value, msg: &Msg) -> Checked {
+fn judge(
+    s: &Session<'_>,
+    point: sidewire_ext_protocol::HookPoint,
+    payload: &serde_json::Value,
+    msg: &Msg,
+) -> Checked {
     let Some(result) = msg.result() else {
         // An error answer is a failure for the host's policy, but legal on the wire when its
         // reason is one of §3's (item 15 checks that).
         return if msg.reason().and_then(Reason::parse).is_some() {
             Checked::Pass
         } else {
-            Checked::Fail(format!("the intercept at {} was answered with {}", point.as_str(), msg.describe()))
+            Checked::Fail(format!(
+                "the intercept at {} was answered with {}",
+                point.as_str(),
+                msg.describe()
+            ))
         };
     };
     let decoded: InterceptResult = match decode_result(&result.to_string()) {
         Ok(decoded) => decoded,
         Err(err) => {
-            return Checked::Fail(format!("the answer at {} does not decode: {err}", point.as_str()));
+            return Checked::Fail(format!(
+                "the answer at {} does not decode: {err}",
+                point.as_str()
+            ));
         }
     };
     let caller = if s.owns_slot_at(point) {

@@ -52,15 +52,23 @@ pub(super) async fn states(ctx: &Ctx) -> Findings {
         let params = s.ctx.initialize_params();
         let answer = s.initialize(params).await?;
         if answer.result().is_none() {
-            return Err(format!("extension/initialize was answered with {}", answer.describe()));
+            return Err(format!(
+                "extension/initialize was answered with {}",
+                answer.describe()
+            ));
         }
         probe(&mut s, "handshake").await?;
         s.send(&json!({"jsonrpc": "2.0", "method": "extension/initialized", "params": {}}))
             .await?;
         probe(&mut s, "ready").await?;
-        let answer = s.call("extension/shutdown", json!({"timeoutMillis": 5000})).await?;
+        let answer = s
+            .call("extension/shutdown", json!({"timeoutMillis": 5000}))
+            .await?;
         if answer.result().is_none() {
-            return Err(format!("extension/shutdown was answered with {}", answer.describe()));
+            return Err(format!(
+                "extension/shutdown was answered with {}",
+                answer.describe()
+            ));
         }
         probe(&mut s, "shutdown").await
     }
@@ -98,15 +106,69 @@ fn remove(params: &mut Value, key: &str) {
 }
 
 const CASES: &[Case] = &[
-    Case { id: "22", what: "protocolId reasonix.extension.v2", reason: Reason::UnsupportedVersion, change: |p| set(p, "protocolId", json!("reasonix.extension.v2")), exit: true },
-    Case { id: "23", what: "protocolVersion \"2\"", reason: Reason::UnsupportedVersion, change: |p| set(p, "protocolVersion", json!("2")), exit: true },
-    Case { id: "23", what: "protocolVersion \"0\"", reason: Reason::UnsupportedVersion, change: |p| set(p, "protocolVersion", json!("0")), exit: true },
-    Case { id: "23", what: "no protocolId", reason: Reason::UnsupportedVersion, change: |p| remove(p, "protocolId"), exit: true },
-    Case { id: "23", what: "protocolVersion \"x\"", reason: Reason::ProtocolError, change: |p| set(p, "protocolVersion", json!("x")), exit: true },
-    Case { id: "23", what: "protocolVersion \"\"", reason: Reason::ProtocolError, change: |p| set(p, "protocolVersion", json!("")), exit: true },
-    Case { id: "23", what: "protocolVersion \"01\"", reason: Reason::ProtocolError, change: |p| set(p, "protocolVersion", json!("01")), exit: true },
-    Case { id: "23", what: "protocolVersion 1 (a number)", reason: Reason::ProtocolError, change: |p| set(p, "protocolVersion", json!(1)), exit: true },
-    Case { id: "23", what: "no protocolVersion", reason: Reason::ProtocolError, change: |p| remove(p, "protocolVersion"), exit: true },
+    Case {
+        id: "22",
+        what: "protocolId reasonix.extension.v2",
+        reason: Reason::UnsupportedVersion,
+        change: |p| set(p, "protocolId", json!("reasonix.extension.v2")),
+        exit: true,
+    },
+    Case {
+        id: "23",
+        what: "protocolVersion \"2\"",
+        reason: Reason::UnsupportedVersion,
+        change: |p| set(p, "protocolVersion", json!("2")),
+        exit: true,
+    },
+    Case {
+        id: "23",
+        what: "protocolVersion \"0\"",
+        reason: Reason::UnsupportedVersion,
+        change: |p| set(p, "protocolVersion", json!("0")),
+        exit: true,
+    },
+    Case {
+        id: "23",
+        what: "no protocolId",
+        reason: Reason::UnsupportedVersion,
+        change: |p| remove(p, "protocolId"),
+        exit: true,
+    },
+    Case {
+        id: "23",
+        what: "protocolVersion \"x\"",
+        reason: Reason::ProtocolError,
+        change: |p| set(p, "protocolVersion", json!("x")),
+        exit: true,
+    },
+    Case {
+        id: "23",
+        what: "protocolVersion \"\"",
+        reason: Reason::ProtocolError,
+        change: |p| set(p, "protocolVersion", json!("")),
+        exit: true,
+    },
+    Case {
+        id: "23",
+        what: "protocolVersion \"01\"",
+        reason: Reason::ProtocolError,
+        change: |p| set(p, "protocolVersion", json!("01")),
+        exit: true,
+    },
+    Case {
+        id: "23",
+        what: "protocolVersion 1 (a number)",
+        reason: Reason::ProtocolError,
+        change: |p| set(p, "protocolVersion", json!(1)),
+        exit: true,
+    },
+    Case {
+        id: "23",
+        what: "no protocolVersion",
+        reason: Reason::ProtocolError,
+        change: |p| remove(p, "protocolVersion"),
+        exit: true,
+    },
     Case {
         id: "24",
         what: "a foreign protocolId and an unknown member",
@@ -204,7 +266,11 @@ pub(super) async fn narrower(ctx: &Ctx) -> Findings {
             )),
             Some(result) => match decode_initialize_result(&result.to_string()) {
                 Err(err) => Checked::Fail(format!("the initialize result: {err}")),
-                Ok(r) if !r.subscriptions.is_empty() || !r.replaces.is_empty() || !r.ui_actions.is_empty() => {
+                Ok(r)
+                    if !r.subscriptions.is_empty()
+                        || !r.replaces.is_empty()
+                        || !r.ui_actions.is_empty() =>
+                {
                     Checked::Fail(format!(
                         "against a manifest with no intercepts, replaces or capabilities the handshake still claims {}",
                         super::super::session::short(result)
@@ -215,7 +281,10 @@ pub(super) async fn narrower(ctx: &Ctx) -> Findings {
                     s.close_stdin();
                     let (_, stderr) = s.finish_within(ctx.options.reply_timeout).await;
                     if stderr.trim().is_empty() {
-                        Checked::Fail("handlers left out of the handshake were not logged on stderr".to_owned())
+                        Checked::Fail(
+                            "handlers left out of the handshake were not logged on stderr"
+                                .to_owned(),
+                        )
                     } else {
                         let _ = tail_of(&stderr);
                         Checked::Pass

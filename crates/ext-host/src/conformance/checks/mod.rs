@@ -18,11 +18,11 @@ use serde_json::{Value, json};
 use sidewire_ext_protocol::HookPoint;
 use tokio::time::Instant;
 
+use super::Options;
 use super::report::{Findings, Outcome, Report};
 use super::session::{Ctx, Session};
 use super::statements::{Statement, statement, statements};
 use super::target::Launch;
-use super::Options;
 
 type GroupFuture<'c> = Pin<Box<dyn Future<Output = Findings> + Send + 'c>>;
 
@@ -44,9 +44,40 @@ macro_rules! group {
 /// Every group, slow ones last.
 fn groups() -> Vec<Group> {
     vec![
-        group!("the envelope rules", ["6", "7", "8", "9", "10", "12", "13", "14", "20", "32", "49", "S-events"], envelope::run),
-        group!("the intercept answers", ["S-intercept", "S-ui", "69"], intercept::run),
-        group!("externalized payloads", ["11", "16", "49", "59", "60", "S-content"], content::run),
+        // Also the group for the statements every connection records (15, S-frames,
+        // S-handshake, S-barrier), so that selecting only those runs something.
+        group!(
+            "the envelope rules",
+            [
+                "6",
+                "7",
+                "8",
+                "9",
+                "10",
+                "12",
+                "13",
+                "14",
+                "15",
+                "20",
+                "32",
+                "49",
+                "S-events",
+                "S-frames",
+                "S-handshake",
+                "S-barrier"
+            ],
+            envelope::run
+        ),
+        group!(
+            "the intercept answers",
+            ["S-intercept", "S-ui", "69"],
+            intercept::run
+        ),
+        group!(
+            "externalized payloads",
+            ["11", "16", "49", "59", "60", "S-content"],
+            content::run
+        ),
         group!("a frame of exactly the limit", ["1"], framing::exact),
         group!("a frame one byte over the limit", ["1", "2"], framing::over),
         group!("a blank line", ["6"], framing::blank),
@@ -54,11 +85,19 @@ fn groups() -> Vec<Group> {
         group!("a line beginning with a BOM", ["6"], framing::bom),
         group!("a repeated envelope member", ["7"], framing::duplicate),
         group!("the states of §6.5", ["13", "32"], lifecycle::states),
-        group!("the version checks", ["20", "22", "23", "24"], lifecycle::versions),
+        group!(
+            "the version checks",
+            ["20", "22", "23", "24"],
+            lifecycle::versions
+        ),
         group!("a narrower manifest", ["50"], lifecycle::narrower),
         group!("shutdown", ["88"], shutdown::shutdown),
         group!("end of input", ["88"], shutdown::eof),
-        group!("provider streams", ["89", "90", "S-provider"], provider::run),
+        group!(
+            "provider streams",
+            ["89", "90", "S-provider"],
+            provider::run
+        ),
         group!("an unanswered content read", ["19"], content::slow),
     ]
 }

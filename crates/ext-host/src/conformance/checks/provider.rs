@@ -58,13 +58,19 @@ pub(super) async fn run(ctx: &Ctx) -> Findings {
         return s.finish();
     };
     s.mark();
-    let checked = one_stream(&mut s, &reference).await.unwrap_or_else(Checked::Fail);
+    let checked = one_stream(&mut s, &reference)
+        .await
+        .unwrap_or_else(Checked::Fail);
     s.record("89", checked);
     s.mark();
-    let checked = cancelled_stream(&mut s, &reference).await.unwrap_or_else(Checked::Fail);
+    let checked = cancelled_stream(&mut s, &reference)
+        .await
+        .unwrap_or_else(Checked::Fail);
     s.record("90", checked);
     s.mark();
-    let checked = refusals(&mut s, &reference).await.unwrap_or_else(Checked::Fail);
+    let checked = refusals(&mut s, &reference)
+        .await
+        .unwrap_or_else(Checked::Fail);
     s.record("S-provider", checked);
     s.finish()
 }
@@ -81,7 +87,9 @@ async fn catalog(s: &mut Session<'_>) -> Result<Result<Option<String>, Checked>,
     let catalog: ProviderCatalogResult = match decode_result(&result.to_string()) {
         Ok(catalog) => catalog,
         Err(err) => {
-            return Ok(Err(Checked::Fail(format!("the catalog does not decode: {err}"))));
+            return Ok(Err(Checked::Fail(format!(
+                "the catalog does not decode: {err}"
+            ))));
         }
     };
     let plugin = &s.ctx.launch.plugin_id;
@@ -145,14 +153,18 @@ fn collect(s: &mut Session<'_>, stream_id: &str, seen: &mut Seen) {
                         seen.seqs.push(chunk.seq);
                     }
                     Ok(_) => {}
-                    Err(err) => seen.invalid.push(format!("a stream/chunk that does not decode: {err}")),
+                    Err(err) => seen
+                        .invalid
+                        .push(format!("a stream/chunk that does not decode: {err}")),
                 }
             }
             Some("extension/provider/stream/end") => {
                 match decode_params::<StreamEndParams>(params.as_deref()) {
                     Ok(end) if end.stream_id == stream_id => seen.ends.push(end),
                     Ok(_) => {}
-                    Err(err) => seen.invalid.push(format!("a stream/end that does not decode: {err}")),
+                    Err(err) => seen
+                        .invalid
+                        .push(format!("a stream/end that does not decode: {err}")),
                 }
             }
             _ => {}
@@ -180,7 +192,10 @@ async fn watch(s: &mut Session<'_>, stream_id: &str, seen: &mut Seen) {
 
 async fn one_stream(s: &mut Session<'_>, reference: &str) -> Result<Checked, String> {
     let msg = s
-        .call("extension/provider/stream/open", open_params("conformance-1", reference))
+        .call(
+            "extension/provider/stream/open",
+            open_params("conformance-1", reference),
+        )
         .await?;
     let accepted = msg
         .result()
@@ -205,14 +220,19 @@ async fn one_stream(s: &mut Session<'_>, reference: &str) -> Result<Checked, Str
         )));
     }
     match seen.ends.as_slice() {
-        [] => Ok(Checked::Fail("the stream never ended (no stream/end)".to_owned())),
+        [] => Ok(Checked::Fail(
+            "the stream never ended (no stream/end)".to_owned(),
+        )),
         [end] if end.last_seq != seen.seqs.len() as u64 => Ok(Checked::Fail(format!(
             "stream/end has lastSeq {} after {} chunks",
             end.last_seq,
             seen.seqs.len()
         ))),
         [_] => Ok(Checked::Pass),
-        ends => Ok(Checked::Fail(format!("the stream ended {} times", ends.len()))),
+        ends => Ok(Checked::Fail(format!(
+            "the stream ended {} times",
+            ends.len()
+        ))),
     }
 }
 
@@ -244,11 +264,15 @@ async fn cancelled_stream(s: &mut Session<'_>, reference: &str) -> Result<Checke
         watch(s, "conformance-2", &mut seen).await;
     }
     if seen.error_chunks > 0 {
-        return Ok(Checked::Fail("the sidecar sent an `error` chunk".to_owned()));
+        return Ok(Checked::Fail(
+            "the sidecar sent an `error` chunk".to_owned(),
+        ));
     }
     if cancelled {
         if seen.seqs.len() > seqs_at_cancel && seen.ends.is_empty() {
-            return Ok(Checked::Fail("chunks followed a processed cancel".to_owned()));
+            return Ok(Checked::Fail(
+                "chunks followed a processed cancel".to_owned(),
+            ));
         }
         match seen.ends.as_slice() {
             [end] if end.interrupted != Some(true) => {
@@ -262,7 +286,10 @@ async fn cancelled_stream(s: &mut Session<'_>, reference: &str) -> Result<Checke
     }
     // A cancel for a stream that does not exist is answered `cancelled: false`.
     let msg = s
-        .call("extension/provider/stream/cancel", json!({"streamId": "conformance-none"}))
+        .call(
+            "extension/provider/stream/cancel",
+            json!({"streamId": "conformance-none"}),
+        )
         .await?;
     let unknown = msg
         .result()
@@ -281,7 +308,10 @@ async fn refusals(s: &mut Session<'_>, reference: &str) -> Result<Checked, Strin
     let plugin = s.ctx.launch.plugin_id.clone();
     let unknown_ref = format!("plugin/{plugin}/conformance/no-such-model");
     let msg = s
-        .call("extension/provider/stream/open", open_params("conformance-3", &unknown_ref))
+        .call(
+            "extension/provider/stream/open",
+            open_params("conformance-3", &unknown_ref),
+        )
         .await?;
     if !msg.is_error(Reason::InvalidParams) {
         return Ok(Checked::Fail(format!(
@@ -293,6 +323,11 @@ async fn refusals(s: &mut Session<'_>, reference: &str) -> Result<Checked, Strin
     bad.as_object_mut().expect("an object").remove("request");
     let msg = s.call("extension/provider/stream/open", bad).await?;
     Ok((!msg.is_error(Reason::InvalidParams))
-        .then(|| format!("stream/open without `request` was answered with {}", msg.describe()))
+        .then(|| {
+            format!(
+                "stream/open without `request` was answered with {}",
+                msg.describe()
+            )
+        })
         .into())
 }

@@ -35,18 +35,25 @@ async fn shutdown_steps(s: &mut Session<'_>) -> Result<Checked, String> {
     let pending = match s.subscribed().first().copied() {
         Some(point) => {
             s.hold_reads = true;
-            let descriptor = s.externalize(super::sample_payload(point, 0).to_string().into_bytes(), |_, _| {});
+            let descriptor = s.externalize(
+                super::sample_payload(point, 0).to_string().into_bytes(),
+                |_, _| {},
+            );
             let timeout = timeout_millis(s.ctx, point);
-            s.send(&json!({"jsonrpc": "2.0", "id": 800, "method": "extension/intercept", "params": {
-                "event": point.as_str(), "seq": 1, "payload": null, "timeoutMillis": timeout,
-                "externalized": [descriptor],
-            }}))
+            s.send(
+                &json!({"jsonrpc": "2.0", "id": 800, "method": "extension/intercept", "params": {
+                    "event": point.as_str(), "seq": 1, "payload": null, "timeoutMillis": timeout,
+                    "externalized": [descriptor],
+                }}),
+            )
             .await?;
             (s.await_held(1).await == 1).then_some("800")
         }
         None => None,
     };
-    let answer = s.call("extension/shutdown", json!({"timeoutMillis": 5000})).await?;
+    let answer = s
+        .call("extension/shutdown", json!({"timeoutMillis": 5000}))
+        .await?;
     let accepted = answer
         .result()
         .and_then(|r| decode_result::<ShutdownResult>(&r.to_string()).ok())
@@ -117,7 +124,8 @@ pub(super) async fn eof(ctx: &Ctx) -> Findings {
                     s.close_stdin();
                     match s.exit_within(ctx.options.reply_timeout).await {
                         None => Checked::Fail(
-                            "after a partial line and end of input the sidecar did not exit".to_owned(),
+                            "after a partial line and end of input the sidecar did not exit"
+                                .to_owned(),
                         ),
                         Some(exit) if exit.success() => Checked::Fail(
                             "after a partial line and end of input the sidecar exited 0".to_owned(),
