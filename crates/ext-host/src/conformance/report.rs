@@ -234,13 +234,11 @@ fn merge(outcomes: Vec<Outcome>) -> (Verdict, String, Vec<Frame>) {
 /// `max` characters, the cut marked with the full length.
 pub(crate) fn sanitize(text: &str, max: usize) -> String {
     let mut out = String::new();
-    let mut chars = 0usize;
-    for c in text.chars() {
+    for (chars, c) in text.chars().enumerate() {
         if chars >= max {
             out.push_str(&format!("… ({} bytes in all)", text.len()));
             return out;
         }
-        chars += 1;
         if is_terminal_control(c) {
             match c {
                 '\n' => out.push_str("\\n"),

@@ -10,7 +10,7 @@ use sidewire_ext_protocol::{CONTENT_CHUNK_BYTES, HookPoint, Reason};
 use tokio::time::Instant;
 
 use super::super::report::Findings;
-use super::super::session::{Checked, Ctx, Msg, Session, UNKNOWN_METHOD};
+use super::super::session::{Checked, Content, Ctx, Msg, Session, UNKNOWN_METHOD};
 use super::{ready, sample_payload, timeout_millis};
 
 const IDS: &[&str] = &["11", "16", "49", "59", "60", "S-content"];
@@ -59,6 +59,9 @@ pub(super) async fn run(ctx: &Ctx) -> Findings {
     s.finish()
 }
 
+/// Changes a stored object's descriptor and what its pages echo.
+type Tamper = Box<dyn FnOnce(&mut Value, &mut Content) + Send>;
+
 type StepFuture<'a> =
     std::pin::Pin<Box<dyn std::future::Future<Output = Result<Checked, String>> + Send + 'a>>;
 type Step = for<'a, 'c> fn(&'a mut Session<'c>, HookPoint) -> StepFuture<'a>;
@@ -80,7 +83,7 @@ fn store(
     s: &mut Session<'_>,
     point: HookPoint,
     pad: usize,
-    tamper: impl FnOnce(&mut Value, &mut super::super::session::Content),
+    tamper: impl FnOnce(&mut Value, &mut Content),
 ) -> Value {
     let payload = sample_payload(point, pad).to_string().into_bytes();
     s.externalize(payload, tamper)
@@ -150,15 +153,12 @@ fn tampered<'a, 'c>(s: &'a mut Session<'c>, point: HookPoint) -> StepFuture<'a> 
     Box::pin(async move {
         let timeout = timeout_millis(s.ctx, point);
         let wrong_sha = "0".repeat(64);
-        let cases: [(
-            &str,
-            Box<dyn FnOnce(&mut Value, &mut super::super::session::Content) + Send>,
-        ); 4] = [
+        let cases: [(&str, Tamper); 4] = [
             (
                 "content whose SHA-256 differs from the descriptor's",
                 Box::new({
                     let wrong_sha = wrong_sha.clone();
-                    move |d: &mut Value, c: &mut super::super::session::Content| {
+                    move |d: &mut Value, c: &mut Content| {
                         d["sha256"] = json!(wrong_sha);
                         c.echo_sha = wrong_sha;
                     }
@@ -166,7 +166,7 @@ fn tampered<'a, 'c>(s: &'a mut Session<'c>, point: HookPoint) -> StepFuture<'a> 
             ),
             (
                 "content shorter than the descriptor's totalBytes",
-                Box::new(|d: &mut Value, c: &mut super::super::session::Content| {
+                Box::new(|d: &mut Value, c: &mut Content| {
                     let total = c.data.len() as u64 + 1;
                     d["totalBytes"] = json!(total);
                     c.echo_total = total;
@@ -174,15 +174,11 @@ fn tampered<'a, 'c>(s: &'a mut Session<'c>, point: HookPoint) -> StepFuture<'a> 
             ),
             (
                 "a page echoing another totalBytes",
-                Box::new(|_: &mut Value, c: &mut super::super::session::Content| c.echo_total += 1),
+                Box::new(|_: &mut Value, c: &mut Content| c.echo_total += 1),
             ),
             (
                 "a page echoing another sha256",
-                Box::new(
-                    move |_: &mut Value, c: &mut super::super::session::Content| {
-                        c.echo_sha = wrong_sha
-                    },
-                ),
+                Box::new(move |_: &mut Value, c: &mut Content| c.echo_sha = wrong_sha),
             ),
         ];
         for (what, tamper) in cases {

@@ -244,9 +244,9 @@ step!(unknown_methods, |s| {
 
 step!(ui_without_handler, |s| {
     if s.ctx.has(Capability::Ui) {
-        return Ok(Checked::NotApplicable(format!(
-            "the manifest declares capability ui, so the sidecar may have a UI handler"
-        )));
+        return Ok(Checked::NotApplicable(
+            "the manifest declares capability ui, so the sidecar may have a UI handler".to_owned(),
+        ));
     }
     for method in ["extension/ui/action", "extension/ui/submit"] {
         let msg = s.call(method, json!({"bad": true})).await?;
@@ -328,9 +328,9 @@ step!(events, |s| {
 /// Item 49, second half: an intercept for a point without a handler is answered `continue`.
 async fn no_handler_continues(s: &mut Session<'_>) -> Result<Checked, String> {
     let Some(point) = unsubscribed_point(s) else {
-        return Ok(Checked::NotApplicable(format!(
-            "the sidecar subscribes to every point"
-        )));
+        return Ok(Checked::NotApplicable(
+            "the sidecar subscribes to every point".to_owned(),
+        ));
     };
     let params = json!({
         "event": point.as_str(),
