@@ -120,6 +120,12 @@ impl Options {
         self
     }
 
+    /// Sets the whole run's budget.
+    pub fn run_budget(mut self, budget: Duration) -> Self {
+        self.run_budget = budget;
+        self
+    }
+
     /// Sets how many sidecar processes run at once (at least 1).
     pub fn parallel(mut self, parallel: usize) -> Self {
         self.parallel = parallel.max(1);

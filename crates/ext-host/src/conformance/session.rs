@@ -184,6 +184,7 @@ pub(crate) struct Session<'c> {
     /// Whether `extension/initialized` was sent.
     ready: bool,
     frames_failed: bool,
+    oversize_seen: bool,
     content_reads: usize,
 }
 
@@ -204,6 +205,7 @@ impl<'c> Session<'c> {
             handshake: None,
             ready: false,
             frames_failed: false,
+            oversize_seen: false,
             content_reads: 0,
         })
     }
@@ -353,7 +355,17 @@ impl<'c> Session<'c> {
     /// waiting for one (a held read, a stream chunk) sees it at once.
     pub(crate) async fn next(&mut self, deadline: Instant) -> Result<Option<Msg>, ReadEnd> {
         loop {
-            let line = self.wire.read_line(deadline).await?;
+            let line = match self.wire.read_line(deadline).await {
+                Ok(line) => line,
+                Err(ReadEnd::Oversize) if !self.oversize_seen => {
+                    self.oversize_seen = true;
+                    self.frames_fail(
+                        "a line longer than the frame limit (the kit stopped reading)",
+                    );
+                    return Err(ReadEnd::Oversize);
+                }
+                Err(end) => return Err(end),
+            };
             self.remember(Frame::new(FrameDirection::Received, &line));
             let Some(msg) = self.parse(&line) else {
                 continue;

@@ -113,6 +113,7 @@ impl Wire {
             if self.buf.len() >= FRAME_BYTES {
                 self.ended = Some(ReadEnd::Oversize);
                 self.buf = Vec::new();
+                self.scanned = 0;
                 return Err(ReadEnd::Oversize);
             }
             self.buf.reserve(READ_CHUNK);

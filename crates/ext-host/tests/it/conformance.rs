@@ -241,6 +241,11 @@ pub(crate) async fn each_broken_fixture_fails_exactly_what_it_breaks() {
             &["--flaw", "protocol-error-for-versions"],
             &["22", "23", "24"],
         ),
+        (
+            "sidecar.py",
+            &["--flaw", "huge-line-on-resources"],
+            &["S-frames", "S-events"],
+        ),
         ("banner.sh", &[], &["S-frames"]),
     ];
     // A broken sidecar is often found by an answer that never comes: 2 s is plenty for one
@@ -261,4 +266,19 @@ pub(crate) async fn each_broken_fixture_fails_exactly_what_it_breaks() {
             );
         }
     }
+}
+
+pub(crate) async fn a_run_stops_at_its_budget() {
+    let env = Env::new();
+    let began = Instant::now();
+    let options = Options::new().run_budget(Duration::from_millis(300));
+    let report = python(&env, "sidecar.py", &[], options).await;
+    // Every wait inside is bounded by the budget; what did not finish in it failed.
+    assert!(
+        began.elapsed() < Duration::from_secs(15),
+        "{:?}",
+        began.elapsed()
+    );
+    assert!(!report.passed());
+    assert_eq!(report.results.len(), conformance::statements().len());
 }

@@ -40,7 +40,8 @@ pub(super) async fn run(ctx: &Ctx) -> Findings {
         ("16", thirty_two_waiting),
         ("49", overrun),
     ];
-    for (id, step) in steps {
+    let ids: Vec<&'static str> = steps.iter().map(|(id, _)| *id).collect();
+    for (at, (id, step)) in steps.into_iter().enumerate() {
         s.mark();
         let checked = step(&mut s, point).await.unwrap_or_else(Checked::Fail);
         s.record(id, checked);
@@ -50,8 +51,13 @@ pub(super) async fn run(ctx: &Ctx) -> Findings {
         let deadline = Instant::now() + Duration::from_millis(200);
         let _ = s.drain_until(deadline).await;
         if let Err(why) = s.sync().await {
-            for id in IDS {
-                s.fail(id, format!("the connection broke: {why}"));
+            // This step broke the connection; the steps after it cannot run.
+            s.fail(id, format!("the connection broke: {why}"));
+            for later in &ids[at + 1..] {
+                s.fail(
+                    later,
+                    format!("not run: the connection broke during the check of {id}: {why}"),
+                );
             }
             return s.finish();
         }

@@ -24,7 +24,7 @@ pub(super) async fn run(ctx: &Ctx) -> Findings {
     };
     // Each step fails only its own statement; a step that cannot even write ends the run of
     // this group (the process is gone).
-    let steps: [(&'static str, Step); 11] = [
+    let steps: [(&'static str, Step); 12] = [
         ("6", cr_before_lf),
         ("7", repeated_params_member),
         ("8", missing_jsonrpc),
@@ -35,25 +35,28 @@ pub(super) async fn run(ctx: &Ctx) -> Findings {
         ("14", ui_without_handler),
         ("20", strict_params),
         ("32", second_initialize),
+        ("49", no_handler_continues),
+        // Last: a sidecar that answers events wrongly enough may break the connection.
         ("S-events", events),
     ];
-    for (id, step) in steps {
+    let ids: Vec<&'static str> = steps.iter().map(|(id, _)| *id).collect();
+    for (at, (id, step)) in steps.into_iter().enumerate() {
         s.mark();
         let checked = step(&mut s).await.unwrap_or_else(Checked::Fail);
         s.record(id, checked);
         // Whatever a step provoked must be read before the next one starts.
         if let Err(why) = s.sync().await {
-            for id in IDS {
-                s.fail(id, format!("the connection broke: {why}"));
+            // This step broke the connection; the steps after it cannot run.
+            s.fail(id, format!("the connection broke: {why}"));
+            for later in &ids[at + 1..] {
+                s.fail(
+                    later,
+                    format!("not run: the connection broke during the check of {id}: {why}"),
+                );
             }
             return s.finish();
         }
     }
-    s.mark();
-    let checked = no_handler_continues(&mut s)
-        .await
-        .unwrap_or_else(Checked::Fail);
-    s.record("49", checked);
     s.finish()
 }
 
@@ -325,8 +328,8 @@ step!(events, |s| {
         .into())
 });
 
-/// Item 49, second half: an intercept for a point without a handler is answered `continue`.
-async fn no_handler_continues(s: &mut Session<'_>) -> Result<Checked, String> {
+// Item 49, second half: an intercept for a point without a handler is answered `continue`.
+step!(no_handler_continues, |s| {
     let Some(point) = unsubscribed_point(s) else {
         return Ok(Checked::NotApplicable(
             "the sidecar subscribes to every point".to_owned(),
@@ -352,7 +355,7 @@ async fn no_handler_continues(s: &mut Session<'_>) -> Result<Checked, String> {
             )
         })
         .into())
-}
+});
 
 // The UI action params the host would send, for the intercept group.
 pub(super) fn ui_action_params(action_id: &str) -> Value {
