@@ -14,6 +14,9 @@
 //! per plugin (required: the operation fails; optional: skipped with one warning), and every
 //! [`Outcome`] carries a trace of who did what and how long it took.
 //!
+//! [`conformance`] is the conformance kit: a scripted host that tells a sidecar author, in any
+//! language, whether their sidecar speaks v1 (`sidewire ext conformance`).
+//!
 //! It is **not** the CLI (no prompts, no argument parsing: [`TrustSummary`] is the text the CLI
 //! shows before consent), not a sidecar SDK (`sidewire-ext-sdk`), and it does not implement the
 //! optional Provider extensions (spec §14): their notifications are dropped and the host never

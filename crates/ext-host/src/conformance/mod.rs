@@ -21,6 +21,28 @@
 //! The kit plays a host: it answers `host/ui/publish` with `{"accepted":true}`,
 //! `host/ui/request` with `{"cancelled":true}`, and `host/content/read` from the payloads it
 //! externalized (or holds the answer when a check needs a callback to stay pending).
+//!
+//! # Where the spec leaves room, and what the kit chose
+//!
+//! * **A request kept pending** (items 11, 16, 88's cancelled callback, 49's overrun) is an
+//!   intercept at a subscribed point whose payload the kit externalized and whose
+//!   `host/content/read` it holds: the only way a host can keep any sidecar's callback busy.
+//!   Without a subscribed point these statements do not apply.
+//! * **Item 49's overrun** expects the answer within `timeoutMillis` + 2 s of an intercept
+//!   whose content read is never answered: the budget covers the work on the way to the
+//!   callback (the host stops waiting at `timeoutMillis` whatever the sidecar is doing).
+//! * **An error answer to an intercept** is legal on the wire (`S-intercept` passes it when its
+//!   reason is one of §3's; item 15 checks its `data`): a host treats it as a failure of the
+//!   plugin, not of the protocol.
+//! * **Item 14** applies only when the manifest lacks capability `ui` (with it, the sidecar may
+//!   well have a UI handler); **item 50**'s stderr line is required only from a sidecar that
+//!   claims something under its own manifest (it has handlers to leave out).
+//! * **End of input in state `new`** may come before the sidecar finished starting, so that
+//!   exit is waited for `reply_timeout`; after `ready` and after shutdown the host's 750 ms
+//!   apply.
+//! * **A command target** (`Target::Command`) is resolved on `PATH` and may be a shell script
+//!   or an interpreter: the kit is a development tool, and only installed plugins are bound by
+//!   the launch contract (which `Target::Installed` and `Target::Package` apply).
 
 mod checks;
 mod report;
@@ -78,7 +100,8 @@ pub struct Options {
     pub exit_budget: Duration,
     /// How many sidecar processes run at once.
     pub parallel: usize,
-    /// The whole run's budget; statements not done by then fail with the reason.
+    /// The whole run's budget (`slow` adds 45 s); statements not done by then fail with the
+    /// reason.
     pub run_budget: Duration,
 }
 

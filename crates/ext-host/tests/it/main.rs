@@ -8,7 +8,9 @@
 //! # Conformance checklist (spec §17, host items) → tests
 //!
 //! Items 14, 19, 22–24, 32, 33, 49, 50, 59, 60, 69, 88–90 are SDK items; 91 belongs to the
-//! Provider extensions (§14), which this host does not implement.
+//! Provider extensions (§14), which this host does not implement. The sidecar-side (S) items
+//! are what the conformance kit checks: `conformance::*` runs it against the SDK's examples,
+//! the Python reference sidecar and the broken fixtures.
 //!
 //! | # | test |
 //! | --- | --- |

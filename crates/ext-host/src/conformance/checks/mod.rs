@@ -12,6 +12,7 @@ mod shutdown;
 
 use std::future::Future;
 use std::pin::Pin;
+use std::time::Duration;
 
 use futures_util::StreamExt as _;
 use serde_json::{Value, json};
@@ -23,6 +24,9 @@ use super::report::{Findings, Outcome, Report};
 use super::session::{Ctx, Session};
 use super::statements::{Statement, statement, statements};
 use super::target::Launch;
+
+/// What `--slow` adds to the run's budget.
+const SLOW_EXTRA: Duration = Duration::from_secs(45);
 
 type GroupFuture<'c> = Pin<Box<dyn Future<Output = Findings> + Send + 'c>>;
 
@@ -111,7 +115,14 @@ pub(crate) async fn run(launch: Launch, options: &Options) -> Report {
     let ctx = Ctx {
         launch,
         options: options.clone(),
-        deadline: began + options.run_budget,
+        // The slow check waits out a 30 s deadline (and 10 s more) on top of the rest.
+        deadline: began
+            + options.run_budget
+            + if options.slow {
+                SLOW_EXTRA
+            } else {
+                Duration::ZERO
+            },
     };
     let selected_ids: Vec<&str> = selected.iter().map(|s| s.id).collect();
     let groups: Vec<Group> = groups()
@@ -124,7 +135,7 @@ pub(crate) async fn run(launch: Launch, options: &Options) -> Report {
         .map(|group| async move {
             // A second past the run's deadline: every wait inside is already bounded by it,
             // so this only catches a group that overran anyway.
-            let limit = ctx_ref.deadline + std::time::Duration::from_secs(1);
+            let limit = ctx_ref.deadline + Duration::from_secs(1);
             match tokio::time::timeout_at(limit, (group.run)(ctx_ref)).await {
                 Ok(findings) => findings,
                 Err(_) => {
