@@ -10,7 +10,8 @@
 //! codes, the provider streams when the manifest declares `providers`). [`statements`] lists
 //! them all, the ones that cannot be observed from outside with the reason.
 //!
-//! Bounds: every read and write waits at most [`Options::reply_timeout`] (5 s by default), every
+//! Bounds: every read and write waits at most [`Options::reply_timeout`] (5 s by default; the
+//! answer to `extension/initialize` [`Options::start_timeout`], 10 s), every
 //! process is killed when its group of checks ends (killed on drop through `sidewire-process`,
 //! reaped by its supervision task), at most [`Options::parallel`] processes run at once, and the
 //! whole run stops at [`Options::run_budget`] (60 s by default: a well-behaved sidecar takes a
@@ -38,7 +39,7 @@
 //!   well have a UI handler); **item 50**'s stderr line is required only from a sidecar that
 //!   claims something under its own manifest (it has handlers to leave out).
 //! * **End of input in state `new`** may come before the sidecar finished starting, so that
-//!   exit is waited for `reply_timeout`; after `ready` and after shutdown the host's 750 ms
+//!   exit is waited for `start_timeout`; after `ready` and after shutdown the host's 750 ms
 //!   apply.
 //! * **A command target** (`Target::Command`) is resolved on `PATH` and may be a shell script
 //!   or an interpreter: the kit is a development tool, and only installed plugins are bound by
@@ -96,6 +97,10 @@ pub struct Options {
     pub slow: bool,
     /// The longest wait for one answer, one write, or an exit that a check expects.
     pub reply_timeout: Duration,
+    /// The longest wait for the answer to `extension/initialize`, and for an exit at end of
+    /// input in state `new`: they include the sidecar's start (an interpreter's, on a busy
+    /// machine). 10 s by default; the host's handshake deadline is 30 s.
+    pub start_timeout: Duration,
     /// How long a sidecar may take to exit once stdin is closed (spec §6.6: 750 ms).
     pub exit_budget: Duration,
     /// How many sidecar processes run at once.
@@ -111,6 +116,7 @@ impl Default for Options {
             only: Vec::new(),
             slow: false,
             reply_timeout: Duration::from_secs(5),
+            start_timeout: Duration::from_secs(10),
             exit_budget: sidewire_ext_protocol::SHUTDOWN_EXIT_WAIT,
             parallel: 4,
             run_budget: Duration::from_secs(60),

@@ -309,6 +309,18 @@ impl<'c> Session<'c> {
         self.response(&id).await
     }
 
+    /// Sends a request and waits for its answer within `start_timeout`: for the first request
+    /// to a sidecar that may still be starting.
+    pub(crate) async fn call_starting(
+        &mut self,
+        method: &str,
+        params: Value,
+    ) -> Result<Msg, String> {
+        let id = self.request(method, params).await?;
+        let deadline = (Instant::now() + self.ctx.options.start_timeout).min(self.ctx.deadline);
+        self.response_until(&id, deadline).await
+    }
+
     /// Waits for the response whose id is written `id`, within the reply timeout.
     pub(crate) async fn response(&mut self, id: &str) -> Result<Msg, String> {
         let deadline = self.ctx.wait();
@@ -724,7 +736,9 @@ impl<'c> Session<'c> {
             &json!({"jsonrpc": "2.0", "id": 1, "method": "extension/initialize", "params": params}),
         )
         .await?;
-        self.response("1").await
+        // The sidecar may still be starting (an interpreter, on a busy machine).
+        let deadline = (Instant::now() + self.ctx.options.start_timeout).min(self.ctx.deadline);
+        self.response_until("1", deadline).await
     }
 
     /// The standard handshake (records `S-handshake` and `S-barrier`), then

@@ -46,8 +46,14 @@ async fn check(target: Target, marker: &str, options: Options) -> Report {
     })
     .await
     .expect("the target resolves");
-    let survivors =
-        sidewire_process::testing::survivors_with_env(MARKER_VAR, marker, Duration::from_secs(5));
+    // The process-table search polls and sleeps: off the runtime, or it would freeze the
+    // other kit this task is driving.
+    let marker = marker.to_owned();
+    let survivors = tokio::task::spawn_blocking(move || {
+        sidewire_process::testing::survivors_with_env(MARKER_VAR, &marker, Duration::from_secs(5))
+    })
+    .await
+    .unwrap();
     assert!(
         survivors.is_empty(),
         "processes outlived the run: {survivors:?}"
@@ -165,15 +171,24 @@ pub(crate) async fn the_sdk_examples_pass_everything_applicable() {
     }
 }
 
-/// The Python fixture, run as `python3 <script> ARGS` against its manifest (plus a marker).
-async fn python(env: &Env, script: &str, args: &[&str], options: Options) -> Report {
+/// The Python fixture's interceptor manifest.
+const INTERCEPTOR: &str = "reasonix-plugin.json";
+/// The Python fixture's provider manifest.
+const PROVIDER: &str = "providers.json";
+
+/// A fixture `script` run with `ARGS` against the fixture manifest `manifest` (plus a marker).
+async fn python(
+    env: &Env,
+    manifest: &str,
+    script: &str,
+    args: &[&str],
+    options: Options,
+) -> Report {
     let marker = marker();
     let dir = env.path(&format!("py-{}", marker));
     std::fs::create_dir_all(&dir).unwrap();
-    let manifest: Value = serde_json::from_slice(
-        &std::fs::read(fixtures().join(sidewire_ext_protocol::MANIFEST_FILE)).unwrap(),
-    )
-    .unwrap();
+    let manifest: Value =
+        serde_json::from_slice(&std::fs::read(fixtures().join(manifest)).unwrap()).unwrap();
     let manifest = write_manifest(&dir, manifest, &marker);
     let target = Target::Command {
         manifest,
@@ -185,7 +200,17 @@ async fn python(env: &Env, script: &str, args: &[&str], options: Options) -> Rep
 
 pub(crate) async fn the_python_reference_sidecar_passes_everything_applicable() {
     let env = Env::new();
-    let report = python(&env, "sidecar.py", &[], Options::new()).await;
+    let report = python(&env, PROVIDER, "sidecar.py", &[], Options::new()).await;
+    assert!(report.passed(), "{}", failures(&report));
+    for id in ["89", "90", "S-provider"] {
+        let result = report
+            .results
+            .iter()
+            .find(|r| r.statement.id == id)
+            .unwrap();
+        assert_eq!(result.verdict, Verdict::Pass, "{id}: {}", result.detail);
+    }
+    let report = python(&env, INTERCEPTOR, "sidecar.py", &[], Options::new()).await;
     assert!(report.passed(), "{}", failures(&report));
     for id in [
         "1",
@@ -220,44 +245,32 @@ pub(crate) async fn the_python_reference_sidecar_passes_everything_applicable() 
 
 pub(crate) async fn each_broken_fixture_fails_exactly_what_it_breaks() {
     let env = Env::new();
-    // (program, args, the statements it breaks)
-    let cases: &[(&str, &[&str], &[&str])] = &[
-        (
-            "sidecar.py",
-            &["--flaw", "answer-unknown-notifications"],
-            &["12"],
-        ),
-        ("sidecar.py", &["--flaw", "ascii-ids"], &["10"]),
-        ("sidecar.py", &["--flaw", "skip-blank-lines"], &["6"]),
-        (
-            "sidecar.py",
-            &["--flaw", "unknown-method-invalid-request"],
-            &["13"],
-        ),
-        ("sidecar.py", &["--flaw", "ignore-timeout"], &["49"]),
-        ("sidecar.py", &["--flaw", "no-exit-on-eof"], &["88"]),
-        (
-            "sidecar.py",
-            &["--flaw", "protocol-error-for-versions"],
-            &["22", "23", "24"],
-        ),
-        (
-            "sidecar.py",
-            &["--flaw", "huge-line-on-resources"],
-            &["S-frames", "S-events"],
-        ),
-        ("banner.sh", &[], &["S-frames"]),
+    // (manifest, program, args, the statements it breaks)
+    #[rustfmt::skip]
+    let cases: &[(&str, &str, &[&str], &[&str])] = &[
+        (INTERCEPTOR, "sidecar.py", &["--flaw", "answer-unknown-notifications"], &["12"]),
+        (INTERCEPTOR, "sidecar.py", &["--flaw", "ascii-ids"], &["10"]),
+        (INTERCEPTOR, "sidecar.py", &["--flaw", "skip-blank-lines"], &["6"]),
+        (INTERCEPTOR, "sidecar.py", &["--flaw", "unknown-method-invalid-request"], &["13"]),
+        (INTERCEPTOR, "sidecar.py", &["--flaw", "ignore-timeout"], &["49"]),
+        (INTERCEPTOR, "sidecar.py", &["--flaw", "no-exit-on-eof"], &["88"]),
+        (INTERCEPTOR, "sidecar.py", &["--flaw", "protocol-error-for-versions"], &["22", "23", "24"]),
+        (INTERCEPTOR, "sidecar.py", &["--flaw", "huge-line-on-resources"], &["S-frames", "S-events"]),
+        (INTERCEPTOR, "banner.sh", &[], &["S-frames"]),
+        (PROVIDER, "sidecar.py", &["--flaw", "seq-from-zero"], &["89"]),
+        (PROVIDER, "sidecar.py", &["--flaw", "chunk-after-cancel"], &["90"]),
+        (PROVIDER, "sidecar.py", &["--flaw", "unknown-ref-accepted"], &["S-provider"]),
     ];
     // A broken sidecar is often found by an answer that never comes: 2 s is plenty for one
     // answer (they take milliseconds) and keeps these runs short. Two kits at a time: each
     // runs up to four sidecars, and some checks have deadlines.
     let options = Options::new().reply_timeout(Duration::from_secs(2));
     for pair in cases.chunks(2) {
-        let runs = pair
-            .iter()
-            .map(|(program, args, _)| python(&env, program, args, options.clone()));
+        let runs = pair.iter().map(|(manifest, program, args, _)| {
+            python(&env, manifest, program, args, options.clone())
+        });
         let reports = futures_util::future::join_all(runs).await;
-        for ((program, args, expected), report) in pair.iter().zip(reports) {
+        for ((_, program, args, expected), report) in pair.iter().zip(reports) {
             assert_eq!(
                 report.failed_ids(),
                 expected.to_vec(),
@@ -272,7 +285,7 @@ pub(crate) async fn a_run_stops_at_its_budget() {
     let env = Env::new();
     let began = Instant::now();
     let options = Options::new().run_budget(Duration::from_millis(300));
-    let report = python(&env, "sidecar.py", &[], options).await;
+    let report = python(&env, INTERCEPTOR, "sidecar.py", &[], options).await;
     // Every wait inside is bounded by the budget; what did not finish in it failed.
     assert!(
         began.elapsed() < Duration::from_secs(15),

@@ -29,7 +29,12 @@ pub(super) async fn states(ctx: &Ctx) -> Findings {
     let mut protocol = Vec::new();
     let mut probe = async |s: &mut Session<'_>, state: &str| -> Result<(), String> {
         s.mark();
-        let msg = s.call(UNKNOWN_METHOD, json!({})).await?;
+        // In state `new` the sidecar may still be starting.
+        let msg = if state == "new" {
+            s.call_starting(UNKNOWN_METHOD, json!({})).await?
+        } else {
+            s.call(UNKNOWN_METHOD, json!({})).await?
+        };
         if !msg.is_error(Reason::UnknownMethod) {
             unknown.push(format!(
                 "in state {state} an unregistered method was answered with {}",

@@ -269,10 +269,13 @@ async fn cancelled_stream(s: &mut Session<'_>, reference: &str) -> Result<Checke
         ));
     }
     if cancelled {
-        if seen.seqs.len() > seqs_at_cancel && seen.ends.is_empty() {
-            return Ok(Checked::Fail(
-                "chunks followed a processed cancel".to_owned(),
-            ));
+        // Frames are read in order: the chunks collected before the cancel's answer were
+        // written before it; any later one followed a processed cancel.
+        if seen.seqs.len() > seqs_at_cancel {
+            return Ok(Checked::Fail(format!(
+                "{} chunk(s) followed a processed cancel",
+                seen.seqs.len() - seqs_at_cancel
+            )));
         }
         match seen.ends.as_slice() {
             [end] if end.interrupted != Some(true) => {
@@ -280,8 +283,21 @@ async fn cancelled_stream(s: &mut Session<'_>, reference: &str) -> Result<Checke
                     "the stream/end after a processed cancel lacks \"interrupted\":true".to_owned(),
                 ));
             }
+            [end] if end.last_seq != seen.seqs.len() as u64 => {
+                return Ok(Checked::Fail(format!(
+                    "the interrupted stream/end has lastSeq {} after {} chunks",
+                    end.last_seq,
+                    seen.seqs.len()
+                )));
+            }
+            [_] => {}
             [] => return Ok(Checked::Fail("a cancelled stream never ended".to_owned())),
-            _ => {}
+            ends => {
+                return Ok(Checked::Fail(format!(
+                    "the cancelled stream ended {} times",
+                    ends.len()
+                )));
+            }
         }
     }
     // A cancel for a stream that does not exist is answered `cancelled: false`.
@@ -300,6 +316,13 @@ async fn cancelled_stream(s: &mut Session<'_>, reference: &str) -> Result<Checke
             "a cancel for an unknown stream was answered with {}",
             msg.describe()
         )));
+    }
+    if !cancelled {
+        return Ok(Checked::NotApplicable(
+            "the stream ended before the cancel was processed (`cancelled:false`), so nothing \
+             showed what follows a processed cancel"
+                .to_owned(),
+        ));
     }
     Ok(Checked::Pass)
 }

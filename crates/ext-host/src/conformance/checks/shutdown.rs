@@ -95,12 +95,12 @@ async fn exits_zero(s: &mut Session<'_>, when: &str, budget: Duration) -> Checke
 /// End of input in `new` and `ready` exits 0; after a partial line, non-zero.
 pub(super) async fn eof(ctx: &Ctx) -> Findings {
     let mut findings = Findings::default();
-    // In state `new` the sidecar may still be starting: the budget is the reply timeout.
+    // In state `new` the sidecar may still be starting: the budget is the start timeout.
     match bare(ctx, &["88"]) {
         Err(f) => findings.extend(f),
         Ok(mut s) => {
             s.mark();
-            let checked = exits_zero(&mut s, "in state new", ctx.options.reply_timeout).await;
+            let checked = exits_zero(&mut s, "in state new", ctx.options.start_timeout).await;
             s.record("88", checked);
             findings.extend(s.finish());
         }
