@@ -275,9 +275,19 @@ impl<'c> Session<'c> {
 
     /// Writes exact bytes (a frame's LF included, or not).
     pub(crate) async fn send_raw(&mut self, bytes: &[u8]) -> Result<(), String> {
+        let timeout = self.ctx.options.reply_timeout;
+        self.send_raw_within(bytes, timeout).await
+    }
+
+    /// Writes exact bytes within `timeout` (a frame of megabytes takes the sidecar longer to
+    /// read).
+    pub(crate) async fn send_raw_within(
+        &mut self,
+        bytes: &[u8],
+        timeout: Duration,
+    ) -> Result<(), String> {
         let line = bytes.strip_suffix(b"\n").unwrap_or(bytes);
         self.remember(Frame::new(FrameDirection::Sent, line));
-        let timeout = self.ctx.options.reply_timeout;
         self.wire.write(bytes, timeout).await
     }
 

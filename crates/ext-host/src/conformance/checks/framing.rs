@@ -32,13 +32,18 @@ pub(super) async fn exact(ctx: &Ctx) -> Findings {
     };
     s.mark();
     let frame = padded_request(77, FRAME_BYTES);
-    let failure = match s.send_raw(&frame).await {
+    // Reading and parsing 8 MiB takes an interpreter a while on a busy machine: the start
+    // timeout, not the reply timeout, bounds this write and its answer.
+    let big = ctx.options.start_timeout.max(ctx.options.reply_timeout);
+    let failure = match s.send_raw_within(&frame, big).await {
         Err(why) => Some(why),
-        Ok(()) => s
-            .response("77")
-            .await
-            .err()
-            .map(|why| format!("a frame of exactly {FRAME_BYTES} bytes: {why}")),
+        Ok(()) => {
+            let deadline = (tokio::time::Instant::now() + big).min(ctx.deadline);
+            s.response_until("77", deadline)
+                .await
+                .err()
+                .map(|why| format!("a frame of exactly {FRAME_BYTES} bytes: {why}"))
+        }
     };
     s.verdict("1", failure);
     s.finish()
@@ -53,10 +58,11 @@ pub(super) async fn over(ctx: &Ctx) -> Findings {
     };
     s.mark();
     let frame = padded_request(78, FRAME_BYTES + 1);
+    let big = ctx.options.start_timeout.max(ctx.options.reply_timeout);
     // The sidecar may stop reading at the limit and exit: a failed write is expected.
-    let _ = s.send_raw(&frame).await;
+    let _ = s.send_raw_within(&frame, big).await;
     let replied = s.response("78").await.is_ok();
-    let (exit, stderr) = s.finish_within(ctx.options.reply_timeout).await;
+    let (exit, stderr) = s.finish_within(big).await;
     s.verdict(
         "1",
         if replied {
