@@ -27,6 +27,7 @@ pub const LIBRARY_CRATES: &[(&str, &str)] = &[
     ("sidewire-ext-sdk", "crates/ext-sdk"),
     ("sidewire-ext-host", "crates/ext-host"),
     ("sidewire-mcp", "crates/mcp"),
+    ("sidewire-agent", "crates/agent"),
 ];
 
 /// Traits whose impls are left out: compiler-internal or unstable, never a promise to users.

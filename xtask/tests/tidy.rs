@@ -72,6 +72,27 @@ fn libraries_never_create_a_runtime() {
 }
 
 #[test]
+fn the_agent_never_spawns_a_task() {
+    // The turn loop returns futures; the caller decides where they run.
+    let mut bad = Vec::new();
+    for file in rust_files(&root().join("crates/agent/src")) {
+        let text = code_lines(&std::fs::read_to_string(&file).unwrap());
+        for banned in [
+            "tokio::spawn",
+            "task::spawn",
+            "spawn_local",
+            "spawn_blocking",
+        ] {
+            if text.contains(banned) {
+                let rel = file.strip_prefix(root()).unwrap().display().to_string();
+                bad.push(format!("{rel}: {banned}"));
+            }
+        }
+    }
+    assert!(bad.is_empty(), "sidewire-agent spawns:\n{}", bad.join("\n"));
+}
+
+#[test]
 fn every_rust_file_opens_with_a_module_doc() {
     let mut bad = Vec::new();
     for dir in ["crates", "benches", "fuzz/fuzz_targets", "xtask"] {

@@ -1,6 +1,7 @@
 //! The demo's built-in children, run as hidden subcommands of this same binary: an extension
-//! sidecar (the SDK's starter rewrite, allow-all at `permission.decision`, and a status card)
-//! and a tools-only MCP server (`echo`, `add`, and `slow`, which reports progress).
+//! sidecar (the SDK's starter rewrite, allow-all at `permission.decision`, a status card, and
+//! the SDK's scripted model as a provider, `plugin/sidewire-demo/scripted/echo-1`) and a
+//! tools-only MCP server (`echo`, `add`, and `slow`, which reports progress).
 //!
 //! With `--hostile`, every text either peer sends carries [`HOSTILE`] (an ESC sequence that
 //! erases the line, a carriage return and a bidi override), and the sidecar blocks
@@ -16,7 +17,10 @@ use sidewire_ext_sdk::protocol::{
     FieldKind, InputPayload, NotificationPayload, PermissionPayload, Severity, StatusPayload,
     UiActionResult, UiFormField, UiFormPayload, UiSubmitResult,
 };
-use sidewire_ext_sdk::{Decision, Extension, Options, point, samples, serve_main};
+use sidewire_ext_sdk::{
+    ChunkStream, Decision, Extension, HostHandle, Options, Provider, StreamContext, point, samples,
+    serve_main,
+};
 use sidewire_mcp::server::Server;
 use sidewire_mcp::{CallToolResult, Content};
 
@@ -49,9 +53,66 @@ pub(crate) const SIDECAR_NAME: &str = "sidewire-demo";
 /// Its status surface.
 pub(crate) const STATUS_SURFACE: &str = "demo-status";
 
+/// The `--slow-model` mode of the built-in sidecar's provider: the scripted model, one chunk
+/// every [`SLOW_CHUNK`], and, with `--cancel-mark FILE`, `cancelled` written to the file when
+/// the host cancels a stream (for the test that Ctrl-C reaches the sidecar).
+#[derive(Debug, Clone)]
+struct SlowModel {
+    inner: samples::ScriptedModel,
+    mark: Option<std::path::PathBuf>,
+}
+
+/// The pace of the `--slow-model` mode.
+const SLOW_CHUNK: Duration = Duration::from_millis(200);
+
+impl Provider for SlowModel {
+    async fn catalog(
+        &self,
+        host: &HostHandle,
+    ) -> Result<Vec<sidewire_ext_sdk::protocol::ProviderDescriptor>, sidewire_ext_sdk::Error> {
+        self.inner.catalog(host).await
+    }
+
+    async fn open(
+        &self,
+        ctx: StreamContext,
+        params: sidewire_ext_sdk::protocol::StreamOpenParams,
+    ) -> Result<ChunkStream, sidewire_ext_sdk::Error> {
+        use futures_util::StreamExt as _;
+
+        if let Some(mark) = self.mark.clone() {
+            let cancelled = ctx.cancelled();
+            // The sidecar is this binary: its runtime may run a watcher.
+            tokio::spawn(async move {
+                cancelled.await;
+                let _ = std::fs::write(mark, "cancelled");
+            });
+        }
+        let chunks = samples::scripted_chunks(&params.request);
+        Ok(Box::pin(futures_util::stream::iter(chunks).then(
+            |chunk| async {
+                tokio::time::sleep(SLOW_CHUNK).await;
+                Ok(chunk)
+            },
+        )))
+    }
+}
+
 /// The built-in extension.
-pub(crate) fn extension(hostile: bool) -> Extension {
-    Extension::new(SIDECAR_NAME, env!("CARGO_PKG_VERSION"))
+pub(crate) fn extension(args: &BuiltinArgs) -> Extension {
+    let hostile = args.hostile;
+    // The host sets `REASONIX_PLUGIN_NAME` to the installed id, which is the ref's prefix.
+    let model = samples::ScriptedModel::from_env(SIDECAR_NAME);
+    let extension = Extension::new(SIDECAR_NAME, env!("CARGO_PKG_VERSION"));
+    let extension = if args.slow_model {
+        extension.provider(SlowModel {
+            inner: model,
+            mark: args.cancel_mark.clone(),
+        })
+    } else {
+        extension.provider(model)
+    };
+    extension
         .on_intercept(
             point::INPUT_RECEIVE,
             move |_ctx, input: InputPayload| async move {
@@ -158,14 +219,19 @@ pub(crate) fn manifest(exe: &std::path::Path) -> Value {
         "apiVersion": "reasonix.io/plugin/v1",
         "name": SIDECAR_NAME,
         "version": env!("CARGO_PKG_VERSION"),
-        "description": "The sidewire demo extension: rewrites 'starter: ' input, allows tool calls, shows a status card",
+        "description": "The sidewire demo extension: rewrites 'starter: ' input, allows tool calls, shows a status card, serves a scripted model",
         "runtime": {
             "command": exe.display().to_string(),
             "args": ["__sidecar"],
             "intercepts": ["input.receive", "permission.decision"],
-            "capabilities": ["interceptors", "ui"]
+            "capabilities": ["interceptors", "ui", "providers"]
         }
     })
+}
+
+/// The ref of the built-in sidecar's scripted model.
+pub(crate) fn scripted_model_ref() -> String {
+    samples::ScriptedModel::new(SIDECAR_NAME).provider_ref()
 }
 
 fn current_thread() -> tokio::runtime::Runtime {
@@ -183,7 +249,7 @@ pub(crate) fn sidecar(args: &BuiltinArgs) -> ExitCode {
     daemon(args.daemon);
     let code = current_thread().block_on(async {
         stubborn(args.stubborn);
-        serve_main(extension(args.hostile), Options::new()).await
+        serve_main(extension(args), Options::new()).await
     });
     outlive_stdin(args.stubborn);
     code

@@ -75,7 +75,8 @@ pub(crate) enum Command {
     #[command(subcommand)]
     Ext(ExtCommand),
     /// The interactive host: boots the installed extensions and the configured MCP servers,
-    /// then reads lines (text goes through input.receive; /tools, /call, /ui, /reload, /quit).
+    /// then reads lines (text goes through input.receive, or with --model runs an agent turn;
+    /// /tools, /call, /ui, /reload, /quit).
     Run {
         /// The `mcpServers` config file (default: ./.mcp.json when present).
         #[arg(long, value_name = "FILE")]
@@ -83,6 +84,14 @@ pub(crate) enum Command {
         /// Let the host's policy allow tools that are not marked read-only.
         #[arg(long)]
         allow_tools: bool,
+        /// Run each line of text as an agent turn with this provider ref
+        /// (`plugin/<plugin>/<provider>/<model>`, see `sidewire ext providers`): its answer
+        /// streams back, and the tools it asks for run through the permission chain.
+        #[arg(long, value_name = "REF")]
+        model: Option<String>,
+        /// With --model: at most this many provider requests per turn.
+        #[arg(long, value_name = "N", default_value_t = sidewire_agent::Agent::DEFAULT_MAX_ROUNDS, requires = "model")]
+        max_rounds: u32,
     },
     /// Run the built-in demo: an extension and an MCP server, no setup needed.
     Demo,
@@ -125,6 +134,13 @@ pub(crate) struct BuiltinArgs {
     /// The tools per page with `--many-tools`.
     #[arg(long, value_name = "N", default_value_t = 1000)]
     pub(crate) page_size: usize,
+    /// Serve the scripted model one chunk every 200 ms (sidecar only; for the tests of
+    /// cancelling a stream).
+    #[arg(long)]
+    pub(crate) slow_model: bool,
+    /// With --slow-model: write `cancelled` to this file when the host cancels a stream.
+    #[arg(long, value_name = "FILE", requires = "slow_model")]
+    pub(crate) cancel_mark: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -328,6 +344,20 @@ pub(crate) enum ExtCommand {
         /// The payload as JSON.
         payload: String,
     },
+    /// The models the extensions serve (their provider catalog), by ref.
+    Providers,
+    /// Stream one completion from a provider: the answer as it arrives, then the usage.
+    /// Ctrl-C cancels the stream.
+    Complete {
+        /// The provider ref (`plugin/<plugin>/<provider>/<model>`).
+        #[arg(long = "provider", value_name = "REF")]
+        provider: String,
+        /// The `maxTokens` of the request.
+        #[arg(long, value_name = "N", default_value_t = sidewire_agent::Agent::DEFAULT_MAX_TOKENS)]
+        max_tokens: u64,
+        /// The prompt, as the one user message.
+        text: String,
+    },
     /// Check that a sidecar speaks Extension Protocol v1: a scripted host runs every
     /// sidecar-side statement of the spec's conformance checklist against it and reports each.
     /// Exits 0 only when nothing failed.
@@ -435,6 +465,49 @@ mod tests {
         }
         // Without --stdio the words after `--` are not used, as before.
         assert!(mcp(&["mcp", "tools", "--", "server"]).stdio_command == ["server"]);
+    }
+
+    #[test]
+    fn the_provider_commands_take_their_ref_and_text() {
+        let Command::Ext(ExtCommand::Complete {
+            provider,
+            max_tokens,
+            text,
+        }) = parse(&[
+            "ext",
+            "complete",
+            "--provider",
+            "plugin/p/m/1",
+            "hello there",
+        ])
+        .expect("parses")
+        .command
+        else {
+            panic!("not ext complete");
+        };
+        assert_eq!(
+            (provider.as_str(), max_tokens, text.as_str()),
+            ("plugin/p/m/1", 4096, "hello there")
+        );
+        assert!(
+            parse(&["ext", "complete", "hello"]).is_err(),
+            "--provider is required"
+        );
+        assert!(matches!(
+            parse(&["ext", "providers", "--json"]).unwrap().command,
+            Command::Ext(ExtCommand::Providers)
+        ));
+        let Command::Run {
+            model, max_rounds, ..
+        } = parse(&["run", "--model", "plugin/p/m/1", "--max-rounds", "3"])
+            .unwrap()
+            .command
+        else {
+            panic!("not run");
+        };
+        assert_eq!((model.as_deref(), max_rounds), (Some("plugin/p/m/1"), 3));
+        let err = parse(&["run", "--max-rounds", "3"]).expect_err("--max-rounds needs --model");
+        assert_eq!(err.kind(), clap::error::ErrorKind::MissingRequiredArgument);
     }
 
     #[test]

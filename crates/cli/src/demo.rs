@@ -5,24 +5,30 @@
 //! install flow (its command is this binary's absolute path with a hidden subcommand), starts
 //! the built-in MCP server as a child of this binary, and runs a short scripted session: input
 //! rewriting, a tool call through the permission chain (writing one audit line), a status
-//! card, a slow tool with progress, and a clean shutdown. It never reads or writes
-//! `$SIDEWIRE_HOME`.
+//! card, a slow tool with progress, an agent turn (the built-in sidecar's scripted model asks
+//! for the MCP server's `add` tool, the permission chain runs, the answer streams back), and a
+//! clean shutdown. It never reads or writes `$SIDEWIRE_HOME`.
 
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use serde_json::{Value, json};
+use sidewire_agent::{Agent, Conversation, TurnEnd, TurnEvent};
 use sidewire_ext_host::{ExtensionHost, HostConfig, HostEvent, InstallOptions, PluginStore};
 use sidewire_ext_sdk::protocol::{HookPayload, HookPoint, InputPayload, UiHost};
 use sidewire_mcp::{ServerSpec, ToolCallOptions};
 
 use crate::builtin;
-use crate::ext_cmd::{outcome_json, print_outcome};
+use crate::ext_cmd::{outcome_json, print_outcome, tool_call_json};
 use crate::out::Out;
 use crate::safe;
+use crate::stream_out::{TurnPrinter, turn_json};
 
 /// The input the demo sends through `input.receive`.
 const DEMO_INPUT: &str = "starter: hello from the sidewire demo";
+
+/// The input of the demo's agent turn: the scripted model asks for an `add` tool.
+const AGENT_INPUT: &str = "add 2 and 40";
 
 /// How long the demo waits for the status card before going on without it.
 const STATUS_WAIT: Duration = Duration::from_secs(5);
@@ -198,13 +204,66 @@ async fn script(
         .unwrap_or_else(std::sync::PoisonError::into_inner)
         .len();
 
+    // 5. An agent turn: a model the extension serves calls an MCP tool.
+    out.line("");
+    out.heading("5. an agent turn: the extension's model calls an MCP tool");
+    let agent_summary = agent_turn(out, runtime, mcp).await?;
+
     Ok(json!({
         "input": { "typed": DEMO_INPUT, "rewritten": rewritten, "outcome": input_json },
         "status": status,
-        "toolCall": call,
+        "toolCall": tool_call_json(&call),
         "audit": audit_lines.lines().filter_map(|l| serde_json::from_str::<Value>(l).ok()).collect::<Vec<_>>(),
         "slow": { "result": slow_text, "progressReports": reports },
+        "agent": agent_summary,
     }))
+}
+
+/// Step 5: one turn of [`AGENT_INPUT`] with the built-in sidecar's scripted model, printed as
+/// it happens (in text mode; `--json` gets the turn in the summary).
+async fn agent_turn(
+    out: &Out,
+    runtime: &sidewire_ext_host::Runtime,
+    mcp: &sidewire_mcp::McpHost,
+) -> anyhow::Result<Value> {
+    let reference = builtin::scripted_model_ref();
+    out.line(format!(
+        "  model: {} (the extension's scripted model)",
+        safe::line(&reference)
+    ));
+    let started = Instant::now();
+    let agent = Agent::new(reference).session_id(crate::session_id());
+    let mut conversation = Conversation::new();
+    let mut printer = TurnPrinter::new(out, true);
+    let json_mode = out.json;
+    let mut calls = Vec::new();
+    let report = agent
+        .run_turn(runtime, mcp, &mut conversation, AGENT_INPUT, |event| {
+            if let TurnEvent::ToolCall { report, .. } = &event {
+                calls.push(tool_call_json(report));
+            }
+            if !json_mode {
+                printer.event(&event);
+            }
+        })
+        .await
+        .context("the agent turn")?;
+    if !json_mode {
+        printer.finish(&report);
+    }
+    out.line(format!(
+        "  turn took {} ms ({} rounds)",
+        started.elapsed().as_millis(),
+        report.rounds
+    ));
+    anyhow::ensure!(
+        report.end == TurnEnd::Answered,
+        "the agent turn ended: {}",
+        report.end.as_str()
+    );
+    let mut summary = turn_json(&report);
+    summary["toolCalls"] = Value::Array(calls);
+    Ok(summary)
 }
 
 fn println_now(line: &str) {

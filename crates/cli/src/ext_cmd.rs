@@ -1,28 +1,207 @@
 //! `sidewire ext`: boot the installed extensions for one shot — check them, run a hook
-//! point's chain, or emit an event — and the tool-call flow through the permission chain that
-//! the demo shares.
+//! point's chain, emit an event, list the models they serve, stream one completion — and the
+//! printing of the tool-call flow through the permission chain (`sidewire-agent`'s) that `run`
+//! and the demo share.
 
 use std::time::Instant;
 
 use anyhow::Context as _;
 use serde_json::{Value, json};
-use sidewire_ext_host::{ExtensionHost, HostConfig, Outcome, Runtime, TraceResult};
+use sidewire_agent::{PolicyReason, ToolCallReport, ToolPolicy, ToolStop};
+use sidewire_ext_host::{ExtensionHost, HostConfig, Outcome, Runtime, StreamRequest, TraceResult};
 use sidewire_ext_sdk::protocol::{
-    HookPayload, HookPoint, PermissionPayload, ToolAfterPayload, ToolBeforePayload, UiHost, Verdict,
+    ChunkType, HookPayload, HookPoint, ProviderMessage, ProviderRequest, ProviderRole, Reason,
+    UiHost, Verdict,
 };
 use sidewire_mcp::ToolCallOptions;
 
-use crate::Reported;
 use crate::cli::ExtCommand;
 use crate::out::Out;
-use crate::safe;
+use crate::stream_out::{ChunkPrinter, usage_line};
+use crate::{Interrupted, Reported, safe};
 
-pub(crate) async fn run(command: ExtCommand, out: &Out) -> anyhow::Result<()> {
+pub(crate) async fn run(
+    command: ExtCommand,
+    out: &Out,
+    interrupted: Interrupted,
+) -> anyhow::Result<()> {
     match command {
         ExtCommand::Check { name } => check(name.as_deref(), out).await,
         ExtCommand::Intercept { point, payload } => intercept(&point, &payload, out).await,
         ExtCommand::Event { point, payload } => event(&point, &payload, out).await,
         ExtCommand::Conformance(args) => crate::conformance_cmd::run(args, out).await,
+        ExtCommand::Providers => providers(out).await,
+        ExtCommand::Complete {
+            provider,
+            max_tokens,
+            text,
+        } => complete(&provider, max_tokens, text, out, interrupted).await,
+    }
+}
+
+/// `ext providers`: the aggregated catalog, by plugin id, then each sidecar's order.
+async fn providers(out: &Out) -> anyhow::Result<()> {
+    let (runtime, _events) = boot().await?;
+    let catalog = runtime.providers();
+    runtime.shutdown().await;
+    if catalog.is_empty() {
+        out.line("no extension serves a model");
+    }
+    let mut rows = Vec::new();
+    for entry in &catalog {
+        let d = &entry.descriptor;
+        let mut traits = Vec::new();
+        for (on, name) in [
+            (d.tools, "tools"),
+            (d.reasoning, "reasoning"),
+            (d.vision, "vision"),
+        ] {
+            if on == Some(true) {
+                traits.push(name);
+            }
+        }
+        let name = if d.display_name.is_empty() {
+            String::new()
+        } else {
+            format!("  {}", safe::line(&d.display_name))
+        };
+        let traits = if traits.is_empty() {
+            String::new()
+        } else {
+            format!(" [{}]", traits.join(", "))
+        };
+        out.line(format!(
+            "{}{name}{traits}  (plugin {})",
+            safe::line(&d.reference),
+            safe::line(&entry.plugin)
+        ));
+        let mut row = serde_json::to_value(d).unwrap_or_default();
+        if let Value::Object(members) = &mut row {
+            members.insert("plugin".to_owned(), Value::String(entry.plugin.clone()));
+        }
+        rows.push(row);
+    }
+    out.json(&json!({ "providers": rows }));
+    Ok(())
+}
+
+/// `ext complete`: one request (the text as the one user message) streamed to the terminal as
+/// it arrives; an ending signal cancels the stream, which the sidecar is told.
+async fn complete(
+    provider: &str,
+    max_tokens: u64,
+    text: String,
+    out: &Out,
+    mut interrupted: Interrupted,
+) -> anyhow::Result<()> {
+    let (runtime, _events) = boot().await?;
+    let request = ProviderRequest {
+        messages: vec![ProviderMessage {
+            role: Some(ProviderRole::User),
+            content: text,
+            ..ProviderMessage::default()
+        }],
+        tools: Vec::new(),
+        temperature: None,
+        max_tokens,
+        response_format: None,
+    };
+    let result = stream_completion(&runtime, provider, request, out, &mut interrupted).await;
+    runtime.shutdown().await;
+    result
+}
+
+async fn stream_completion(
+    runtime: &Runtime,
+    provider: &str,
+    request: ProviderRequest,
+    out: &Out,
+    interrupted: &mut Interrupted,
+) -> anyhow::Result<()> {
+    use futures_util::StreamExt as _;
+
+    let mut stream = runtime
+        .open_stream(StreamRequest::new(provider, request))
+        .await
+        .with_context(|| format!("opening a stream on {provider}"))?;
+    let mut printer = ChunkPrinter::new(out);
+    let mut answer = String::new();
+    let mut usage = None;
+    let mut cancelled = false;
+    let outcome = loop {
+        let next = tokio::select! {
+            next = stream.next() => next,
+            () = interrupted.wait(), if !cancelled => {
+                // The stream then ends with `stream_cancelled` (or completes, if its end was
+                // already in), within the host's 2 s cancel bound.
+                stream.cancel();
+                cancelled = true;
+                continue;
+            }
+        };
+        match next {
+            Some(Ok(chunk)) => {
+                printer.chunk(&chunk);
+                out.json_line(&json!({ "event": "chunk", "chunk": chunk }));
+                if chunk.kind == ChunkType::Text {
+                    answer.push_str(&chunk.text);
+                }
+                if let Some(u) = &chunk.usage {
+                    usage = Some(u.clone());
+                }
+            }
+            Some(Err(err)) => break Err(err),
+            None => break Ok(()),
+        }
+    };
+    printer.end_line();
+    let reason = outcome.as_ref().err().and_then(|e| e.reason());
+    let ended = match (&outcome, reason) {
+        (Ok(()), _) => Ended::Completed,
+        (Err(_), Some(Reason::StreamCancelled)) => Ended::Cancelled,
+        (Err(_), _) => Ended::Failed,
+    };
+    if let Some(usage) = &usage {
+        out.line(usage_line(usage));
+    }
+    out.json_line(&json!({
+        "event": "end",
+        "outcome": ended.as_str(),
+        "reason": reason.map(Reason::as_str),
+        "error": outcome.as_ref().err().map(|e| error_text(e)),
+        "text": answer,
+        "usage": usage,
+    }));
+    match (outcome, ended) {
+        (Ok(()), _) => Ok(()),
+        (Err(_), Ended::Cancelled) => {
+            out.note("the stream was cancelled");
+            Ok(())
+        }
+        (Err(err), _) => {
+            Err(anyhow::Error::new(err).context(format!("the provider {provider} failed")))
+        }
+    }
+}
+
+/// How an `ext complete` stream ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ended {
+    /// A clean end.
+    Completed,
+    /// Cancelled on an ending signal (`stream_cancelled`).
+    Cancelled,
+    /// Any other failure.
+    Failed,
+}
+
+impl Ended {
+    fn as_str(self) -> &'static str {
+        match self {
+            Ended::Completed => "completed",
+            Ended::Cancelled => "cancelled",
+            Ended::Failed => "failed",
+        }
     }
 }
 
@@ -251,12 +430,12 @@ pub(crate) fn outcome_json(outcome: &Outcome) -> Value {
     })
 }
 
-/// A tool call the way an agent host makes it: `tool.before` (which may block or rewrite the
-/// arguments) → `permission.decision` (the host's own decision from a simple policy: tools
-/// whose annotations say read-only are allowed, others denied unless `allow_tools`) → the MCP
-/// call → `tool.after`. The stages fill in a [`ToolCallReport`], printed as text once the call
-/// ends; a blocked or denied call is then an error (what ran is printed first), otherwise the
-/// report is returned for `--json`. Fails with nothing printed when no MCP tool is `name`.
+/// A tool call the way an agent host makes it, through `sidewire-agent`'s chain on one pinned
+/// generation: `tool.before` → `permission.decision` (the host's own decision: tools whose
+/// annotations say read-only are allowed, others denied unless `allow_tools`) → the MCP call →
+/// `tool.after`. The report is printed as text once the call ends; a blocked or denied call is
+/// then an error (what ran is printed first), otherwise the report is returned for `--json`.
+/// Fails with nothing printed when no MCP tool is `name`.
 pub(crate) async fn chained_tool_call(
     out: &Out,
     runtime: &Runtime,
@@ -266,255 +445,129 @@ pub(crate) async fn chained_tool_call(
     options: ToolCallOptions,
     allow_tools: bool,
 ) -> anyhow::Result<ToolCallReport> {
-    let tool = mcp
-        .tools()
-        .into_iter()
-        .find(|t| t.name == name)
-        .with_context(|| format!("no MCP tool is named {name}"))?;
-    let read_only = tool.tool.hint("readOnlyHint").unwrap_or(false);
-    let why = match (read_only, allow_tools) {
-        (true, _) => PolicyReason::ReadOnly,
-        (false, true) => PolicyReason::AllowTools,
-        (false, false) => PolicyReason::NotReadOnly,
+    let policy = if allow_tools {
+        ToolPolicy::AllowAll
+    } else {
+        ToolPolicy::ReadOnly
     };
-    let mut report = ToolCallReport::new(name, arguments);
-    if let Err(stop) = report.chain(runtime, mcp, why, options).await {
-        report.stop = Some(stop);
+    // One turn for the whole call: `tool.before`, `permission.decision` and `tool.after` are
+    // answered by one generation, even if a reload is requested meanwhile (§13.3).
+    let turn = runtime.turn().await;
+    let mut report = sidewire_agent::chained_tool_call(
+        &turn,
+        mcp,
+        name,
+        arguments,
+        &crate::session_id(),
+        policy,
+        options,
+    )
+    .await;
+    if matches!(report.stop, Some(ToolStop::UnknownTool)) {
+        anyhow::bail!("no MCP tool is named {name}");
     }
-    report.print(out);
+    print_tool_call(out, &report);
     match report.stop.take() {
-        Some(stop) => Err(stop.into_error(name)),
+        Some(stop) => Err(stop_error(stop, name)),
         None => Ok(report),
     }
 }
 
-/// What a chained tool call did, stage by stage, as far as it got. Each stage is there only
-/// when the one before it let the call go on; `stop` says why it went no further.
-#[derive(Debug)]
-pub(crate) struct ToolCallReport {
-    /// The namespaced tool name.
-    tool: String,
-    /// The arguments as the caller gave them.
-    requested: Value,
-    /// The arguments sent: as `tool.before` left them.
-    arguments: Value,
-    before: Option<Outcome>,
-    policy: Option<HostPolicy>,
-    permission: Option<Outcome>,
-    result: Option<ToolResult>,
-    after: Option<Outcome>,
-    /// Why the call stopped before its end; `None` when `tool.after` ran.
-    stop: Option<Stop>,
-}
-
-/// The host's own permission decision, before `permission.decision` may change it.
-#[derive(Debug, Clone, Copy)]
-struct HostPolicy {
-    decision: Verdict,
-    why: PolicyReason,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum PolicyReason {
-    /// The tool's annotations say it is read-only: allowed.
-    ReadOnly,
-    /// Not read-only, allowed by `--allow-tools`.
-    AllowTools,
-    /// Not read-only: denied.
-    NotReadOnly,
-}
-
-impl PolicyReason {
-    fn as_str(self) -> &'static str {
-        match self {
-            PolicyReason::ReadOnly => "read-only tool",
-            PolicyReason::AllowTools => "--allow-tools",
-            PolicyReason::NotReadOnly => "not read-only",
-        }
+/// The error a stopped call of `tool` fails with.
+fn stop_error(stop: ToolStop, tool: &str) -> anyhow::Error {
+    match stop {
+        ToolStop::Blocked {
+            point,
+            plugin,
+            reason,
+        } => anyhow::anyhow!("{} blocked by {plugin}: {reason}", point.as_str()),
+        ToolStop::Denied => anyhow::anyhow!("permission denied for {tool}"),
+        ToolStop::UnknownTool => anyhow::anyhow!("no MCP tool is named {tool}"),
+        ToolStop::Failed(err) => anyhow::Error::new(err),
+        other => anyhow::anyhow!("{other:?}"),
     }
 }
 
-/// The MCP call's result as the chain sees it: its content as text.
-#[derive(Debug)]
-struct ToolResult {
-    text: Vec<String>,
-    is_error: bool,
-}
-
-/// Why a chained tool call stopped.
-#[derive(Debug)]
-enum Stop {
-    /// A chain blocked the call.
-    Blocked {
-        point: HookPoint,
-        plugin: String,
-        reason: String,
-    },
-    /// `permission.decision` did not end in `allow`.
-    Denied,
-    /// A chain or the MCP call could not run, or `tool.before` left arguments that are not
-    /// JSON.
-    Failed(anyhow::Error),
-}
-
-impl From<anyhow::Error> for Stop {
-    fn from(err: anyhow::Error) -> Self {
-        Stop::Failed(err)
+/// Why the host's policy decided as it did, in the CLI's words.
+fn policy_reason(why: PolicyReason) -> &'static str {
+    match why {
+        PolicyReason::ReadOnly => "read-only tool",
+        PolicyReason::AllowAll => "--allow-tools",
+        PolicyReason::NotReadOnly => "not read-only",
+        _ => "?",
     }
 }
 
-impl Stop {
-    /// The error the call of `tool` fails with.
-    fn into_error(self, tool: &str) -> anyhow::Error {
-        match self {
-            Stop::Blocked {
-                point,
-                plugin,
-                reason,
-            } => anyhow::anyhow!("{} blocked by {plugin}: {reason}", point.as_str()),
-            Stop::Denied => anyhow::anyhow!("permission denied for {tool}"),
-            Stop::Failed(err) => err,
-        }
+/// Prints what a tool call ran: the call, each chain's outcome, the host's policy, the result.
+pub(crate) fn print_tool_call(out: &Out, report: &ToolCallReport) {
+    out.line(format!(
+        "  call {} {}",
+        safe::line(&report.tool),
+        safe::line(&report.requested.to_string())
+    ));
+    if let Some(before) = &report.before {
+        print_outcome(out, before);
     }
-
-    /// Stops the call when `point`'s chain blocked it.
-    fn if_blocked(point: HookPoint, outcome: &Outcome) -> Result<(), Stop> {
-        match &outcome.blocked {
-            Some(blocked) => Err(Stop::Blocked {
-                point,
-                plugin: blocked.plugin.clone(),
-                reason: blocked.reason.clone(),
-            }),
-            None => Ok(()),
-        }
-    }
-}
-
-impl ToolCallReport {
-    /// A call of `tool` with `arguments` that has not run yet.
-    fn new(tool: &str, arguments: Value) -> Self {
-        ToolCallReport {
-            tool: tool.to_owned(),
-            requested: arguments.clone(),
-            arguments,
-            before: None,
-            policy: None,
-            permission: None,
-            result: None,
-            after: None,
-            stop: None,
-        }
-    }
-
-    /// The stages, each recorded as it ends.
-    async fn chain(
-        &mut self,
-        runtime: &Runtime,
-        mcp: &sidewire_mcp::McpHost,
-        why: PolicyReason,
-        options: ToolCallOptions,
-    ) -> Result<(), Stop> {
-        let name = self.tool.clone();
-        let call_id = crate::session_id();
-        // One turn for the whole call: `tool.before`, `permission.decision` and `tool.after`
-        // are answered by one generation, even if a reload is requested meanwhile (§13.3).
-        let turn = runtime.turn().await;
-        let payload = HookPayload::ToolBefore(ToolBeforePayload {
-            name: name.clone(),
-            arguments: self.arguments.to_string(),
-            call_id: call_id.clone(),
-        });
-        let before = self
-            .before
-            .insert((turn.intercept(HookPoint::ToolBefore, payload).await).context("tool.before")?);
-        Stop::if_blocked(HookPoint::ToolBefore, before)?;
-        if let HookPayload::ToolBefore(p) = &before.payload {
-            self.arguments = serde_json::from_str(&p.arguments)
-                .context("tool.before left arguments that are not JSON")?;
-        }
-        let decision = match why {
-            PolicyReason::ReadOnly | PolicyReason::AllowTools => Verdict::Allow,
-            PolicyReason::NotReadOnly => Verdict::Deny,
-        };
-        self.policy = Some(HostPolicy { decision, why });
-        let payload = HookPayload::Permission(PermissionPayload {
-            name: name.clone(),
-            arguments: self.arguments.to_string(),
-            read_only: Some(why == PolicyReason::ReadOnly),
-            host_decision: decision,
-        });
-        let permission = self.permission.insert(
-            (turn.intercept(HookPoint::PermissionDecision, payload).await)
-                .context("permission.decision")?,
-        );
-        Stop::if_blocked(HookPoint::PermissionDecision, permission)?;
-        if permission.permission != Some(Verdict::Allow) {
-            return Err(Stop::Denied);
-        }
-        let result = (mcp.call_tool(&name, self.arguments.clone(), options).await)
-            .with_context(|| format!("calling {name}"))?;
-        let text: Vec<String> = (result.content.iter())
-            .map(crate::builtin::content_text)
-            .collect();
-        let is_error = result.is_error;
-        let payload = HookPayload::ToolAfter(ToolAfterPayload {
-            name,
-            arguments: self.arguments.to_string(),
-            call_id,
-            result: text.join("\n"),
-            is_error: Some(is_error),
-        });
-        self.result = Some(ToolResult { text, is_error });
-        self.after =
-            Some((turn.intercept(HookPoint::ToolAfter, payload).await).context("tool.after")?);
-        Ok(())
-    }
-
-    /// Prints what ran: the call, each chain's outcome, the host's policy, the result.
-    fn print(&self, out: &Out) {
+    if let Some(policy) = &report.policy {
         out.line(format!(
-            "  call {} {}",
-            safe::line(&self.tool),
-            safe::line(&self.requested.to_string())
+            "  host policy: {} ({})",
+            policy.decision.as_str(),
+            policy_reason(policy.why)
         ));
-        if let Some(before) = &self.before {
-            print_outcome(out, before);
-        }
-        if let Some(policy) = &self.policy {
-            out.line(format!(
-                "  host policy: {} ({})",
-                policy.decision.as_str(),
-                policy.why.as_str()
-            ));
-        }
-        if let Some(permission) = &self.permission {
-            print_outcome(out, permission);
-        }
-        if let Some(result) = &self.result {
-            out.line(format!(
-                "  result{}: {}",
-                if result.is_error { " (isError)" } else { "" },
-                safe::block(&result.text.join(" "), "    ")
-            ));
-        }
     }
-
-    /// The report as JSON.
-    fn json(&self) -> Value {
-        json!({
-            "tool": self.tool,
-            "arguments": self.arguments,
-            "toolBefore": self.before.as_ref().map(outcome_json),
-            "permission": self.permission.as_ref().map(outcome_json),
-            "result": self.result.as_ref().map(|r| json!({ "content": r.text, "isError": r.is_error })),
-            "toolAfter": self.after.as_ref().map(outcome_json),
-        })
+    if let Some(permission) = &report.permission {
+        print_outcome(out, permission);
+    }
+    if let Some(result) = &report.result {
+        out.line(format!(
+            "  result{}: {}",
+            if result.is_error { " (isError)" } else { "" },
+            safe::block(&result.text.join(" "), "    ")
+        ));
     }
 }
 
-/// `--json` output embeds the report as [`ToolCallReport::json`].
-impl serde::Serialize for ToolCallReport {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.json().serialize(serializer)
+/// A tool call's report as JSON.
+pub(crate) fn tool_call_json(report: &ToolCallReport) -> Value {
+    json!({
+        "tool": report.tool,
+        "callId": report.call_id,
+        "arguments": report.arguments,
+        "toolBefore": report.before.as_ref().map(outcome_json),
+        "permission": report.permission.as_ref().map(outcome_json),
+        "result": report.result.as_ref().map(|r| json!({ "content": r.text, "isError": r.is_error })),
+        "toolAfter": report.after.as_ref().map(outcome_json),
+        "stop": report.stop.as_ref().map(stop_json),
+    })
+}
+
+/// Why a call stopped, as JSON.
+fn stop_json(stop: &ToolStop) -> Value {
+    match stop {
+        ToolStop::UnknownTool => json!({ "kind": "unknown_tool" }),
+        ToolStop::Blocked {
+            point,
+            plugin,
+            reason,
+        } => {
+            json!({ "kind": "blocked", "point": point.as_str(), "plugin": plugin, "reason": reason })
+        }
+        ToolStop::Denied => json!({ "kind": "denied" }),
+        ToolStop::TooMany { limit } => json!({ "kind": "too_many", "limit": limit }),
+        ToolStop::Failed(err) => json!({ "kind": "failed", "error": error_text(err) }),
+        other => json!({ "kind": format!("{other:?}") }),
     }
+}
+
+/// An error and its causes as one line (`a: b`), unescaped: for `--json`, which escapes on
+/// output.
+pub(crate) fn error_text(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
 }

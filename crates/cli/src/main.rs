@@ -16,6 +16,7 @@ mod out;
 mod plugin_cmd;
 mod run;
 mod safe;
+mod stream_out;
 
 use std::io::IsTerminal;
 use std::process::ExitCode;
@@ -77,19 +78,24 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    let graceful = winds_down(&cli.command);
     let code = runtime.block_on(async {
         let mut signals = EndingSignals::install();
-        let work = run(cli.command, &out);
+        let (interrupt, interrupted) = Interrupted::channel();
+        let work = run(cli.command, &out, interrupted);
+        tokio::pin!(work);
         tokio::select! {
-            result = work => match result {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(err) if err.is::<Reported>() => ExitCode::FAILURE,
-                Err(err) => {
-                    out.error(&err);
-                    ExitCode::FAILURE
-                }
-            },
+            result = &mut work => exit_code(&out, result),
             signal = signals.recv() => {
+                if graceful {
+                    // The command cancels what it streams (the sidecar is told) and shuts down;
+                    // bounded, and a second signal ends it at once.
+                    interrupt.fire();
+                    tokio::select! {
+                        _ = tokio::time::timeout(GRACE, &mut work) => {}
+                        _ = signals.recv() => {}
+                    }
+                }
                 // Dropping the command's future cancels calls in flight (MCP servers are told)
                 // and kills every child process group; then exit as the shell expects.
                 out.note(format!("interrupted ({})", signal.name()));
@@ -112,6 +118,60 @@ fn main() -> ExitCode {
         Err(err) => tracing::debug!("cannot clean up the processes below sidewire: {err}"),
     }
     code
+}
+
+/// How long a command that winds down on a signal ([`winds_down`]) is given before it is
+/// dropped: a stream's cancel (2 s at most in the host) and a sidecar's orderly shutdown.
+const GRACE: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Whether `command` winds down itself on an ending signal (cancelling its provider stream so
+/// the sidecar sees the cancel, then shutting down) instead of being dropped at once.
+fn winds_down(command: &Command) -> bool {
+    matches!(
+        command,
+        Command::Ext(cli::ExtCommand::Complete { .. }) | Command::Run { model: Some(_), .. }
+    )
+}
+
+fn exit_code(out: &Out, result: anyhow::Result<()>) -> ExitCode {
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(err) if err.is::<Reported>() => ExitCode::FAILURE,
+        Err(err) => {
+            out.error(&err);
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// Tells a command that winds down that an ending signal arrived (the sender side).
+struct Interrupt(tokio::sync::watch::Sender<bool>);
+
+impl Interrupt {
+    fn fire(&self) {
+        self.0.send_replace(true);
+    }
+}
+
+/// What a command that winds down watches for an ending signal.
+#[derive(Debug, Clone)]
+pub(crate) struct Interrupted(tokio::sync::watch::Receiver<bool>);
+
+impl Interrupted {
+    fn channel() -> (Interrupt, Interrupted) {
+        let (tx, rx) = tokio::sync::watch::channel(false);
+        (Interrupt(tx), Interrupted(rx))
+    }
+
+    /// Waits for the signal (never returns when none comes).
+    ///
+    /// Cancel safety: cancel safe.
+    pub(crate) async fn wait(&mut self) {
+        if self.0.wait_for(|fired| *fired).await.is_err() {
+            // The sender is gone: no signal will come.
+            std::future::pending::<()>().await;
+        }
+    }
 }
 
 /// A signal that ends sidewire the way Ctrl-C does.
@@ -187,16 +247,25 @@ impl EndingSignals {
     }
 }
 
-async fn run(command: Command, out: &Out) -> anyhow::Result<()> {
+async fn run(command: Command, out: &Out, interrupted: Interrupted) -> anyhow::Result<()> {
     match command {
         Command::Mcp(args) => mcp_cmd::run(args, out).await,
         Command::Plugin(command) => plugin_cmd::run(command, out),
-        Command::Ext(command) => ext_cmd::run(command, out).await,
+        Command::Ext(command) => ext_cmd::run(command, out, interrupted).await,
         Command::Demo => demo::run(out).await,
         Command::Run {
             config,
             allow_tools,
-        } => run::run(config, allow_tools, out).await,
+            model,
+            max_rounds,
+        } => {
+            let agent = model.map(|model| run::AgentMode {
+                model,
+                max_rounds,
+                interrupted,
+            });
+            run::run(config, allow_tools, agent, out).await
+        }
         Command::Completions { .. } | Command::BuiltinSidecar(_) | Command::BuiltinMcpServer(_) => {
             unreachable!("handled before the runtime starts")
         }

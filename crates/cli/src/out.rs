@@ -39,8 +39,8 @@ impl Out {
         }
         let text = safe::controls(text.as_ref());
         let mut stdout = std::io::stdout().lock();
-        // The only escape sequence the CLI writes on stdout on purpose, around text that is
-        // itself escaped.
+        // One of the two escape sequences the CLI writes on stdout on purpose (the other dims
+        // reasoning), around text that is itself escaped.
         let _ = if self.color {
             writeln!(stdout, "\x1b[1m{text}\x1b[0m")
         } else {
@@ -64,6 +64,33 @@ impl Out {
             let _ = safe::write_json(&mut stdout, value);
             let _ = writeln!(stdout);
         }
+    }
+
+    /// One JSON object on one line (only with `--json`): the events of a stream or a turn.
+    pub(crate) fn json_line(&self, value: &impl serde::Serialize) {
+        if self.json {
+            let mut stdout = std::io::stdout().lock();
+            let _ = writeln!(stdout, "{}", safe::json_line(value));
+            let _ = stdout.flush();
+        }
+    }
+
+    /// Text written as it arrives, without a newline, flushed (ignored with `--json`); dimmed
+    /// on a terminal when `dim`. The caller escapes peer text first; this escapes controls as
+    /// the net.
+    pub(crate) fn stream(&self, text: &str, dim: bool) {
+        if self.json || text.is_empty() {
+            return;
+        }
+        let text = safe::controls(text);
+        let mut stdout = std::io::stdout().lock();
+        // Besides the heading's bold, the only escape sequence the CLI writes on purpose.
+        let _ = if dim && self.color {
+            write!(stdout, "\x1b[2m{text}\x1b[0m")
+        } else {
+            write!(stdout, "{text}")
+        };
+        let _ = stdout.flush();
     }
 
     /// A note on stderr.

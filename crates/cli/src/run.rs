@@ -6,6 +6,11 @@
 //! next lines (an empty line dismisses it). It works with stdin not a terminal, so it can be
 //! scripted; prompts are then answered `{"cancelled": true}`.
 //!
+//! With `--model REF`, plain text runs an agent turn instead (`sidewire-agent`): the answer
+//! streams as it arrives, each tool call prints a compact report, and the conversation is kept
+//! across lines (bounded). An ending signal then cancels the turn in flight and shuts down in
+//! order.
+//!
 //! Each line is parsed into a [`Command`] first, then run by the [`Repl`], which holds what
 //! the loop needs: the booted extensions and servers, and the surfaces and prompts that the
 //! events task shares with it.
@@ -24,7 +29,16 @@ use sidewire_mcp::{NoHandler, ToolCallOptions};
 use tokio::io::AsyncBufReadExt;
 
 use crate::out::Out;
-use crate::safe;
+use crate::stream_out::TurnPrinter;
+use crate::{Interrupted, safe};
+
+/// `run --model`: the provider of each turn, its bounds, and the signal that ends the loop.
+#[derive(Debug)]
+pub(crate) struct AgentMode {
+    pub(crate) model: String,
+    pub(crate) max_rounds: u32,
+    pub(crate) interrupted: Interrupted,
+}
 
 /// The published surfaces, by (plugin, surface id), for `/ui`: the generation of the connection
 /// that published each (so a crashed or retired one's can be dropped) and its payload as text.
@@ -39,6 +53,7 @@ type Pending = Arc<Mutex<VecDeque<(UiPrompt, BTreeMap<String, Value>)>>>;
 pub(crate) async fn run(
     config: Option<PathBuf>,
     allow_tools: bool,
+    agent: Option<AgentMode>,
     out: &Out,
 ) -> anyhow::Result<()> {
     let started = Instant::now();
@@ -86,12 +101,33 @@ pub(crate) async fn run(
         started.elapsed().as_millis()
     ));
 
+    let (agent, interrupted) = match agent {
+        Some(mode) => {
+            out.line(format!(
+                "model: {} (each line of text is an agent turn)",
+                safe::line(&mode.model)
+            ));
+            let policy = if allow_tools {
+                sidewire_agent::ToolPolicy::AllowAll
+            } else {
+                sidewire_agent::ToolPolicy::ReadOnly
+            };
+            let agent = sidewire_agent::Agent::new(mode.model)
+                .max_rounds(mode.max_rounds)
+                .tool_policy(policy)
+                .session_id(crate::session_id());
+            (Some(agent), Some(mode.interrupted))
+        }
+        None => (None, None),
+    };
     let repl = Repl {
         runtime: &runtime,
         mcp: &mcp,
         surfaces: Arc::default(),
         pending: Arc::default(),
         allow_tools,
+        agent,
+        conversation: Mutex::default(),
         out: *out,
     };
     // Prompts are asked on a terminal and cancelled otherwise (nobody could answer them).
@@ -105,7 +141,7 @@ pub(crate) async fn run(
         *out,
     ));
 
-    let result = repl.run().await;
+    let result = repl.run(interrupted).await;
     repl.cancel_pending();
     runtime.shutdown().await;
     mcp.shutdown().await;
@@ -308,22 +344,47 @@ struct Repl<'a> {
     pending: Pending,
     /// Let the host's policy allow tools that are not marked read-only (`--allow-tools`).
     allow_tools: bool,
+    /// With `--model`: plain text runs a turn of this agent.
+    agent: Option<sidewire_agent::Agent>,
+    /// The agent's conversation across lines (taken out for the length of a turn).
+    conversation: Mutex<sidewire_agent::Conversation>,
     out: Out,
 }
 
+/// Waits for `interrupted`, or forever when there is nothing to wait for.
+///
+/// Cancel safety: cancel safe.
+async fn wait(interrupted: &mut Option<Interrupted>) {
+    match interrupted {
+        Some(interrupted) => interrupted.wait().await,
+        None => std::future::pending().await,
+    }
+}
+
 impl Repl<'_> {
-    /// Reads stdin to its end or `/quit`: a line answers a waiting prompt, or is parsed and
-    /// run. A line's failure is printed and the loop goes on.
-    async fn run(&self) -> anyhow::Result<()> {
+    /// Reads stdin to its end or `/quit` (or, with `--model`, an ending signal, which also
+    /// cancels the line running): a line answers a waiting prompt, or is parsed and run. A
+    /// line's failure is printed and the loop goes on.
+    async fn run(&self, mut interrupted: Option<Interrupted>) -> anyhow::Result<()> {
         let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
-        while let Some(line) = lines.next_line().await.context("reading stdin")? {
+        loop {
+            let line = tokio::select! {
+                line = lines.next_line() => line.context("reading stdin")?,
+                () = wait(&mut interrupted) => break,
+            };
+            let Some(line) = line else { break };
             let line = line.trim();
             if self.answer_prompt(line) || line.is_empty() {
                 continue;
             }
             let result = match Command::parse(line) {
                 Ok(Command::Quit) => break,
-                Ok(command) => self.execute(command).await,
+                Ok(command) => tokio::select! {
+                    result = self.execute(command) => result,
+                    // Dropping the line's future cancels its turn (the provider stream is
+                    // cancelled on the sidecar) or call.
+                    () = wait(&mut interrupted) => break,
+                },
                 Err(err) => Err(err),
             };
             if let Err(err) = result {
@@ -498,9 +559,13 @@ impl Repl<'_> {
         Ok(())
     }
 
-    /// Text: its `@` references expanded, through `input.receive`, then what came out of it.
+    /// Text: its `@` references expanded, then an agent turn (with `--model`) or through
+    /// `input.receive`, then what came out of it.
     async fn input(&self, line: &str) -> anyhow::Result<()> {
         let text = self.expand_references(line).await?;
+        if let Some(agent) = &self.agent {
+            return self.turn(agent, &text).await;
+        }
         let outcome = self
             .runtime
             .intercept(
@@ -524,6 +589,29 @@ impl Repl<'_> {
             _ => {}
         }
         Ok(())
+    }
+
+    /// One agent turn of `text`, printed as it happens; the conversation goes on from it.
+    async fn turn(&self, agent: &sidewire_agent::Agent, text: &str) -> anyhow::Result<()> {
+        // Taken out for the turn (no lock is held across an await) and put back after it.
+        let mut conversation = std::mem::take(&mut *crate::lock(&self.conversation));
+        let mut printer = TurnPrinter::new(&self.out, false);
+        let result = agent
+            .run_turn(self.runtime, self.mcp, &mut conversation, text, |event| {
+                printer.event(&event);
+            })
+            .await;
+        *crate::lock(&self.conversation) = conversation;
+        match result {
+            Ok(report) => {
+                printer.finish(&report);
+                Ok(())
+            }
+            Err(err) => {
+                printer.end_line();
+                Err(err.into())
+            }
+        }
     }
 
     /// Replaces each `@<server>:<uri>` word with the text of that resource.

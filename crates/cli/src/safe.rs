@@ -71,6 +71,26 @@ pub(crate) fn json(value: &serde_json::Value) -> String {
     String::from_utf8_lossy(&buf).into_owned()
 }
 
+/// `value` as one line of compact JSON, with the characters [`json`] escapes spelled as `\u`
+/// escapes: for `--json` output of one object per event (NDJSON).
+pub(crate) fn json_line(value: &impl serde::Serialize) -> String {
+    let text = serde_json::to_string(value).unwrap_or_default();
+    // Compact JSON holds such characters only inside strings (C0 is escaped already), where a
+    // `\u` escape means the same character; every one of them is in the BMP.
+    if !text.chars().any(is_terminal_control) {
+        return text;
+    }
+    let mut line = String::with_capacity(text.len() + 16);
+    for c in text.chars() {
+        if is_terminal_control(c) {
+            line.push_str(&format!("\\u{:04x}", u32::from(c)));
+        } else {
+            line.push(c);
+        }
+    }
+    line
+}
+
 /// Writes `value` as [`json`] does, straight to `writer`: a document serialised as it goes
 /// (a listing of thousands of rows) is never held whole.
 pub(crate) fn write_json<W: std::io::Write>(

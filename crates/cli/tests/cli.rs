@@ -98,12 +98,15 @@ fn builtin_plugin(dir: &Path) -> PathBuf {
             "command": EXE,
             "args": ["__sidecar"],
             "intercepts": ["input.receive", "permission.decision"],
-            "capabilities": ["interceptors", "ui"]
+            "capabilities": ["interceptors", "ui", "providers"]
         }
     });
     std::fs::write(package.join("reasonix-plugin.json"), manifest.to_string()).unwrap();
     package
 }
+
+/// The ref of the built-in sidecar's scripted model.
+const SCRIPTED: &str = "plugin/sidewire-demo/scripted/echo-1";
 
 /// [`builtin_plugin`], installed linked (which must succeed); returns the package directory.
 fn install_builtin(home: &Path) -> PathBuf {
@@ -145,6 +148,14 @@ fn demo_runs_and_exits_zero_without_touching_home() {
     assert!(text.contains("audit: {"), "{text}");
     assert!(text.contains("sidewire demo extension ready"), "{text}");
     assert!(text.contains("progress 3/3"), "{text}");
+    // The agent step: the scripted model asks for `add`, the chain allows, the answer streams.
+    assert!(text.contains("5. an agent turn"), "{text}");
+    assert!(
+        text.contains("asks for mcp__demo__add {\"a\":2,\"b\":40}"),
+        "{text}"
+    );
+    assert!(text.contains("  result: 42"), "{text}");
+    assert!(text.contains("The tool said: 42."), "{text}");
     assert!(text.contains("clean shutdown"), "{text}");
     assert_eq!(
         std::fs::read_dir(home.path()).unwrap().count(),
@@ -161,6 +172,378 @@ fn demo_json_is_one_document() {
     let doc: Value = serde_json::from_str(&stdout(&out)).expect("stdout is one JSON document");
     assert_eq!(doc["toolCall"]["result"]["content"][0], "5");
     assert_eq!(doc["audit"].as_array().unwrap().len(), 1);
+    assert_eq!(doc["agent"]["answer"], "The tool said: 42.");
+    assert_eq!(doc["agent"]["end"]["kind"], "answered");
+    assert_eq!(doc["agent"]["toolCalls"][0]["result"]["content"][0], "42");
+    assert_eq!(
+        doc["agent"]["toolCalls"][0]["permission"]["permission"],
+        "allow"
+    );
+}
+
+#[test]
+fn ext_providers_lists_the_catalog_in_text_and_json() {
+    let home = home();
+    install_builtin(home.path());
+    let out = run(home.path(), &["ext", "providers"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains(&format!("{SCRIPTED}  Scripted echo model")),
+        "{text}"
+    );
+    assert!(
+        text.contains("[tools, reasoning]  (plugin sidewire-demo)"),
+        "{text}"
+    );
+    let out = run(home.path(), &["--json", "ext", "providers"]);
+    let doc: Value = serde_json::from_str(&stdout(&out)).expect("one JSON document");
+    assert_eq!(doc["providers"][0]["ref"], SCRIPTED);
+    assert_eq!(doc["providers"][0]["plugin"], "sidewire-demo");
+    assert_eq!(doc["providers"][0]["tools"], true);
+    // Nothing installed: an empty catalog is no error.
+    let out = run(self::home().path(), &["ext", "providers"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("no extension serves a model"));
+}
+
+/// Every line of `out`'s stdout as JSON.
+fn json_lines(out: &Output) -> Vec<Value> {
+    stdout(out)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {line}")))
+        .collect()
+}
+
+#[test]
+fn ext_complete_streams_the_answer_then_the_usage() {
+    let home = home();
+    install_builtin(home.path());
+    let out = run(
+        home.path(),
+        &["ext", "complete", "--provider", SCRIPTED, "hello there"],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains("  thinking: The user said something; I will echo it.\n  You said: hello there\n  usage: 2 prompt + "),
+        "{text}"
+    );
+    // One JSON object per chunk, then the outcome.
+    let out = run(
+        home.path(),
+        &[
+            "--json",
+            "ext",
+            "complete",
+            "--provider",
+            SCRIPTED,
+            "hello there",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let events = json_lines(&out);
+    let kinds: Vec<&str> = events
+        .iter()
+        .filter_map(|e| e["chunk"]["type"].as_str())
+        .collect();
+    assert_eq!(
+        kinds,
+        ["reasoning", "text", "text", "text", "text", "usage", "done"]
+    );
+    let end = events.last().unwrap();
+    assert_eq!(end["event"], "end");
+    assert_eq!(end["outcome"], "completed");
+    assert_eq!(end["text"], "You said: hello there");
+    assert_eq!(end["usage"]["promptTokens"], 2);
+}
+
+#[test]
+fn a_models_text_never_reaches_the_terminal_raw() {
+    // The scripted model echoes the prompt: escape sequences, a CR, a bidi override and a
+    // newline come back as the model's text.
+    let home = home();
+    install_builtin(home.path());
+    let hostile = "one\u{1b}[2K\rtwo \u{202e}three\nfour \u{9b}five";
+    let out = run(
+        home.path(),
+        &["ext", "complete", "--provider", SCRIPTED, hostile],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_output_is_clean("ext complete", &out);
+    let text = stdout(&out);
+    // (The model splits words at whitespace, CR and newline included.)
+    assert!(
+        text.contains("You said: one\\x1b[2K two \\u{202e}three four \\u{9b}five"),
+        "{text}"
+    );
+    // The JSON keeps the text, losslessly, with the same characters as escapes.
+    let out = run(
+        home.path(),
+        &["--json", "ext", "complete", "--provider", SCRIPTED, hostile],
+    );
+    assert_output_is_clean("ext complete --json", &out);
+    let end = json_lines(&out).pop().unwrap();
+    assert_eq!(
+        end["text"],
+        format!(
+            "You said: {}",
+            hostile.split_whitespace().collect::<Vec<_>>().join(" ")
+        )
+    );
+}
+
+#[test]
+fn ext_complete_refuses_a_ref_no_extension_serves() {
+    let home = home();
+    install_builtin(home.path());
+    let out = run(
+        home.path(),
+        &["ext", "complete", "--provider", "plugin/other/x/y", "hi"],
+    );
+    assert_fails(&out, "not in the provider catalog");
+}
+
+/// Installs the built-in sidecar with its slow model, which writes `cancelled` to the returned
+/// file when the host cancels its stream.
+fn install_slow_model(home: &Path) -> PathBuf {
+    let mark = home.join("cancel-mark");
+    let package = builtin_plugin(home);
+    let manifest = package.join("reasonix-plugin.json");
+    let mut doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(&manifest).unwrap()).unwrap();
+    doc["runtime"]["args"] = json!(["__sidecar", "--slow-model", "--cancel-mark", mark]);
+    std::fs::write(&manifest, doc.to_string()).unwrap();
+    install_linked(home, &package);
+    mark
+}
+
+/// Runs `sidewire args` (stdin `input`, kept open), sends SIGINT once stdout shows `needle`,
+/// and returns the exit code, stdout, stderr and how long the exit took after the signal.
+fn interrupt_once_shown(
+    home: &Path,
+    args: &[&str],
+    input: &str,
+    needle: &'static str,
+) -> (Option<i32>, String, String, Duration) {
+    let mut child = Command::new(EXE)
+        .args(args)
+        .env("SIDEWIRE_HOME", home)
+        .env("NO_COLOR", "1")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Held open until the end: `run` would end at the end of its input.
+    let mut stdin = child.stdin.take().unwrap();
+    std::io::Write::write_all(&mut stdin, input.as_bytes()).unwrap();
+    let mut stdout_pipe = child.stdout.take().unwrap();
+    let (seen_tx, seen_rx) = std::sync::mpsc::channel();
+    let reader = std::thread::spawn(move || {
+        use std::io::Read;
+        let mut text = Vec::new();
+        let mut buf = [0u8; 256];
+        let mut told = false;
+        while let Ok(n) = stdout_pipe.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            text.extend_from_slice(&buf[..n]);
+            if !told && String::from_utf8_lossy(&text).contains(needle) {
+                told = true;
+                let _ = seen_tx.send(());
+            }
+        }
+        String::from_utf8_lossy(&text).into_owned()
+    });
+    let mut errors = child.stderr.take().unwrap();
+    let errors = std::thread::spawn(move || {
+        let mut text = String::new();
+        let _ = std::io::Read::read_to_string(&mut errors, &mut text);
+        text
+    });
+    let shown = seen_rx.recv_timeout(Duration::from_secs(30));
+    let sent = Instant::now();
+    send("INT", child.id());
+    let code = exit_code(&mut child, "SIGINT");
+    let took = sent.elapsed();
+    drop(stdin);
+    let (text, errors) = (reader.join().unwrap(), errors.join().unwrap());
+    assert!(shown.is_ok(), "{needle:?} never showed:\n{text}\n{errors}");
+    (code, text, errors, took)
+}
+
+/// Waits (bounded) for the slow model's cancel mark.
+fn assert_the_sidecar_saw_the_cancel(mark: &Path) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !mark.exists() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(
+        std::fs::read_to_string(mark).unwrap_or_default(),
+        "cancelled",
+        "the sidecar never saw the cancel"
+    );
+}
+
+#[test]
+fn ctrl_c_cancels_a_streaming_completion_and_the_sidecar_sees_the_cancel() {
+    let home = home();
+    let mark = install_slow_model(home.path());
+    // Forty words at 200 ms each: eight seconds unless cancelled.
+    let words = vec!["word"; 40].join(" ");
+    let (code, text, errors, took) = interrupt_once_shown(
+        home.path(),
+        &["ext", "complete", "--provider", SCRIPTED, &words],
+        "",
+        "You said:",
+    );
+    assert_eq!(code, Some(130), "{text}\n{errors}");
+    assert!(errors.contains("the stream was cancelled"), "{errors}");
+    assert!(errors.contains("interrupted (SIGINT)"), "{errors}");
+    // It stopped streaming: far fewer than the forty words arrived, well before 8 s.
+    assert!(text.matches("word").count() < 30, "{text}");
+    assert!(took < Duration::from_secs(7), "{took:?}");
+    assert_the_sidecar_saw_the_cancel(&mark);
+}
+
+#[test]
+fn ctrl_c_during_a_turn_of_run_with_a_model_cancels_its_stream_on_the_sidecar() {
+    let home = home();
+    let mark = install_slow_model(home.path());
+    let words = vec!["word"; 40].join(" ");
+    let (code, text, errors, took) = interrupt_once_shown(
+        home.path(),
+        &["run", "--model", SCRIPTED],
+        &format!("{words}\n"),
+        "You said:",
+    );
+    assert_eq!(code, Some(130), "{text}\n{errors}");
+    assert!(errors.contains("interrupted (SIGINT)"), "{errors}");
+    let answer = text.split("You said:").nth(1).unwrap_or_default();
+    assert!(answer.matches("word").count() < 30, "{text}");
+    assert!(took < Duration::from_secs(7), "{took:?}");
+    assert_the_sidecar_saw_the_cancel(&mark);
+}
+
+/// Installs the built-in sidecar and an MCP config with the built-in server; returns the
+/// config's path.
+fn agent_setup(home: &Path) -> PathBuf {
+    install_builtin(home);
+    let config = home.join("mcp.json");
+    std::fs::write(
+        &config,
+        json!({"mcpServers": {"demo": {"command": EXE, "args": ["__mcp-server"]}}}).to_string(),
+    )
+    .unwrap();
+    config
+}
+
+#[test]
+fn run_with_a_model_turns_input_into_an_answer_through_a_tool_call() {
+    let home = home();
+    let config = agent_setup(home.path());
+    let config = config.to_str().unwrap();
+    let out = run_with_input(
+        home.path(),
+        &["run", "--config", config, "--model", SCRIPTED],
+        "add 2 and 40\nhello again\n/quit\n",
+    );
+    let text = stdout(&out);
+    assert!(out.status.success(), "{text}\n{}", stderr(&out));
+    assert!(text.contains("> add 2 and 40"), "{text}");
+    assert!(
+        text.contains("  thinking: The user wants 2 + 40; I will call mcp__demo__add."),
+        "{text}"
+    );
+    // The compact report: the host denied (not read-only), the extension allowed, the result.
+    assert!(
+        text.contains(
+            "  tool mcp__demo__add {\"a\":2,\"b\":40} [host deny, allow after sidewire-demo] -> 42"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("  The tool said: 42.\n"), "{text}");
+    // The second line is a turn of the same conversation.
+    assert!(text.contains("  You said: hello again\n"), "{text}");
+    let audit = std::fs::read_to_string(home.path().join("audit.jsonl")).unwrap();
+    assert_eq!(audit.lines().count(), 1, "{audit}");
+
+    // With --json: one object per event, the tool call and the turn among them.
+    let out = run_with_input(
+        home.path(),
+        &["--json", "run", "--config", config, "--model", SCRIPTED],
+        "add 2 and 40\n",
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let events = json_lines(&out);
+    let call = events
+        .iter()
+        .find(|e| e["event"] == "toolCall")
+        .expect("a toolCall event");
+    assert_eq!(call["report"]["tool"], "mcp__demo__add");
+    assert_eq!(call["report"]["result"]["content"][0], "42");
+    assert_eq!(call["report"]["permission"]["permission"], "allow");
+    let turn = events.last().unwrap();
+    assert_eq!(turn["event"], "turn");
+    assert_eq!(turn["answer"], "The tool said: 42.");
+    assert_eq!(turn["rounds"], 2);
+    assert_eq!(turn["end"]["kind"], "answered");
+    let chunks = events.iter().filter(|e| e["event"] == "chunk").count();
+    assert!(chunks >= 10, "{chunks} chunks");
+}
+
+#[test]
+fn run_with_a_model_stops_at_the_round_bound_after_the_last_calls_ran() {
+    // --max-rounds 1: the model asks for the tool, the call runs, and the turn ends there.
+    let home = home();
+    let config = agent_setup(home.path());
+    let out = run_with_input(
+        home.path(),
+        &[
+            "run",
+            "--config",
+            config.to_str().unwrap(),
+            "--model",
+            SCRIPTED,
+            "--max-rounds",
+            "1",
+        ],
+        "add 1 and 1\n",
+    );
+    let text = stdout(&out);
+    assert!(out.status.success(), "{text}\n{}", stderr(&out));
+    assert!(text.contains("-> 2"), "{text}");
+    assert!(
+        text.contains("(stopped after 1 rounds: the model still asked for tools)"),
+        "{text}"
+    );
+    assert!(!text.contains("The tool said"), "{text}");
+}
+
+#[test]
+fn run_with_a_model_that_no_extension_serves_reports_each_turn_and_goes_on() {
+    let home = home();
+    let config = agent_setup(home.path());
+    let out = run_with_input(
+        home.path(),
+        &[
+            "run",
+            "--config",
+            config.to_str().unwrap(),
+            "--model",
+            "plugin/x/y/z",
+        ],
+        "hi\n/tools\n",
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("not in the provider catalog"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(stdout(&out).contains("mcp__demo__add"), "{}", stdout(&out));
 }
 
 #[test]
@@ -1539,6 +1922,25 @@ fn hostile_plugin(dir: &Path, mode: &str) -> PathBuf {
     );
     assert!(out.status.success(), "{}", stderr(&out));
     package
+}
+
+#[test]
+fn a_turn_blocked_at_input_shows_the_hostile_reason_escaped_and_asks_no_model() {
+    let home = home();
+    hostile_plugin(home.path(), "--hostile");
+    let out = run_with_input(home.path(), &["run", "--model", SCRIPTED], "hello\n");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_output_is_clean("run --model", &out);
+    let text = stdout(&out);
+    assert!(
+        text.contains(&format!(
+            "  input.receive blocked by sidewire-demo: blocked {HOSTILE_SHOWN}"
+        )),
+        "{text}"
+    );
+    // The turn never started: no model was asked (this plugin serves none).
+    assert!(text.contains("(the turn was blocked)"), "{text}");
+    assert!(!stderr(&out).contains("provider"), "{}", stderr(&out));
 }
 
 #[test]

@@ -5,7 +5,8 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use sidewire_ext_protocol::{
-    CALL_TIMEOUT, GENERATION_BOOT_BUDGET, HANDSHAKE_TIMEOUT, SHUTDOWN_TIMEOUT_MILLIS, UiHost,
+    CALL_TIMEOUT, GENERATION_BOOT_BUDGET, HANDSHAKE_TIMEOUT, SHUTDOWN_TIMEOUT_MILLIS,
+    STREAM_CANCEL_TIMEOUT, STREAM_GAP_TIMEOUT, UiHost,
 };
 
 /// How long a `host/ui/request` prompt stays open before it is dismissed (the spec sets no
@@ -45,6 +46,13 @@ pub struct HostConfig {
     /// How many prompts one connection may have open at once (default 4); one more is
     /// answered at once with `invalid_params`.
     prompts_per_connection: usize,
+    /// The deadline of `extension/provider/catalog` and `extension/provider/stream/open`
+    /// (spec: 30 s).
+    provider_call_timeout: Duration,
+    /// How long a chunk may still be missing after `stream/end` (spec: 1 s).
+    stream_gap_timeout: Duration,
+    /// The best-effort deadline of `extension/provider/stream/cancel` (spec: 2 s).
+    stream_cancel_timeout: Duration,
 }
 
 impl HostConfig {
@@ -67,6 +75,9 @@ impl HostConfig {
             ui_call_timeout: CALL_TIMEOUT,
             prompt_timeout: PROMPT_TIMEOUT,
             prompts_per_connection: PROMPTS_PER_CONNECTION,
+            provider_call_timeout: CALL_TIMEOUT,
+            stream_gap_timeout: STREAM_GAP_TIMEOUT,
+            stream_cancel_timeout: STREAM_CANCEL_TIMEOUT,
         }
     }
 
@@ -116,6 +127,25 @@ impl HostConfig {
     /// runs at most 32 requests at once anyway).
     pub fn prompts_per_connection(mut self, prompts: usize) -> Self {
         self.prompts_per_connection = prompts.clamp(1, 32);
+        self
+    }
+
+    /// With another deadline for `extension/provider/catalog` and `…/stream/open`.
+    pub fn provider_call_timeout(mut self, timeout: Duration) -> Self {
+        self.provider_call_timeout = timeout;
+        self
+    }
+
+    /// With another gap timeout: how long a chunk may still be missing after `stream/end`.
+    pub fn stream_gap_timeout(mut self, timeout: Duration) -> Self {
+        self.stream_gap_timeout = timeout;
+        self
+    }
+
+    /// With another deadline for `extension/provider/stream/cancel`, after which a cancelled
+    /// stream that has not ended ends with `stream_cancelled`.
+    pub fn stream_cancel_timeout(mut self, timeout: Duration) -> Self {
+        self.stream_cancel_timeout = timeout;
         self
     }
 
@@ -172,6 +202,21 @@ impl HostConfig {
     /// How many prompts one connection may have open at once (1 to 32).
     pub fn get_prompts_per_connection(&self) -> usize {
         self.prompts_per_connection
+    }
+
+    /// The deadline of `extension/provider/catalog` and `…/stream/open`.
+    pub fn get_provider_call_timeout(&self) -> Duration {
+        self.provider_call_timeout
+    }
+
+    /// How long a chunk may still be missing after `stream/end`.
+    pub fn get_stream_gap_timeout(&self) -> Duration {
+        self.stream_gap_timeout
+    }
+
+    /// The deadline of `extension/provider/stream/cancel`.
+    pub fn get_stream_cancel_timeout(&self) -> Duration {
+        self.stream_cancel_timeout
     }
 }
 

@@ -111,6 +111,10 @@ pub enum Error {
         #[source]
         source: Arc<Error>,
     },
+    /// A provider stream could not be opened or did not end cleanly (§14.5), or its ref is
+    /// not in the catalog (refused before anything is sent).
+    #[error(transparent)]
+    Provider(Box<ProviderFailure>),
     /// The runtime was shut down.
     #[error("the extension runtime is shut down")]
     ShutDown,
@@ -215,6 +219,20 @@ impl Error {
         matches!(self, Error::Conformance { .. })
     }
 
+    /// A provider stream failed, or its ref is not in the catalog: see
+    /// [`provider`](Error::provider) and [`reason`](Error::reason).
+    pub fn is_provider(&self) -> bool {
+        matches!(self, Error::Provider(_))
+    }
+
+    /// The provider failure, when that is what this is.
+    pub fn provider(&self) -> Option<&ProviderFailure> {
+        match self {
+            Error::Provider(failure) => Some(failure),
+            _ => None,
+        }
+    }
+
     /// The runtime is shut down.
     pub fn is_shut_down(&self) -> bool {
         matches!(self, Error::ShutDown)
@@ -243,6 +261,7 @@ impl Error {
             Error::Startup(failure) => failure.reason,
             Error::Operation(failure) => failure.reason,
             Error::Ui { reason, .. } => Some(*reason),
+            Error::Provider(failure) => Some(failure.reason),
             Error::Reload { source, .. } => source.reason(),
             Error::ShutDown => Some(Reason::ProviderInterrupted),
             _ => None,
@@ -434,4 +453,23 @@ pub struct OperationFailure {
     pub message: String,
     /// What every member called so far did, and how long it took.
     pub trace: Vec<TraceEntry>,
+}
+
+/// A provider stream that could not be opened or did not end cleanly (§14.5), or a ref no
+/// running sidecar serves. The message names the plugin, the stream and the cause, redacted.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{message}")]
+#[non_exhaustive]
+pub struct ProviderFailure {
+    /// The plugin whose sidecar serves the ref; `None` when no sidecar's catalog lists it.
+    pub plugin: Option<String>,
+    /// The provider ref.
+    pub provider_ref: String,
+    /// The wire reason: `invalid_params` (a ref not in the catalog, host-local),
+    /// `provider_failed`, `provider_interrupted`, `stream_cancelled`, `stream_gap`,
+    /// `intercept_timeout` (the open was not answered in time), `frame_too_large` (the open
+    /// does not fit a frame), `protocol_error`, or the reason of the sidecar's error answer.
+    pub reason: Reason,
+    /// The whole message, redacted.
+    pub message: String,
 }

@@ -18,9 +18,32 @@
 //! language, whether their sidecar speaks v1 (`sidewire ext conformance`).
 //!
 //! It is **not** the CLI (no prompts, no argument parsing: [`TrustSummary`] is the text the CLI
-//! shows before consent), not a sidecar SDK (`sidewire-ext-sdk`), and it does not implement the
-//! optional Provider extensions (spec §14): their notifications are dropped and the host never
-//! calls them. It never builds a Tokio runtime.
+//! shows before consent), not a sidecar SDK (`sidewire-ext-sdk`), and not a model client: it
+//! routes the provider refs the user selected to the sidecars that serve them (see
+//! [Provider extensions](#provider-extensions)) and never talks to a model itself. It never
+//! builds a Tokio runtime.
+//!
+//! # Provider extensions
+//!
+//! A sidecar whose manifest declares capability `providers` may serve models (spec §14). Its
+//! handshake's `providers` list is its initial catalog; [`Runtime::providers`] aggregates the
+//! catalogs of the ready sidecars (by plugin id, then each sidecar's order) and
+//! [`Runtime::refresh_providers`] asks them again (`extension/provider/catalog`), rejecting a
+//! list whole when a ref repeats (`protocol_error`) or lacks the plugin's `plugin/<id>/` prefix
+//! (`capability_not_declared`): that plugin keeps its previous list and a warning says why.
+//!
+//! [`Runtime::open_stream`] (or [`Turn::open_stream`]) opens a stream only on the sidecar whose
+//! current catalog lists the [`StreamRequest`]'s ref; any other ref fails before anything is
+//! written, with `invalid_params`. The [`ProviderStream`] it returns is a `Stream` of
+//! [`ProviderChunk`](sidewire_ext_protocol::ProviderChunk)s in `seq` order that ends with
+//! `None` after a clean `stream/end`, or with exactly one [`Error::Provider`] whose
+//! [`reason`](Error::reason) says how it ended: `provider_failed` (`accepted: false`, an
+//! `end.error`, an `error` chunk of that code), `provider_interrupted` (an interrupted end, a
+//! crash, a conflicting second end), `stream_cancelled` (after [`ProviderStream::cancel`]) or
+//! `stream_gap` (a chunk beyond the 256-seq reorder window, a chunk after `lastSeq`, or one
+//! still missing 1 s after the end). Duplicates are ignored; out-of-order chunks wait in the
+//! window. Dropping the stream before its end cancels it (best-effort, 2 s); dropping never
+//! needs a runtime.
 //!
 //! # Embedding
 //!
@@ -141,9 +164,26 @@
 //!   ([`HostEvent::SurfacesStale`]) and its prompts dismissed ([`HostEvent::PromptDismissed`]).
 //! * **Closing stdin** during shutdown is done by dropping the connection's JSON-RPC driver,
 //!   which also fails the calls still pending with `provider_interrupted` at once (§6.6).
+//! * **Provider stream bounds.** The inbound queue of §2.4 counts, per connection, the stream
+//!   chunks delivered to a [`ProviderStream`] and not read yet plus the out-of-order ones: at
+//!   most 256, and at most 16 MiB of their params; one more fails the connection (the crash
+//!   path, so its streams end `provider_interrupted`), since ordered data is never dropped. A
+//!   connection has at most 64 streams open (until read to the end, or dropped and their
+//!   cancel's wait over); one more open fails locally with `provider_failed`.
+//! * **A stream's end is final once its chunks are in.** A second, conflicting `stream/end`
+//!   fails a stream still waiting for a missing chunk; once every chunk up to `lastSeq` is in,
+//!   the outcome is decided and later notifications for the stream are dropped as a finished
+//!   stream's. An `error` chunk takes effect in `seq` order, after the chunks before it.
+//! * **A cancel is over when its wait is.** After [`ProviderStream::cancel`], the stream ends
+//!   with `stream_cancelled` when the sidecar's interrupted end arrives, or at the latest
+//!   when `stream/cancel` is answered or its 2 s pass, so a sidecar that ignores the cancel
+//!   cannot hold the stream open. A dropped stream's state is forgotten at the same point (or
+//!   at its end, if that comes first).
+//! * **A stream pins its turn**: a reload waits for open streams, as for turns.
 //! * **Budgets** are the spec's by default; [`HostConfig`] can lower the boot budget, the
-//!   handshake deadline, the shutdown `timeoutMillis` and the 30 s deadline of UI actions and
-//!   submissions, which tests use to stay fast.
+//!   handshake deadline, the shutdown `timeoutMillis`, the 30 s deadline of UI actions and
+//!   submissions and of provider catalogs and stream opens, and the stream gap (1 s) and
+//!   cancel (2 s) waits, which tests use to stay fast.
 //!
 //! # Cancel safety
 //!
@@ -163,6 +203,7 @@ mod events;
 mod generation;
 mod launch;
 mod package;
+mod provider;
 mod runtime;
 mod shared;
 mod store;
@@ -173,9 +214,12 @@ mod util;
 pub use crate::audit::AuditRecord;
 pub use crate::chain::{Blocked, Outcome, TraceEntry, TraceResult, TraceRole};
 pub use crate::config::HostConfig;
-pub use crate::error::{Error, OperationFailure, Refusal, RefusedBy, StartupFailure, StartupStage};
+pub use crate::error::{
+    Error, OperationFailure, ProviderFailure, Refusal, RefusedBy, StartupFailure, StartupStage,
+};
 pub use crate::events::{HostEvent, HostEvents, PublishedSurface, UiPrompt};
 pub use crate::package::{Package, TrustSummary};
+pub use crate::provider::{CatalogEntry, ProviderStream, StreamRequest};
 pub use crate::runtime::{ExtensionHost, GenerationReport, Runtime, SidecarInfo, Turn};
 pub use crate::store::{InstallOptions, InstalledPlugin, PluginStore};
 
@@ -188,3 +232,8 @@ pub mod reaper {
 }
 pub use crate::text::is_terminal_control;
 pub use sidewire_process::{REDACTED, Redactor};
+
+/// The wire types of Extension Protocol v1 that this crate's API speaks (hook points and
+/// payloads, verdicts, reasons, the model and provider DTOs); the whole
+/// `sidewire-ext-protocol` crate, so an embedder needs no dependency of its own on it.
+pub use sidewire_ext_protocol as protocol;

@@ -2,15 +2,16 @@
 //! [`Extension`] from callbacks, then [`serve`] it over stdin/stdout.
 //!
 //! **Main types:** [`Extension`] (what a sidecar author builds), [`HostHandle`] (the handle for
-//! calling the host from a callback) and [`Context`] (what a callback is given).
+//! calling the host from a callback), [`Context`] (what a callback is given) and [`Provider`]
+//! (a sidecar that serves models).
 //!
 //! The SDK owns the protocol end to end: the handshake and the §6.5 state machine, strict
 //! decoding of everything received, the checks on everything sent (a replacement is decoded
 //! as its point's DTO and checked against the point's rule before it leaves), externalized
 //! payloads read back and verified (§9), per-callback deadlines, shutdown, and every byte on
-//! stdout. It is **not** a host (that is `sidewire-ext-host`), does not implement the optional
-//! Provider extensions (§14; their requests are answered `unknown_method`), never spawns a task
-//! and never builds a runtime: the sidecar's `main` does (`#[tokio::main]`).
+//! stdout, including the streams of the optional Provider extensions (§14, below). It is
+//! **not** a host (that is `sidewire-ext-host`), never spawns a task and never builds a
+//! runtime: the sidecar's `main` does (`#[tokio::main]`).
 //!
 //! # A sidecar
 //!
@@ -42,9 +43,10 @@
 //! ```
 //!
 //! Its manifest declares what the callbacks may do; a callback for a point the manifest does
-//! not list is reported on stderr and never called. The `samples` module holds the three
-//! extensions behind `examples/` (starter, allow-all, status-card); it is behind the `samples`
-//! feature, off by default, since demonstrations are not the SDK's API.
+//! not list is reported on stderr and never called. The `samples` module holds the extensions
+//! behind `examples/` (starter, allow-all, status-card, and the scripted model served by
+//! `examples/provider`); it is behind the `samples` feature, off by default, since
+//! demonstrations are not the SDK's API.
 //!
 //! **stdout belongs to the protocol.** `println!` (or any other write to stdout) in a sidecar
 //! corrupts the stream and the host kills the process. Log with [`log`] or [`HostHandle::log`], which
@@ -84,6 +86,46 @@
 //! An interceptor runs within the intercept's `timeoutMillis` (overrun: `intercept_timeout`).
 //! Events are delivered one at a time in arrival order.
 //!
+//! # Provider extensions (§14)
+//!
+//! A sidecar serves models by registering a [`Provider`] with [`Extension::provider`]: a
+//! catalog of descriptors and an `open` that returns the stream's producer, a [`ChunkStream`]
+//! (an async stream of `Result<ProviderChunk, Error>`). The manifest must have capability
+//! `providers`; without it (or without a provider) the provider requests are answered
+//! `unknown_method` in `ready` whatever their params, and a registered provider is reported on
+//! stderr as not offered. Before `ready` and after `extension/shutdown` the state gate answers
+//! them `protocol_error`.
+//!
+//! The SDK, not the author, keeps the rules of §14.4:
+//!
+//! * **Catalog.** The handshake's `providers` and each `extension/provider/catalog` answer
+//!   (`{"providers":[...]}`, `[]` when empty) come from [`Provider::catalog`], checked first:
+//!   the `ProviderDescriptor` rules, unique refs, and the `plugin/<pluginId>/` prefix when
+//!   `REASONIX_PLUGIN_NAME` is set. A catalog that fails (or an `Err`) is never sent: the call
+//!   is answered `internal` with the cause on stderr. Opens are served for the refs of the
+//!   catalog last sent.
+//! * **Open.** Bad params or a `providerRef` outside that catalog are `invalid_params`; a
+//!   `streamId` still active is `protocol_error`; [`Provider::open`] returning `Err` is
+//!   `provider_failed` with its text; otherwise `{"accepted":true}`, written before the
+//!   stream's first chunk, and the producer runs in the background (a job of the serve loop).
+//! * **Chunks.** Numbered contiguously from `seqBase + 1`. Each is checked against the
+//!   `ProviderChunk` DTO before it is sent; an invalid chunk, or an `error` chunk, is never
+//!   sent and ends the stream with the generic `end.error` "the provider produced an invalid
+//!   chunk" (the details go to stderr). Each chunk waits for room in the writer's bounded
+//!   queue before the producer is polled again: a host that reads slowly slows the producer,
+//!   nothing piles up.
+//! * **End.** Exactly one `stream/end`, with `lastSeq` the last chunk sent (`seqBase` if
+//!   none): clean when the producer ends, `error` (the producer's error text, cut to
+//!   [`END_ERROR_BYTES`], never empty) when it yields `Err`.
+//! * **Cancel.** `extension/provider/stream/cancel` is processed as it is read: no chunk of
+//!   that stream is queued afterwards, the producer is dropped without being polled again, and
+//!   the end says `"interrupted":true` with the current `lastSeq`. It is answered
+//!   `{"cancelled":true}` for an active stream, `false` for an unknown one, one already ended,
+//!   or one already cancelled. `extension/shutdown` cancels every active stream the same way.
+//! * **Bound.** At most [`MAX_STREAMS`] (64) streams are active per connection, opens being
+//!   handled included; one more open is answered `provider_failed` without calling the
+//!   provider.
+//!
 //! # Where the spec is silent, and what this SDK chose
 //!
 //! * A second `extension/initialize` (while one is handled, or in `handshake`/`ready`) is
@@ -109,6 +151,20 @@
 //!   anything) until end of input ends the connection.
 //! * Events go through one ordered queue of 256 (the host's own bound, §8); when it is full a
 //!   new event is dropped with a line on stderr.
+//! * A catalog that fails at the handshake does not fail the handshake: nothing is offered
+//!   (`providers` absent), the cause goes to stderr, and a later catalog call may offer it.
+//! * A stream is active from the moment its open is routed until its end is decided; a cancel
+//!   that arrives while [`Provider::open`] runs abandons the open, which is still answered
+//!   `{"accepted":true}`, and the stream ends at once, `interrupted`, with no chunk. A stream
+//!   whose end was decided is no longer active: a cancel racing with the end is answered
+//!   `false` and the end is the clean (or error) one.
+//! * `stream/end` is sent after `extension/shutdown` too (`interrupted`), so the host sees
+//!   every accepted stream end; it is dropped silently once the connection has closed.
+//! * The catalog call and the open are bounded by the host's 30 s (§2.5), answered
+//!   `intercept_timeout` when they overrun, and take one of the [`Options::concurrency`]
+//!   callback slots while they run; a producer does not hold a slot.
+//! * A producer whose numbering would pass 2^64 − 1 (a `seqBase` near the top) ends with the
+//!   generic `end.error`.
 //!
 //! # Cancel safety
 //!

@@ -1,10 +1,10 @@
 //! Serving one connection: the jsonrpc router with the §6.5 dispatch order and state machine,
-//! the intercept, UI and lifecycle handlers, the ordered event queue, and the loop that runs
-//! it all until end of input or a fatal error.
+//! the intercept, UI, provider and lifecycle handlers, the ordered event queue, and the loop
+//! that runs it all until end of input or a fatal error.
 //!
 //! Nothing here spawns a task or builds a runtime. Requests run concurrently inside the jsonrpc
-//! driver; the few long-lived jobs (the event worker, the ready hook) run in a
-//! `FuturesUnordered` polled by [`serve_io`] itself, next to the driver.
+//! driver; the long-lived jobs (the event worker, the ready hook, one producer per provider
+//! stream) run in a `FuturesUnordered` polled by [`serve_io`] itself, next to the driver.
 
 use std::future::Future;
 use std::process::ExitCode;

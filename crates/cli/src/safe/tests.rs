@@ -131,3 +131,22 @@ fn json_stays_the_same_value_with_no_raw_control() {
     let plain = serde_json::json!({"a": [1, {"b": "c"}]});
     assert_eq!(json(&plain), serde_json::to_string_pretty(&plain).unwrap());
 }
+
+#[test]
+fn a_json_line_is_one_line_lossless_and_free_of_raw_controls() {
+    let value = serde_json::json!({"text": format!("a\nb {SPOOF} \u{9b}x \u{202e}y é")});
+    let line = json_line(&value);
+    assert!(!line.contains('\n'), "{line}");
+    assert!(!line.chars().any(is_terminal_control), "{line}");
+    assert!(
+        line.contains("\\u009b") && line.contains("\\u202e"),
+        "{line}"
+    );
+    let back: serde_json::Value = serde_json::from_str(&line).expect("valid JSON");
+    assert_eq!(back, value);
+    // Nothing to escape: serde_json's own compact text.
+    assert_eq!(
+        json_line(&serde_json::json!({"a": [1, "é"]})),
+        r#"{"a":[1,"é"]}"#
+    );
+}

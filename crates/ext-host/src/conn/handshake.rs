@@ -8,8 +8,8 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use sidewire_ext_protocol::{
-    HostCapabilities, InitializeParams, InitializedParams, ManifestExpectation, Method, Reason,
-    STDERR_TAIL_BYTES, SessionContext, decode_initialize_result, jsonrpc_config,
+    Capability, HostCapabilities, InitializeParams, InitializedParams, ManifestExpectation, Method,
+    Reason, STDERR_TAIL_BYTES, SessionContext, decode_initialize_result, jsonrpc_config,
 };
 use sidewire_jsonrpc::{CallOptions, CloseReason};
 use sidewire_process::{Command, Spawned};
@@ -21,6 +21,7 @@ use super::{Connection, EVENT_QUEUE, EventItem, HANDSHAKE, Handshake, Plugin, RE
 use crate::content::ContentStore;
 use crate::error::{RefusedBy, StartupFailure, StartupStage};
 use crate::launch::{self, LaunchSpec};
+use crate::provider::stream::{Streams, run_cancels};
 use crate::shared::Shared;
 
 /// Launches `plugin` for `generation` and shakes hands within `deadline` (the smaller of the
@@ -65,9 +66,11 @@ pub(crate) async fn start(
     let kill = Arc::new(Notify::new());
     let (reader_tx, reader_done) = watch::channel(false);
     let (events_tx, mut events_rx) = mpsc::channel(EVENT_QUEUE);
+    let (streams, cancels) = Streams::new(shared.config.get_stream_gap_timeout());
+    let providers = plugin.runtime.has(Capability::Providers);
     let mut driver_slot = None;
     let conn = Arc::new_cyclic(|weak| {
-        let router = super::router::router(weak.clone());
+        let router = super::router::router(weak.clone(), providers.then(|| Arc::clone(&streams)));
         let (peer, driver) = sidewire_jsonrpc::connect(
             Barrier::new(frames, Arc::clone(&gate)),
             sink,
@@ -94,6 +97,8 @@ pub(crate) async fn start(
             ui_state: watch::channel(ui).0,
             held_ui: AtomicUsize::new(0),
             prompts: Mutex::new(Vec::new()),
+            catalog: Mutex::new(Vec::new().into()),
+            streams: Arc::clone(&streams),
         }
     });
     let driver = driver_slot.expect("set while building the connection");
@@ -127,6 +132,14 @@ pub(crate) async fn start(
             tokio::join!(supervise, watch);
         });
     }
+    if providers {
+        // Cancels of dropped or cancelled streams (see `provider::stream`).
+        let weak = Arc::downgrade(&streams);
+        let peer = conn.peer.clone();
+        let timeout = shared.config.get_stream_cancel_timeout();
+        tokio::spawn(run_cancels(weak, peer, cancels, timeout));
+    }
+    drop(streams);
     {
         // Events have a queue of their own (§8), fed without waiting; this task moves them, in
         // order, to the peer's background lane, which the writer serves only when no request
@@ -286,7 +299,10 @@ async fn handshake(
         subscriptions: result.subscriptions,
         replaces: result.replaces,
         ui_actions: result.ui_actions,
+        providers: result.providers,
     });
+    // The handshake's list is the initial catalog (§14.2).
+    conn.set_catalog(conn.handshake().providers.clone());
     // Ready first, then open the barrier, then `initialized`: a sidecar may call us as soon as
     // it reads that notification.
     conn.state.store(READY, Ordering::Release);

@@ -26,9 +26,10 @@ use bytes::Bytes;
 use serde::Serialize;
 use serde_json::value::RawValue;
 use sidewire_ext_protocol::{
-    CONTENT_OBJECT_BYTES, EVENT_QUEUE_FRAMES, EXTERNALIZE_FIELD_BYTES, ExternalizedField,
-    HookPoint, InterceptResult, Method, Reason, RuntimeSpec, SHUTDOWN_ANSWER_GRACE,
-    SHUTDOWN_EXIT_WAIT, SHUTDOWN_REAP_WAIT, ShutdownParams, Slot, UiActionDecl, decode_result,
+    CONTENT_OBJECT_BYTES, Capability, EVENT_QUEUE_FRAMES, EXTERNALIZE_FIELD_BYTES,
+    ExternalizedField, HookPoint, InterceptResult, Method, ProviderDescriptor, Reason, RuntimeSpec,
+    SHUTDOWN_ANSWER_GRACE, SHUTDOWN_EXIT_WAIT, SHUTDOWN_REAP_WAIT, ShutdownParams, Slot,
+    UiActionDecl, decode_result,
 };
 use sidewire_jsonrpc::{CallOptions, CloseReason, Peer, RawResult};
 use tokio::sync::{Notify, mpsc, watch};
@@ -36,6 +37,8 @@ use tokio::sync::{Notify, mpsc, watch};
 use sidewire_process::{CloseBudgets, CloseStep, Exit, Monitor, Process};
 
 use crate::content::{ContentStore, sha256_hex};
+use crate::provider::Catalog;
+use crate::provider::stream::Streams;
 use crate::shared::Shared;
 use crate::util::lock;
 
@@ -63,6 +66,8 @@ pub(crate) struct Handshake {
     pub(crate) subscriptions: Vec<HookPoint>,
     pub(crate) replaces: Vec<Slot>,
     pub(crate) ui_actions: Vec<UiActionDecl>,
+    /// The initial provider catalog (§14.2).
+    pub(crate) providers: Vec<ProviderDescriptor>,
 }
 
 /// Where a connection stands towards the UI hub (§10.5).
@@ -128,6 +133,10 @@ pub(crate) struct Connection {
     pub(crate) held_ui: AtomicUsize,
     /// Open prompts, dismissed if the connection goes away.
     pub(crate) prompts: Mutex<Vec<u64>>,
+    /// The current provider catalog: the handshake's, then the last accepted refresh.
+    catalog: Mutex<Catalog>,
+    /// Its provider streams.
+    pub(crate) streams: Arc<Streams>,
 }
 
 impl std::fmt::Debug for Connection {
@@ -228,6 +237,22 @@ impl Connection {
 
     pub(crate) fn is_ready(&self) -> bool {
         self.state.load(Ordering::Acquire) == READY
+    }
+
+    /// Whether the installed manifest declares capability `providers` (§14): only then are
+    /// streams opened on it and its stream notifications handled.
+    pub(crate) fn serves_providers(&self) -> bool {
+        self.plugin.runtime.has(Capability::Providers)
+    }
+
+    /// The current provider catalog.
+    pub(crate) fn catalog(&self) -> Catalog {
+        Arc::clone(&lock(&self.catalog))
+    }
+
+    /// Replaces the provider catalog (a refresh that passed §14.2).
+    pub(crate) fn set_catalog(&self, providers: Vec<ProviderDescriptor>) {
+        *lock(&self.catalog) = providers.into();
     }
 
     pub(crate) fn is_crashed(&self) -> bool {
@@ -462,6 +487,11 @@ impl Connection {
         }
         let cause = self.shared.redact(&cause);
         let _ = self.cause.set(cause.clone());
+        // Streams fail at once: no fallback, and no waiting for the reap (§13.4, §14.5).
+        self.streams.fail_all(
+            Reason::ProviderInterrupted,
+            &format!("the sidecar crashed ({cause})"),
+        );
         self.process.kill();
         self.kill.notify_one();
         self.ui_state.send_replace(UiState::Retired);
@@ -523,6 +553,8 @@ impl Connection {
         if self.ui_state.send_replace(UiState::Retired) != UiState::Retired {
             self.shared.hub.connection_gone(self);
         }
+        self.streams
+            .fail_all(Reason::ProviderInterrupted, "the sidecar is shutting down");
         if was_ready {
             // Events emitted before the shutdown go out before it.
             let (flushed, done) = tokio::sync::oneshot::channel();

@@ -28,6 +28,7 @@ use crate::config::HostConfig;
 use crate::conn::{Connection, PayloadText, UiState};
 use crate::events::HostEvents;
 use crate::generation::{Generation, bit};
+use crate::provider::{self, CatalogEntry, ProviderStream, StreamRequest};
 use crate::shared::Shared;
 use crate::store::PluginStore;
 use crate::util::lock;
@@ -172,6 +173,9 @@ pub struct SidecarInfo {
     pub generation: u64,
     /// Whether it is ready (not crashed or shut down).
     pub ready: bool,
+    /// How many provider streams it has open: not yet read to their end, or dropped and
+    /// waiting for their cancel (at most 64).
+    pub streams: usize,
 }
 
 /// A pinned generation: every intercept and event of one turn (with its tool calls and
@@ -180,7 +184,9 @@ pub struct SidecarInfo {
 pub struct Turn {
     generation: Arc<Generation>,
     shared: Arc<Shared>,
-    _pin: OwnedRwLockReadGuard<()>,
+    /// Shared with the provider streams opened in the turn, which keep it pinned while they
+    /// live.
+    pin: Arc<OwnedRwLockReadGuard<()>>,
 }
 
 impl Turn {
@@ -212,6 +218,26 @@ impl Turn {
     /// Emits an event (see [`Runtime::event`]).
     pub fn event(&self, point: HookPoint, payload: &HookPayload) {
         emit(&self.generation, &self.shared, point, payload);
+    }
+
+    /// The provider catalog of the pinned generation (see [`Runtime::providers`]).
+    pub fn providers(&self) -> Vec<CatalogEntry> {
+        provider::catalog::entries(&self.generation)
+    }
+
+    /// Opens a provider stream on the pinned generation (see [`Runtime::open_stream`]). The
+    /// stream keeps the turn's generation pinned while it lives, even after the turn is
+    /// dropped.
+    ///
+    /// # Errors
+    ///
+    /// As for [`Runtime::open_stream`].
+    ///
+    /// # Cancel safety
+    ///
+    /// As for [`Runtime::open_stream`].
+    pub async fn open_stream(&self, request: StreamRequest) -> Result<ProviderStream, Error> {
+        provider::open(&self.generation, &self.pin, request).await
     }
 }
 
@@ -266,6 +292,7 @@ impl Runtime {
                 pid: c.pid(),
                 generation: c.generation,
                 ready: c.is_ready(),
+                streams: c.streams.open(),
             })
             .collect()
     }
@@ -300,7 +327,7 @@ impl Runtime {
         Turn {
             generation: self.current(),
             shared: Arc::clone(&self.inner.shared),
-            _pin: pin,
+            pin: Arc::new(pin),
         }
     }
 
@@ -418,6 +445,63 @@ impl Runtime {
         values: BTreeMap<String, Value>,
     ) -> Result<UiSubmitResult, Error> {
         ui::submit(&self.inner.shared.hub, plugin, surface_id, values).await
+    }
+
+    /// The aggregated provider catalog of the published generation (§14.2): every ready
+    /// sidecar with capability `providers`, by plugin id, each with its list in the sidecar's
+    /// order (the handshake's `providers`, or the last refresh that passed the rules).
+    pub fn providers(&self) -> Vec<CatalogEntry> {
+        provider::catalog::entries(&self.current())
+    }
+
+    /// Calls `extension/provider/catalog` on every ready sidecar whose manifest declares
+    /// capability `providers`, concurrently (30 s deadline each,
+    /// [`HostConfig::provider_call_timeout`]), and returns the new aggregated catalog. A
+    /// result that breaks §14.2 is rejected whole: a duplicate ref (`protocol_error`) or a ref
+    /// outside `plugin/<pluginId>/` (`capability_not_declared`); so is a failed call. That
+    /// plugin keeps its previous list and a [`HostEvent::Warning`](crate::HostEvent) carries
+    /// the reason.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::ShutDown`] after [`shutdown`](Self::shutdown).
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping the future abandons the calls; every list stays as it was.
+    pub async fn refresh_providers(&self) -> Result<Vec<CatalogEntry>, Error> {
+        if self.inner.shut.load(Ordering::Acquire) {
+            return Err(Error::ShutDown);
+        }
+        let current = self.current();
+        join_all(provider::catalog::serving(&current).map(provider::catalog::refresh)).await;
+        Ok(provider::catalog::entries(&current))
+    }
+
+    /// Opens a provider stream (§14.3) on the sidecar whose catalog lists
+    /// `request.provider_ref`, pinning a turn for the stream's life (a reload waits until the
+    /// stream is over, as for a turn). The stream is registered before `stream/open` is written
+    /// (`seqBase` 0, 30 s deadline, [`HostConfig::provider_call_timeout`]).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Provider`]: `invalid_params` when no running sidecar's catalog lists the ref
+    /// (nothing is sent to any sidecar); `provider_failed` when the sidecar answers
+    /// `accepted: false` (or already has 64 streams open); the reason of its error answer;
+    /// `intercept_timeout` after the deadline; `frame_too_large` when the open does not fit a
+    /// frame (never externalized, nothing written); `provider_interrupted` for a crashed or
+    /// shut-down sidecar. [`Error::ShutDown`] after [`shutdown`](Self::shutdown).
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping the future after the open was written cancels the stream (as dropping a
+    /// [`ProviderStream`] does).
+    pub async fn open_stream(&self, request: StreamRequest) -> Result<ProviderStream, Error> {
+        if self.inner.shut.load(Ordering::Acquire) {
+            return Err(Error::ShutDown);
+        }
+        let turn = self.turn().await;
+        turn.open_stream(request).await
     }
 
     /// Reloads (§13.3): waits until no turn runs, builds a new generation (adopting live

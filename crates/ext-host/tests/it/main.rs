@@ -7,10 +7,10 @@
 //!
 //! # Conformance checklist (spec §17, host items) → tests
 //!
-//! Items 14, 19, 22–24, 32, 33, 49, 50, 59, 60, 69, 88–90 are SDK items; 91 belongs to the
-//! Provider extensions (§14), which this host does not implement. The sidecar-side (S) items
-//! are what the conformance kit checks: `conformance::*` runs it against the SDK's examples,
-//! the Python reference sidecar and the broken fixtures.
+//! Items 14, 19, 22–24, 32, 33, 49, 50, 59, 60, 69, 88–90 are SDK items. The Provider
+//! extensions (§14) are tested in `providers`: item 91 and every host rule of §14.2 and §14.5.
+//! The sidecar-side (S) items are what the conformance kit checks: `conformance::*` runs it
+//! against the SDK's examples, the Python reference sidecar and the broken fixtures.
 //!
 //! | # | test |
 //! | --- | --- |
@@ -24,8 +24,8 @@
 //! | 18 | `ui::an_action_never_answered_times_out_on_the_ui_deadline` |
 //! | 21 | `lifecycle::the_first_frame_is_initialize_and_nothing_precedes_its_result` |
 //! | 25 | `lifecycle::a_foreign_protocol_version_fails_with_unsupported_version_and_is_killed`, `lifecycle::a_version_refusal_names_the_side_that_refused` (host side vs sidecar side) |
-//! | 26, 27, 28 | `lifecycle::handshake_claims_beyond_the_manifest_are_capability_not_declared` |
-//! | 29 | `lifecycle::malformed_handshake_results_are_protocol_errors` |
+//! | 26, 27, 28 | `lifecycle::handshake_claims_beyond_the_manifest_are_capability_not_declared` (`providers` without the capability, a ref outside `plugin/<pluginId>/`) |
+//! | 29 | `lifecycle::malformed_handshake_results_are_protocol_errors` (a duplicate provider ref among them) |
 //! | 30 | `lifecycle::traffic_before_initialized_poisons_the_connection` |
 //! | 31 | `ui::the_gate_checks_capability_params_ui_and_staleness` (a publish sent right after `initialized` is served) |
 //! | 34 | `lifecycle::a_silent_or_exiting_sidecar_fails_startup_with_cause_and_stderr`, `lifecycle::an_error_answer_to_initialize_fails_startup_with_its_reason` |
@@ -69,6 +69,11 @@
 //! | 84, 85 | `reload::a_failed_reload_leaves_the_old_generation_and_burns_its_number`, `reload::reload_adopts_unchanged_and_restarts_changed_linked_plugins`; idle-time reloads and merged requests (§13.3): `reload::a_reload_waits_for_running_turns_and_queued_requests_merge`, `reload::reloads_joining_one_cut_short_by_a_shutdown_are_shut_down`, `bounds::turns_start_while_a_reload_retires_old_sidecars` |
 //! | 86 | `failures::a_sidecar_ignoring_shutdown_is_killed_on_budget_and_reaped` |
 //! | 87 | `failures::shutdown_is_idempotent_and_reads_a_late_shutdown_timeout_answer` |
+//! | 91 | `providers::gaps_fail_the_stream_and_a_late_chunk_in_time_does_not` (a chunk missing after the end, the gap timeout shortened), `providers::a_crash_mid_stream_is_provider_interrupted_at_once` (crash mid-stream, no fallback) |
+//! | §14.2 catalog | `providers::the_handshake_catalog_routes_a_stream_that_ends_cleanly`, `providers::refresh_replaces_the_catalog_or_rejects_it_whole`, `provider::tests::catalogs_need_unique_refs_with_the_plugins_prefix` (unit) |
+//! | §14.1 routing, §14 capability | `providers::unknown_refs_are_never_routed_and_foreign_streams_are_dropped` |
+//! | §14.5 rules | `providers::early_reordered_and_duplicate_chunks_are_delivered_once_in_order`, `providers::gaps_fail_the_stream_and_a_late_chunk_in_time_does_not`, `providers::a_conflicting_end_or_an_interrupted_one_is_provider_interrupted`, `providers::an_error_chunk_or_end_error_fails_the_stream_redacted`, `providers::refused_failed_and_unanswered_opens`, `providers::cancel_ends_the_stream_even_when_the_sidecar_ignores_it`, `providers::dropping_a_stream_cancels_it_and_forgets_its_state`, `providers::a_full_inbound_queue_fails_the_connection`, `providers::opens_are_bounded_in_count_and_frame_size`; every state of the consumer machine in the `provider::tests` unit tests |
+//! | providers in other languages | `providers::the_sdk_provider_example_streams_through_the_host`, `providers::the_python_provider_fixture_streams_through_the_host` |
 //! | bounds (no checklist item) | `bounds::surfaces_are_capped_per_plugin_and_in_id_length`, `bounds::prompts_are_capped_per_connection_and_expire`, `bounds::the_event_stream_is_bounded_in_bytes`; content refs in the `content` unit tests |
 
 mod audit;
@@ -78,6 +83,7 @@ mod conformance;
 mod content;
 mod failures;
 mod lifecycle;
+mod providers;
 mod reload;
 mod sdk;
 mod sidecar;
@@ -198,6 +204,22 @@ fn main() -> ExitCode {
         bounds::turns_start_while_a_reload_retires_old_sidecars,
         reload::a_reload_waits_for_running_turns_and_queued_requests_merge,
         reload::reloads_joining_one_cut_short_by_a_shutdown_are_shut_down,
+        providers::the_handshake_catalog_routes_a_stream_that_ends_cleanly,
+        providers::a_crash_mid_stream_is_provider_interrupted_at_once,
+        providers::early_reordered_and_duplicate_chunks_are_delivered_once_in_order,
+        providers::gaps_fail_the_stream_and_a_late_chunk_in_time_does_not,
+        providers::a_conflicting_end_or_an_interrupted_one_is_provider_interrupted,
+        providers::an_error_chunk_or_end_error_fails_the_stream_redacted,
+        providers::refused_failed_and_unanswered_opens,
+        providers::unknown_refs_are_never_routed_and_foreign_streams_are_dropped,
+        providers::refresh_replaces_the_catalog_or_rejects_it_whole,
+        providers::cancel_ends_the_stream_even_when_the_sidecar_ignores_it,
+        providers::dropping_a_stream_cancels_it_and_forgets_its_state,
+        providers::a_full_inbound_queue_fails_the_connection,
+        providers::opens_are_bounded_in_count_and_frame_size,
+        providers::the_sdk_provider_example_streams_through_the_host,
+        providers::the_python_provider_fixture_streams_through_the_host,
+        providers::an_open_stream_holds_off_a_reload_until_dropped,
         conformance::the_sdk_examples_pass_everything_applicable,
         conformance::the_python_reference_sidecar_passes_everything_applicable,
         conformance::each_broken_fixture_fails_exactly_what_it_breaks,

@@ -203,6 +203,7 @@ fn script() -> ExitCode {
     let mut buf = String::new();
     let mut next_id = 100u64;
     let mut readings: HashMap<u64, Reading> = HashMap::new();
+    let (mut opens, mut catalogs) = (0usize, 0usize);
     loop {
         buf.clear();
         match lines.read_line(&mut buf) {
@@ -262,6 +263,47 @@ fn script() -> ExitCode {
                 if let Some(ms) = script["event_delay_ms"].as_u64() {
                     std::thread::sleep(Duration::from_millis(ms));
                 }
+            }
+            "extension/provider/catalog" => {
+                let answer = nth(&script["catalog"], catalogs);
+                catalogs += 1;
+                match answer.get("error") {
+                    _ if answer.as_str() == Some("hang") => {}
+                    Some(error) => out.frame(&json!({"jsonrpc":"2.0","id":id,"error":error})),
+                    None => reply(&out, id.unwrap_or(Value::Null), answer),
+                }
+            }
+            "extension/provider/stream/open" => {
+                let action = nth(&script["open"], opens);
+                opens += 1;
+                let sid = frame["params"]["streamId"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_owned();
+                provider_frames(&out, &sid, &action["before"]);
+                let answer = action
+                    .get("answer")
+                    .cloned()
+                    .unwrap_or(json!({"accepted":true}));
+                match answer.get("error") {
+                    _ if answer.as_str() == Some("hang") => {}
+                    Some(error) => out.frame(&json!({"jsonrpc":"2.0","id":id,"error":error})),
+                    None => reply(&out, id.clone().unwrap_or(Value::Null), answer),
+                }
+                provider_frames(&out, &sid, &action["after"]);
+            }
+            "extension/provider/stream/cancel" => {
+                // `"cancel": "ignore"` never answers; otherwise answer, then the frames of
+                // `cancel.then` (an interrupted end, say).
+                if script["cancel"].as_str() == Some("ignore") {
+                    continue;
+                }
+                let sid = frame["params"]["streamId"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_owned();
+                reply(&out, id.unwrap_or(Value::Null), json!({"cancelled": true}));
+                provider_frames(&out, &sid, &script["cancel"]["then"]);
             }
             "extension/ui/action" | "extension/ui/submit" => {
                 if script["ui_action"].as_str() == Some("hang") {
@@ -335,6 +377,76 @@ fn script() -> ExitCode {
         }
     }
     ExitCode::SUCCESS
+}
+
+/// Element `n` of a scripted list (the last one repeats), or the value itself when it is not
+/// a list.
+fn nth(list: &Value, n: usize) -> Value {
+    match list.as_array() {
+        Some(items) => items
+            .get(n)
+            .or(items.last())
+            .cloned()
+            .unwrap_or(Value::Null),
+        None => list.clone(),
+    }
+}
+
+/// Writes scripted provider frames for stream `sid`. Shorthands: `{"c": n}` is chunk `n` of
+/// type `text` with text `w<n>` (`"chunk"` gives another chunk body, `"sid"` another stream);
+/// `{"chunks": [a, b]}` is chunks `a` to `b`; `{"end": n}` is an end with `lastSeq` `n` (plus
+/// `"error"` and `"interrupted"` when given); `{"stream": n}` is chunks 1 to `n` and their end;
+/// `{"sleep_ms": n}` waits; `{"exit": code}` exits. A string is written verbatim with `@sid`
+/// replaced.
+fn provider_frames(out: &Out, sid: &str, frames: &Value) {
+    let chunk = |seq: u64, body: Option<&Value>, sid: &str| {
+        let body = body
+            .cloned()
+            .unwrap_or_else(|| json!({"type": "text", "text": format!("w{seq}")}));
+        // Through `expand`, so a chunk's text can be `@fill:<n>@`.
+        out.line(&expand(
+            &json!({"jsonrpc":"2.0","method":"extension/provider/stream/chunk",
+            "params":{"streamId": sid, "seq": seq, "chunk": body}}),
+        ));
+    };
+    for frame in frames.as_array().cloned().unwrap_or_default() {
+        if let Some(text) = frame.as_str() {
+            out.line(&expand(&json!(text.replace("@sid", sid))));
+            continue;
+        }
+        let sid = frame["sid"].as_str().unwrap_or(sid);
+        if let Some(seq) = frame["c"].as_u64() {
+            chunk(seq, frame.get("chunk"), sid);
+        } else if let Some(range) = frame["chunks"].as_array() {
+            let (a, b) = (range[0].as_u64().unwrap(), range[1].as_u64().unwrap());
+            for seq in a..=b {
+                chunk(seq, None, sid);
+            }
+        } else if let Some(n) = frame["stream"].as_u64() {
+            for seq in 1..=n {
+                chunk(seq, None, sid);
+            }
+            out.frame(
+                &json!({"jsonrpc":"2.0","method":"extension/provider/stream/end",
+                "params":{"streamId": sid, "lastSeq": n}}),
+            );
+        } else if let Some(last) = frame["end"].as_u64() {
+            let mut params = json!({"streamId": sid, "lastSeq": last});
+            for key in ["error", "interrupted"] {
+                if let Some(value) = frame.get(key) {
+                    params[key] = value.clone();
+                }
+            }
+            out.frame(
+                &json!({"jsonrpc":"2.0","method":"extension/provider/stream/end",
+                "params": params}),
+            );
+        } else if let Some(ms) = frame["sleep_ms"].as_u64() {
+            std::thread::sleep(Duration::from_millis(ms));
+        } else if let Some(code) = frame["exit"].as_u64() {
+            std::process::exit(code as i32);
+        }
+    }
 }
 
 /// Not a sidecar: a host in a process of its own, so that a test can give the host an

@@ -194,6 +194,26 @@ impl PluginBuilder<'_> {
         self
     }
 
+    /// A provider sidecar: capability `providers` only, and these refs as its handshake's
+    /// `providers` (each a descriptor with only `ref`).
+    pub(crate) fn providers(mut self, refs: &[&str]) -> Self {
+        let providers: Vec<Value> = refs.iter().map(|r| json!({ "ref": r })).collect();
+        self.script["initialize"]["result"]["providers"] = json!(providers);
+        self.capabilities(&["providers"])
+    }
+
+    /// Answers `stream/open` number `n` (from 0; the last one given repeats) with `action`:
+    /// `before` (frames written before the answer), `answer` (default `{"accepted":true}`; or
+    /// `{"error":…}` or `"hang"`), `after` (frames written after it). Frames as in
+    /// `sidecar::provider_frames`.
+    pub(crate) fn open(mut self, action: Value) -> Self {
+        if !self.script["open"].is_array() {
+            self.script["open"] = json!([]);
+        }
+        self.script["open"].as_array_mut().unwrap().push(action);
+        self
+    }
+
     /// Records every frame the sidecar receives into `file` (under the test directory).
     pub(crate) fn record(self, file: &str) -> Self {
         let path = self.env.path(file).display().to_string();
@@ -309,4 +329,47 @@ impl Env {
 pub(crate) fn startup(err: &sidewire_ext_host::Error) -> &sidewire_ext_host::StartupFailure {
     err.startup()
         .unwrap_or_else(|| panic!("not a startup failure: {err}"))
+}
+
+/// Reads a provider stream to its end (within [`WAIT`]): the chunks, and the error it ended
+/// with, if any. Fails the test if anything follows the error.
+pub(crate) async fn read_stream(
+    stream: &mut sidewire_ext_host::ProviderStream,
+) -> (
+    Vec<sidewire_ext_protocol::ProviderChunk>,
+    Option<sidewire_ext_host::Error>,
+) {
+    use futures_util::StreamExt;
+    within(WAIT, "the provider stream to end", async {
+        let mut chunks = Vec::new();
+        while let Some(item) = stream.next().await {
+            match item {
+                Ok(chunk) => chunks.push(chunk),
+                Err(err) => {
+                    assert!(stream.next().await.is_none(), "an item after the error");
+                    return (chunks, Some(err));
+                }
+            }
+        }
+        (chunks, None)
+    })
+    .await
+}
+
+/// The texts of `chunks`.
+pub(crate) fn texts(chunks: &[sidewire_ext_protocol::ProviderChunk]) -> Vec<&str> {
+    chunks.iter().map(|c| c.text.as_str()).collect()
+}
+
+/// A request with one user message.
+pub(crate) fn ask(text: &str) -> sidewire_ext_protocol::ProviderRequest {
+    sidewire_ext_protocol::ProviderRequest {
+        messages: vec![sidewire_ext_protocol::ProviderMessage {
+            role: Some(sidewire_ext_protocol::ProviderRole::User),
+            content: text.to_owned(),
+            ..Default::default()
+        }],
+        max_tokens: 256,
+        ..Default::default()
+    }
 }

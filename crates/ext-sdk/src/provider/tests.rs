@@ -147,3 +147,78 @@ fn catalogs_with_repeated_or_blank_refs_are_refused() {
     };
     assert!(check_catalog(vec![negative]).unwrap_err().is_invalid());
 }
+
+/// A producer that counts the chunks it made, forever.
+fn counting_flood(made: Arc<std::sync::atomic::AtomicUsize>) -> ChunkStream {
+    Box::pin(futures_util::stream::repeat_with(move || {
+        let n = made.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+        let mut chunk = ProviderChunk::new(ChunkType::Text);
+        chunk.text = format!("w{n}");
+        Ok(chunk)
+    }))
+}
+
+#[tokio::test]
+async fn a_cancel_abandons_a_chunk_waiting_for_room() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use tokio::io::AsyncBufReadExt as _;
+
+    // A handles' queue of one frame and a driver not yet polled: the first chunk fills the
+    // queue and the producer waits with the second in hand.
+    let config = sidewire_ext_protocol::jsonrpc_config().outbound_queue(1);
+    let (_input, sdk_in) = tokio::io::duplex(1024);
+    let (sdk_out, host_out) = tokio::io::duplex(64 * 1024);
+    let (reader, writer) = sidewire_jsonrpc::ndjson(sdk_in, sdk_out, &config);
+    let (peer, driver) =
+        sidewire_jsonrpc::connect(reader, writer, sidewire_jsonrpc::Router::new(), config);
+    let streams = Arc::new(Streams::default());
+    let reservation = streams.reserve("s1").expect("reserved");
+    let made = Arc::new(AtomicUsize::new(0));
+    let job = tokio::spawn(produce(
+        peer,
+        Logger::new(|_| {}),
+        reservation,
+        0,
+        Some(counting_flood(Arc::clone(&made))),
+    ));
+    sidewire_test_support::eventually(std::time::Duration::from_secs(10), "two chunks", || {
+        made.load(Ordering::SeqCst) >= 2
+    })
+    .await;
+    assert_eq!(
+        made.load(Ordering::SeqCst),
+        2,
+        "the producer waits for room"
+    );
+    assert!(streams.cancel("s1"));
+    // Now let the frames out: chunk 1, then the end; chunk 2 is never sent.
+    let _driver = tokio::spawn(driver);
+    let mut lines = tokio::io::BufReader::new(host_out).lines();
+    let mut next = async || -> serde_json::Value {
+        let line = sidewire_test_support::within(
+            std::time::Duration::from_secs(10),
+            "a frame",
+            lines.next_line(),
+        )
+        .await
+        .expect("readable")
+        .expect("a line");
+        serde_json::from_str(&line).expect("JSON")
+    };
+    let chunk = next().await;
+    assert_eq!(chunk["params"]["seq"], 1, "{chunk}");
+    let end = next().await;
+    assert_eq!(
+        end["params"],
+        serde_json::json!({"streamId": "s1", "lastSeq": 1, "interrupted": true}),
+        "{end}"
+    );
+    sidewire_test_support::within(std::time::Duration::from_secs(10), "the job", job)
+        .await
+        .expect("the job ends");
+    assert_eq!(
+        made.load(Ordering::SeqCst),
+        2,
+        "not polled after the cancel"
+    );
+}

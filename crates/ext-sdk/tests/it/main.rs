@@ -2,9 +2,7 @@
 //!
 //! # Conformance checklist (§17) → tests
 //!
-//! Every item marked S or (H,S), except the Provider extensions (89, 90; §14 is not
-//! implemented and its methods are answered `unknown_method`, see
-//! `dispatch::unregistered_methods_are_unknown_method_even_with_bad_params`):
+//! Every item marked S or (H,S):
 //!
 //! | # | Test |
 //! | --- | --- |
@@ -19,7 +17,7 @@
 //! | 10 | `dispatch::valid_ids_are_echoed_byte_for_byte` |
 //! | 11 | `dispatch::a_reused_pending_id_is_refused_and_the_first_still_answered` |
 //! | 12 | `dispatch::notifications_and_stray_responses_are_never_answered` |
-//! | 13 | `dispatch::unregistered_methods_are_unknown_method_even_with_bad_params`, `lifecycle::each_state_serves_only_its_requests` |
+//! | 13 | `dispatch::unregistered_methods_are_unknown_method_even_with_bad_params`, `lifecycle::each_state_serves_only_its_requests`, `provider::provider_requests_follow_the_dispatch_order` (without a provider handler: `unknown_method` even with invalid params) |
 //! | 14 | `ui::without_a_ui_handler_ui_requests_are_unknown_method` |
 //! | 15 | every error assertion goes through `support::assert_error`, which checks `data.reason` and `data.retryable` against the table |
 //! | 16 | `content::thirty_two_callbacks_wait_on_content_reads_at_once` |
@@ -36,6 +34,8 @@
 //! | 60 | `content::an_externalized_payload_is_rehydrated_before_the_callback`, `content::descriptors_other_than_one_payload_pointer_are_invalid_params` |
 //! | 69 | `ui::prompts_send_the_shapes_of_section_10_3` |
 //! | 88 | `lifecycle::shutdown_accepts_cancels_callbacks_and_ends_at_end_of_input`, `lifecycle::end_of_input_is_orderly_in_every_state_but_mid_line`, `process::input_ending_mid_line_exits_non_zero` |
+//! | 89 | `provider::chunks_are_numbered_from_seq_base_and_one_end_follows`, `provider::the_catalog_is_answered_checked_and_refreshes_the_served_refs` (`[]`), `process::the_provider_example_streams_the_scripted_model` |
+//! | 90 | `provider::a_cancel_stops_the_stream_drops_the_producer_and_the_end_says_interrupted`, `provider::no_chunk_follows_a_processed_cancel_even_mid_flood`, the unit test `provider::tests::a_cancel_abandons_a_chunk_waiting_for_room` (a chunk waiting for room when the cancel is processed is never sent), `provider::a_producer_error_ends_the_stream_with_end_error_and_no_error_chunk` |
 //!
 //! Interoperability with the reference host (issue 11; the deltas from the spec are listed in
 //! `sidewire-ext-protocol`'s crate docs): `lifecycle::the_reference_hosts_first_frame_is_answered_and_the_session_runs`
@@ -46,12 +46,15 @@
 //! Beyond the checklist: the handshake gate (`lifecycle::the_handshake_answers_and_nothing_is_written_before_initialized`),
 //! the shutdown hook's budget, replacements and decisions refused locally
 //! (`intercept::invalid_answers_are_refused_locally`), the concurrency limit, the samples and
-//! the example manifests.
+//! the example manifests. The rest of §14.4 is in `provider`: invalid and `error` chunks, open
+//! refusals (unknown ref, active id, provider refusal), the active-stream bound, shutdown
+//! cancelling streams, backpressure, a bad catalog at the handshake.
 
 mod content;
 mod dispatch;
 mod intercept;
 mod lifecycle;
 mod process;
+mod provider;
 mod support;
 mod ui;

@@ -144,6 +144,59 @@ async fn a_mismatched_launch_identity_is_reported_but_not_fatal() {
     assert!(!stderr.contains("version"), "{stderr}");
 }
 
+#[tokio::test]
+async fn the_provider_example_streams_the_scripted_model() {
+    let mut process = Process::spawn_with_env("provider", &[("REASONIX_PLUGIN_NAME", "models")]);
+    let host = &mut process.host;
+    let result = host.handshake(&[], &["providers"]).await;
+    let reference = "plugin/models/scripted/echo-1";
+    assert_eq!(result["providers"][0]["ref"], reference, "{result}");
+    let request = json!({
+        "messages": [{"role": "user", "content": "Please add 2 and 40."}],
+        "tools": [{"name": "calc__add", "parameters": {"type": "object"}}],
+        "maxTokens": 100
+    });
+    let answer = host
+        .call(
+            2,
+            "extension/provider/stream/open",
+            json!({"streamId": "s1", "providerRef": reference, "request": request, "seqBase": 0}),
+        )
+        .await;
+    assert_eq!(answer["result"], json!({"accepted": true}));
+    let mut kinds = Vec::new();
+    let end = loop {
+        let frame = host.recv().await;
+        if frame["method"] == "extension/provider/stream/end" {
+            break frame;
+        }
+        assert_eq!(frame["params"]["seq"], kinds.len() + 1);
+        let chunk = &frame["params"]["chunk"];
+        if chunk["type"] == "tool_call" {
+            assert_eq!(
+                chunk["toolCall"],
+                json!({"id": "call-1", "name": "calc__add", "arguments": "{\"a\":2,\"b\":40}"})
+            );
+        }
+        kinds.push(chunk["type"].as_str().expect("a type").to_owned());
+    };
+    assert_eq!(
+        kinds,
+        [
+            "reasoning",
+            "tool_call_start",
+            "tool_call_args_delta",
+            "tool_call",
+            "usage",
+            "done"
+        ]
+    );
+    assert_eq!(end["params"], json!({"streamId": "s1", "lastSeq": 6}));
+    host.close_input();
+    let (code, stderr) = process.exit().await;
+    assert_eq!(code, 0, "{stderr}");
+}
+
 #[test]
 fn the_example_manifests_are_valid_and_match_the_samples() {
     let cases = [
@@ -164,6 +217,12 @@ fn the_example_manifests_are_valid_and_match_the_samples() {
             samples::STATUS_CARD_NAME,
             &[][..],
             Capability::Ui,
+        ),
+        (
+            "provider",
+            samples::SCRIPTED_MODEL_NAME,
+            &[][..],
+            Capability::Providers,
         ),
     ];
     for (example, name, intercepts, capability) in cases {
