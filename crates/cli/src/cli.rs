@@ -39,6 +39,27 @@ impl Cli {
                 "--stdio needs the server's command after `--`",
             ));
         }
+        if let Command::Ext(ExtCommand::Conformance(args)) = &cli.command {
+            let usage = |message: &str| {
+                Err(Cli::command().error(clap::error::ErrorKind::ArgumentConflict, message))
+            };
+            match (&args.target, args.command.is_empty(), &args.manifest) {
+                (Some(_), false, _) => {
+                    return usage("give either a TARGET or a command after `--`, not both");
+                }
+                (None, false, None) => return usage("a command after `--` needs --manifest FILE"),
+                (Some(_), true, Some(_)) => {
+                    return usage("--manifest goes with a command after `--`");
+                }
+                (None, true, _) if !args.list => {
+                    return Err(Cli::command().error(
+                        clap::error::ErrorKind::MissingRequiredArgument,
+                        "give a TARGET (plugin id or package directory) or `--manifest FILE -- COMMAND ARGS...`",
+                    ));
+                }
+                _ => {}
+            }
+        }
         Ok(cli)
     }
 }
@@ -337,6 +358,35 @@ pub(crate) enum ExtCommand {
         /// The prompt, as the one user message.
         text: String,
     },
+    /// Check that a sidecar speaks Extension Protocol v1: a scripted host runs every
+    /// sidecar-side statement of the spec's conformance checklist against it and reports each.
+    /// Exits 0 only when nothing failed.
+    Conformance(ConformanceArgs),
+}
+
+/// `sidewire ext conformance`: what to check and how.
+#[derive(Debug, Args)]
+pub(crate) struct ConformanceArgs {
+    /// An installed plugin id, or a package directory holding reasonix-plugin.json. Or leave
+    /// it out and give the sidecar's command after `--` with --manifest.
+    pub(crate) target: Option<String>,
+    /// The manifest describing the command given after `--`.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) manifest: Option<PathBuf>,
+    /// Only the statements of this spec section (`2.3`, `6`), `17` for every checklist item,
+    /// `17.N` for item N, or a statement id (`S-ui`); repeatable.
+    #[arg(long, value_name = "SECTION")]
+    pub(crate) only: Vec<String>,
+    /// List the statements (with what cannot be checked, and why) without running anything.
+    #[arg(long)]
+    pub(crate) list: bool,
+    /// Also run the checks that wait for a 30 s spec deadline.
+    #[arg(long)]
+    pub(crate) slow: bool,
+    /// The sidecar's command and arguments (with --manifest); a command without `/` is looked
+    /// up on PATH.
+    #[arg(last = true, value_name = "COMMAND")]
+    pub(crate) command: Vec<String>,
 }
 
 #[cfg(test)]

@@ -29,6 +29,7 @@ pub(crate) async fn run(
         ExtCommand::Check { name } => check(name.as_deref(), out).await,
         ExtCommand::Intercept { point, payload } => intercept(&point, &payload, out).await,
         ExtCommand::Event { point, payload } => event(&point, &payload, out).await,
+        ExtCommand::Conformance(args) => crate::conformance_cmd::run(args, out).await,
         ExtCommand::Providers => providers(out).await,
         ExtCommand::Complete {
             provider,

@@ -7,6 +7,7 @@
 
 mod builtin;
 mod cli;
+mod conformance_cmd;
 mod demo;
 mod ext_cmd;
 mod many_tools;

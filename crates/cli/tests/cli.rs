@@ -2804,3 +2804,170 @@ fn the_era_flag_and_the_config_choose_the_era() {
     );
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
 }
+
+/// The conformance kit's fixtures (ext-host's tests own them).
+fn conformance_fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../ext-host/tests/fixtures/conformance")
+}
+
+#[test]
+fn ext_conformance_lists_checks_and_exits_by_the_verdict() {
+    let home = home();
+    // --list runs nothing and names what cannot be checked, and why.
+    let list = run(home.path(), &["ext", "conformance", "--list"]);
+    assert!(list.status.success(), "{}", stderr(&list));
+    let text = stdout(&list);
+    assert!(
+        text.contains("§2.3 Malformed and unexpected frames"),
+        "{text}"
+    );
+    assert!(
+        text.contains("not checkable: internal to the SDK"),
+        "{text}"
+    );
+    let only = run(
+        home.path(),
+        &["--json", "ext", "conformance", "--list", "--only", "6.1"],
+    );
+    let listed: Value = serde_json::from_slice(&only.stdout).expect("one JSON document");
+    let ids: Vec<&str> = listed["statements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, ["22", "23", "24"]);
+
+    // An installed plugin (the built-in sidecar) passes: exit 0.
+    install_builtin(home.path());
+    let installed = run(home.path(), &["ext", "conformance", "sidewire-demo"]);
+    assert!(
+        installed.status.success(),
+        "{}\n{}",
+        stdout(&installed),
+        stderr(&installed)
+    );
+    assert!(
+        stdout(&installed).contains(" 0 failed"),
+        "{}",
+        stdout(&installed)
+    );
+
+    // A command with its manifest, as JSON: lossless, one document, `passed`.
+    let manifest = conformance_fixtures().join("reasonix-plugin.json");
+    let script = conformance_fixtures().join("sidecar.py");
+    let good = run(
+        home.path(),
+        &[
+            "--json",
+            "ext",
+            "conformance",
+            "--only",
+            "2.2",
+            "--manifest",
+            manifest.to_str().unwrap(),
+            "--",
+            "python3",
+            script.to_str().unwrap(),
+        ],
+    );
+    assert!(good.status.success(), "{}", stderr(&good));
+    let report: Value = serde_json::from_slice(&good.stdout).expect("one JSON document");
+    assert_eq!(report["passed"], true);
+    assert_eq!(report["plugin"], "py-conformance");
+    let verdicts: Vec<(&str, &str)> = report["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["statement"]["id"].as_str().unwrap(),
+                r["verdict"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(verdicts, [("9", "pass"), ("10", "pass")]);
+
+    // A broken one: exit 1, the failed statement and its evidence in the report.
+    let broken = run(
+        home.path(),
+        &[
+            "ext",
+            "conformance",
+            "--only",
+            "17.10",
+            "--manifest",
+            manifest.to_str().unwrap(),
+            "--",
+            "python3",
+            script.to_str().unwrap(),
+            "--flaw",
+            "ascii-ids",
+        ],
+    );
+    assert_eq!(broken.status.code(), Some(1), "{}", stderr(&broken));
+    let text = stdout(&broken);
+    assert!(text.contains("FAIL          10"), "{text}");
+    assert!(
+        text.contains("← sidecar {\"jsonrpc\":\"2.0\",\"id\":\"conformance-\\u00e9"),
+        "{text}"
+    );
+}
+
+#[test]
+fn ext_conformance_usage_errors_exit_2_and_sidecar_text_is_escaped() {
+    let home = home();
+    for args in [
+        &["ext", "conformance"][..],
+        &["ext", "conformance", "--", "python3", "x.py"],
+        &["ext", "conformance", "some-plugin", "--", "python3", "x.py"],
+    ] {
+        let out = run(home.path(), args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+    }
+    // Not installed: an error (exit 1), not a report.
+    let missing = run(home.path(), &["ext", "conformance", "no-such-plugin"]);
+    assert_fails(&missing, "no-such-plugin is not installed");
+
+    // A sidecar that greets the terminal with escape sequences on stdout: the report shows
+    // them escaped, and no raw control byte reaches stdout.
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("hostile.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "#!/bin/sh\nprintf '\\033[2K\\r\\342\\200\\256evil\\n'\nexec python3 {}\n",
+            conformance_fixtures().join("sidecar.py").display()
+        ),
+    )
+    .unwrap();
+    let mut permissions = std::fs::metadata(&script).unwrap().permissions();
+    std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o755);
+    std::fs::set_permissions(&script, permissions).unwrap();
+    let manifest = conformance_fixtures().join("reasonix-plugin.json");
+    let out = run(
+        home.path(),
+        &[
+            "ext",
+            "conformance",
+            "--only",
+            "S-frames",
+            "--manifest",
+            manifest.to_str().unwrap(),
+            "--",
+            script.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains("← sidecar \\x1b[2K\\r\\u{202e}evil"),
+        "{text}"
+    );
+    assert!(
+        !text
+            .chars()
+            .any(|c| c == '\u{1b}' || c == '\r' || c == '\u{202e}'),
+        "a raw control reached stdout: {text:?}"
+    );
+}

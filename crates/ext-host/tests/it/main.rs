@@ -9,6 +9,8 @@
 //!
 //! Items 14, 19, 22–24, 32, 33, 49, 50, 59, 60, 69, 88–90 are SDK items. The Provider
 //! extensions (§14) are tested in `providers`: item 91 and every host rule of §14.2 and §14.5.
+//! The sidecar-side (S) items are what the conformance kit checks: `conformance::*` runs it
+//! against the SDK's examples, the Python reference sidecar and the broken fixtures.
 //!
 //! | # | test |
 //! | --- | --- |
@@ -77,6 +79,7 @@
 mod audit;
 mod bounds;
 mod chains;
+mod conformance;
 mod content;
 mod failures;
 mod lifecycle;
@@ -217,6 +220,10 @@ fn main() -> ExitCode {
         providers::the_sdk_provider_example_streams_through_the_host,
         providers::the_python_provider_fixture_streams_through_the_host,
         providers::an_open_stream_holds_off_a_reload_until_dropped,
+        conformance::the_sdk_examples_pass_everything_applicable,
+        conformance::the_python_reference_sidecar_passes_everything_applicable,
+        conformance::each_broken_fixture_fails_exactly_what_it_breaks,
+        conformance::a_run_stops_at_its_budget,
     ]);
     libtest_mimic::run(&args, trials).exit_code()
 }

@@ -1,0 +1,193 @@
+//! `sidewire ext conformance`: runs the conformance kit (`sidewire_ext_host::conformance`)
+//! against a sidecar and prints its report, as text grouped by spec section or as `--json`.
+//! Exits 0 only when no statement failed (1 when one did; usage errors are clap's 2).
+//!
+//! Everything the sidecar said (frames, stderr quoted in a detail) is already escaped by the
+//! kit, and every line still goes through `safe::line` on its way out.
+
+use std::path::Path;
+
+use anyhow::Context as _;
+use sidewire_ext_host::conformance::{
+    self, Options, Report, Statement, StatementKind, StatementResult, Target, Verdict,
+};
+
+use crate::Reported;
+use crate::cli::ConformanceArgs;
+use crate::out::Out;
+use crate::safe;
+
+pub(crate) async fn run(args: ConformanceArgs, out: &Out) -> anyhow::Result<()> {
+    let mut options = Options::new().slow(args.slow);
+    for selector in &args.only {
+        options = options.only(selector.clone());
+    }
+    if args.list {
+        list(&options, out);
+        return Ok(());
+    }
+    let target = target(&args)?;
+    let report = conformance::run(&target, &options)
+        .await
+        .context("cannot run the conformance kit")?;
+    if out.json {
+        let mut value = serde_json::to_value(&report).context("serializing the report")?;
+        value["passed"] = serde_json::json!(report.passed());
+        out.json(&value);
+    } else {
+        print(&report, out);
+    }
+    if report.passed() {
+        Ok(())
+    } else {
+        Err(Reported.into())
+    }
+}
+
+/// The kit's target from the arguments (clap already refused the combinations that make no
+/// sense): a command with its manifest, a package directory, or an installed plugin id.
+fn target(args: &ConformanceArgs) -> anyhow::Result<Target> {
+    if let (Some(manifest), Some((program, rest))) = (&args.manifest, args.command.split_first()) {
+        return Ok(Target::Command {
+            manifest: manifest.clone(),
+            program: program.clone(),
+            args: rest.to_vec(),
+        });
+    }
+    let name = args.target.as_deref().unwrap_or_default();
+    if Path::new(name).is_dir() {
+        return Ok(Target::Package(name.into()));
+    }
+    Ok(Target::Installed {
+        state_dir: crate::sidewire_home()?,
+        id: name.to_owned(),
+    })
+}
+
+/// A section's heading.
+fn section_title(section: &str) -> &'static str {
+    match section {
+        "2.1" => "Process, streams, frames",
+        "2.2" => "Envelope",
+        "2.3" => "Malformed and unexpected frames",
+        "2.4" => "Output limits and write discipline",
+        "2.5" => "Call deadlines",
+        "3" => "Errors",
+        "4" => "Strict DTO decoding",
+        "6.1" => "Handshake sequence",
+        "6.3" => "Host validation of InitializeResult",
+        "6.4" => "Readiness barrier",
+        "6.5" => "SDK state machine",
+        "6.6" => "Shutdown",
+        "7.2" => "Hook points",
+        "7.5" => "Decisions",
+        "7.9" => "Timeouts",
+        "8" => "Events",
+        "9" => "Content references",
+        "10.3" => "Blocking prompts",
+        "10.4" => "Actions and submissions",
+        "10.5" => "UI calls",
+        "14.4" => "Provider extensions",
+        _ => "",
+    }
+}
+
+/// Sections in spec order (`2.3` < `10.4`).
+fn section_key(section: &str) -> Vec<u32> {
+    section.split('.').filter_map(|p| p.parse().ok()).collect()
+}
+
+fn grouped<T>(items: &[T], section: impl Fn(&T) -> &'static str) -> Vec<(&'static str, Vec<&T>)> {
+    let mut groups: Vec<(&'static str, Vec<&T>)> = Vec::new();
+    for item in items {
+        let s = section(item);
+        match groups.iter_mut().find(|(name, _)| *name == s) {
+            Some((_, members)) => members.push(item),
+            None => groups.push((s, vec![item])),
+        }
+    }
+    groups.sort_by_key(|(s, _)| section_key(s));
+    groups
+}
+
+fn list(options: &Options, out: &Out) {
+    let selected: Vec<&Statement> = conformance::statements()
+        .iter()
+        .filter(|s| options.only.is_empty() || options.only.iter().any(|o| s.matches(o)))
+        .collect();
+    if out.json {
+        out.json(&serde_json::json!({ "statements": selected }));
+        return;
+    }
+    for (section, statements) in grouped(&selected, |s| s.section) {
+        out.heading(format!("§{section} {}", section_title(section)));
+        for statement in statements {
+            let kind = match statement.kind {
+                StatementKind::Checked => "checked".to_owned(),
+                StatementKind::Slow(why) => format!("slow: {why}"),
+                StatementKind::NotCheckable(why) => format!("not checkable: {why}"),
+                _ => String::new(),
+            };
+            out.line(format!(
+                "  {:<12} {}",
+                statement.id,
+                safe::line(statement.title)
+            ));
+            out.line(format!("  {:<12} ({kind})", ""));
+        }
+    }
+}
+
+fn print(report: &Report, out: &Out) {
+    out.heading(format!(
+        "Conformance of {} to Extension Protocol v1 ({} statements, {:.1} s)",
+        safe::line(&report.plugin),
+        report.results.len(),
+        report.elapsed.as_secs_f64()
+    ));
+    for (section, results) in grouped(&report.results, |r| r.statement.section) {
+        out.line("");
+        out.heading(format!("§{section} {}", section_title(section)));
+        for result in results {
+            print_result(result, out);
+        }
+    }
+    out.line("");
+    out.line(format!(
+        "{} passed, {} failed, {} not applicable, {} not checkable, {} skipped",
+        report.count(Verdict::Pass),
+        report.count(Verdict::Fail),
+        report.count(Verdict::NotApplicable),
+        report.count(Verdict::NotCheckable),
+        report.count(Verdict::Skipped),
+    ));
+}
+
+fn print_result(result: &StatementResult, out: &Out) {
+    out.line(format!(
+        "  {:<13} {:<12} {}",
+        result.verdict.label(),
+        result.statement.id,
+        safe::line(result.statement.title)
+    ));
+    if !result.detail.is_empty() {
+        out.line(format!(
+            "  {:<13} {:<12} {}",
+            "",
+            "",
+            safe::line(&result.detail)
+        ));
+    }
+    for frame in &result.frames {
+        let arrow = match frame.direction {
+            conformance::FrameDirection::Sent => "host →",
+            _ => "← sidecar",
+        };
+        out.line(format!(
+            "  {:<13} {:<12} {arrow} {}",
+            "",
+            "",
+            safe::line(&frame.text)
+        ));
+    }
+}

@@ -1,0 +1,126 @@
+//! Unit tests of the kit's pure parts: selectors, the registry, evidence sanitising, the merge
+//! of findings, the padded frames, and the sample payloads.
+
+use sidewire_ext_protocol::{FRAME_BYTES, HookPoint};
+
+use super::checks::framing::padded_request;
+use super::checks::sample_payload;
+use super::report::{Findings, Outcome, sanitize};
+use super::statements::{StatementKind, statement};
+use super::*;
+
+#[test]
+fn selectors_pick_sections_checklist_items_and_ids() {
+    let item6 = statement("6");
+    assert_eq!(item6.section, "2.3");
+    assert!(item6.matches("2.3"));
+    assert!(item6.matches("2"));
+    assert!(item6.matches("§2.3"));
+    assert!(item6.matches("17"));
+    assert!(item6.matches("17.6"));
+    assert!(item6.matches("6"));
+    assert!(!item6.matches("2.1"));
+    assert!(!item6.matches("17.60"));
+    let ui = statement("S-ui");
+    assert!(ui.matches("S-ui"));
+    assert!(ui.matches("10"));
+    assert!(!ui.matches("17"));
+    // A section prefix must end at a dot: 1 does not select 10.5.
+    assert!(!ui.matches("1"));
+}
+
+#[test]
+fn every_sidecar_side_checklist_item_is_listed_once() {
+    let sidecar_items = [
+        1, 2, 3, 4, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 19, 20, 22, 23, 24, 32, 33, 49, 50, 59,
+        60, 69, 88, 89, 90,
+    ];
+    let listed: Vec<&str> = statements()
+        .iter()
+        .filter(|s| s.is_checklist_item())
+        .map(|s| s.id)
+        .collect();
+    let expected: Vec<String> = sidecar_items.iter().map(u32::to_string).collect();
+    let mut sorted = listed.clone();
+    sorted.sort_by_key(|id| id.parse::<u32>().unwrap());
+    assert_eq!(sorted, expected);
+    let mut ids: Vec<&str> = statements().iter().map(|s| s.id).collect();
+    ids.dedup();
+    assert_eq!(ids.len(), statements().len(), "ids are unique");
+    for id in ["3", "4", "33"] {
+        assert!(matches!(statement(id).kind, StatementKind::NotCheckable(_)));
+    }
+    assert!(matches!(statement("19").kind, StatementKind::Slow(_)));
+}
+
+#[test]
+fn evidence_is_escaped_and_cut() {
+    assert_eq!(
+        sanitize("a\u{1b}[2Jb\r\n\u{202e}", 100),
+        "a\\x1b[2Jb\\r\\n\\u{202e}"
+    );
+    assert_eq!(sanitize("\u{feff}{}", 100), "\\u{feff}{}");
+    let long = "x".repeat(1000);
+    let cut = sanitize(&long, 300);
+    assert!(cut.starts_with(&"x".repeat(300)));
+    assert!(cut.ends_with("… (1000 bytes in all)"), "{cut}");
+}
+
+#[test]
+fn a_failure_anywhere_fails_the_statement_and_a_pass_beats_not_applicable() {
+    let mut findings = Findings::default();
+    findings.add("6", Outcome::Pass);
+    findings.add(
+        "6",
+        Outcome::Fail {
+            detail: "skipped a blank line".into(),
+            frames: Vec::new(),
+        },
+    );
+    findings.add("12", Outcome::NotApplicable("no".into()));
+    findings.add("12", Outcome::Pass);
+    findings.add("14", Outcome::NotApplicable("has ui".into()));
+    let selected: Vec<&'static Statement> = ["6", "12", "14", "16", "19", "33"]
+        .into_iter()
+        .map(statement)
+        .collect();
+    let results = findings.results(&selected, false);
+    let verdicts: Vec<Verdict> = results.iter().map(|r| r.verdict).collect();
+    assert_eq!(
+        verdicts,
+        [
+            Verdict::Fail,
+            Verdict::Pass,
+            Verdict::NotApplicable,
+            Verdict::NotApplicable,
+            Verdict::Skipped,
+            Verdict::NotCheckable
+        ]
+    );
+    assert_eq!(results[0].detail, "skipped a blank line");
+    assert_eq!(results[2].detail, "has ui");
+}
+
+#[test]
+fn padded_requests_have_the_exact_size_and_stay_json() {
+    for size in [200, FRAME_BYTES, FRAME_BYTES + 1] {
+        let frame = padded_request(7, size);
+        assert_eq!(frame.len(), size);
+        assert_eq!(frame.last(), Some(&b'\n'));
+        let value: serde_json::Value =
+            serde_json::from_slice(&frame[..frame.len() - 1]).expect("JSON");
+        assert_eq!(value["id"], 7);
+    }
+}
+
+#[test]
+fn sample_payloads_decode_at_their_point_with_and_without_filler() {
+    for &point in HookPoint::ALL {
+        for pad in [0, 300_000] {
+            let payload = sample_payload(point, pad);
+            point
+                .decode_payload(&payload.to_string())
+                .unwrap_or_else(|err| panic!("{}: {err}", point.as_str()));
+        }
+    }
+}

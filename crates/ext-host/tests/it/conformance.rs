@@ -1,0 +1,297 @@
+//! The conformance kit (`sidewire_ext_host::conformance`) against real sidecars: the SDK's
+//! examples (this binary, re-executed under their names) and the Python reference sidecar pass
+//! everything applicable; each deliberately broken fixture fails exactly the statements it
+//! breaks. Every run proves that no process it started outlives it (each manifest carries a
+//! marker variable, and the process table is searched for it afterwards).
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+use sidewire_ext_host::conformance::{self, Options, Report, Target, Verdict};
+
+use crate::support::*;
+
+/// The fixtures' directory.
+fn fixtures() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/conformance")
+}
+
+/// A marker unique to one kit run, set in the sidecar's environment through its manifest.
+fn marker() -> String {
+    format!(
+        "{}-{}",
+        std::process::id(),
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_nanos()
+    )
+}
+
+const MARKER_VAR: &str = "SIDEWIRE_CONFORMANCE_MARKER";
+
+/// Writes `manifest` with the marker in its `runtime.env` to `dir`.
+fn write_manifest(dir: &Path, mut manifest: Value, marker: &str) -> PathBuf {
+    manifest["runtime"]["env"][MARKER_VAR] = json!(marker);
+    let path = dir.join(sidewire_ext_protocol::MANIFEST_FILE);
+    std::fs::write(&path, serde_json::to_vec_pretty(&manifest).unwrap()).unwrap();
+    path
+}
+
+/// Runs the kit and asserts that no process it started is left afterwards.
+async fn check(target: Target, marker: &str, options: Options) -> Report {
+    let report = within(Duration::from_secs(90), "a conformance run", async {
+        conformance::run(&target, &options).await
+    })
+    .await
+    .expect("the target resolves");
+    // The process-table search polls and sleeps: off the runtime, or it would freeze the
+    // other kit this task is driving.
+    let marker = marker.to_owned();
+    let survivors = tokio::task::spawn_blocking(move || {
+        sidewire_process::testing::survivors_with_env(MARKER_VAR, &marker, Duration::from_secs(5))
+    })
+    .await
+    .unwrap();
+    assert!(
+        survivors.is_empty(),
+        "processes outlived the run: {survivors:?}"
+    );
+    report
+}
+
+/// A package of one of the SDK's examples: its manifest (plus the marker) and `bin/<name>`
+/// pointing at this binary, which serves the sample under that name.
+fn example_package(env: &Env, example: &str, marker: &str) -> PathBuf {
+    let source = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../ext-sdk/examples")
+        .join(example)
+        .join(sidewire_ext_protocol::MANIFEST_FILE);
+    let manifest: Value = serde_json::from_slice(&std::fs::read(&source).unwrap()).unwrap();
+    let root = env.path(&format!("pkg-{example}"));
+    std::fs::create_dir_all(root.join("bin")).unwrap();
+    write_manifest(&root, manifest, marker);
+    std::os::unix::fs::symlink(
+        std::env::current_exe().unwrap(),
+        root.join("bin").join(example),
+    )
+    .unwrap();
+    root
+}
+
+fn failures(report: &Report) -> String {
+    report
+        .results
+        .iter()
+        .filter(|r| r.verdict == Verdict::Fail)
+        .map(|r| format!("{}: {} {:?}", r.statement.id, r.detail, r.frames))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+pub(crate) async fn the_sdk_examples_pass_everything_applicable() {
+    let env = Env::new();
+    for example in ["starter", "allow_all", "status_card", "provider"] {
+        let marker = marker();
+        let root = example_package(&env, example, &marker);
+        let began = Instant::now();
+        let report = check(Target::Package(root), &marker, Options::new()).await;
+        // The bound for a well-behaved sidecar (a run takes a few seconds).
+        assert!(
+            began.elapsed() < Duration::from_secs(30),
+            "{example}: the run took {:?}",
+            began.elapsed()
+        );
+        assert!(report.passed(), "{example}:\n{}", failures(&report));
+        // Every statement has a verdict, and the ones that apply to every sidecar passed.
+        assert_eq!(report.results.len(), conformance::statements().len());
+        for id in [
+            "1",
+            "2",
+            "6",
+            "9",
+            "13",
+            "15",
+            "22",
+            "23",
+            "32",
+            "88",
+            "S-frames",
+            "S-handshake",
+        ] {
+            let result = report
+                .results
+                .iter()
+                .find(|r| r.statement.id == id)
+                .unwrap();
+            assert_eq!(
+                result.verdict,
+                Verdict::Pass,
+                "{example} {id}: {}",
+                result.detail
+            );
+        }
+        if example == "status_card" {
+            let ui = report
+                .results
+                .iter()
+                .find(|r| r.statement.id == "S-ui")
+                .unwrap();
+            assert_eq!(ui.verdict, Verdict::Pass, "{}", ui.detail);
+        } else if example == "provider" {
+            for id in ["89", "90", "S-provider"] {
+                let result = report
+                    .results
+                    .iter()
+                    .find(|r| r.statement.id == id)
+                    .unwrap();
+                assert_eq!(
+                    result.verdict,
+                    Verdict::Pass,
+                    "{example} {id}: {}",
+                    result.detail
+                );
+            }
+        } else {
+            for id in ["S-intercept", "16", "49", "59", "60"] {
+                let result = report
+                    .results
+                    .iter()
+                    .find(|r| r.statement.id == id)
+                    .unwrap();
+                assert_eq!(
+                    result.verdict,
+                    Verdict::Pass,
+                    "{example} {id}: {}",
+                    result.detail
+                );
+            }
+        }
+    }
+}
+
+/// The Python fixture's interceptor manifest.
+const INTERCEPTOR: &str = "reasonix-plugin.json";
+/// The Python fixture's provider manifest.
+const PROVIDER: &str = "providers.json";
+
+/// A fixture `script` run with `ARGS` against the fixture manifest `manifest` (plus a marker).
+async fn python(
+    env: &Env,
+    manifest: &str,
+    script: &str,
+    args: &[&str],
+    options: Options,
+) -> Report {
+    let marker = marker();
+    let dir = env.path(&format!("py-{}", marker));
+    std::fs::create_dir_all(&dir).unwrap();
+    let manifest: Value =
+        serde_json::from_slice(&std::fs::read(fixtures().join(manifest)).unwrap()).unwrap();
+    let manifest = write_manifest(&dir, manifest, &marker);
+    let target = Target::Command {
+        manifest,
+        program: fixtures().join(script).display().to_string(),
+        args: args.iter().map(|a| (*a).to_owned()).collect(),
+    };
+    check(target, &marker, options).await
+}
+
+pub(crate) async fn the_python_reference_sidecar_passes_everything_applicable() {
+    let env = Env::new();
+    let report = python(&env, PROVIDER, "sidecar.py", &[], Options::new()).await;
+    assert!(report.passed(), "{}", failures(&report));
+    for id in ["89", "90", "S-provider"] {
+        let result = report
+            .results
+            .iter()
+            .find(|r| r.statement.id == id)
+            .unwrap();
+        assert_eq!(result.verdict, Verdict::Pass, "{id}: {}", result.detail);
+    }
+    let report = python(&env, INTERCEPTOR, "sidecar.py", &[], Options::new()).await;
+    assert!(report.passed(), "{}", failures(&report));
+    for id in [
+        "1",
+        "2",
+        "6",
+        "7",
+        "9",
+        "10",
+        "11",
+        "12",
+        "13",
+        "16",
+        "22",
+        "23",
+        "24",
+        "49",
+        "50",
+        "59",
+        "60",
+        "88",
+        "S-intercept",
+        "S-content",
+    ] {
+        let result = report
+            .results
+            .iter()
+            .find(|r| r.statement.id == id)
+            .unwrap();
+        assert_eq!(result.verdict, Verdict::Pass, "{id}: {}", result.detail);
+    }
+}
+
+pub(crate) async fn each_broken_fixture_fails_exactly_what_it_breaks() {
+    let env = Env::new();
+    // (manifest, program, args, the statements it breaks)
+    #[rustfmt::skip]
+    let cases: &[(&str, &str, &[&str], &[&str])] = &[
+        (INTERCEPTOR, "sidecar.py", &["--flaw", "answer-unknown-notifications"], &["12"]),
+        (INTERCEPTOR, "sidecar.py", &["--flaw", "ascii-ids"], &["10"]),
+        (INTERCEPTOR, "sidecar.py", &["--flaw", "skip-blank-lines"], &["6"]),
+        (INTERCEPTOR, "sidecar.py", &["--flaw", "unknown-method-invalid-request"], &["13"]),
+        (INTERCEPTOR, "sidecar.py", &["--flaw", "ignore-timeout"], &["49"]),
+        (INTERCEPTOR, "sidecar.py", &["--flaw", "no-exit-on-eof"], &["88"]),
+        (INTERCEPTOR, "sidecar.py", &["--flaw", "protocol-error-for-versions"], &["22", "23", "24"]),
+        (INTERCEPTOR, "sidecar.py", &["--flaw", "huge-line-on-resources"], &["S-frames", "S-events"]),
+        (INTERCEPTOR, "banner.sh", &[], &["S-frames"]),
+        (PROVIDER, "sidecar.py", &["--flaw", "seq-from-zero"], &["89"]),
+        (PROVIDER, "sidecar.py", &["--flaw", "chunk-after-cancel"], &["90"]),
+        (PROVIDER, "sidecar.py", &["--flaw", "unknown-ref-accepted"], &["S-provider"]),
+    ];
+    // A broken sidecar is often found by an answer that never comes: 2 s is plenty for one
+    // answer (they take milliseconds) and keeps these runs short. Two kits at a time: each
+    // runs up to four sidecars, and some checks have deadlines.
+    let options = Options::new().reply_timeout(Duration::from_secs(2));
+    for pair in cases.chunks(2) {
+        let runs = pair.iter().map(|(manifest, program, args, _)| {
+            python(&env, manifest, program, args, options.clone())
+        });
+        let reports = futures_util::future::join_all(runs).await;
+        for ((_, program, args, expected), report) in pair.iter().zip(reports) {
+            assert_eq!(
+                report.failed_ids(),
+                expected.to_vec(),
+                "{program} {args:?}:\n{}",
+                failures(&report)
+            );
+        }
+    }
+}
+
+pub(crate) async fn a_run_stops_at_its_budget() {
+    let env = Env::new();
+    let began = Instant::now();
+    let options = Options::new().run_budget(Duration::from_millis(300));
+    let report = python(&env, INTERCEPTOR, "sidecar.py", &[], options).await;
+    // Every wait inside is bounded by the budget; what did not finish in it failed.
+    assert!(
+        began.elapsed() < Duration::from_secs(15),
+        "{:?}",
+        began.elapsed()
+    );
+    assert!(!report.passed());
+    assert_eq!(report.results.len(), conformance::statements().len());
+}
