@@ -248,7 +248,11 @@ mod transport;
 
 pub use sidewire_jsonrpc::ErrorObject;
 
-pub use crate::config::{load_mcp_servers, parse_mcp_servers};
+pub use crate::config::{
+    ConfigLoader, ConfiguredServer, Dialect, Expansion, Input, InputResolver, MAX_CONFIG_BYTES,
+    MAX_ENV_FILE_BYTES, MAX_EXPANDED_BYTES, McpConfig, Variable, VariableSource, load_mcp_servers,
+    parse_mcp_servers,
+};
 pub use crate::error::{Error, Stage};
 pub use crate::host::ServerExit;
 pub use crate::host::{
@@ -276,7 +280,7 @@ pub use crate::protocol::types::{
 pub use crate::spec::{
     DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_CALL_DURATION, DEFAULT_MAX_HTTP_BODY_BYTES,
     DEFAULT_MAX_LIST_BYTES, DEFAULT_MAX_LIST_ITEMS, DEFAULT_MAX_MESSAGE_BYTES,
-    DEFAULT_PROBE_TIMEOUT, DEFAULT_STARTUP_TIMEOUT, Root, ServerSpec, Transport,
+    DEFAULT_PROBE_TIMEOUT, DEFAULT_STARTUP_TIMEOUT, Root, ServerSpec, ToolFilter, Transport,
 };
 pub use crate::spec::{
     DEFAULT_MAX_RESTART_BACKOFF, DEFAULT_MAX_RESTARTS, DEFAULT_RESTART_BACKOFF,
