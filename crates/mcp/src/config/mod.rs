@@ -239,6 +239,9 @@ pub struct ConfiguredServer {
     pub spec: ServerSpec,
     /// The fields expanded, in the order they were read.
     pub expansions: Vec<Expansion>,
+    /// The arguments, each resolved unless it used an input or a variable whose name looks
+    /// like a secret's (`*TOKEN*`, `*KEY*`, ...): then as the file writes it.
+    pub shown_args: Vec<String>,
     /// The environment set for the child, each value as written when it came from a variable
     /// (`${TOKEN}`), `[envFile]` when it came from the `envFile`, `[REDACTED]` when its name
     /// looks like a secret's; else the value.
@@ -563,8 +566,19 @@ fn build(entry: Entry, expander: &mut Expander<'_>) -> Result<ConfiguredServer, 
             spec
         }
     };
+    let mut shown_args = Vec::with_capacity(entry.args.len());
     for arg in &entry.args {
-        spec = spec.arg(expand(arg, expander, &mut expansions)?);
+        let before = expansions.len();
+        let value = expand(arg, expander, &mut expansions)?;
+        let secret = expansions[before..].iter().any(|e| {
+            (e.variables.iter()).any(|v| v.source == VariableSource::Input || secret_name(&v.name))
+        });
+        shown_args.push(if secret {
+            arg.raw.clone()
+        } else {
+            value.clone()
+        });
+        spec = spec.arg(value);
     }
     let mut shown_env = BTreeMap::new();
     if let Some(file) = &entry.env_file {
@@ -656,6 +670,7 @@ fn build(entry: Entry, expander: &mut Expander<'_>) -> Result<ConfiguredServer, 
     Ok(ConfiguredServer {
         spec,
         expansions,
+        shown_args,
         shown_env,
         shown_headers,
         shown_url,
@@ -703,6 +718,22 @@ fn shown(key: &str, raw: &str, value: &str, expanded: bool) -> String {
     } else {
         value.to_owned()
     }
+}
+
+/// Whether a name (of a header, a variable) says its value is a secret.
+fn secret_name(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    [
+        "auth",
+        "token",
+        "secret",
+        "key",
+        "password",
+        "cookie",
+        "credential",
+    ]
+    .iter()
+    .any(|word| lower.contains(word))
 }
 
 /// `url` with its userinfo and each query value replaced by `[REDACTED]`.
