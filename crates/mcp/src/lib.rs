@@ -1,7 +1,7 @@
 //! An MCP (Model Context Protocol) client and multi-server host, built on `sidewire-jsonrpc`.
 //!
-//! It **is**: server specs and the `mcpServers` file format ([`ServerSpec`],
-//! [`parse_mcp_servers`]); the protocol core of both eras, legacy (2024-11-05 … 2025-11-25)
+//! It **is**: server specs and the config files of the other MCP clients ([`ServerSpec`],
+//! [`ConfigLoader`], [`parse_mcp_servers`]; see [Config files](#config-files)); the protocol core of both eras, legacy (2024-11-05 … 2025-11-25)
 //! and modern (2026-07-28), behind one API (see [Protocol eras](#protocol-eras))
 //! ([`Client`]: handshake, paginated listings, tool calls with progress and cancellation,
 //! prompts, resources, subscriptions, logging, completion, server→client requests through a
@@ -36,6 +36,44 @@
 //! and never spawns a task:
 //! [`Client::connect`] and [`McpHost::new`] hand back a driver future for the caller to run, and
 //! everything a connection does (hyper's HTTP connections included) happens inside it.
+//!
+//! # Config files
+//!
+//! [`ConfigLoader`] (and [`load_mcp_servers`], [`parse_mcp_servers`]) reads the file a user
+//! already keeps for another MCP client, its [`Dialect`] told from the file's name, then its
+//! shape (or forced with [`ConfigLoader::dialect`]):
+//!
+//! | Dialect | File | Servers under | Its own members |
+//! |---|---|---|---|
+//! | Claude Code | `.mcp.json`, `~/.claude.json` | `mcpServers` | `type`, `headers`, `timeout` (ms) |
+//! | Claude Desktop | `claude_desktop_config.json` | `mcpServers` | `command`, `args`, `env` |
+//! | Cursor | `.cursor/mcp.json` | `mcpServers` | `envFile`; a `url` is Streamable HTTP |
+//! | GitHub Copilot CLI | `mcp-config.json` | `mcpServers` | `type: local`, `tools` (allow list) |
+//! | Cline | `cline_mcp_settings.json` | `mcpServers` | `disabled`, `timeout` (s), `transportType` |
+//! | Gemini CLI | `settings.json` | `mcpServers` | `httpUrl` (Streamable HTTP), `url` (SSE), `cwd`, `timeout` (ms), `includeTools`, `excludeTools` |
+//! | VS Code | `.vscode/mcp.json` (JSONC) | `servers` | `inputs[]`, `envFile` |
+//! | opencode | `opencode.json` | `mcp` | `type: local\|remote`, `command` array, `environment`, `enabled`, `timeout` (ms, startup) |
+//! | Codex | `config.toml` | `[mcp_servers.NAME]` | `env_vars`, `http_headers`, `env_http_headers`, `bearer_token_env_var`, `enabled`, `startup_timeout_sec`/`_ms`, `tool_timeout_sec`, `enabled_tools`, `disabled_tools` |
+//!
+//! `command`, `args`, `env`, `envFile`, `cwd`, `url` and `headers` are expanded in every
+//! dialect, in one pass (a value's expansion is never expanded again), each value at most
+//! [`MAX_EXPANDED_BYTES`]: `${VAR}` and `${VAR:-default}` (Claude Code), `${env:VAR}`,
+//! `${userHome}`, `${workspaceFolder}` (the project directory: the file's folder, or its parent
+//! when that is `.vscode`, `.cursor`, `.gemini`, `.codex`, `.copilot` or `.claude`),
+//! `${workspaceFolderBasename}`, `${pathSeparator}`, `${input:ID}` (VS Code `inputs[]`,
+//! answered by the caller's [`InputResolver`]; the library never reads a terminal, and without
+//! a resolver the input is an error naming it), opencode's `{env:VAR}`, Gemini's `$VAR` in
+//! `env`. An unset variable without a default is an error naming the variable, the server and
+//! the field's path, never an empty string sent to a server. `envFile` is a dotenv file
+//! (`KEY=VALUE`, comments, quotes; at most [`MAX_ENV_FILE_BYTES`]; relative to the project
+//! directory) added under `env`. `disabled: true` / `enabled: false` keep the server in the
+//! list, disabled ([`ServerSpec::is_enabled`]): an [`McpHost`] lists it as
+//! [`ServerState::Disabled`] and never starts it. The timeouts fill the spec's startup and
+//! call timeouts; the tool filters become a [`ToolFilter`], under which a filtered-out tool is
+//! neither listed nor callable. Errors name the field's path in every dialect
+//! (`mcpServers.api.headers.Authorization`, `mcp_servers.docs.args[1]`). Each
+//! [`ConfiguredServer`] keeps which fields were expanded from which variables, and views of
+//! its arguments, environment, headers and URL with secrets redacted.
 //!
 //! # Protocol eras
 //!

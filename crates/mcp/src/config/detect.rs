@@ -1,5 +1,6 @@
 //! Which tool's config file a text is: the [`Dialect`], told from the file's name and shape
-//! (the rule is the table in the [`crate::config`] module docs).
+//! (the rule is the table in the `config` module docs and the
+//! [crate docs](crate#config-files)).
 
 use std::fmt;
 use std::path::Path;

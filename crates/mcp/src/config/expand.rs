@@ -1,7 +1,7 @@
 //! Variable expansion in config values: one pass over the text, each reference replaced from
 //! the environment, the config's inputs or the few predefined names, never re-expanded, the
 //! result capped at [`MAX_EXPANDED_BYTES`]. The rules are in the module docs of
-//! [`crate::config`].
+//! [config file docs](crate#config-files).
 
 use std::collections::BTreeMap;
 use std::path::Path;

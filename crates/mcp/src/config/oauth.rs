@@ -1,4 +1,4 @@
-//! An `oauth` object in Claude Code's shape (see [`crate::config`]) read into
+//! An `oauth` object in Claude Code's shape (see the `config` module docs) read into
 //! [`OAuthSettings`]; `clientSecret` is expanded like the other values.
 
 use serde_json::Value;

@@ -35,7 +35,9 @@ pub fn mcp_servers(data: &[u8]) {
     let loader = ConfigLoader::new()
         .env(env)
         .inputs(|_: &crate::Input| Some("answer".to_owned()));
-    let forced = loader.clone().dialect(DIALECTS[data.len() % DIALECTS.len()]);
+    let forced = loader
+        .clone()
+        .dialect(DIALECTS[data.len() % DIALECTS.len()]);
     let detected = parse_mcp_servers(text);
     for result in [
         detected,
