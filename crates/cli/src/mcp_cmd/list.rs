@@ -161,7 +161,7 @@ fn understood_json(dialect: sidewire_mcp::Dialect, server: &ConfiguredServer) ->
         "enabled": spec.is_enabled(),
         "command": (spec.transport() == Transport::Stdio).then(|| spec.command()),
         "args": (spec.transport() == Transport::Stdio).then_some(&server.shown_args),
-        "url": (spec.transport() != Transport::Stdio).then(|| server.shown_url.as_str()),
+        "url": (spec.transport() != Transport::Stdio).then_some(server.shown_url.as_str()),
         "env": server.shown_env,
         "headers": server.shown_headers,
         "startupTimeoutMs": spec.startup_budget().as_millis() as u64,

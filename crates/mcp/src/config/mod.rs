@@ -269,12 +269,15 @@ impl McpConfig {
     }
 }
 
+/// Looks a variable up in the environment a [`ConfigLoader`] was given.
+type EnvLookup = dyn Fn(&str) -> Option<String> + Send + Sync;
+
 /// Reads config files of any dialect, with the environment, the input resolver and the dialect
 /// it is given (by default: the process environment, no resolver, the dialect detected).
 #[derive(Clone)]
 pub struct ConfigLoader {
     dialect: Option<Dialect>,
-    env: Arc<dyn Fn(&str) -> Option<String> + Send + Sync>,
+    env: Arc<EnvLookup>,
     resolver: Option<Arc<dyn InputResolver>>,
 }
 
