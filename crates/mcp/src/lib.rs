@@ -287,9 +287,9 @@ mod transport;
 pub use sidewire_jsonrpc::ErrorObject;
 
 pub use crate::config::{
-    ConfigLoader, ConfiguredServer, Dialect, Expansion, Input, InputResolver, MAX_CONFIG_BYTES,
-    MAX_ENV_FILE_BYTES, MAX_EXPANDED_BYTES, McpConfig, Variable, VariableSource, load_mcp_servers,
-    parse_mcp_servers,
+    ConfigInput, ConfigLoader, ConfigVariable, ConfiguredServer, Dialect, Expansion, InputResolver,
+    MAX_CONFIG_BYTES, MAX_ENV_FILE_BYTES, MAX_EXPANDED_BYTES, McpConfig, VariableSource,
+    load_mcp_servers, parse_mcp_servers,
 };
 pub use crate::error::{Error, Stage};
 pub use crate::host::ServerExit;

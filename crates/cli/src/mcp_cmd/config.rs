@@ -6,7 +6,7 @@
 use std::io::{BufRead as _, IsTerminal as _, Write as _};
 use std::path::{Path, PathBuf};
 
-use sidewire_mcp::{ConfigLoader, Input, McpConfig};
+use sidewire_mcp::{ConfigInput, ConfigLoader, McpConfig};
 
 use crate::cli::McpArgs;
 use crate::safe;
@@ -37,7 +37,7 @@ pub(super) fn load(args: &McpArgs) -> anyhow::Result<(PathBuf, McpConfig)> {
 
 /// Asks for one input on the terminal: its description on stderr, the answer read from stdin
 /// (not echoed for a password). The end of input is no answer.
-fn ask(input: &Input) -> Option<String> {
+fn ask(input: &ConfigInput) -> Option<String> {
     let question = if input.description.is_empty() {
         format!("{}: ", safe::line(&input.id))
     } else {

@@ -6,7 +6,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use super::{Input, InputResolver, Variable, VariableSource};
+use super::{ConfigInput, ConfigVariable, InputResolver, VariableSource};
 use crate::Error;
 
 /// The most bytes one expanded value may have (64 KiB): a reference cannot make a header or an
@@ -31,7 +31,7 @@ pub(crate) struct Expander<'a> {
     /// `${workspaceFolder}`.
     pub(crate) project: &'a Path,
     /// The inputs the file declares (VS Code `inputs[]`), by id.
-    pub(crate) inputs: BTreeMap<String, Input>,
+    pub(crate) inputs: BTreeMap<String, ConfigInput>,
     pub(crate) resolver: Option<&'a dyn InputResolver>,
     /// The answers given so far: each input is asked for once per file.
     pub(crate) answers: BTreeMap<String, String>,
@@ -45,7 +45,7 @@ impl Expander<'_> {
         text: &str,
         path: &str,
         syntax: Syntax,
-        used: &mut Vec<Variable>,
+        used: &mut Vec<ConfigVariable>,
     ) -> Result<String, Error> {
         let mut out = String::with_capacity(text.len());
         let mut rest = text;
@@ -96,7 +96,7 @@ impl Expander<'_> {
         &mut self,
         reference: &str,
         path: &str,
-        used: &mut Vec<Variable>,
+        used: &mut Vec<ConfigVariable>,
     ) -> Result<String, Error> {
         let written = format!("${{{reference}}}");
         if reference.contains("${") {
@@ -104,8 +104,8 @@ impl Expander<'_> {
                 "{path}: `{written}` nests a reference; references are expanded in one pass"
             )));
         }
-        let builtin = |name: &str, value: String, used: &mut Vec<Variable>| {
-            used.push(Variable::new(name, VariableSource::Builtin));
+        let builtin = |name: &str, value: String, used: &mut Vec<ConfigVariable>| {
+            used.push(ConfigVariable::new(name, VariableSource::Builtin));
             Ok(value)
         };
         match reference {
@@ -146,20 +146,20 @@ impl Expander<'_> {
         name: &str,
         default: Option<&str>,
         path: &str,
-        used: &mut Vec<Variable>,
+        used: &mut Vec<ConfigVariable>,
     ) -> Result<String, Error> {
         // As in a shell, `:-` also covers a variable that is set but empty.
         match ((self.env)(name), default) {
             (Some(value), Some(default)) if value.is_empty() => {
-                used.push(Variable::new(name, VariableSource::Default));
+                used.push(ConfigVariable::new(name, VariableSource::Default));
                 Ok(default.to_owned())
             }
             (Some(value), _) => {
-                used.push(Variable::new(name, VariableSource::Environment));
+                used.push(ConfigVariable::new(name, VariableSource::Environment));
                 Ok(value)
             }
             (None, Some(default)) => {
-                used.push(Variable::new(name, VariableSource::Default));
+                used.push(ConfigVariable::new(name, VariableSource::Default));
                 Ok(default.to_owned())
             }
             (None, None) => Err(Error::config(format!(
@@ -169,7 +169,12 @@ impl Expander<'_> {
     }
 
     /// `${input:ID}`: the answer to a declared input, asked for once.
-    fn input(&mut self, id: &str, path: &str, used: &mut Vec<Variable>) -> Result<String, Error> {
+    fn input(
+        &mut self,
+        id: &str,
+        path: &str,
+        used: &mut Vec<ConfigVariable>,
+    ) -> Result<String, Error> {
         let Some(input) = self.inputs.get(id) else {
             return Err(Error::config(format!(
                 "{path}: `${{input:{id}}}` names no entry of `inputs`"
@@ -191,7 +196,7 @@ impl Expander<'_> {
                 answer
             }
         };
-        used.push(Variable::new(id, VariableSource::Input));
+        used.push(ConfigVariable::new(id, VariableSource::Input));
         Ok(answer)
     }
 }

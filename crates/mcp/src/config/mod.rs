@@ -145,7 +145,7 @@ pub fn load_mcp_servers(path: &Path) -> Result<Vec<ServerSpec>, Error> {
 /// A `promptString` entry of a VS Code file's `inputs[]`, referred to as `${input:ID}`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
-pub struct Input {
+pub struct ConfigInput {
     /// Its `id`.
     pub id: String,
     /// Its `description`, the question to show (may be empty).
@@ -158,14 +158,14 @@ pub struct Input {
 /// never reads a terminal itself.
 pub trait InputResolver: Send + Sync {
     /// The answer to `input`, or `None` when there is none (the load then fails naming it).
-    fn resolve(&self, input: &Input) -> Option<String>;
+    fn resolve(&self, input: &ConfigInput) -> Option<String>;
 }
 
 impl<F> InputResolver for F
 where
-    F: Fn(&Input) -> Option<String> + Send + Sync,
+    F: Fn(&ConfigInput) -> Option<String> + Send + Sync,
 {
-    fn resolve(&self, input: &Input) -> Option<String> {
+    fn resolve(&self, input: &ConfigInput) -> Option<String> {
         self(input)
     }
 }
@@ -202,16 +202,16 @@ impl VariableSource {
 /// One variable an expansion used: its name (an input's id) and where its value came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
-pub struct Variable {
+pub struct ConfigVariable {
     /// The variable's name, or the input's id.
     pub name: String,
     /// Where the value came from.
     pub source: VariableSource,
 }
 
-impl Variable {
+impl ConfigVariable {
     pub(crate) fn new(name: &str, source: VariableSource) -> Self {
-        Variable {
+        ConfigVariable {
             name: name.to_owned(),
             source,
         }
@@ -227,7 +227,7 @@ pub struct Expansion {
     /// The value as the file writes it, e.g. `Bearer ${TOKEN}` (for `envFile`, its path).
     pub template: String,
     /// The variables used, in order.
-    pub variables: Vec<Variable>,
+    pub variables: Vec<ConfigVariable>,
 }
 
 /// One server as the config gave it: the spec, what was expanded, and views of its settings
@@ -592,7 +592,7 @@ fn build(entry: Entry, expander: &mut Expander<'_>) -> Result<ConfiguredServer, 
         let pairs = dotenv::parse(&text, &format!("{} ({})", file.path, resolved.display()))?;
         let mut used = Vec::new();
         for (key, value) in pairs {
-            used.push(Variable::new(&key, VariableSource::EnvFile));
+            used.push(ConfigVariable::new(&key, VariableSource::EnvFile));
             shown_env.insert(key.clone(), "[envFile]".to_owned());
             spec = spec.env(key, value);
         }
@@ -607,7 +607,7 @@ fn build(entry: Entry, expander: &mut Expander<'_>) -> Result<ConfiguredServer, 
             expansions.push(Expansion {
                 field: path.clone(),
                 template: format!("${{{key}}}"),
-                variables: vec![Variable::new(key, VariableSource::Environment)],
+                variables: vec![ConfigVariable::new(key, VariableSource::Environment)],
             });
             shown_env.insert(key.clone(), format!("${{{key}}}"));
             spec = spec.env(key.clone(), value);

@@ -757,7 +757,7 @@ fn vscode_asks_the_resolver_for_inputs_once_and_fails_without_one() {
     let asked = Arc::new(std::sync::Mutex::new(Vec::new()));
     let record = Arc::clone(&asked);
     let config = loader(&env)
-        .inputs(move |input: &Input| {
+        .inputs(move |input: &ConfigInput| {
             record
                 .lock()
                 .unwrap()
@@ -793,7 +793,7 @@ fn vscode_asks_the_resolver_for_inputs_once_and_fails_without_one() {
     );
     // A declined answer, and an unknown input.
     let declined = loader(&env)
-        .inputs(|_: &Input| None)
+        .inputs(|_: &ConfigInput| None)
         .load(&path)
         .unwrap_err();
     assert!(

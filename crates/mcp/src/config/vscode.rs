@@ -3,21 +3,21 @@
 
 use serde_json::{Map, Value};
 
-use super::Input;
+use super::ConfigInput;
 use super::values::{expected, object, optional_bool, optional_string};
 use crate::Error;
 
 /// The `inputs` of the document (none when absent). Each is `{"type": "promptString", "id",
 /// "description", "password"}`; another `type` (VS Code's `pickString`, `command`) is an error
 /// naming it, since sidewire cannot answer it.
-pub(crate) fn inputs(top: &Map<String, Value>) -> Result<Vec<Input>, Error> {
+pub(crate) fn inputs(top: &Map<String, Value>) -> Result<Vec<ConfigInput>, Error> {
     let Some(value) = top.get("inputs").filter(|v| !v.is_null()) else {
         return Ok(Vec::new());
     };
     let Value::Array(items) = value else {
         return Err(expected("inputs", "an array", value));
     };
-    let mut inputs: Vec<Input> = Vec::with_capacity(items.len());
+    let mut inputs: Vec<ConfigInput> = Vec::with_capacity(items.len());
     for (i, item) in items.iter().enumerate() {
         let path = format!("inputs[{i}]");
         let members = object(item, &path)?;
@@ -42,7 +42,7 @@ pub(crate) fn inputs(top: &Map<String, Value>) -> Result<Vec<Input>, Error> {
                 field("id")
             )));
         }
-        inputs.push(Input {
+        inputs.push(ConfigInput {
             id: id.to_owned(),
             description: optional_string(members, "description", &field("description"))?
                 .unwrap_or_default()

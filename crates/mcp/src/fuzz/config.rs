@@ -34,7 +34,7 @@ pub fn mcp_servers(data: &[u8]) {
     };
     let loader = ConfigLoader::new()
         .env(env)
-        .inputs(|_: &crate::Input| Some("answer".to_owned()));
+        .inputs(|_: &crate::ConfigInput| Some("answer".to_owned()));
     let forced = loader
         .clone()
         .dialect(DIALECTS[data.len() % DIALECTS.len()]);
@@ -92,7 +92,7 @@ mod tests {
             let text = std::str::from_utf8(&seed).unwrap();
             let parsed = crate::ConfigLoader::new()
                 .env(|_| Some("v".to_owned()))
-                .inputs(|_: &crate::Input| Some("answer".to_owned()))
+                .inputs(|_: &crate::ConfigInput| Some("answer".to_owned()))
                 .parse(text, None);
             assert!(parsed.is_ok(), "{}: {:?}", path.display(), parsed.err());
             seen += 1;
