@@ -422,11 +422,16 @@ fn project_dir(path: Option<&Path>) -> PathBuf {
     }
 }
 
-/// Reads a file of at most `limit` bytes as UTF-8; the error names the file.
+/// Reads a regular file of at most `limit` bytes as UTF-8; the error names the file.
 pub(crate) fn read_bounded(path: &Path, limit: usize) -> Result<String, Error> {
     let cannot =
         |err: &dyn fmt::Display| Error::config(format!("cannot read {}: {err}", path.display()));
     let file = std::fs::File::open(path).map_err(|err| cannot(&err))?;
+    // Only a regular file: a FIFO or a device (`/dev/stdin`) could block the read for ever.
+    let regular = file.metadata().map_err(|err| cannot(&err))?.is_file();
+    if !regular {
+        return Err(cannot(&"not a regular file"));
+    }
     let mut bytes = Vec::new();
     file.take(limit as u64 + 1)
         .read_to_end(&mut bytes)
