@@ -78,7 +78,8 @@ pub(crate) enum Command {
     /// then reads lines (text goes through input.receive, or with --model runs an agent turn;
     /// /tools, /call, /ui, /reload, /quit).
     Run {
-        /// The `mcpServers` config file (default: ./.mcp.json when present).
+        /// The MCP config file, in any dialect `sidewire mcp --config` takes (default:
+        /// ./.mcp.json when present).
         #[arg(long, value_name = "FILE")]
         config: Option<PathBuf>,
         /// Let the host's policy allow tools that are not marked read-only.
@@ -143,11 +144,24 @@ pub(crate) struct BuiltinArgs {
     pub(crate) cancel_mark: Option<PathBuf>,
 }
 
+/// A `--dialect` value.
+fn parse_dialect(name: &str) -> Result<sidewire_mcp::Dialect, String> {
+    name.parse()
+        .map_err(|err: sidewire_mcp::Error| err.to_string())
+}
+
 #[derive(Debug, Args)]
 pub(crate) struct McpArgs {
-    /// The `mcpServers` config file (default: ./.mcp.json when present).
+    /// The MCP config file (default: ./.mcp.json when present): Claude Code's `.mcp.json`,
+    /// Claude Desktop's, Cursor's, Copilot's, Cline's, Gemini CLI's `settings.json`, VS Code's
+    /// `.vscode/mcp.json`, opencode's `opencode.json` or Codex's `config.toml`, told apart by
+    /// name and shape.
     #[arg(long, global = true, value_name = "FILE")]
     pub(crate) config: Option<PathBuf>,
+    /// Read --config as this dialect instead of telling it from the file: claude-code,
+    /// claude-desktop, cursor, copilot, cline, gemini, vscode, opencode or codex.
+    #[arg(long, global = true, value_name = "DIALECT", value_parser = parse_dialect)]
+    pub(crate) dialect: Option<sidewire_mcp::Dialect>,
     /// Only these servers of the config (repeatable).
     #[arg(long = "server", global = true, value_name = "NAME")]
     pub(crate) servers: Vec<String>,

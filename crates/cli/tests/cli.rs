@@ -16,8 +16,14 @@ fn run(home: &Path, args: &[&str]) -> Output {
 
 /// The same, with `input` on stdin.
 fn run_with_input(home: &Path, args: &[&str], input: &str) -> Output {
+    run_with_env(home, args, input, &[])
+}
+
+/// The same, with `env` set too.
+fn run_with_env(home: &Path, args: &[&str], input: &str, env: &[(&str, &str)]) -> Output {
     let mut child = Command::new(EXE)
         .args(args)
+        .envs(env.iter().copied())
         .env("SIDEWIRE_HOME", home)
         .env("NO_COLOR", "1")
         .env_remove("RUST_LOG")
@@ -2970,4 +2976,163 @@ fn ext_conformance_usage_errors_exit_2_and_sidecar_text_is_escaped() {
             .any(|c| c == '\u{1b}' || c == '\r' || c == '\u{202e}'),
         "a raw control reached stdout: {text:?}"
     );
+}
+
+/// A secret that must never be printed.
+const SECRET: &str = "hunter2-do-not-print";
+
+/// Checks `sidewire mcp servers --config FILE` on a file: the servers as understood, the
+/// secret nowhere in the output (text or JSON), the variable named instead.
+fn check_understood(home: &Path, config: &Path, dialect: &str) -> Value {
+    let config = config.to_str().unwrap();
+    let env = [("SIDEWIRE_TEST_SECRET", SECRET)];
+    let out = run_with_env(home, &["mcp", "--config", config, "servers"], "", &env);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(!text.contains(SECRET), "{text}");
+    assert!(!text.contains("pw@") && !text.contains("key=abc"), "{text}");
+    assert!(text.contains("demo running"), "{text}");
+    assert!(text.contains("remote disabled"), "{text}");
+    assert!(
+        text.contains(&format!("{dialect} stdio {EXE} __mcp-server (enabled)")),
+        "{text}"
+    );
+    assert!(
+        text.contains("https://REDACTED@example.com/mcp?key=REDACTED (disabled)"),
+        "{text}"
+    );
+    assert!(text.contains("SIDEWIRE_TEST_SECRET (env)"), "{text}");
+    let out = run_with_env(
+        home,
+        &["mcp", "--json", "--config", config, "servers"],
+        "",
+        &env,
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!stdout(&out).contains(SECRET), "{}", stdout(&out));
+    serde_json::from_str(&stdout(&out)).unwrap()
+}
+
+#[test]
+fn mcp_servers_shows_a_vscode_file_as_understood_with_secrets_redacted() {
+    let home = home();
+    let folder = home.path().join("project/.vscode");
+    std::fs::create_dir_all(&folder).unwrap();
+    let config = folder.join("mcp.json");
+    let file = json!({
+        "servers": {
+            "demo": {"type": "stdio", "command": EXE, "args": ["__mcp-server"],
+                     "env": {"DEMO_TOKEN": "${env:SIDEWIRE_TEST_SECRET}"}},
+            "remote": {"type": "http", "url": "https://user:pw@example.com/mcp?key=abc",
+                       "headers": {"Authorization": "Bearer ${env:SIDEWIRE_TEST_SECRET}"},
+                       "disabled": true}
+        }
+    });
+    // VS Code writes JSON with comments.
+    let text = format!("// servers for this project\n{file:#}\n");
+    std::fs::write(&config, text).unwrap();
+    let doc = check_understood(home.path(), &config, "vscode");
+    let rows = doc["servers"].as_array().unwrap();
+    let remote = rows.iter().find(|r| r["name"] == "remote").unwrap();
+    assert_eq!(remote["state"], "disabled");
+    assert_eq!(remote["config"]["dialect"], "vscode");
+    assert_eq!(remote["config"]["enabled"], false);
+    assert_eq!(
+        remote["config"]["headers"]["Authorization"],
+        "Bearer ${env:SIDEWIRE_TEST_SECRET}"
+    );
+    let demo = rows.iter().find(|r| r["name"] == "demo").unwrap();
+    assert_eq!(
+        demo["config"]["env"]["DEMO_TOKEN"],
+        "${env:SIDEWIRE_TEST_SECRET}"
+    );
+    assert_eq!(
+        demo["config"]["expanded"][0]["variables"][0]["name"],
+        "SIDEWIRE_TEST_SECRET"
+    );
+    // An `${input:...}` without a terminal to ask on fails naming the input.
+    std::fs::write(
+        &config,
+        r#"{"inputs": [{"type": "promptString", "id": "api-key", "password": true}],
+            "servers": {"s": {"command": "x", "env": {"K": "${input:api-key}"}}}}"#,
+    )
+    .unwrap();
+    let out = run(
+        home.path(),
+        &["mcp", "--config", config.to_str().unwrap(), "servers"],
+    );
+    assert_fails(&out, "servers.s.env.K: the input api-key needs an answer");
+    // An unset variable names itself, the server and the field.
+    std::fs::write(
+        &config,
+        r#"{"servers": {"s": {"type": "http", "url": "https://x/mcp", "headers": {"Authorization": "Bearer ${env:SIDEWIRE_UNSET_VAR}"}}}}"#,
+    )
+    .unwrap();
+    let out = run(
+        home.path(),
+        &["mcp", "--config", config.to_str().unwrap(), "servers"],
+    );
+    assert_fails(
+        &out,
+        "servers.s.headers.Authorization: the environment variable SIDEWIRE_UNSET_VAR is not set",
+    );
+}
+
+#[test]
+fn mcp_servers_shows_a_codex_toml_file_as_understood_and_filters_its_tools() {
+    let home = home();
+    let config = home.path().join("config.toml");
+    let text = format!(
+        r#"model = "o4-mini"
+
+[mcp_servers.demo]
+command = {EXE:?}
+args = ["__mcp-server"]
+env = {{ "DEMO_TOKEN" = "${{SIDEWIRE_TEST_SECRET}}" }}
+tool_timeout_sec = 12
+enabled_tools = ["echo"]
+
+[mcp_servers.remote]
+url = "https://user:pw@example.com/mcp?key=abc"
+bearer_token_env_var = "SIDEWIRE_TEST_SECRET"
+enabled = false
+"#
+    );
+    std::fs::write(&config, text).unwrap();
+    let doc = check_understood(home.path(), &config, "codex");
+    let rows = doc["servers"].as_array().unwrap();
+    let demo = rows.iter().find(|r| r["name"] == "demo").unwrap();
+    assert_eq!(demo["config"]["callTimeoutMs"], 12_000);
+    assert_eq!(demo["config"]["tools"]["only"], json!(["echo"]));
+    let remote = rows.iter().find(|r| r["name"] == "remote").unwrap();
+    assert_eq!(
+        remote["config"]["headers"]["Authorization"],
+        "Bearer ${SIDEWIRE_TEST_SECRET}"
+    );
+    // The filter applies: only `echo` is listed, and `add` cannot be called.
+    let config = config.to_str().unwrap();
+    let env = [("SIDEWIRE_TEST_SECRET", SECRET)];
+    let out = run_with_env(home.path(), &["mcp", "--config", config, "tools"], "", &env);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out).lines().count(), 1, "{}", stdout(&out));
+    assert!(
+        stdout(&out).starts_with("mcp__demo__echo"),
+        "{}",
+        stdout(&out)
+    );
+    let out = run_with_env(
+        home.path(),
+        &[
+            "mcp",
+            "--config",
+            config,
+            "call",
+            "mcp__demo__add",
+            "a=1",
+            "b=2",
+        ],
+        "",
+        &env,
+    );
+    assert!(!out.status.success(), "{}", stdout(&out));
 }

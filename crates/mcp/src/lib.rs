@@ -1,7 +1,7 @@
 //! An MCP (Model Context Protocol) client and multi-server host, built on `sidewire-jsonrpc`.
 //!
-//! It **is**: server specs and the `mcpServers` file format ([`ServerSpec`],
-//! [`parse_mcp_servers`]); the protocol core of both eras, legacy (2024-11-05 … 2025-11-25)
+//! It **is**: server specs and the config files of the other MCP clients ([`ServerSpec`],
+//! [`ConfigLoader`], [`parse_mcp_servers`]; see [Config files](#config-files)); the protocol core of both eras, legacy (2024-11-05 … 2025-11-25)
 //! and modern (2026-07-28), behind one API (see [Protocol eras](#protocol-eras))
 //! ([`Client`]: handshake, paginated listings, tool calls with progress and cancellation,
 //! prompts, resources, subscriptions, logging, completion, server→client requests through a
@@ -36,6 +36,44 @@
 //! and never spawns a task:
 //! [`Client::connect`] and [`McpHost::new`] hand back a driver future for the caller to run, and
 //! everything a connection does (hyper's HTTP connections included) happens inside it.
+//!
+//! # Config files
+//!
+//! [`ConfigLoader`] (and [`load_mcp_servers`], [`parse_mcp_servers`]) reads the file a user
+//! already keeps for another MCP client, its [`Dialect`] told from the file's name, then its
+//! shape (or forced with [`ConfigLoader::dialect`]):
+//!
+//! | Dialect | File | Servers under | Its own members |
+//! |---|---|---|---|
+//! | Claude Code | `.mcp.json`, `~/.claude.json` | `mcpServers` | `type`, `headers`, `timeout` (ms) |
+//! | Claude Desktop | `claude_desktop_config.json` | `mcpServers` | `command`, `args`, `env` |
+//! | Cursor | `.cursor/mcp.json` | `mcpServers` | `envFile`; a `url` is Streamable HTTP |
+//! | GitHub Copilot CLI | `mcp-config.json` | `mcpServers` | `type: local`, `tools` (allow list) |
+//! | Cline | `cline_mcp_settings.json` | `mcpServers` | `disabled`, `timeout` (s), `transportType` |
+//! | Gemini CLI | `settings.json` | `mcpServers` | `httpUrl` (Streamable HTTP), `url` (SSE), `cwd`, `timeout` (ms), `includeTools`, `excludeTools` |
+//! | VS Code | `.vscode/mcp.json` (JSONC) | `servers` | `inputs[]`, `envFile` |
+//! | opencode | `opencode.json` | `mcp` | `type: local\|remote`, `command` array, `environment`, `enabled`, `timeout` (ms, startup) |
+//! | Codex | `config.toml` | `[mcp_servers.NAME]` | `env_vars`, `http_headers`, `env_http_headers`, `bearer_token_env_var`, `enabled`, `startup_timeout_sec`/`_ms`, `tool_timeout_sec`, `enabled_tools`, `disabled_tools` |
+//!
+//! `command`, `args`, `env`, `envFile`, `cwd`, `url` and `headers` are expanded in every
+//! dialect, in one pass (a value's expansion is never expanded again), each value at most
+//! [`MAX_EXPANDED_BYTES`]: `${VAR}` and `${VAR:-default}` (Claude Code), `${env:VAR}`,
+//! `${userHome}`, `${workspaceFolder}` (the project directory: the file's folder, or its parent
+//! when that is `.vscode`, `.cursor`, `.gemini`, `.codex`, `.copilot` or `.claude`),
+//! `${workspaceFolderBasename}`, `${pathSeparator}`, `${input:ID}` (VS Code `inputs[]`,
+//! answered by the caller's [`InputResolver`]; the library never reads a terminal, and without
+//! a resolver the input is an error naming it), opencode's `{env:VAR}`, Gemini's `$VAR` in
+//! `env`. An unset variable without a default is an error naming the variable, the server and
+//! the field's path, never an empty string sent to a server. `envFile` is a dotenv file
+//! (`KEY=VALUE`, comments, quotes; at most [`MAX_ENV_FILE_BYTES`]; relative to the project
+//! directory) added under `env`. `disabled: true` / `enabled: false` keep the server in the
+//! list, disabled ([`ServerSpec::is_enabled`]): an [`McpHost`] lists it as
+//! [`ServerState::Disabled`] and never starts it. The timeouts fill the spec's startup and
+//! call timeouts; the tool filters become a [`ToolFilter`], under which a filtered-out tool is
+//! neither listed nor callable. Errors name the field's path in every dialect
+//! (`mcpServers.api.headers.Authorization`, `mcp_servers.docs.args[1]`). Each
+//! [`ConfiguredServer`] keeps which fields were expanded from which variables, and views of
+//! its arguments, environment, headers and URL with secrets redacted.
 //!
 //! # Protocol eras
 //!
@@ -199,6 +237,7 @@
 //! | 20 | Two processes refresh the same token at once; the rotated refresh token is spent twice and the login is lost. | A refresh holds the store's lock (a file lock in the CLI's store) from reading the token to saving the new one, and takes the other process's fresh tokens when they are there. |
 //! | 21 | Discovery fails on a trailing slash or the wrong well-known order (`https://a` vs `https://a/`, the root URL tried for a tenant issuer). | Issuers and resources are kept and sent as the server wrote them; the well-known URLs follow the spec's order, and the root OAuth URL is never tried for an issuer with a path. |
 //! | 22 | A headless run (CI, a service) waits for a browser that never comes. | With [`auth::Interaction::Never`] a needed sign-in fails at once with [`Error::is_login_required`] (the CLI names `sidewire mcp login`); the loopback listener of an interactive sign-in gives up after [`auth::DEFAULT_CALLBACK_TIMEOUT`]. |
+//! | 23 | `${TOKEN}` in a config's `headers` is sent as it is (a 401), `"disabled": true` servers are started, the timeouts and tool filters in the file are ignored, and one tool's file is refused by another. | Every dialect in use is read (see [Config files](#config-files)): `command`, `args`, `env`, `url` and `headers` are expanded, an unset variable being an error naming it, the server and the field; disabled servers are listed, never started; timeouts and tool filters are honoured. |
 //!
 //! # Listings are bounded
 //!
@@ -248,7 +287,11 @@ mod transport;
 
 pub use sidewire_jsonrpc::ErrorObject;
 
-pub use crate::config::{load_mcp_servers, parse_mcp_servers};
+pub use crate::config::{
+    ConfigInput, ConfigLoader, ConfigVariable, ConfiguredServer, Dialect, Expansion, InputResolver,
+    MAX_CONFIG_BYTES, MAX_ENV_FILE_BYTES, MAX_EXPANDED_BYTES, McpConfig, VariableSource,
+    load_mcp_servers, parse_mcp_servers,
+};
 pub use crate::error::{Error, Stage};
 pub use crate::host::ServerExit;
 pub use crate::host::{
@@ -276,7 +319,7 @@ pub use crate::protocol::types::{
 pub use crate::spec::{
     DEFAULT_CALL_TIMEOUT, DEFAULT_MAX_CALL_DURATION, DEFAULT_MAX_HTTP_BODY_BYTES,
     DEFAULT_MAX_LIST_BYTES, DEFAULT_MAX_LIST_ITEMS, DEFAULT_MAX_MESSAGE_BYTES,
-    DEFAULT_PROBE_TIMEOUT, DEFAULT_STARTUP_TIMEOUT, Root, ServerSpec, Transport,
+    DEFAULT_PROBE_TIMEOUT, DEFAULT_STARTUP_TIMEOUT, Root, ServerSpec, ToolFilter, Transport,
 };
 pub use crate::spec::{
     DEFAULT_MAX_RESTART_BACKOFF, DEFAULT_MAX_RESTARTS, DEFAULT_RESTART_BACKOFF,

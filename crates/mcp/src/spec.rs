@@ -4,7 +4,7 @@
 //! from an `mcpServers` file ([`crate::parse_mcp_servers`]). It does not start anything and does
 //! no I/O; connecting is [`crate::Client::connect`]'s job.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -150,10 +150,11 @@ pub const DEFAULT_MAX_LIST_BYTES: usize = 32 * 1024 * 1024;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Transport {
-    /// A child process speaking newline-delimited JSON on stdin/stdout (`type` absent or
-    /// `"stdio"`).
+    /// A child process speaking newline-delimited JSON on stdin/stdout (`type` absent,
+    /// `"stdio"` or `"local"`).
     Stdio,
-    /// Streamable HTTP (`"http"`, `"streamable-http"`, `"streamable_http"`, or a bare `url`),
+    /// Streamable HTTP (`"http"`, `"streamable-http"`, `"streamable_http"`, `"streamableHttp"`,
+    /// or a bare `url`),
     /// falling back to the legacy HTTP+SSE transport when the server answers the initialize
     /// POST with 400, 404 or 405 or announces a legacy `endpoint`.
     StreamableHttp,
@@ -173,12 +174,16 @@ impl Transport {
             return Ok(Transport::Stdio);
         };
         match raw.trim().to_ascii_lowercase().as_str() {
-            "" | "stdio" => Ok(Transport::Stdio),
-            "http" | "streamable-http" | "streamable_http" => Ok(Transport::StreamableHttp),
+            // `local` is GitHub Copilot's name for stdio, `streamableHttp` Cline's for HTTP.
+            "" | "stdio" | "local" => Ok(Transport::Stdio),
+            "http" | "streamable-http" | "streamable_http" | "streamablehttp" => {
+                Ok(Transport::StreamableHttp)
+            }
             "sse" => Ok(Transport::Sse),
             _ => Err(Error::config(format!(
-                "unknown transport type {raw:?} (allowed: \"stdio\", \"http\", \"streamable-http\", \
-                 \"streamable_http\", \"sse\"; omit it for stdio)"
+                "unknown transport type {raw:?} (allowed: \"stdio\", \"local\", \"http\", \
+                 \"streamable-http\", \"streamable_http\", \"streamableHttp\", \"sse\"; omit it \
+                 for stdio)"
             ))),
         }
     }
@@ -239,6 +244,65 @@ impl Root {
     }
 }
 
+/// Which of a server's tools are exposed: the config's allow list (Gemini `includeTools`,
+/// Codex `enabled_tools`, Copilot `tools`) and deny list (Gemini `excludeTools`, Codex
+/// `disabled_tools`). A tool is exposed when the allow list is absent or names it, and the
+/// deny list does not (the deny list wins). A filtered-out tool is left out of the client's
+/// listing and refused by [`crate::Client::call_tool`] without asking the server.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ToolFilter {
+    allow: Option<BTreeSet<String>>,
+    deny: BTreeSet<String>,
+}
+
+impl ToolFilter {
+    /// Every tool (the default).
+    pub fn all() -> Self {
+        ToolFilter::default()
+    }
+
+    /// Only the named tools (by their names on the server), and no others.
+    pub fn only<I, S>(mut self, tools: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        let allow = self.allow.get_or_insert_with(BTreeSet::new);
+        allow.extend(tools.into_iter().map(Into::into));
+        self
+    }
+
+    /// Never the named tools, even when the allow list names them.
+    pub fn except<I, S>(mut self, tools: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.deny.extend(tools.into_iter().map(Into::into));
+        self
+    }
+
+    /// Whether the tool called `tool` on the server is exposed.
+    pub fn allows(&self, tool: &str) -> bool {
+        !self.deny.contains(tool) && self.allow.as_ref().is_none_or(|allow| allow.contains(tool))
+    }
+
+    /// Whether every tool is exposed (no allow list, an empty deny list).
+    pub fn is_all(&self) -> bool {
+        self.allow.is_none() && self.deny.is_empty()
+    }
+
+    /// The allow list, when there is one.
+    pub fn allowed(&self) -> Option<&BTreeSet<String>> {
+        self.allow.as_ref()
+    }
+
+    /// The deny list.
+    pub fn denied(&self) -> &BTreeSet<String> {
+        &self.deny
+    }
+}
+
 /// One MCP server: its name, transport, launch or endpoint details, timeouts and roots.
 ///
 /// The name is the namespace of its tools (`mcp__<name>__<tool>`). Timeouts resolve from the
@@ -269,6 +333,8 @@ pub struct ServerSpec {
     pub(crate) authorizer: Option<Authorizer>,
     pub(crate) era: EraChoice,
     pub(crate) probe_timeout: Duration,
+    pub(crate) enabled: bool,
+    pub(crate) tool_filter: ToolFilter,
 }
 
 impl ServerSpec {
@@ -297,6 +363,8 @@ impl ServerSpec {
             authorizer: None,
             era: EraChoice::Auto,
             probe_timeout: DEFAULT_PROBE_TIMEOUT,
+            enabled: true,
+            tool_filter: ToolFilter::default(),
         }
     }
 
@@ -420,6 +488,31 @@ impl ServerSpec {
     pub fn probe_timeout(mut self, timeout: Duration) -> Self {
         self.probe_timeout = timeout;
         self
+    }
+
+    /// Whether the server may be started (default `true`). A disabled server (config
+    /// `disabled: true` or `enabled: false`) is never started by a [`crate::McpHost`]: it is
+    /// listed as [`ServerState::Disabled`](crate::ServerState::Disabled), and
+    /// [`crate::Client::connect`] refuses it with a config error.
+    pub fn enabled(mut self, on: bool) -> Self {
+        self.enabled = on;
+        self
+    }
+
+    /// Whether the server may be started.
+    pub fn is_enabled(&self) -> bool {
+        self.enabled
+    }
+
+    /// Which of the server's tools are exposed (default: all; see [`ToolFilter`]).
+    pub fn tool_filter(mut self, filter: ToolFilter) -> Self {
+        self.tool_filter = filter;
+        self
+    }
+
+    /// The tool filter.
+    pub fn tools_exposed(&self) -> &ToolFilter {
+        &self.tool_filter
     }
 
     /// The era choice.

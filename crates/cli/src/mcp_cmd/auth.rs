@@ -26,7 +26,7 @@ use sidewire_mcp::auth::{
 };
 use sidewire_mcp::{ServerSpec, StartFailure, Transport};
 
-use super::{ADHOC, find_server, load_config};
+use super::{ADHOC, config};
 use crate::cli::McpArgs;
 use crate::out::Out;
 use crate::safe;
@@ -246,8 +246,8 @@ fn chosen_spec(args: &McpArgs, server: Option<&str>) -> anyhow::Result<ServerSpe
             (None, [one]) => one.as_str(),
             _ => anyhow::bail!("name the server: `sidewire mcp login SERVER`"),
         };
-        let (path, all) = load_config(args)?;
-        find_server(&path, &all, name)?.clone()
+        let (path, loaded) = config::load(args)?;
+        config::find(&path, &loaded, name)?.spec.clone()
     };
     anyhow::ensure!(
         spec.transport() != Transport::Stdio,

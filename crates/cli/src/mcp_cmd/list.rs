@@ -7,18 +7,35 @@ use std::cell::RefCell;
 
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::json;
-use sidewire_mcp::{HostSnapshot, ListLimit, McpHost, ServerStatus, StartFailure};
+use sidewire_mcp::{
+    ConfiguredServer, HostSnapshot, ListLimit, McpConfig, McpHost, ServerStatus, StartFailure,
+    Transport,
+};
 
 use super::{LIST_INDENT, failure_text};
 use crate::Reported;
 use crate::out::Out;
 use crate::safe;
 
-/// `servers`: each server's state, with a failure's text under its row. Fails (reported) when
-/// a server failed to start.
-pub(super) fn servers(host: &McpHost, failures: &[StartFailure], out: &Out) -> anyhow::Result<()> {
+/// `servers`: each server's state, with a failure's text under its row, and (from a config)
+/// the server as sidewire understood the file: dialect, transport, resolved command or URL,
+/// timeouts, tool filter, and which fields were expanded from which variables, secrets
+/// redacted. Fails (reported) when a server failed to start.
+pub(super) fn servers(
+    host: &McpHost,
+    config: Option<&McpConfig>,
+    failures: &[StartFailure],
+    out: &Out,
+) -> anyhow::Result<()> {
     let mut rows = Vec::new();
     for status in host.status() {
+        let configured = config.and_then(|config| {
+            let server = config
+                .servers
+                .iter()
+                .find(|s| s.spec.name() == status.name)?;
+            Some((config.dialect, server))
+        });
         let state = format!("{:?}", status.state).to_lowercase();
         out.line(format!(
             "{} {state}{}{}{}",
@@ -34,6 +51,11 @@ pub(super) fn servers(host: &McpHost, failures: &[StartFailure], out: &Out) -> a
                 .map(|d| format!(" (started in {} ms)", d.as_millis()))
                 .unwrap_or_default(),
         ));
+        if let Some((dialect, server)) = configured {
+            for line in understood(dialect, server) {
+                out.line(format!("  {line}"));
+            }
+        }
         // A listing a cap cut short: the counts are what was kept, not what the server has.
         for truncation in &status.truncated {
             out.line(format!(
@@ -49,6 +71,7 @@ pub(super) fn servers(host: &McpHost, failures: &[StartFailure], out: &Out) -> a
             }
         }
         rows.push(json!({
+            "config": configured.map(|(dialect, server)| understood_json(dialect, server)),
             "name": status.name, "state": state, "pid": status.pid,
             "protocolVersion": status.protocol_version,
             "era": status.era.map(|era| era.as_str()),
@@ -65,6 +88,93 @@ pub(super) fn servers(host: &McpHost, failures: &[StartFailure], out: &Out) -> a
     } else {
         Err(Reported.into())
     }
+}
+
+/// The lines saying how sidewire understood a config server (every value escaped).
+fn understood(dialect: sidewire_mcp::Dialect, server: &ConfiguredServer) -> Vec<String> {
+    let spec = &server.spec;
+    let mut lines = Vec::new();
+    let target = match spec.transport() {
+        Transport::Stdio => {
+            let mut words = vec![spec.command().to_owned()];
+            words.extend(server.shown_args.iter().cloned());
+            words.join(" ")
+        }
+        _ => server.shown_url.clone(),
+    };
+    let enabled = if spec.is_enabled() {
+        "enabled"
+    } else {
+        "disabled"
+    };
+    lines.push(format!(
+        "{dialect} {} {} ({enabled})",
+        spec.transport(),
+        safe::line(&target)
+    ));
+    lines.push(format!(
+        "timeouts: startup {} ms, calls {} ms",
+        spec.startup_budget().as_millis(),
+        spec.default_call_timeout().as_millis()
+    ));
+    let filter = spec.tools_exposed();
+    if !filter.is_all() {
+        let mut text = String::from("tools:");
+        if let Some(allowed) = filter.allowed() {
+            let names: Vec<&str> = allowed.iter().map(String::as_str).collect();
+            text.push_str(&format!(" only {}", names.join(", ")));
+        }
+        if !filter.denied().is_empty() {
+            let names: Vec<&str> = filter.denied().iter().map(String::as_str).collect();
+            text.push_str(&format!(" except {}", names.join(", ")));
+        }
+        lines.push(safe::line(&text).into_owned());
+    }
+    for (what, shown) in [
+        ("env", &server.shown_env),
+        ("header", &server.shown_headers),
+    ] {
+        for (key, value) in shown {
+            lines.push(format!("{what} {}={}", safe::line(key), safe::line(value)));
+        }
+    }
+    for expansion in &server.expansions {
+        let variables: Vec<String> = (expansion.variables.iter())
+            .map(|v| format!("{} ({})", v.name, v.source.as_str()))
+            .collect();
+        lines.push(format!(
+            "expanded {} from {}",
+            safe::line(&expansion.field),
+            safe::line(&variables.join(", "))
+        ));
+    }
+    lines
+}
+
+/// The same as a JSON object.
+fn understood_json(dialect: sidewire_mcp::Dialect, server: &ConfiguredServer) -> serde_json::Value {
+    let spec = &server.spec;
+    let filter = spec.tools_exposed();
+    json!({
+        "dialect": dialect.as_str(),
+        "transport": spec.transport().as_str(),
+        "enabled": spec.is_enabled(),
+        "command": (spec.transport() == Transport::Stdio).then(|| spec.command()),
+        "args": (spec.transport() == Transport::Stdio).then_some(&server.shown_args),
+        "url": (spec.transport() != Transport::Stdio).then_some(server.shown_url.as_str()),
+        "env": server.shown_env,
+        "headers": server.shown_headers,
+        "startupTimeoutMs": spec.startup_budget().as_millis() as u64,
+        "callTimeoutMs": spec.default_call_timeout().as_millis() as u64,
+        "tools": {"only": filter.allowed(), "except": filter.denied()},
+        "expanded": server.expansions.iter().map(|e| json!({
+            "field": e.field,
+            "template": e.template,
+            "variables": e.variables.iter().map(|v| json!({
+                "name": v.name, "source": v.source.as_str(),
+            })).collect::<Vec<_>>(),
+        })).collect::<Vec<_>>(),
+    })
 }
 
 /// ` protocol 2026-07-28 (modern era)`, or nothing before a handshake.

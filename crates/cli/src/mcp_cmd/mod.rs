@@ -10,14 +10,14 @@
 //! through [`safe`]: one-line values with [`safe::line()`], content with [`safe::block`].
 
 mod auth;
+mod config;
 mod list;
 mod request;
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Context as _;
-use sidewire_mcp::{McpHost, NoHandler, ServerSpec, ServerState, StartFailure};
+use sidewire_mcp::{McpConfig, McpHost, NoHandler, ServerSpec, ServerState, StartFailure};
 
 use self::auth::LoginMode;
 use self::list::Listing;
@@ -49,71 +49,44 @@ fn adhoc_http(args: &McpArgs) -> anyhow::Result<ServerSpec> {
     Ok(spec)
 }
 
-/// The config file (`--config`, else `./.mcp.json`) and every server in it.
-fn load_config(args: &McpArgs) -> anyhow::Result<(PathBuf, Vec<ServerSpec>)> {
-    let path = match &args.config {
-        Some(path) => path.clone(),
-        None => {
-            let default = PathBuf::from(".mcp.json");
-            anyhow::ensure!(
-                default.exists(),
-                "no MCP servers given: pass --config FILE, --url URL or --stdio -- CMD (or create ./.mcp.json)"
-            );
-            default
-        }
-    };
-    let all = sidewire_mcp::load_mcp_servers(&path)?;
-    Ok((path, all))
-}
-
-/// The server called `name` in the config at `path`.
-fn find_server<'a>(
-    path: &std::path::Path,
-    all: &'a [ServerSpec],
-    name: &str,
-) -> anyhow::Result<&'a ServerSpec> {
-    all.iter().find(|s| s.name() == name).with_context(|| {
-        let names: Vec<&str> = all.iter().map(ServerSpec::name).collect();
-        format!(
-            "{} has no server named {}; it has: {}",
-            path.display(),
-            safe::line(name),
-            names.join(", ")
-        )
-    })
-}
-
 /// The server specs the arguments select, with `--era` applied.
 fn specs(args: &McpArgs) -> anyhow::Result<Vec<ServerSpec>> {
-    let specs = selected(args)?;
-    Ok(match args.era {
+    Ok(selected(args)?.0)
+}
+
+/// The server specs the arguments select, with `--era` applied, and the config they came from
+/// (none for --url and --stdio).
+fn selected(args: &McpArgs) -> anyhow::Result<(Vec<ServerSpec>, Option<McpConfig>)> {
+    let (specs, config) = from_flags_or_config(args)?;
+    let specs = match args.era {
         Some(era) => specs.into_iter().map(|s| s.era(era.into())).collect(),
         None => specs,
-    })
+    };
+    Ok((specs, config))
 }
 
 /// The server specs the arguments select, as the config or the flags give them.
-fn selected(args: &McpArgs) -> anyhow::Result<Vec<ServerSpec>> {
+fn from_flags_or_config(args: &McpArgs) -> anyhow::Result<(Vec<ServerSpec>, Option<McpConfig>)> {
     if args.url.is_none() && !args.headers.is_empty() {
         anyhow::bail!("--header goes with --url");
     }
     if args.url.is_some() {
-        return Ok(vec![adhoc_http(args)?]);
+        return Ok((vec![adhoc_http(args)?], None));
     }
     if let Some((command, rest)) = args.stdio_command.split_first().filter(|_| args.stdio) {
-        return Ok(vec![
-            ServerSpec::stdio(ADHOC, command.clone()).args(rest.iter().cloned()),
-        ]);
+        let spec = ServerSpec::stdio(ADHOC, command.clone()).args(rest.iter().cloned());
+        return Ok((vec![spec], None));
     }
-    let (path, all) = load_config(args)?;
-    if args.servers.is_empty() {
-        return Ok(all);
+    let (path, mut config) = config::load(args)?;
+    if !args.servers.is_empty() {
+        let mut chosen = Vec::new();
+        for name in &args.servers {
+            chosen.push(config::find(&path, &config, name)?.clone());
+        }
+        config.servers = chosen;
     }
-    let mut chosen = Vec::new();
-    for name in &args.servers {
-        chosen.push(find_server(&path, &all, name)?.clone());
-    }
-    Ok(chosen)
+    let specs = config.servers.iter().map(|s| s.spec.clone()).collect();
+    Ok((specs, Some(config)))
 }
 
 /// Runs one `sidewire mcp` subcommand. A server that needs a login is offered one on a
@@ -196,7 +169,8 @@ async fn attempt(
     offer: bool,
     out: &Out,
 ) -> anyhow::Result<()> {
-    let mut specs = auth::authorize(specs(args)?, authorizer);
+    let (specs, config) = selected(args)?;
+    let mut specs = auth::authorize(specs, authorizer);
     anyhow::ensure!(!specs.is_empty(), "the config lists no MCP servers");
     let timeout = seconds("--timeout", args.timeout)?;
     let startup = seconds("--startup-timeout", args.startup_timeout)?;
@@ -227,7 +201,10 @@ async fn attempt(
     let login = |failure: &StartFailure| auth::needs_login(failure, &specs);
     let result = match failures.iter().find(|f| login(f)) {
         Some(failure) if offer => Err(NeedsLogin(failure.server.clone()).into()),
-        _ => command(&host, args, timeout, &failures, &login, out).await,
+        _ => {
+            let config = config.as_ref();
+            command(&host, args, config, timeout, &failures, &login, out).await
+        }
     };
     host.shutdown().await;
     let _ = tokio::time::timeout(Duration::from_secs(5), driver).await;
@@ -249,6 +226,7 @@ fn seconds(flag: &str, value: Option<f64>) -> anyhow::Result<Option<Duration>> {
 async fn command(
     host: &McpHost,
     args: &McpArgs,
+    config: Option<&McpConfig>,
     timeout: Option<Duration>,
     failures: &[StartFailure],
     needs_login: &dyn Fn(&StartFailure) -> bool,
@@ -260,7 +238,7 @@ async fn command(
         require_running(host, args, failures, needs_login, out)?;
     }
     match command {
-        McpCommand::Servers => list::servers(host, failures, out),
+        McpCommand::Servers => list::servers(host, config, failures, out),
         McpCommand::Tools => list::listing(host, Listing::Tools, out),
         McpCommand::Prompts => list::listing(host, Listing::Prompts, out),
         McpCommand::Resources => list::listing(host, Listing::Resources, out),

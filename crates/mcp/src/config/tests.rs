@@ -1,8 +1,30 @@
 //! Unit tests of `mcpServers` parsing.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use super::*;
+use crate::auth::{ClientAuthMethod, Grant, OAuthSettings};
+
+/// Parses an `mcpServers` text with `env` as the environment.
+fn parse_with_env(
+    text: &str,
+    env: &(dyn Fn(&str) -> Option<String> + Send + Sync),
+) -> Result<Vec<ServerSpec>, Error> {
+    let pairs: Vec<(String, String)> = ["A", "EMPTY", "SECRET", "UNSET", "APP_SECRET"]
+        .iter()
+        .filter_map(|name| env(name).map(|value| ((*name).to_owned(), value)))
+        .collect();
+    ConfigLoader::new()
+        .env(move |name| {
+            pairs
+                .iter()
+                .find(|(k, _)| k == name)
+                .map(|(_, v)| v.clone())
+        })
+        .parse(text, None)
+        .map(McpConfig::into_specs)
+}
 
 #[test]
 fn parses_the_common_shapes() {
@@ -87,7 +109,10 @@ fn document_level_errors() {
         error("[]"),
         "expected a JSON object with an `mcpServers` member, got an array"
     );
-    assert_eq!(error("{}"), "missing the `mcpServers` member");
+    assert_eq!(
+        error("{}"),
+        "missing the `mcpServers` member (or `servers` for VS Code, `mcp` for opencode)"
+    );
     assert_eq!(
         error(r#"{"mcpServers": 1}"#),
         "mcpServers: expected an object, got a number"
@@ -542,4 +567,496 @@ fn a_bad_era_names_its_field() {
         error(&entry("2026")),
         "mcpServers.s.era: expected a string, got a number"
     );
+}
+
+/// The fixture folder of one dialect.
+fn fixture(relative: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/config")
+        .join(relative)
+}
+
+/// A loader whose environment is `pairs` only.
+fn loader(pairs: &[(&str, &str)]) -> ConfigLoader {
+    let pairs: Vec<(String, String)> = pairs
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect();
+    ConfigLoader::new().env(move |name| {
+        pairs
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.clone())
+    })
+}
+
+fn server<'a>(config: &'a McpConfig, name: &str) -> &'a ConfiguredServer {
+    config
+        .servers
+        .iter()
+        .find(|s| s.spec.name() == name)
+        .unwrap_or_else(|| panic!("no server {name}"))
+}
+
+fn load_error(loader: &ConfigLoader, path: &Path) -> String {
+    let err = loader.load(path).unwrap_err();
+    assert!(err.is_config(), "{err:?}");
+    err.to_string()
+}
+
+#[test]
+fn claude_code_expands_with_defaults_and_reads_the_timeout_in_ms() {
+    let path = fixture("claude-code/.mcp.json");
+    let config = loader(&[("API_KEY", "sk-secret"), ("HOME", "/home/ana")])
+        .load(&path)
+        .unwrap();
+    assert_eq!(config.dialect, Dialect::ClaudeCode);
+    let api = server(&config, "api");
+    assert_eq!(api.spec.url(), "https://api.example.com/mcp");
+    assert_eq!(api.spec.headers()["Authorization"], "Bearer sk-secret");
+    assert_eq!(api.spec.default_call_timeout(), Duration::from_secs(20));
+    assert_eq!(api.shown_headers["Authorization"], "Bearer ${API_KEY}");
+    let fields: Vec<&str> = api.expansions.iter().map(|e| e.field.as_str()).collect();
+    assert_eq!(
+        fields,
+        ["mcpServers.api.url", "mcpServers.api.headers.Authorization"]
+    );
+    assert_eq!(
+        api.expansions[0].variables[0].source,
+        VariableSource::Default
+    );
+    let files = server(&config, "files");
+    assert_eq!(files.spec.arguments()[2], "/home/ana/projects");
+    assert_eq!(files.spec.environment()["LOG_LEVEL"], "info");
+    // Unset without a default: the variable, the server and the field are named.
+    let text = load_error(&loader(&[("HOME", "/h")]), &path);
+    assert!(
+        text.ends_with(
+            "mcpServers.api.headers.Authorization: the environment variable API_KEY is not set"
+        ),
+        "{text}"
+    );
+    assert!(text.starts_with(&path.display().to_string()), "{text}");
+}
+
+#[test]
+fn claude_desktop_keeps_a_disabled_server_as_disabled() {
+    let config = loader(&[])
+        .load(&fixture("claude-desktop/claude_desktop_config.json"))
+        .unwrap();
+    assert_eq!(config.dialect, Dialect::ClaudeDesktop);
+    assert!(server(&config, "memory").spec.is_enabled());
+    assert!(!server(&config, "old-notes").spec.is_enabled());
+}
+
+#[test]
+fn cursor_reads_env_references_builtins_and_the_env_file() {
+    let path = fixture("cursor/.cursor/mcp.json");
+    let config = loader(&[
+        ("GITHUB_TOKEN", "ghp_secret"),
+        ("HOME", "/home/ana"),
+        ("REMOTE_KEY", "rk"),
+    ])
+    .load(&path)
+    .unwrap();
+    assert_eq!(config.dialect, Dialect::Cursor);
+    let github = server(&config, "github");
+    let env = github.spec.environment();
+    assert_eq!(env["GITHUB_PERSONAL_ACCESS_TOKEN"], "ghp_secret");
+    assert_eq!(env["GITHUB_HOST"], "github.example.com");
+    assert_eq!(env["GITHUB_ORG"], "acme corp");
+    assert_eq!(env["GITHUB_NOTE"], "two words # not a comment");
+    assert_eq!(
+        github.shown_env["GITHUB_PERSONAL_ACCESS_TOKEN"],
+        "${env:GITHUB_TOKEN}"
+    );
+    assert_eq!(github.shown_env["GITHUB_ORG"], "[envFile]");
+    // The project directory is the folder holding `.cursor`.
+    let project = fixture("cursor");
+    let docs = server(&config, "local-docs");
+    assert_eq!(docs.spec.command(), "/home/ana/bin/docs-server");
+    assert_eq!(
+        docs.spec.arguments()[1],
+        format!("{}/docs", project.display())
+    );
+    let remote = server(&config, "remote");
+    assert_eq!(remote.spec.transport(), Transport::StreamableHttp);
+    assert_eq!(remote.spec.url(), "https://mcp.example.com/mcp?api_key=rk");
+    assert_eq!(
+        remote.shown_url,
+        "https://mcp.example.com/mcp?api_key=REDACTED"
+    );
+}
+
+#[test]
+fn copilot_reads_local_servers_and_the_tools_allow_list() {
+    let config = loader(&[("ISSUES_TOKEN", "t")])
+        .load(&fixture("copilot/mcp-config.json"))
+        .unwrap();
+    assert_eq!(config.dialect, Dialect::Copilot);
+    let issues = server(&config, "issues");
+    assert_eq!(issues.spec.transport(), Transport::Stdio);
+    let filter = issues.spec.tools_exposed();
+    assert!(filter.allows("get_issue") && !filter.allows("delete_issue"));
+    assert!(server(&config, "everything").spec.tools_exposed().is_all());
+}
+
+#[test]
+fn cline_reads_its_timeout_in_seconds_and_transport_type() {
+    let config = loader(&[])
+        .load(&fixture("cline/cline_mcp_settings.json"))
+        .unwrap();
+    assert_eq!(config.dialect, Dialect::Cline);
+    let weather = server(&config, "weather");
+    assert!(weather.spec.is_enabled());
+    assert_eq!(weather.spec.default_call_timeout(), Duration::from_secs(90));
+    let events = server(&config, "events");
+    assert_eq!(events.spec.transport(), Transport::Sse);
+    assert!(!events.spec.is_enabled());
+}
+
+#[test]
+fn gemini_reads_http_url_sse_url_bare_env_references_and_tool_filters() {
+    let path = fixture("gemini/.gemini/settings.json");
+    let env = [
+        ("DB_CONNECTION_STRING", "postgres://db"),
+        ("EXTERNAL_API_KEY", "k"),
+    ];
+    let config = loader(&env).load(&path).unwrap();
+    assert_eq!(config.dialect, Dialect::Gemini);
+    let tools = server(&config, "python-tools");
+    assert_eq!(tools.spec.environment()["DATABASE_URL"], "postgres://db");
+    assert_eq!(tools.spec.environment()["API_KEY"], "k");
+    assert_eq!(tools.spec.default_call_timeout(), Duration::from_secs(15));
+    assert_eq!(
+        tools.spec.working_dir(),
+        Some(Path::new("./mcp-servers/python"))
+    );
+    let filter = tools.spec.tools_exposed();
+    assert!(filter.allows("safe_tool"));
+    assert!(!filter.allows("risky_tool"), "the deny list wins");
+    assert!(!filter.allows("other"));
+    let stream = server(&config, "stream");
+    assert_eq!(stream.spec.transport(), Transport::StreamableHttp);
+    assert_eq!(
+        stream.spec.headers()["Authorization"],
+        "Bearer $NOT_EXPANDED_IN_HEADERS"
+    );
+    assert_eq!(server(&config, "legacy").spec.transport(), Transport::Sse);
+    let text = load_error(&loader(&[("EXTERNAL_API_KEY", "k")]), &path);
+    assert!(
+        text.ends_with("mcpServers.python-tools.env.DATABASE_URL: the environment variable DB_CONNECTION_STRING is not set"),
+        "{text}"
+    );
+}
+
+#[test]
+fn vscode_asks_the_resolver_for_inputs_once_and_fails_without_one() {
+    let path = fixture("vscode/.vscode/mcp.json");
+    let env = [("FETCH_TOKEN", "fetch-secret")];
+    let asked = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let record = Arc::clone(&asked);
+    let config = loader(&env)
+        .inputs(move |input: &ConfigInput| {
+            record
+                .lock()
+                .unwrap()
+                .push((input.id.clone(), input.password));
+            Some("pplx-secret".to_owned())
+        })
+        .load(&path)
+        .unwrap();
+    assert_eq!(config.dialect, Dialect::VsCode);
+    assert_eq!(
+        *asked.lock().unwrap(),
+        [("perplexity-key".to_owned(), true)]
+    );
+    let perplexity = server(&config, "perplexity");
+    assert_eq!(
+        perplexity.spec.environment()["PERPLEXITY_API_KEY"],
+        "pplx-secret"
+    );
+    assert_eq!(perplexity.spec.environment()["PERPLEXITY_REGION"], "eu");
+    assert_eq!(
+        perplexity.shown_env["PERPLEXITY_API_KEY"],
+        "${input:perplexity-key}"
+    );
+    let fetch = server(&config, "fetch");
+    assert_eq!(fetch.spec.headers()["Authorization"], "Bearer fetch-secret");
+    // No resolver (no terminal): the input is named.
+    let text = load_error(&loader(&env), &path);
+    assert!(
+        text.contains(
+            "servers.perplexity.env.PERPLEXITY_API_KEY: the input perplexity-key needs an answer"
+        ),
+        "{text}"
+    );
+    // A declined answer, and an unknown input.
+    let declined = loader(&env)
+        .inputs(|_: &ConfigInput| None)
+        .load(&path)
+        .unwrap_err();
+    assert!(
+        declined.to_string().contains("was not answered"),
+        "{declined}"
+    );
+    let text = loader(&[])
+        .parse(r#"{"servers": {"s": {"command": "${input:nope}"}}}"#, None)
+        .unwrap_err()
+        .to_string();
+    assert_eq!(
+        text,
+        "servers.s.command: `${input:nope}` names no entry of `inputs`"
+    );
+}
+
+#[test]
+fn opencode_reads_command_arrays_environment_and_env_references() {
+    let path = fixture("opencode/opencode.json");
+    let env = [
+        ("SEARCH_INDEX", "main"),
+        ("SEARCH_TOKEN", "st"),
+        ("CONTEXT_KEY", "ck"),
+    ];
+    let config = loader(&env).load(&path).unwrap();
+    assert_eq!(config.dialect, Dialect::Opencode);
+    let search = server(&config, "local-search");
+    assert_eq!(search.spec.command(), "bun");
+    assert_eq!(
+        search.spec.arguments(),
+        ["x", "search-mcp", "--index", "main"]
+    );
+    assert_eq!(search.spec.environment()["SEARCH_TOKEN"], "st");
+    assert_eq!(search.spec.startup_budget(), Duration::from_secs(8));
+    let context = server(&config, "context");
+    assert!(!context.spec.is_enabled());
+    assert_eq!(context.spec.headers()["Authorization"], "Bearer ck");
+    assert_eq!(
+        context.shown_headers["Authorization"],
+        "Bearer {env:CONTEXT_KEY}"
+    );
+    let text = load_error(&loader(&env[..2]), &path);
+    assert!(
+        text.ends_with(
+            "mcp.context.headers.Authorization: the environment variable CONTEXT_KEY is not set"
+        ),
+        "{text}"
+    );
+}
+
+#[test]
+fn codex_reads_its_tables_with_toml_paths() {
+    let path = fixture("codex/config.toml");
+    let env = [
+        ("DOCS_TOKEN", "dt"),
+        ("PATH_EXTRA", "/opt"),
+        ("FIGMA_TOKEN", "fg-secret"),
+        ("FIGMA_REGION", "eu"),
+    ];
+    let config = loader(&env).load(&path).unwrap();
+    assert_eq!(config.dialect, Dialect::Codex);
+    let docs = server(&config, "docs");
+    assert_eq!(docs.spec.environment()["DOCS_TOKEN"], "dt");
+    assert_eq!(docs.spec.environment()["DOCS_LANG"], "en");
+    assert_eq!(docs.spec.environment()["PATH_EXTRA"], "/opt");
+    assert_eq!(docs.spec.working_dir(), Some(Path::new("/srv/docs")));
+    assert_eq!(docs.spec.startup_budget(), Duration::from_secs(20));
+    assert_eq!(docs.spec.default_call_timeout(), Duration::from_secs(45));
+    let filter = docs.spec.tools_exposed();
+    assert!(filter.allows("search") && !filter.allows("open") && !filter.allows("x"));
+    let figma = server(&config, "figma");
+    assert_eq!(figma.spec.headers()["Authorization"], "Bearer fg-secret");
+    assert_eq!(figma.spec.headers()["X-Figma-Region"], "eu");
+    assert_eq!(figma.spec.headers()["X-Client"], "codex");
+    assert_eq!(
+        figma.shown_headers["Authorization"],
+        "Bearer ${FIGMA_TOKEN}"
+    );
+    assert_eq!(figma.spec.startup_budget(), Duration::from_secs(5));
+    assert!(!server(&config, "off").spec.is_enabled());
+    let text = load_error(&loader(&env[..3]), &path);
+    assert!(
+        text.ends_with("mcp_servers.figma.env_http_headers.X-Figma-Region: the environment variable FIGMA_REGION is not set"),
+        "{text}"
+    );
+}
+
+#[test]
+fn codex_type_errors_keep_their_toml_paths() {
+    let parse = |text: &str| {
+        loader(&[])
+            .parse(text, Some(Path::new("config.toml")))
+            .unwrap_err()
+            .to_string()
+    };
+    assert_eq!(
+        parse("[mcp_servers.a]\ncommand = \"x\"\nargs = [\"ok\", 3]\n"),
+        "mcp_servers.a.args[1]: expected a string, got a number"
+    );
+    assert_eq!(
+        parse("[mcp_servers.a]\ncommand = \"x\"\nenabled = \"no\"\n"),
+        "mcp_servers.a.enabled: expected a boolean, got a string"
+    );
+    assert_eq!(
+        parse("[mcp_servers.a]\ncommand = \"x\"\nstartup_timeout_sec = -1\n"),
+        "mcp_servers.a.startup_timeout_sec: expected a positive number, got -1"
+    );
+    assert_eq!(
+        parse("[mcp_servers.a]\nurl = \"https://x\"\nbearer_token_env_var = \"A B\"\n"),
+        "mcp_servers.a.bearer_token_env_var: \"A B\" is not an environment variable name"
+    );
+    assert!(parse("[mcp_servers.a\n").starts_with("invalid TOML"));
+    assert_eq!(
+        parse("model = \"x\"\n"),
+        "missing the `[mcp_servers.NAME]` tables"
+    );
+    // With no file name, text that is not JSON is read as TOML.
+    let specs = parse_mcp_servers("[mcp_servers.a]\ncommand = \"x\"\n").unwrap();
+    assert_eq!(specs[0].command(), "x");
+}
+
+#[test]
+fn detection_picks_by_name_before_shape_and_the_dialect_can_be_forced() {
+    let text = r#"{"mcpServers": {"s": {"url": "https://x/mcp"}}}"#;
+    let dialect = |name: &str| loader(&[]).parse(text, Some(Path::new(name))).unwrap();
+    // Gemini's file: `url` is SSE even without `httpUrl`.
+    let gemini = dialect("/p/.gemini/settings.json");
+    assert_eq!(gemini.dialect, Dialect::Gemini);
+    assert_eq!(gemini.servers[0].spec.transport(), Transport::Sse);
+    let claude = dialect("/p/.mcp.json");
+    assert_eq!(claude.dialect, Dialect::ClaudeCode);
+    assert_eq!(
+        claude.servers[0].spec.transport(),
+        Transport::StreamableHttp
+    );
+    // Shape, when the name says nothing.
+    let shaped = loader(&[])
+        .parse(
+            r#"{"mcpServers": {"s": {"httpUrl": "https://x/mcp"}}}"#,
+            Some(Path::new("/p/x.json")),
+        )
+        .unwrap();
+    assert_eq!(shaped.dialect, Dialect::Gemini);
+    let forced = loader(&[]).dialect(Dialect::Cline);
+    let cline = forced
+        .parse(
+            r#"{"mcpServers": {"s": {"command": "x", "timeout": 2}}}"#,
+            None,
+        )
+        .unwrap();
+    assert_eq!(cline.dialect, Dialect::Cline);
+    assert_eq!(
+        cline.servers[0].spec.default_call_timeout(),
+        Duration::from_secs(2)
+    );
+    assert_eq!("vscode".parse::<Dialect>().unwrap(), Dialect::VsCode);
+    assert!("nope".parse::<Dialect>().unwrap_err().is_config());
+}
+
+#[test]
+fn expansion_is_single_pass_and_bounded() {
+    let long = "x".repeat(40 * 1024);
+    let env = [("A", "${B}"), ("B", "no"), ("LONG", long.as_str())];
+    let parse = |command: &str| {
+        loader(&env)
+            .parse(
+                &format!(r#"{{"mcpServers": {{"s": {{"command": "{command}"}}}}}}"#),
+                None,
+            )
+            .map(|config| config.servers[0].spec.command().to_owned())
+    };
+    // A value's own `${B}` is not expanded again.
+    assert_eq!(parse("${A}").unwrap(), "${B}");
+    assert_eq!(parse("${LONG}").unwrap().len(), 40 * 1024);
+    let err = parse("${LONG}${LONG}").unwrap_err().to_string();
+    assert_eq!(
+        err,
+        "mcpServers.s.command: the expanded value is longer than 64 KiB"
+    );
+    let err = parse("${A:-${B}}").unwrap_err().to_string();
+    assert!(err.contains("nests a reference"), "{err}");
+    let err = parse("${userHome}").unwrap_err().to_string();
+    assert!(err.contains("HOME"), "{err}");
+}
+
+#[test]
+fn a_bad_env_file_is_named() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join(".mcp.json");
+    let write = |env_file: &str| {
+        std::fs::write(
+            &config,
+            format!(r#"{{"mcpServers": {{"s": {{"command": "x", "envFile": "{env_file}"}}}}}}"#),
+        )
+        .unwrap();
+    };
+    write("missing.env");
+    let text = load_error(&loader(&[]), &config);
+    assert!(text.contains("mcpServers.s.envFile: cannot read"), "{text}");
+    write("bad.env");
+    std::fs::write(
+        dir.path().join("bad.env"),
+        "OK=1\nthis line has no equals sign\n",
+    )
+    .unwrap();
+    let text = load_error(&loader(&[]), &config);
+    assert!(
+        text.contains("mcpServers.s.envFile") && text.contains("line 2: expected KEY=VALUE"),
+        "{text}"
+    );
+    std::fs::write(dir.path().join("bad.env"), "A=\"open\n").unwrap();
+    assert!(load_error(&loader(&[]), &config).contains("quote is not closed"));
+    // Past the cap.
+    std::fs::write(
+        dir.path().join("bad.env"),
+        "A=".to_owned() + &"x".repeat(MAX_ENV_FILE_BYTES),
+    )
+    .unwrap();
+    let text = load_error(&loader(&[]), &config);
+    assert!(text.contains("larger than 1024 KiB"), "{text}");
+    // An explicit `env` entry wins over the file's.
+    std::fs::write(dir.path().join("good.env"), "A=file\nB=file\n").unwrap();
+    std::fs::write(
+        &config,
+        r#"{"mcpServers": {"s": {"command": "x", "envFile": "good.env", "env": {"A": "explicit"}}}}"#,
+    )
+    .unwrap();
+    let loaded = loader(&[]).load(&config).unwrap();
+    let env = loaded.servers[0].spec.environment();
+    assert_eq!((env["A"].as_str(), env["B"].as_str()), ("explicit", "file"));
+}
+
+#[test]
+fn the_config_file_is_bounded() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join(".mcp.json");
+    std::fs::write(&config, " ".repeat(MAX_CONFIG_BYTES + 1)).unwrap();
+    assert!(load_error(&loader(&[]), &config).contains("larger than"));
+}
+
+#[test]
+fn jsonc_comments_and_trailing_commas_are_blanked() {
+    let text =
+        "{\n // a \"comment\"\n \"a\": [1, 2,], /* b */ \"s\": \"// kept, \\\" /* kept */\",\n}";
+    let value: Value = serde_json::from_str(&jsonc::strip(text)).unwrap();
+    assert_eq!(value["s"], "// kept, \" /* kept */");
+    assert_eq!(value["a"], serde_json::json!([1, 2]));
+}
+
+#[test]
+fn disabled_and_enabled_must_agree_and_urls_are_redacted() {
+    let err = parse_mcp_servers(
+        r#"{"mcpServers": {"s": {"command": "x", "disabled": true, "enabled": true}}}"#,
+    )
+    .unwrap_err();
+    assert!(
+        err.to_string().starts_with("mcpServers.s.disabled: "),
+        "{err}"
+    );
+    assert_eq!(
+        redact_url("https://user:pw@example.com/mcp?key=abc&x=1"),
+        "https://REDACTED@example.com/mcp?key=REDACTED&x=REDACTED"
+    );
+    assert_eq!(shown("X-Api-Key", "abc", "abc", false), "[REDACTED]");
+    assert_eq!(shown("X-Team", "t", "t", false), "t");
 }

@@ -99,6 +99,9 @@ struct State {
     running: BTreeMap<String, Running>,
     starting: BTreeSet<String>,
     failures: BTreeMap<String, StartFailure>,
+    /// The servers given disabled (config `disabled: true`, `enabled: false`): listed, never
+    /// started.
+    disabled: BTreeSet<String>,
 }
 
 /// A started server: its current (or last) connection and where it stands.
@@ -259,7 +262,13 @@ impl McpHost {
         ))))
     }
 
-    /// Starts one more server while others run.
+    /// Starts one more server while others run. A disabled spec
+    /// ([`ServerSpec::is_enabled`] false) is not started: it is listed as
+    /// [`ServerState::Disabled`] and this returns `Ok` (so do [`start_available`] and
+    /// [`start_all`] for such specs).
+    ///
+    /// [`start_available`]: McpHost::start_available
+    /// [`start_all`]: McpHost::start_all
     ///
     /// # Errors
     ///
@@ -288,9 +297,10 @@ impl McpHost {
         let running = {
             let mut state = lock(&self.inner.state);
             let failure = state.failures.remove(name);
+            let disabled = state.disabled.remove(name);
             match state.running.remove(name) {
                 Some(running) => Some(running),
-                None if failure.is_some() => None,
+                None if failure.is_some() || disabled => None,
                 None => {
                     return Err(Error::new(Kind::NotFound(format!(
                         "no MCP server named `{name}`"
@@ -480,6 +490,9 @@ impl McpHost {
         for (name, failure) in &state.failures {
             status.insert(name, ServerStatus::failed(name, failure.clone()));
         }
+        for name in &state.disabled {
+            status.insert(name, ServerStatus::disabled(name));
+        }
         for name in &state.starting {
             status.insert(name, ServerStatus::starting(name));
         }
@@ -543,6 +556,13 @@ impl McpHost {
                 let failure = StartFailure::from_error(&spec, &err, Duration::ZERO);
                 return Err((err, failure));
             }
+            if !spec.enabled {
+                // Never started: listed as disabled, which is no failure.
+                state.failures.remove(&name);
+                state.disabled.insert(name);
+                return Ok(());
+            }
+            state.disabled.remove(&name);
             state.starting.insert(name.clone());
         }
         let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);

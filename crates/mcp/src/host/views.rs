@@ -180,6 +180,9 @@ pub enum ServerState {
     GaveUp,
     /// Startup failed (see [`ServerStatus::failure`]).
     Failed,
+    /// Its spec is disabled ([`ServerSpec::enabled`](crate::ServerSpec::enabled), config
+    /// `disabled: true` or `enabled: false`): listed, never started.
+    Disabled,
 }
 
 /// One server's entry in [`McpHost::status`](crate::McpHost::status).
@@ -239,6 +242,10 @@ impl ServerStatus {
 
     pub(crate) fn starting(name: &str) -> Self {
         ServerStatus::empty(name, ServerState::Starting)
+    }
+
+    pub(crate) fn disabled(name: &str) -> Self {
+        ServerStatus::empty(name, ServerState::Disabled)
     }
 
     pub(crate) fn failed(name: &str, failure: StartFailure) -> Self {

@@ -191,6 +191,13 @@ impl Client {
                 .with_stage(Stage::Launch, started.elapsed())
         };
         spec.validate().map_err(launch_failed)?;
+        if !spec.enabled {
+            // The config said not to start it (`disabled: true`, `enabled: false`).
+            return Err(launch_failed(Error::config(format!(
+                "server `{}` is disabled in its config",
+                spec.name
+            ))));
+        }
         let config = rpc_config(spec);
         let opened = match tokio::time::timeout_at(deadline, transport::open(spec, &config)).await {
             Ok(opened) => opened.map_err(launch_failed)?,
@@ -732,6 +739,13 @@ impl Client {
         options: ToolCallOptions,
     ) -> Result<CallToolResult, Error> {
         let shared = &self.inner.shared;
+        if !shared.spec.tool_filter.allows(name) {
+            // Filtered out by the config: as absent as a tool the server does not have.
+            return Err(Error::new(Kind::NotFound(format!(
+                "tool `{name}` of server `{}` is filtered out by its config",
+                shared.name
+            ))));
+        }
         let idle = options
             .timeout
             .unwrap_or_else(|| shared.spec.timeout_for_tool(name));

@@ -127,10 +127,16 @@ impl Cached for ListTools {
         &mut cache.tools
     }
 
-    /// In the modern era, a tool whose `x-mcp-header` designations are invalid is dropped (a
-    /// client must not call it), and the designations of the others are kept for the
-    /// `Mcp-Param-*` headers of their calls.
-    fn admit(shared: &Shared, tools: Vec<Tool>) -> Vec<Tool> {
+    /// A tool the spec's [`ToolFilter`](crate::ToolFilter) filters out is dropped (this is the
+    /// one place the filter applies to listings; [`Client::call_tool`](crate::Client::call_tool)
+    /// refuses such a tool too). In the modern era, a tool whose `x-mcp-header` designations
+    /// are invalid is dropped (a client must not call it), and the designations of the others
+    /// are kept for the `Mcp-Param-*` headers of their calls.
+    fn admit(shared: &Shared, mut tools: Vec<Tool>) -> Vec<Tool> {
+        let filter = &shared.spec.tool_filter;
+        if !filter.is_all() {
+            tools.retain(|tool| filter.allows(&tool.name));
+        }
         if shared.era() != Some(Era::Modern) {
             return tools;
         }

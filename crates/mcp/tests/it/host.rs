@@ -546,3 +546,52 @@ async fn with_restart_never_a_crashed_server_stays_exited() {
     host.shutdown().await;
     within("the host driver", driver).await.unwrap();
 }
+
+/// A spec's tool filter (config `includeTools`/`excludeTools`, ...) hides the filtered-out
+/// tools from the listing and refuses calls to them, through the host and the client alike;
+/// a disabled spec is listed as disabled and never started.
+#[tokio::test]
+async fn a_tool_filter_hides_tools_and_a_disabled_server_is_not_started() {
+    let (host, driver) = host();
+    let filter = sidewire_mcp::ToolFilter::all()
+        .only(["echo", "die"])
+        .except(["die"]);
+    let failures = within(
+        "startup",
+        host.start_available([
+            fake_spec("kept").tool_filter(filter),
+            fake_spec("off").enabled(false),
+        ]),
+    )
+    .await;
+    assert!(failures.is_empty(), "{failures:#?}");
+    let names: Vec<String> = host.tools().into_iter().map(|t| t.name).collect();
+    assert_eq!(names, ["mcp__kept__echo"]);
+    let err = host
+        .call_tool("mcp__kept__die", json!({}), ToolCallOptions::new())
+        .await
+        .unwrap_err();
+    assert!(err.is_not_found(), "{err}");
+    let client = host.client("kept").unwrap();
+    let err = client
+        .call_tool("die", json!({}), ToolCallOptions::new())
+        .await
+        .unwrap_err();
+    assert!(err.is_not_found(), "{err}");
+    let echoed = host
+        .call_tool(
+            "mcp__kept__echo",
+            json!({"message": "hi"}),
+            ToolCallOptions::new(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(echoed.joined_text(), "hi");
+    assert_eq!(status_of(&host, "off").state, ServerState::Disabled);
+    assert!(host.client("off").is_none());
+    // Connecting a disabled spec directly is refused too.
+    let refused = sidewire_mcp::Client::connect(&fake_spec("off").enabled(false), NoHandler).await;
+    assert!(refused.unwrap_err().is_config());
+    host.shutdown().await;
+    within("the host driver", driver).await.unwrap();
+}

@@ -1,0 +1,99 @@
+//! Loading `--config` (any dialect, or the one `--dialect` names), with the `${input:ID}`
+//! questions of a VS Code file asked on the terminal: the library takes the answers through an
+//! [`InputResolver`](sidewire_mcp::InputResolver) and never reads a terminal itself. Without a
+//! terminal no resolver is given, so a file that needs an input fails naming it.
+
+use std::io::{BufRead as _, IsTerminal as _, Write as _};
+use std::path::{Path, PathBuf};
+
+use sidewire_mcp::{ConfigInput, ConfigLoader, McpConfig};
+
+use crate::cli::McpArgs;
+use crate::safe;
+
+/// The config file (`--config`, else `./.mcp.json`) read whole.
+pub(super) fn load(args: &McpArgs) -> anyhow::Result<(PathBuf, McpConfig)> {
+    let path = match &args.config {
+        Some(path) => path.clone(),
+        None => {
+            let default = PathBuf::from(".mcp.json");
+            anyhow::ensure!(
+                default.exists(),
+                "no MCP servers given: pass --config FILE, --url URL or --stdio -- CMD (or create ./.mcp.json)"
+            );
+            default
+        }
+    };
+    let mut loader = ConfigLoader::new();
+    if let Some(dialect) = args.dialect {
+        loader = loader.dialect(dialect);
+    }
+    if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
+        loader = loader.inputs(ask);
+    }
+    let config = loader.load(&path)?;
+    Ok((path, config))
+}
+
+/// Asks for one input on the terminal: its description on stderr, the answer read from stdin
+/// (not echoed for a password). The end of input is no answer.
+fn ask(input: &ConfigInput) -> Option<String> {
+    let question = if input.description.is_empty() {
+        format!("{}: ", safe::line(&input.id))
+    } else {
+        format!(
+            "{} ({}): ",
+            safe::line(&input.description),
+            safe::line(&input.id)
+        )
+    };
+    let mut stderr = std::io::stderr().lock();
+    let _ = stderr.write_all(question.as_bytes());
+    let _ = stderr.flush();
+    let hidden = input.password.then(hide_echo).flatten();
+    let mut line = String::new();
+    let read = std::io::stdin().lock().read_line(&mut line);
+    if let Some(saved) = hidden {
+        let _ = rustix::termios::tcsetattr(
+            std::io::stdin(),
+            rustix::termios::OptionalActions::Now,
+            &saved,
+        );
+        let _ = stderr.write_all(b"\n");
+    }
+    match read {
+        Ok(n) if n > 0 => Some(line.trim_end_matches(['\r', '\n']).to_owned()),
+        _ => None,
+    }
+}
+
+/// Turns the terminal's echo off; the settings to restore, when it could.
+fn hide_echo() -> Option<rustix::termios::Termios> {
+    use rustix::termios::{LocalModes, OptionalActions, tcgetattr, tcsetattr};
+    let saved = tcgetattr(std::io::stdin()).ok()?;
+    let mut quiet = saved.clone();
+    quiet.local_modes.remove(LocalModes::ECHO);
+    tcsetattr(std::io::stdin(), OptionalActions::Now, &quiet).ok()?;
+    Some(saved)
+}
+
+/// The server called `name` in the config at `path`.
+pub(super) fn find<'a>(
+    path: &Path,
+    config: &'a McpConfig,
+    name: &str,
+) -> anyhow::Result<&'a sidewire_mcp::ConfiguredServer> {
+    config
+        .servers
+        .iter()
+        .find(|s| s.spec.name() == name)
+        .ok_or_else(|| {
+            let names: Vec<&str> = config.servers.iter().map(|s| s.spec.name()).collect();
+            anyhow::anyhow!(
+                "{} has no server named {}; it has: {}",
+                path.display(),
+                safe::line(name),
+                safe::line(&names.join(", "))
+            )
+        })
+}
