@@ -82,7 +82,7 @@ pub(crate) async fn run(
     });
     if let Some(path) = &config {
         out.note(format!("starting MCP servers from {}...", path.display()));
-        let specs = sidewire_mcp::load_mcp_servers(path)?;
+        let specs = crate::mcp_cmd::config::load_file(path, None)?.into_specs();
         for failure in mcp.start_available(specs).await {
             out.note(format!(
                 "warning: MCP server {} failed to start: {}",

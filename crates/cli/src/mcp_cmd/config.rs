@@ -6,7 +6,7 @@
 use std::io::{BufRead as _, IsTerminal as _, Write as _};
 use std::path::{Path, PathBuf};
 
-use sidewire_mcp::{ConfigInput, ConfigLoader, McpConfig};
+use sidewire_mcp::{ConfigInput, ConfigLoader, Dialect, McpConfig};
 
 use crate::cli::McpArgs;
 use crate::safe;
@@ -24,15 +24,21 @@ pub(super) fn load(args: &McpArgs) -> anyhow::Result<(PathBuf, McpConfig)> {
             default
         }
     };
+    let config = load_file(&path, args.dialect)?;
+    Ok((path, config))
+}
+
+/// Reads the config file at `path` in its dialect (or `dialect`), asking for `${input:ID}`
+/// values on the terminal when there is one: `mcp` commands and `sidewire run` alike.
+pub(crate) fn load_file(path: &Path, dialect: Option<Dialect>) -> anyhow::Result<McpConfig> {
     let mut loader = ConfigLoader::new();
-    if let Some(dialect) = args.dialect {
+    if let Some(dialect) = dialect {
         loader = loader.dialect(dialect);
     }
     if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
         loader = loader.inputs(ask);
     }
-    let config = loader.load(&path)?;
-    Ok((path, config))
+    Ok(loader.load(path)?)
 }
 
 /// Asks for one input on the terminal: its description on stderr, the answer read from stdin

@@ -10,7 +10,7 @@
 //! through [`safe`]: one-line values with [`safe::line()`], content with [`safe::block`].
 
 mod auth;
-mod config;
+pub(crate) mod config;
 mod list;
 mod request;
 
