@@ -222,6 +222,7 @@ fn main() -> ExitCode {
         providers::an_open_stream_holds_off_a_reload_until_dropped,
         conformance::the_sdk_examples_pass_everything_applicable,
         conformance::the_python_reference_sidecar_passes_everything_applicable,
+        conformance::the_python_provider_fixture_passes_everything_applicable,
         conformance::each_broken_fixture_fails_exactly_what_it_breaks,
         conformance::a_run_stops_at_its_budget,
     ]);
