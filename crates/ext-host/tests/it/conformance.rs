@@ -259,7 +259,7 @@ pub(crate) async fn the_python_provider_fixture_passes_everything_applicable() {
         &std::fs::read(fixture.join(sidewire_ext_protocol::MANIFEST_FILE)).unwrap(),
     )
     .unwrap();
-    manifest["runtime"]["env"]["PROVIDER_CHUNK_DELAY_MS"] = json!("20");
+    manifest["runtime"]["env"]["PROVIDER_CHUNK_DELAY_MS"] = json!("50");
     let manifest = write_manifest(&dir, manifest, &marker);
     let target = Target::Command {
         manifest,
