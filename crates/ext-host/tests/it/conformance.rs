@@ -1,8 +1,9 @@
 //! The conformance kit (`sidewire_ext_host::conformance`) against real sidecars: the SDK's
-//! examples (this binary, re-executed under their names) and the Python reference sidecar pass
-//! everything applicable; each deliberately broken fixture fails exactly the statements it
-//! breaks. Every run proves that no process it started outlives it (each manifest carries a
-//! marker variable, and the process table is searched for it afterwards).
+//! examples (this binary, re-executed under their names), the Python reference sidecar and the
+//! Python provider of the provider tests pass everything applicable; each deliberately broken
+//! fixture fails exactly the statements it breaks. Every run proves that no process it started
+//! outlives it (each manifest carries a marker variable, and the process table is searched for
+//! it afterwards).
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -233,6 +234,65 @@ pub(crate) async fn the_python_reference_sidecar_passes_everything_applicable() 
         "88",
         "S-intercept",
         "S-content",
+    ] {
+        let result = report
+            .results
+            .iter()
+            .find(|r| r.statement.id == id)
+            .unwrap();
+        assert_eq!(result.verdict, Verdict::Pass, "{id}: {}", result.detail);
+    }
+}
+
+/// The Python provider of the host's provider tests (`tests/fixtures/python_provider`), the
+/// issue's proof that a provider can be written in any language, must speak v1 as correctly as
+/// the reference: nothing fails, and both stream statements apply. Its chunks are paced (the
+/// fixture's `PROVIDER_CHUNK_DELAY_MS`) so that the cancel the kit writes with its open lands
+/// mid-stream, which is what makes item 90 applicable.
+pub(crate) async fn the_python_provider_fixture_passes_everything_applicable() {
+    let env = Env::new();
+    let marker = marker();
+    let dir = env.path("py-provider");
+    std::fs::create_dir_all(&dir).unwrap();
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/python_provider");
+    let mut manifest: Value = serde_json::from_slice(
+        &std::fs::read(fixture.join(sidewire_ext_protocol::MANIFEST_FILE)).unwrap(),
+    )
+    .unwrap();
+    manifest["runtime"]["env"]["PROVIDER_CHUNK_DELAY_MS"] = json!("50");
+    let manifest = write_manifest(&dir, manifest, &marker);
+    let target = Target::Command {
+        manifest,
+        program: fixture.join("provider.py").display().to_string(),
+        args: Vec::new(),
+    };
+    let report = check(target, &marker, Options::new()).await;
+    assert!(report.passed(), "{}", failures(&report));
+    for id in [
+        "1",
+        "2",
+        "6",
+        "7",
+        "8",
+        "9",
+        "10",
+        "12",
+        "13",
+        "14",
+        "15",
+        "20",
+        "22",
+        "23",
+        "24",
+        "32",
+        "49",
+        "88",
+        "89",
+        "90",
+        "S-frames",
+        "S-handshake",
+        "S-events",
+        "S-provider",
     ] {
         let result = report
             .results
