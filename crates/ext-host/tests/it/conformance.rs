@@ -175,6 +175,8 @@ pub(crate) async fn the_sdk_examples_pass_everything_applicable() {
 const INTERCEPTOR: &str = "reasonix-plugin.json";
 /// The Python fixture's provider manifest.
 const PROVIDER: &str = "providers.json";
+/// The Python fixture's interceptor manifest with capability `ui`.
+const UI: &str = "ui-plugin.json";
 
 /// A fixture `script` run with `ARGS` against the fixture manifest `manifest` (plus a marker).
 async fn python(
@@ -275,6 +277,57 @@ pub(crate) async fn each_broken_fixture_fails_exactly_what_it_breaks() {
                 report.failed_ids(),
                 expected.to_vec(),
                 "{program} {args:?}:\n{}",
+                failures(&report)
+            );
+        }
+    }
+    // One flaw (at least) for every other checked statement. A full run for each would
+    // triple this test's time, so each runs only the sections its statements live in
+    // (`Options::only`): "exactly" means exactly within those sections. Item 19 is slow (it
+    // runs with `--slow` only); its flaw fails it in a second.
+    // (manifest, flaw of `sidecar.py`, sections, the statements it breaks)
+    #[rustfmt::skip]
+    let limited: &[(&str, &str, &[&str], &[&str])] = &[
+        (INTERCEPTOR, "frame-limit-one-short", &["2"], &["1"]),
+        (INTERCEPTOR, "oversize-exits-zero", &["2"], &["2"]),
+        (INTERCEPTOR, "duplicate-params-accepted", &["4"], &["7"]),
+        (INTERCEPTOR, "jsonrpc-unchecked", &["2"], &["8"]),
+        (INTERCEPTOR, "float-ids-accepted", &["2"], &["9"]),
+        (INTERCEPTOR, "reused-id-accepted", &["2"], &["11"]),
+        (INTERCEPTOR, "ui-params-checked-first", &["10"], &["14"]),
+        (INTERCEPTOR, "unknown-method-retryable", &["3"], &["15"]),
+        (INTERCEPTOR, "eight-callbacks-at-once", &["2"], &["16"]),
+        (INTERCEPTOR, "content-read-deadline-1s", &["2.5"], &["19"]),
+        (INTERCEPTOR, "unknown-members-accepted", &["4"], &["20"]),
+        // A handshake the kit refuses fails every statement that needs one: 6.3 alone.
+        (INTERCEPTOR, "providers-without-capability", &["6.3"], &["S-handshake"]),
+        (INTERCEPTOR, "notify-before-initialize", &["6"], &["S-barrier"]),
+        (INTERCEPTOR, "intercepts-in-every-state", &["6"], &["32"]),
+        (INTERCEPTOR, "allow-everywhere", &["7"], &["S-intercept"]),
+        (INTERCEPTOR, "subscribe-beyond-manifest", &["7"], &["50"]),
+        (INTERCEPTOR, "unlogged-narrowing", &["7"], &["50"]),
+        (INTERCEPTOR, "answer-events", &["8"], &["S-events"]),
+        (INTERCEPTOR, "read-first-page-twice", &["9"], &["S-content"]),
+        (INTERCEPTOR, "content-unverified", &["9"], &["59"]),
+        (INTERCEPTOR, "many-descriptors-accepted", &["9"], &["60"]),
+        (INTERCEPTOR, "prompt-without-ui", &["10"], &["S-ui"]),
+        // A prompt that does not decode fails its shape (69) and the UI gate's valid params.
+        (UI, "prompt-kind-slider", &["10"], &["S-ui", "69"]),
+    ];
+    for pair in limited.chunks(2) {
+        let runs = pair.iter().map(|(manifest, flaw, sections, expected)| {
+            let options = sections
+                .iter()
+                .fold(options.clone(), |o, section| o.only(*section))
+                .slow(expected.contains(&"19"));
+            python(&env, manifest, "sidecar.py", &["--flaw", flaw], options)
+        });
+        let reports = futures_util::future::join_all(runs).await;
+        for ((_, flaw, sections, expected), report) in pair.iter().zip(reports) {
+            assert_eq!(
+                report.failed_ids(),
+                expected.to_vec(),
+                "--flaw {flaw} (sections {sections:?}):\n{}",
                 failures(&report)
             );
         }
