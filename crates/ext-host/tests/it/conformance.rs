@@ -296,8 +296,14 @@ pub(crate) async fn each_flaw_fails_exactly_its_statements_in_their_sections() {
     // S-handshake's: a refused handshake fails every statement that needs one.) Item 19 is
     // slow (it runs with `--slow` only); its flaw fails it in a second.
     // (manifest, args of `sidecar.py`, sections, the statements it breaks)
+    type Case = (
+        &'static str,
+        &'static [&'static str],
+        &'static [&'static str],
+        &'static [&'static str],
+    );
     #[rustfmt::skip]
-    let limited: &[(&str, &[&str], &[&str], &[&str])] = &[
+    let limited: &[Case] = &[
         (INTERCEPTOR, &["--flaw", "frame-limit-one-short"], &["2.1"], &["1"]),
         (INTERCEPTOR, &["--flaw", "oversize-exits-zero"], &["2.1"], &["2"]),
         (INTERCEPTOR, &["--flaw", "duplicate-params-accepted"], &["4"], &["7"]),
