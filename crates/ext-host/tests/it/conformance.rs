@@ -176,6 +176,8 @@ pub(crate) async fn the_sdk_examples_pass_everything_applicable() {
 const INTERCEPTOR: &str = "reasonix-plugin.json";
 /// The Python fixture's provider manifest.
 const PROVIDER: &str = "providers.json";
+/// The Python fixture's interceptor manifest with capability `ui`.
+const UI: &str = "ui-plugin.json";
 
 /// A fixture `script` run with `ARGS` against the fixture manifest `manifest` (plus a marker).
 async fn python(
@@ -335,6 +337,73 @@ pub(crate) async fn each_broken_fixture_fails_exactly_what_it_breaks() {
                 report.failed_ids(),
                 expected.to_vec(),
                 "{program} {args:?}:\n{}",
+                failures(&report)
+            );
+        }
+    }
+}
+
+/// One flaw of the Python fixture (at least) for every checked statement the test above does
+/// not break, each failing exactly that statement (or a stated few). A test of its own, so that
+/// libtest runs it beside the one above.
+pub(crate) async fn each_flaw_fails_exactly_its_statements_in_their_sections() {
+    let env = Env::new();
+    // As above: 2 s per answer, two kits at a time.
+    let options = Options::new().reply_timeout(Duration::from_secs(2));
+    // A full run for each would take as long again as the test above, so each runs only the
+    // section its statements live in (`Options::only`; the top-level one where that adds no
+    // slow group): "exactly" means exactly within that section. (When they were added, a full run of each failed the same set, but for
+    // S-handshake's: a refused handshake fails every statement that needs one.) Item 19 is
+    // slow (it runs with `--slow` only); its flaw fails it in a second.
+    // (manifest, args of `sidecar.py`, sections, the statements it breaks)
+    type Case = (
+        &'static str,
+        &'static [&'static str],
+        &'static [&'static str],
+        &'static [&'static str],
+    );
+    #[rustfmt::skip]
+    let limited: &[Case] = &[
+        (INTERCEPTOR, &["--flaw", "frame-limit-one-short"], &["2.1"], &["1"]),
+        (INTERCEPTOR, &["--flaw", "oversize-exits-zero"], &["2.1"], &["2"]),
+        (INTERCEPTOR, &["--flaw", "duplicate-params-accepted"], &["4"], &["7"]),
+        (INTERCEPTOR, &["--flaw", "jsonrpc-unchecked"], &["2.3"], &["8"]),
+        (INTERCEPTOR, &["--flaw", "float-ids-accepted"], &["2.2"], &["9"]),
+        (INTERCEPTOR, &["--flaw", "reused-id-accepted"], &["2.3"], &["11"]),
+        (INTERCEPTOR, &["--flaw", "ui-params-checked-first"], &["10"], &["14"]),
+        (INTERCEPTOR, &["--flaw", "unknown-method-retryable"], &["3"], &["15"]),
+        (INTERCEPTOR, &["--flaw", "eight-callbacks-at-once"], &["2.4"], &["16"]),
+        (INTERCEPTOR, &["--flaw", "content-read-deadline-1s"], &["2.5"], &["19"]),
+        (INTERCEPTOR, &["--flaw", "unknown-members-accepted"], &["4"], &["20"]),
+        // A handshake the kit refuses fails every statement that needs one: 6.3 alone.
+        (INTERCEPTOR, &["--flaw", "providers-without-capability"], &["6.3"], &["S-handshake"]),
+        (INTERCEPTOR, &["--flaw", "notify-before-initialize"], &["6.4"], &["S-barrier"]),
+        (INTERCEPTOR, &["--flaw", "intercepts-in-every-state"], &["6.5"], &["32"]),
+        (INTERCEPTOR, &["--flaw", "allow-everywhere"], &["7"], &["S-intercept"]),
+        (INTERCEPTOR, &["--flaw", "subscribe-beyond-manifest"], &["7"], &["50"]),
+        (INTERCEPTOR, &["--flaw", "unlogged-narrowing"], &["7"], &["50"]),
+        (INTERCEPTOR, &["--flaw", "answer-events"], &["8"], &["S-events"]),
+        (INTERCEPTOR, &["--flaw", "read-first-page-twice"], &["9"], &["S-content"]),
+        (INTERCEPTOR, &["--flaw", "content-unverified"], &["9"], &["59"]),
+        (INTERCEPTOR, &["--flaw", "many-descriptors-accepted"], &["9"], &["60"]),
+        (INTERCEPTOR, &["--flaw", "prompt-without-ui"], &["10"], &["S-ui"]),
+        // A prompt that does not decode fails its shape (69) and the UI gate's valid params.
+        (UI, &["--flaw", "prompt-kind-slider"], &["10"], &["S-ui", "69"]),
+    ];
+    for pair in limited.chunks(2) {
+        let runs = pair.iter().map(|(manifest, args, sections, expected)| {
+            let options = sections
+                .iter()
+                .fold(options.clone(), |o, section| o.only(*section))
+                .slow(expected.contains(&"19"));
+            python(&env, manifest, "sidecar.py", args, options)
+        });
+        let reports = futures_util::future::join_all(runs).await;
+        for ((_, args, sections, expected), report) in pair.iter().zip(reports) {
+            assert_eq!(
+                report.failed_ids(),
+                expected.to_vec(),
+                "{args:?} (sections {sections:?}):\n{}",
                 failures(&report)
             );
         }

@@ -224,6 +224,7 @@ fn main() -> ExitCode {
         conformance::the_python_reference_sidecar_passes_everything_applicable,
         conformance::the_python_provider_fixture_passes_everything_applicable,
         conformance::each_broken_fixture_fails_exactly_what_it_breaks,
+        conformance::each_flaw_fails_exactly_its_statements_in_their_sections,
         conformance::a_run_stops_at_its_budget,
     ]);
     libtest_mimic::run(&args, trials).exit_code()
