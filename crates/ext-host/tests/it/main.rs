@@ -95,6 +95,11 @@ use std::time::Duration;
 
 use libtest_mimic::{Arguments, Failed, Trial};
 
+/// The overall deadline of one test: a guard against hangs, not a timing assertion. The
+/// longest tests (the conformance kit's fixture tables, several kit runs each) take about a
+/// minute on a quiet 2-core machine and more than two on a loaded one.
+const TEST_DEADLINE: Duration = Duration::from_secs(300);
+
 /// Each test gets its own runtime and an overall deadline.
 fn run<F: Future<Output = ()>>(test: impl FnOnce() -> F) -> Result<(), Failed> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -103,8 +108,8 @@ fn run<F: Future<Output = ()>>(test: impl FnOnce() -> F) -> Result<(), Failed> {
         .build()
         .expect("a runtime");
     runtime
-        .block_on(async { tokio::time::timeout(Duration::from_secs(150), test()).await })
-        .map_err(|_| Failed::from("the test did not finish within 150 s"))
+        .block_on(async { tokio::time::timeout(TEST_DEADLINE, test()).await })
+        .map_err(|_| Failed::from(format!("the test did not finish within {TEST_DEADLINE:?}")))
 }
 
 /// The same on a current-thread runtime, for tests that must keep the host's own tasks from
@@ -115,8 +120,8 @@ fn run_local<F: Future<Output = ()>>(test: impl FnOnce() -> F) -> Result<(), Fai
         .build()
         .expect("a runtime");
     runtime
-        .block_on(async { tokio::time::timeout(Duration::from_secs(150), test()).await })
-        .map_err(|_| Failed::from("the test did not finish within 150 s"))
+        .block_on(async { tokio::time::timeout(TEST_DEADLINE, test()).await })
+        .map_err(|_| Failed::from(format!("the test did not finish within {TEST_DEADLINE:?}")))
 }
 
 macro_rules! tests {
