@@ -10,7 +10,8 @@ use serde_json::{Value, json};
 
 use crate::constants::PLUGIN_PROVIDER_REF_PREFIX;
 use crate::decode::{
-    Bool, Dto, Enum, Fields, List, NonBlank, Number, Obj, Seg, Str, Uint, missing, rule, unique_by,
+    Bool, Dto, Enum, Fields, List, NonBlank, Number, Obj, OnePassText, Seg, Str, Uint, missing,
+    one_pass, rule, unique_by,
 };
 use crate::error::Error;
 use crate::model::{ProviderRequest, ProviderToolCall, ProviderUsage};
@@ -245,6 +246,10 @@ pub struct StreamChunkParams {
 impl Dto for StreamChunkParams {
     const NAME: &'static str = "StreamChunkParams";
 
+    fn decode_one_pass(text: OnePassText<'_>) -> Option<Self> {
+        one_pass(text)
+    }
+
     fn describe(f: &mut Fields<'_>) -> Result<Self, Error> {
         Ok(StreamChunkParams {
             stream_id: f.req("streamId", Str)?,
@@ -272,6 +277,10 @@ pub struct StreamEndParams {
 
 impl Dto for StreamEndParams {
     const NAME: &'static str = "StreamEndParams";
+
+    fn decode_one_pass(text: OnePassText<'_>) -> Option<Self> {
+        one_pass(text)
+    }
 
     fn describe(f: &mut Fields<'_>) -> Result<Self, Error> {
         Ok(StreamEndParams {
@@ -370,7 +379,8 @@ impl ProviderChunk {
         }
     }
 
-    fn check(&self, at: &Seg<'_>) -> Result<(), Error> {
+    /// The type-level rules (§14.3): the type's required member, `error` only in `error`.
+    pub(crate) fn check(&self, at: &Seg<'_>) -> Result<(), Error> {
         let present = match self.kind {
             ChunkType::Text | ChunkType::Reasoning => !self.text.is_empty(),
             ChunkType::ToolCallStart | ChunkType::ToolCall => self.tool_call.is_some(),
