@@ -179,7 +179,7 @@ pub(super) async fn ping(host: &McpHost, out: &Out) -> anyhow::Result<()> {
 
 /// A namespaced name, or a server-local name that is unambiguous among the selected servers.
 /// `known` yields (namespaced, server-local) pairs.
-fn resolve(
+pub(crate) fn resolve(
     known: impl IntoIterator<Item = (String, String)>,
     wanted: &str,
     what: &str,
@@ -217,7 +217,7 @@ fn resolve(
 }
 
 /// One JSON object, or key=value pairs whose values are JSON when they parse as JSON.
-fn parse_arguments(args: &[String]) -> anyhow::Result<Value> {
+pub(crate) fn parse_arguments(args: &[String]) -> anyhow::Result<Value> {
     match args {
         [] => Ok(json!({})),
         [one] if one.trim_start().starts_with('{') => {
