@@ -16,6 +16,8 @@ mod out;
 mod plugin_cmd;
 mod run;
 mod safe;
+#[allow(dead_code, reason = "`mcp call` and `/call` use it next")]
+mod schema_args;
 mod stream_out;
 
 use std::io::IsTerminal;
