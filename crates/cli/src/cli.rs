@@ -142,6 +142,10 @@ pub(crate) struct BuiltinArgs {
     /// With --slow-model: write `cancelled` to this file when the host cancels a stream.
     #[arg(long, value_name = "FILE", requires = "slow_model")]
     pub(crate) cancel_mark: Option<PathBuf>,
+    /// Once ready, publish this many status updates to one surface as fast as the host takes
+    /// them (sidecar only; for the test that `run` coalesces a flood).
+    #[arg(long, value_name = "N")]
+    pub(crate) flood: Option<u64>,
 }
 
 /// A `--dialect` value.

@@ -441,14 +441,22 @@ impl Repl<'_> {
     /// is an error once its report is printed.
     async fn call(&self, tool: &str, args: CallArgs) -> anyhow::Result<()> {
         let out = &self.out;
-        let name = {
+        let (name, schema) = {
             let snapshot = self.mcp.snapshot();
             let known = snapshot.tools().map(|t| (t.name, t.item.name.clone()));
-            crate::mcp_cmd::request::resolve(known, tool, "tool")?
+            let name = crate::mcp_cmd::request::resolve(known, tool, "tool")?;
+            let schema = (snapshot.tools())
+                .find(|t| t.name == name)
+                .map(|t| t.item.input_schema.to_value())
+                .unwrap_or(Value::Bool(true));
+            (name, schema)
         };
         let arguments = match args {
             CallArgs::Json(value) => value,
-            CallArgs::Pairs(words) => crate::mcp_cmd::request::parse_arguments(&words)?,
+            CallArgs::Pairs(words) => {
+                let pairs = crate::schema_args::split_pairs(&words)?;
+                Value::Object(crate::schema_args::arguments(&schema, &pairs)?)
+            }
         };
         let policy = if self.allow_tools {
             sidewire_agent::ToolPolicy::AllowAll
