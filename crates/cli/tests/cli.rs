@@ -394,7 +394,7 @@ fn interrupt_once_shown(
     let shown = seen_rx.recv_timeout(Duration::from_secs(30));
     let sent = Instant::now();
     send("INT", child.id());
-    let stdin = if then_close_stdin { None } else { Some(stdin) };
+    let stdin = (!then_close_stdin).then_some(stdin);
     let code = exit_code(&mut child, "SIGINT");
     let took = sent.elapsed();
     drop(stdin);
@@ -518,7 +518,12 @@ fn run_with_a_model_turns_input_into_an_answer_through_a_tool_call() {
     assert_eq!(call["report"]["tool"], "mcp__demo__add");
     assert_eq!(call["report"]["result"]["content"][0], "42");
     assert_eq!(call["report"]["permission"]["permission"], "allow");
-    let turn = events.last().unwrap();
+    // The turn's end is its last event (the session's own, such as the surfaces going away
+    // at shutdown, may follow).
+    let turn = events.iter().rfind(|e| e["event"].as_str().is_some_and(|kind| {
+        ["hook", "request", "chunk", "response", "toolCall", "turn"].contains(&kind)
+    }));
+    let turn = turn.unwrap();
     assert_eq!(turn["event"], "turn");
     assert_eq!(turn["answer"], "The tool said: 42.");
     assert_eq!(turn["rounds"], 2);

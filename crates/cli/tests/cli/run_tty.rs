@@ -176,6 +176,56 @@ fn on_a_terminal_ctrl_c_cancels_the_call_in_flight_and_the_session_goes_on() {
     assert!(!text.contains("> never sent"), "{text}");
 }
 
+/// Waits (10 s at most) until the file at `path` holds a line starting with `prefix`.
+fn wait_for_line(path: &Path, prefix: &str) -> String {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        let text = std::fs::read_to_string(path).unwrap_or_default();
+        if text.lines().any(|l| l.starts_with(prefix)) || Instant::now() > deadline {
+            return text;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn on_a_terminal_ctrl_c_tells_the_server_the_call_is_cancelled() {
+    if Command::new("python3").arg("--version").output().is_err() {
+        eprintln!("SKIPPED: python3 is not installed");
+        return;
+    }
+    let home = home();
+    let mark = home.path().join("server-saw");
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/hanging_server.py");
+    let config = home.path().join("mcp.json");
+    std::fs::write(
+        &config,
+        json!({"mcpServers": {"py": {"command": "python3", "args": [fixture, mark]}}}).to_string(),
+    )
+    .unwrap();
+    let mut pty = Pty::start(home.path(), &["run", "--config", config.to_str().unwrap()]);
+    pty.wait_for("sidewire> ");
+    // The tool never answers: only Ctrl-C ends the call.
+    pty.keys("/call hang\r");
+    let calls = wait_for_line(&mark, "call ");
+    let id = calls
+        .lines()
+        .find_map(|l| l.strip_prefix("call "))
+        .unwrap_or_else(|| panic!("the call never reached the server: {calls}"))
+        .to_owned();
+    pty.keys(CTRL_C);
+    pty.wait_for("cancelled");
+    pty.wait_for("sidewire> ");
+    pty.keys(CTRL_D);
+    let (code, text) = pty.finish();
+    assert_eq!(code, Some(0), "{text}");
+    let saw = wait_for_line(&mark, "cancelled ");
+    assert!(
+        saw.lines().any(|l| l == format!("cancelled {id}")),
+        "{saw}"
+    );
+}
+
 #[test]
 fn json_run_prints_one_event_per_outcome_and_nothing_else() {
     let home = home();
