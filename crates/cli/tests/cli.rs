@@ -520,9 +520,11 @@ fn run_with_a_model_turns_input_into_an_answer_through_a_tool_call() {
     assert_eq!(call["report"]["permission"]["permission"], "allow");
     // The turn's end is its last event (the session's own, such as the surfaces going away
     // at shutdown, may follow).
-    let turn = events.iter().rfind(|e| e["event"].as_str().is_some_and(|kind| {
-        ["hook", "request", "chunk", "response", "toolCall", "turn"].contains(&kind)
-    }));
+    let turn = events.iter().rfind(|e| {
+        e["event"].as_str().is_some_and(|kind| {
+            ["hook", "request", "chunk", "response", "toolCall", "turn"].contains(&kind)
+        })
+    });
     let turn = turn.unwrap();
     assert_eq!(turn["event"], "turn");
     assert_eq!(turn["answer"], "The tool said: 42.");

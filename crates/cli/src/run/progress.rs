@@ -41,7 +41,7 @@ pub(super) enum CallProgress {
     Json {
         out: Out,
         tool: String,
-        last: Arc<Mutex<Option<Instant>>>,
+        throttle: Arc<Throttle>,
     },
     /// Nothing.
     Off,
@@ -55,7 +55,7 @@ impl CallProgress {
             return CallProgress::Json {
                 out: *out,
                 tool: tool.to_owned(),
-                last: Arc::default(),
+                throttle: Arc::new(Throttle::new(JSON_PROGRESS_PER_SECOND)),
             };
         }
         if !terminal {
@@ -102,17 +102,15 @@ impl CallProgress {
                     bar.set_message(safe::line(&message).into_owned());
                 })
             }
-            CallProgress::Json { out, tool, last } => {
-                let (out, tool, last) = (*out, tool.clone(), Arc::clone(last));
-                let every = Duration::from_secs(1) / JSON_PROGRESS_PER_SECOND;
+            CallProgress::Json {
+                out,
+                tool,
+                throttle,
+            } => {
+                let (out, tool, throttle) = (*out, tool.clone(), Arc::clone(throttle));
                 options.on_progress(move |p| {
-                    let now = Instant::now();
-                    {
-                        let mut last = crate::lock(&last);
-                        if last.is_some_and(|at| now.duration_since(at) < every) {
-                            return;
-                        }
-                        *last = Some(now);
+                    if !throttle.allow(Instant::now()) {
+                        return;
                     }
                     out.json_line(&json!({
                         "event": "progress",
@@ -128,11 +126,54 @@ impl CallProgress {
     }
 }
 
+/// Lets through at most `per_second` events a second: one, then none until `1/per_second`
+/// has passed.
+#[derive(Debug)]
+pub(super) struct Throttle {
+    every: Duration,
+    last: Mutex<Option<Instant>>,
+}
+
+impl Throttle {
+    pub(super) fn new(per_second: u32) -> Throttle {
+        Throttle {
+            every: Duration::from_secs(1) / per_second.max(1),
+            last: Mutex::new(None),
+        }
+    }
+
+    /// Whether an event at `now` goes through.
+    pub(super) fn allow(&self, now: Instant) -> bool {
+        let mut last = crate::lock(&self.last);
+        if last.is_some_and(|at| now.saturating_duration_since(at) < self.every) {
+            return false;
+        }
+        *last = Some(now);
+        true
+    }
+}
+
 impl Drop for CallProgress {
     fn drop(&mut self) {
         if let CallProgress::Bar(bar) = self {
             bar.finish_and_clear();
             *crate::lock(&SHOWN) = None;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_throttle_lets_through_at_most_its_rate() {
+        let throttle = Throttle::new(JSON_PROGRESS_PER_SECOND);
+        let start = Instant::now();
+        // A thousand events over one second (one a millisecond): ten go through.
+        let passed = (0..1000)
+            .filter(|ms| throttle.allow(start + Duration::from_millis(*ms)))
+            .count();
+        assert_eq!(passed, 10);
     }
 }
