@@ -76,7 +76,9 @@ pub(crate) enum Command {
     Ext(ExtCommand),
     /// The interactive host: boots the installed extensions and the configured MCP servers,
     /// then reads lines (text goes through input.receive, or with --model runs an agent turn;
-    /// /tools, /call, /ui, /reload, /quit).
+    /// /help lists the commands). On a terminal: a line editor with history and Tab
+    /// completion; Ctrl-C cancels the call in flight, Ctrl-D leaves. With --json: one JSON
+    /// object per event.
     Run {
         /// The MCP config file, in any dialect `sidewire mcp --config` takes (default:
         /// ./.mcp.json when present).
