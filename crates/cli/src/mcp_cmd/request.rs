@@ -217,7 +217,7 @@ pub(crate) fn resolve(
 }
 
 /// One JSON object, or key=value pairs whose values are JSON when they parse as JSON.
-pub(crate) fn parse_arguments(args: &[String]) -> anyhow::Result<Value> {
+fn parse_arguments(args: &[String]) -> anyhow::Result<Value> {
     match args {
         [] => Ok(json!({})),
         [one] if one.trim_start().starts_with('{') => {
