@@ -101,6 +101,7 @@ impl Provider for SlowModel {
 /// The built-in extension.
 pub(crate) fn extension(args: &BuiltinArgs) -> Extension {
     let hostile = args.hostile;
+    let flood = args.flood.unwrap_or(0);
     // The host sets `REASONIX_PLUGIN_NAME` to the installed id, which is the ref's prefix.
     let model = samples::ScriptedModel::from_env(SIDECAR_NAME);
     let extension = Extension::new(SIDECAR_NAME, env!("CARGO_PKG_VERSION"));
@@ -167,6 +168,13 @@ pub(crate) fn extension(args: &BuiltinArgs) -> Extension {
                 }],
             };
             host.publish(FORM_SURFACE, form).await?;
+            for n in 1..=flood {
+                let status = StatusPayload {
+                    label: format!("flood {n} of {flood}"),
+                    ..StatusPayload::default()
+                };
+                host.publish(FLOOD_SURFACE, status).await?;
+            }
             Ok(())
         })
         .on_submit(|host, params| async move {
@@ -206,6 +214,9 @@ pub(crate) fn extension(args: &BuiltinArgs) -> Extension {
             })
         })
 }
+
+/// The surface the `--flood` mode publishes to.
+pub(crate) const FLOOD_SURFACE: &str = "demo-flood";
 
 /// The built-in extension's form surface.
 pub(crate) const FORM_SURFACE: &str = "demo-form";

@@ -76,7 +76,9 @@ pub(crate) enum Command {
     Ext(ExtCommand),
     /// The interactive host: boots the installed extensions and the configured MCP servers,
     /// then reads lines (text goes through input.receive, or with --model runs an agent turn;
-    /// /tools, /call, /ui, /reload, /quit).
+    /// /help lists the commands). On a terminal: a line editor with history and Tab
+    /// completion; Ctrl-C cancels the call in flight, Ctrl-D leaves. With --json: one JSON
+    /// object per event.
     Run {
         /// The MCP config file, in any dialect `sidewire mcp --config` takes (default:
         /// ./.mcp.json when present).
@@ -142,6 +144,10 @@ pub(crate) struct BuiltinArgs {
     /// With --slow-model: write `cancelled` to this file when the host cancels a stream.
     #[arg(long, value_name = "FILE", requires = "slow_model")]
     pub(crate) cancel_mark: Option<PathBuf>,
+    /// Once ready, publish this many status updates to one surface as fast as the host takes
+    /// them (sidecar only; for the test that `run` coalesces a flood).
+    #[arg(long, value_name = "N")]
+    pub(crate) flood: Option<u64>,
 }
 
 /// A `--dialect` value.

@@ -474,7 +474,7 @@ pub(crate) async fn chained_tool_call(
 }
 
 /// The error a stopped call of `tool` fails with.
-fn stop_error(stop: ToolStop, tool: &str) -> anyhow::Error {
+pub(crate) fn stop_error(stop: ToolStop, tool: &str) -> anyhow::Error {
     match stop {
         ToolStop::Blocked {
             point,

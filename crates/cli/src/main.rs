@@ -16,6 +16,8 @@ mod out;
 mod plugin_cmd;
 mod run;
 mod safe;
+#[allow(dead_code, reason = "`mcp call` and `/call` use it next")]
+mod schema_args;
 mod stream_out;
 
 use std::io::IsTerminal;
@@ -79,10 +81,19 @@ fn main() -> ExitCode {
         }
     };
     let graceful = winds_down(&cli.command);
+    let owns_ctrl_c = matches!(cli.command, Command::Run { .. });
+    let verbose = cli.verbose > 0;
     let code = runtime.block_on(async {
         let mut signals = EndingSignals::install();
+        // `run` gives Ctrl-C its own meaning (cancel the call in flight); SIGTERM and SIGHUP
+        // still end it here.
+        let ctrl_c = CtrlC(if owns_ctrl_c {
+            signals.interrupt.take()
+        } else {
+            None
+        });
         let (interrupt, interrupted) = Interrupted::channel();
-        let work = run(cli.command, &out, interrupted);
+        let work = run(cli.command, &out, interrupted, ctrl_c, verbose);
         tokio::pin!(work);
         tokio::select! {
             result = &mut work => exit_code(&out, result),
@@ -129,7 +140,7 @@ const GRACE: std::time::Duration = std::time::Duration::from_secs(5);
 fn winds_down(command: &Command) -> bool {
     matches!(
         command,
-        Command::Ext(cli::ExtCommand::Complete { .. }) | Command::Run { model: Some(_), .. }
+        Command::Ext(cli::ExtCommand::Complete { .. }) | Command::Run { .. }
     )
 }
 
@@ -137,12 +148,47 @@ fn exit_code(out: &Out, result: anyhow::Result<()>) -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(err) if err.is::<Reported>() => ExitCode::FAILURE,
+        Err(err) if err.is::<EndedByCtrlC>() => {
+            out.note(format!("interrupted ({})", Ending::Interrupt.name()));
+            ExitCode::from(Ending::Interrupt.exit_code())
+        }
         Err(err) => {
             out.error(&err);
             ExitCode::FAILURE
         }
     }
 }
+
+/// SIGINT, handed to a command that gives Ctrl-C its own meaning (`run`: the first cancels the
+/// call in flight). Its handler was installed with the others, before any child started.
+#[derive(Debug)]
+pub(crate) struct CtrlC(Option<tokio::signal::unix::Signal>);
+
+impl CtrlC {
+    /// Waits for the next SIGINT (never returns when it is not watched).
+    ///
+    /// Cancel safety: cancel safe (a signal that arrives while it is not polled stays pending).
+    pub(crate) async fn recv(&mut self) {
+        match self.0.as_mut() {
+            Some(signal) => {
+                signal.recv().await;
+            }
+            None => std::future::pending().await,
+        }
+    }
+}
+
+/// A command that owns Ctrl-C ended on it: exit as the shell expects after SIGINT (130).
+#[derive(Debug)]
+pub(crate) struct EndedByCtrlC;
+
+impl std::fmt::Display for EndedByCtrlC {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("interrupted (SIGINT)")
+    }
+}
+
+impl std::error::Error for EndedByCtrlC {}
 
 /// Tells a command that winds down that an ending signal arrived (the sender side).
 struct Interrupt(tokio::sync::watch::Sender<bool>);
@@ -247,7 +293,13 @@ impl EndingSignals {
     }
 }
 
-async fn run(command: Command, out: &Out, interrupted: Interrupted) -> anyhow::Result<()> {
+async fn run(
+    command: Command,
+    out: &Out,
+    interrupted: Interrupted,
+    ctrl_c: CtrlC,
+    verbose: bool,
+) -> anyhow::Result<()> {
     match command {
         Command::Mcp(args) => mcp_cmd::run(args, out).await,
         Command::Plugin(command) => plugin_cmd::run(command, out),
@@ -259,12 +311,16 @@ async fn run(command: Command, out: &Out, interrupted: Interrupted) -> anyhow::R
             model,
             max_rounds,
         } => {
-            let agent = model.map(|model| run::AgentMode {
-                model,
-                max_rounds,
+            let agent = model.map(|model| run::AgentMode { model, max_rounds });
+            let options = run::Options {
+                config,
+                allow_tools,
+                agent,
+                verbose,
                 interrupted,
-            });
-            run::run(config, allow_tools, agent, out).await
+                ctrl_c,
+            };
+            run::run(options, out).await
         }
         Command::Completions { .. } | Command::BuiltinSidecar(_) | Command::BuiltinMcpServer(_) => {
             unreachable!("handled before the runtime starts")

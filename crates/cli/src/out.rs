@@ -7,8 +7,32 @@
 //! stops a peer's newline from faking a line of ours. JSON is written by [`safe::json`].
 
 use std::io::{IsTerminal, Write};
+use std::sync::OnceLock;
 
 use crate::safe;
+
+/// Where terminal text goes instead of stdout and stderr while `run`'s line editor owns the
+/// terminal: printed above the prompt, which is then drawn again (set once, by `run` on a
+/// terminal; never with `--json`).
+type Route = Box<dyn Fn(&str) + Send + Sync>;
+static TERMINAL: OnceLock<Route> = OnceLock::new();
+
+/// Sends every later line of text (stdout's and stderr's, already escaped, newline included)
+/// through `route`. Only the first call has an effect.
+pub(crate) fn route_terminal(route: impl Fn(&str) + Send + Sync + 'static) {
+    let _ = TERMINAL.set(Box::new(route));
+}
+
+/// Writes `text` through the route, if one is set; returns whether it did.
+fn routed(text: &str) -> bool {
+    match TERMINAL.get() {
+        Some(route) => {
+            route(text);
+            true
+        }
+        None => false,
+    }
+}
 
 /// Where and how results are printed.
 #[derive(Debug, Clone, Copy)]
@@ -27,8 +51,10 @@ impl Out {
     /// A line of human output (ignored with `--json`).
     pub(crate) fn line(&self, text: impl AsRef<str>) {
         if !self.json {
-            let mut stdout = std::io::stdout().lock();
-            let _ = writeln!(stdout, "{}", safe::controls(text.as_ref()));
+            let text = format!("{}\n", safe::controls(text.as_ref()));
+            if !routed(&text) {
+                let _ = std::io::stdout().lock().write_all(text.as_bytes());
+            }
         }
     }
 
@@ -95,20 +121,18 @@ impl Out {
 
     /// A note on stderr.
     pub(crate) fn note(&self, text: impl AsRef<str>) {
-        let _ = writeln!(
-            std::io::stderr().lock(),
-            "{}",
-            safe::controls(text.as_ref())
-        );
+        let text = format!("{}\n", safe::controls(text.as_ref()));
+        if !routed(&text) {
+            let _ = std::io::stderr().lock().write_all(text.as_bytes());
+        }
     }
 
     /// An error on stderr, with its causes, each escaped (they carry peer text: HTTP bodies,
     /// stderr tails, reasons).
     pub(crate) fn error(&self, err: &anyhow::Error) {
-        let _ = writeln!(
-            std::io::stderr().lock(),
-            "error: {}",
-            safe::error_chain(err)
-        );
+        let text = format!("error: {}\n", safe::error_chain(err));
+        if !routed(&text) {
+            let _ = std::io::stderr().lock().write_all(text.as_bytes());
+        }
     }
 }

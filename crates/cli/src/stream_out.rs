@@ -194,7 +194,7 @@ impl<'a> TurnPrinter<'a> {
 }
 
 /// One line for a tool call: what was called, the permission, and the result or why not.
-fn compact_tool_call(report: &ToolCallReport) -> String {
+pub(crate) fn compact_tool_call(report: &ToolCallReport) -> String {
     let permission = match (&report.policy, &report.permission) {
         (Some(policy), Some(outcome)) => {
             let by = outcome

@@ -344,13 +344,15 @@ fn install_slow_model(home: &Path) -> PathBuf {
     mark
 }
 
-/// Runs `sidewire args` (stdin `input`, kept open), sends SIGINT once stdout shows `needle`,
-/// and returns the exit code, stdout, stderr and how long the exit took after the signal.
+/// Runs `sidewire args` (stdin `input`, kept open), sends SIGINT once stdout shows `needle`
+/// (then closes stdin when `then_close_stdin`), and returns the exit code, stdout, stderr and
+/// how long the exit took after the signal.
 fn interrupt_once_shown(
     home: &Path,
     args: &[&str],
     input: &str,
     needle: &'static str,
+    then_close_stdin: bool,
 ) -> (Option<i32>, String, String, Duration) {
     let mut child = Command::new(EXE)
         .args(args)
@@ -392,6 +394,7 @@ fn interrupt_once_shown(
     let shown = seen_rx.recv_timeout(Duration::from_secs(30));
     let sent = Instant::now();
     send("INT", child.id());
+    let stdin = (!then_close_stdin).then_some(stdin);
     let code = exit_code(&mut child, "SIGINT");
     let took = sent.elapsed();
     drop(stdin);
@@ -424,6 +427,7 @@ fn ctrl_c_cancels_a_streaming_completion_and_the_sidecar_sees_the_cancel() {
         &["ext", "complete", "--provider", SCRIPTED, &words],
         "",
         "You said:",
+        false,
     );
     assert_eq!(code, Some(130), "{text}\n{errors}");
     assert!(errors.contains("the stream was cancelled"), "{errors}");
@@ -439,14 +443,17 @@ fn ctrl_c_during_a_turn_of_run_with_a_model_cancels_its_stream_on_the_sidecar() 
     let home = home();
     let mark = install_slow_model(home.path());
     let words = vec!["word"; 40].join(" ");
+    // Ctrl-C cancels the turn, not the session: it then ends at the end of its input.
     let (code, text, errors, took) = interrupt_once_shown(
         home.path(),
         &["run", "--model", SCRIPTED],
         &format!("{words}\n"),
         "You said:",
+        true,
     );
-    assert_eq!(code, Some(130), "{text}\n{errors}");
-    assert!(errors.contains("interrupted (SIGINT)"), "{errors}");
+    assert_eq!(code, Some(0), "{text}\n{errors}");
+    assert!(errors.contains("cancelled"), "{errors}");
+    assert!(!errors.contains("interrupted (SIGINT)"), "{errors}");
     let answer = text.split("You said:").nth(1).unwrap_or_default();
     assert!(answer.matches("word").count() < 30, "{text}");
     assert!(took < Duration::from_secs(7), "{took:?}");
@@ -511,7 +518,14 @@ fn run_with_a_model_turns_input_into_an_answer_through_a_tool_call() {
     assert_eq!(call["report"]["tool"], "mcp__demo__add");
     assert_eq!(call["report"]["result"]["content"][0], "42");
     assert_eq!(call["report"]["permission"]["permission"], "allow");
-    let turn = events.last().unwrap();
+    // The turn's end is its last event (the session's own, such as the surfaces going away
+    // at shutdown, may follow).
+    let turn = events.iter().rfind(|e| {
+        e["event"].as_str().is_some_and(|kind| {
+            ["hook", "request", "chunk", "response", "toolCall", "turn"].contains(&kind)
+        })
+    });
+    let turn = turn.unwrap();
     assert_eq!(turn["event"], "turn");
     assert_eq!(turn["answer"], "The tool said: 42.");
     assert_eq!(turn["rounds"], 2);
@@ -928,9 +942,10 @@ fn run_is_scriptable_through_stdin() {
     )
     .unwrap();
     let script = "starter: hi there\nplain text\n/tools\n/call mcp__demo__echo {\"text\":\"echoed\"}\n/submit sidewire-demo:demo-form name=Bob\n/ui\n/nope:x\n/reload\n/quit\n";
+    // `-v`: each call's whole report (the chains' decisions), not one line.
     let out = run_with_input(
         home.path(),
-        &["run", "--config", config.to_str().unwrap()],
+        &["-v", "run", "--config", config.to_str().unwrap()],
         script,
     );
     let text = stdout(&out);
@@ -970,7 +985,7 @@ fn an_override_whose_audit_record_cannot_be_written_runs_no_tool() {
     let script = "/call mcp__demo__echo {\"text\":\"echoed\"}\n/call mcp__demo__echo {\"text\":\"echoed\"}\n/quit\n";
     let out = run_with_input(
         home.path(),
-        &["run", "--config", config.to_str().unwrap()],
+        &["-v", "run", "--config", config.to_str().unwrap()],
         script,
     );
     let (text, errors) = (stdout(&out), stderr(&out));
@@ -1439,6 +1454,9 @@ fn mcp_url_talks_streamable_http_to_the_python_peer() {
     assert!(listed, "{}\n{}", stdout(&out), stderr(&out));
     assert!(out2.status.success(), "{}", stderr(&out2));
 }
+
+#[path = "cli/run_tty.rs"]
+mod run_tty;
 
 /// Runs `sidewire run` on a pseudo-terminal (through `script`, which the base system has), so
 /// it prompts; `steps` are (text to wait for on the terminal, line to type then).

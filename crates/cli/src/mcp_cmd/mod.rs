@@ -12,7 +12,7 @@
 mod auth;
 pub(crate) mod config;
 mod list;
-mod request;
+pub(crate) mod request;
 
 use std::time::Duration;
 

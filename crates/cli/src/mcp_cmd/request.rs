@@ -179,7 +179,7 @@ pub(super) async fn ping(host: &McpHost, out: &Out) -> anyhow::Result<()> {
 
 /// A namespaced name, or a server-local name that is unambiguous among the selected servers.
 /// `known` yields (namespaced, server-local) pairs.
-fn resolve(
+pub(crate) fn resolve(
     known: impl IntoIterator<Item = (String, String)>,
     wanted: &str,
     what: &str,

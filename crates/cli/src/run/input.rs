@@ -1,0 +1,345 @@
+//! Where `run`'s lines come from: on a terminal, a line editor (`rustyline`) on a thread of
+//! its own, with a prompt, history kept in `$SIDEWIRE_HOME/run_history`, and completion of
+//! commands, tool names and prompt names; otherwise (a pipe, a script, `--json`) stdin read line
+//! by line, as before.
+//!
+//! The editor's thread reads only when asked ([`Input::read`]): between reads the terminal is
+//! in its own mode, so Ctrl-C during a call is a SIGINT that cancels the call. While it reads,
+//! Ctrl-C on a non-empty line clears it, and on an empty one is [`Read::Interrupted`] (the loop
+//! quits on the second in a row). Output meanwhile goes through the editor's printer (see
+//! [`crate::out::route_terminal`]), above the prompt, which is drawn again under it.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+
+use rustyline::completion::{Completer, Pair};
+use rustyline::error::ReadlineError;
+use rustyline::highlight::Highlighter;
+use rustyline::hint::Hinter;
+use rustyline::history::FileHistory;
+use rustyline::validate::Validator;
+use rustyline::{
+    Cmd, ConditionalEventHandler, Config, Editor, Event, EventContext, EventHandler, KeyEvent,
+    Movement, RepeatCount,
+};
+use tokio::io::AsyncBufReadExt as _;
+
+use super::command::COMMANDS;
+
+/// How many lines the history keeps (in memory and in its file).
+pub(super) const HISTORY_LINES: usize = 1000;
+
+/// The prompt.
+const PROMPT: &str = "sidewire> ";
+
+/// What one read gave.
+#[derive(Debug, PartialEq)]
+pub(super) enum Read {
+    /// A line (without its newline).
+    Line(String),
+    /// Ctrl-C at an empty prompt.
+    Interrupted,
+    /// Ctrl-D at an empty prompt, or the end of stdin.
+    Eof,
+}
+
+/// The names the completion offers, refreshed by the loop before each read. A copy of the
+/// hosts' listings, which are bounded (tools and prompts per server, actions per plugin).
+#[derive(Debug, Default)]
+pub(super) struct Names {
+    /// Tool names after `/call`: each namespaced name, and each tool's own name.
+    pub(super) tools: Vec<String>,
+    /// `/SERVER:PROMPT` and `/PLUGIN:ACTION` commands, with their `/`.
+    pub(super) items: Vec<String>,
+}
+
+/// The source of lines.
+#[derive(Debug)]
+pub(super) enum Input {
+    /// The line editor on a terminal.
+    Editor(EditorThread),
+    /// Stdin, line by line.
+    Lines(tokio::io::Lines<tokio::io::BufReader<tokio::io::Stdin>>),
+}
+
+impl Input {
+    /// Stdin read line by line.
+    pub(super) fn lines() -> Input {
+        Input::Lines(tokio::io::BufReader::new(tokio::io::stdin()).lines())
+    }
+
+    /// The next line.
+    ///
+    /// Cancel safety: cancel safe. For the editor, a read cancelled while the user types is
+    /// left to finish; its line is then dropped (the loop only cancels a read as it ends).
+    pub(super) async fn read(&mut self) -> anyhow::Result<Read> {
+        match self {
+            Input::Editor(editor) => editor.read().await,
+            Input::Lines(lines) => Ok(match lines.next_line().await? {
+                Some(line) => Read::Line(line),
+                None => Read::Eof,
+            }),
+        }
+    }
+
+    /// Keeps `line` in the history (on a terminal; a no-op otherwise). Lines that answer a
+    /// plugin's prompt are not kept: they may be secrets.
+    pub(super) fn remember(&self, line: &str) {
+        if let Input::Editor(editor) = self {
+            let _ = editor.requests.send(Request::Remember(line.to_owned()));
+        }
+    }
+}
+
+/// What the loop asks of the editor's thread.
+#[derive(Debug)]
+enum Request {
+    /// Read a line.
+    Read,
+    /// Add a line to the history and its file.
+    Remember(String),
+}
+
+/// The line editor's thread and the channels to it.
+#[derive(Debug)]
+pub(super) struct EditorThread {
+    requests: std::sync::mpsc::Sender<Request>,
+    /// One reply per [`Request::Read`].
+    replies: tokio::sync::mpsc::Receiver<Result<Read, ReadlineError>>,
+    /// A read was asked for and its reply has not been taken yet.
+    waiting: bool,
+}
+
+impl EditorThread {
+    /// Starts the editor on stdin and stdout (both terminals), with the history in `history`
+    /// (read now; written line by line) and completion from `names`. Everything printed from
+    /// now on goes through its printer.
+    pub(super) fn start(
+        history: PathBuf,
+        names: Arc<Mutex<Names>>,
+    ) -> anyhow::Result<EditorThread> {
+        let config = Config::builder()
+            .max_history_size(HISTORY_LINES)?
+            .history_ignore_dups(true)?
+            .history_ignore_space(true)
+            .auto_add_history(false)
+            .completion_type(rustyline::CompletionType::List)
+            .build();
+        let mut editor: Editor<Helper, FileHistory> = Editor::with_config(config)?;
+        editor.set_helper(Some(Helper { names }));
+        editor.bind_sequence(
+            KeyEvent::ctrl('C'),
+            EventHandler::Conditional(Box::new(CtrlCKey)),
+        );
+        // A missing file is a first run; an unreadable one only loses the history.
+        if let Err(err) = editor.load_history(&history)
+            && !matches!(&err, ReadlineError::Io(io) if io.kind() == std::io::ErrorKind::NotFound)
+        {
+            tracing::debug!("cannot read the history {}: {err}", history.display());
+        }
+        let printer = Mutex::new(editor.create_external_printer()?);
+        crate::out::route_terminal(move |text| {
+            use rustyline::ExternalPrinter as _;
+            super::progress::suspend(|| {
+                let _ = crate::lock(&printer).print(text.to_owned());
+            });
+        });
+        let (requests, requested) = std::sync::mpsc::channel::<Request>();
+        let (reply, replies) = tokio::sync::mpsc::channel(1);
+        std::thread::Builder::new()
+            .name("sidewire-line-editor".to_owned())
+            .spawn(move || {
+                while let Ok(request) = requested.recv() {
+                    match request {
+                        Request::Read => {
+                            let read = match editor.readline(PROMPT) {
+                                Ok(line) => Ok(Read::Line(line)),
+                                Err(ReadlineError::Interrupted) => Ok(Read::Interrupted),
+                                Err(ReadlineError::Eof) => Ok(Read::Eof),
+                                Err(err) => Err(err),
+                            };
+                            if reply.blocking_send(read).is_err() {
+                                break;
+                            }
+                        }
+                        Request::Remember(line) => {
+                            if editor.add_history_entry(line).unwrap_or(false)
+                                && let Err(err) = editor.append_history(&history)
+                            {
+                                tracing::debug!(
+                                    "cannot write the history {}: {err}",
+                                    history.display()
+                                );
+                            }
+                        }
+                    }
+                }
+            })?;
+        Ok(EditorThread {
+            requests,
+            replies,
+            waiting: false,
+        })
+    }
+
+    async fn read(&mut self) -> anyhow::Result<Read> {
+        if !self.waiting {
+            self.requests
+                .send(Request::Read)
+                .map_err(|_| anyhow::anyhow!("the line editor stopped"))?;
+            self.waiting = true;
+        }
+        let reply = self.replies.recv().await;
+        self.waiting = false;
+        match reply {
+            Some(read) => Ok(read?),
+            None => anyhow::bail!("the line editor stopped"),
+        }
+    }
+}
+
+/// Ctrl-C while editing: clears a line that has text, and interrupts at an empty one.
+#[derive(Debug)]
+struct CtrlCKey;
+
+impl ConditionalEventHandler for CtrlCKey {
+    fn handle(&self, _: &Event, _: RepeatCount, _: bool, ctx: &EventContext<'_>) -> Option<Cmd> {
+        if ctx.line().is_empty() {
+            Some(Cmd::Interrupt)
+        } else {
+            Some(Cmd::Kill(Movement::WholeBuffer))
+        }
+    }
+}
+
+/// Completion of commands, tool names and prompt names.
+#[derive(Debug)]
+struct Helper {
+    names: Arc<Mutex<Names>>,
+}
+
+impl Helper {
+    /// The candidates for the word that ends at `pos` and where it starts.
+    fn candidates(&self, line: &str, pos: usize) -> (usize, Vec<String>) {
+        let before = &line[..pos];
+        let names = crate::lock(&self.names);
+        let starting = |all: &mut dyn Iterator<Item = &str>, word: &str| -> Vec<String> {
+            let mut found: Vec<String> = all
+                .filter(|name| name.starts_with(word))
+                .map(str::to_owned)
+                .collect();
+            found.sort();
+            found.dedup();
+            found
+        };
+        match before.split_once(char::is_whitespace) {
+            // The first word: a command.
+            None if before.starts_with('/') => {
+                let mut all = COMMANDS
+                    .iter()
+                    .map(|c| c.0)
+                    .chain(names.items.iter().map(String::as_str));
+                (0, starting(&mut all, before))
+            }
+            None => (pos, Vec::new()),
+            Some((command, rest)) => {
+                let rest = rest.trim_start();
+                if rest.contains(char::is_whitespace) {
+                    return (pos, Vec::new());
+                }
+                let start = pos - rest.len();
+                match command {
+                    "/call" => (
+                        start,
+                        starting(&mut names.tools.iter().map(String::as_str), rest),
+                    ),
+                    "/help" => (
+                        start,
+                        starting(
+                            &mut COMMANDS.iter().map(|c| c.0.trim_start_matches('/')),
+                            rest,
+                        ),
+                    ),
+                    _ => (pos, Vec::new()),
+                }
+            }
+        }
+    }
+}
+
+impl Completer for Helper {
+    type Candidate = Pair;
+
+    fn complete(
+        &self,
+        line: &str,
+        pos: usize,
+        _: &rustyline::Context<'_>,
+    ) -> rustyline::Result<(usize, Vec<Pair>)> {
+        let (start, found) = self.candidates(line, pos);
+        let pairs = found
+            .into_iter()
+            .map(|name| Pair {
+                // Names come from peers: what is shown and inserted is escaped.
+                display: crate::safe::line(&name).into_owned(),
+                replacement: crate::safe::line(&name).into_owned(),
+            })
+            .collect();
+        Ok((start, pairs))
+    }
+}
+
+impl Hinter for Helper {
+    type Hint = String;
+}
+
+impl Highlighter for Helper {}
+
+impl Validator for Helper {}
+
+impl rustyline::Helper for Helper {}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn helper() -> Helper {
+        Helper {
+            names: Arc::new(Mutex::new(Names {
+                tools: vec![
+                    "mcp__demo__echo".to_owned(),
+                    "echo".to_owned(),
+                    "mcp__demo__slow".to_owned(),
+                    "slow".to_owned(),
+                ],
+                items: vec!["/demo:greet".to_owned(), "/sidewire-demo:greet".to_owned()],
+            })),
+        }
+    }
+
+    #[test]
+    fn completes_commands_tools_and_help_topics() {
+        let helper = helper();
+        let complete = |line: &str| helper.candidates(line, line.len());
+        assert_eq!(complete("/he"), (0, vec!["/help".to_owned()]), "a command");
+        assert_eq!(
+            complete("/s"),
+            (
+                0,
+                vec!["/sidewire-demo:greet".to_owned(), "/submit".to_owned()]
+            )
+        );
+        assert_eq!(complete("/call ec"), (6, vec!["echo".to_owned()]));
+        assert_eq!(
+            complete("/call  mcp__demo__"),
+            (
+                7,
+                vec!["mcp__demo__echo".to_owned(), "mcp__demo__slow".to_owned()]
+            )
+        );
+        assert_eq!(complete("/help ca"), (6, vec!["call".to_owned()]));
+        // Arguments and plain text complete nothing.
+        assert_eq!(complete("/call echo te").1, Vec::<String>::new());
+        assert_eq!(complete("hello").1, Vec::<String>::new());
+    }
+}
