@@ -434,9 +434,7 @@ impl Error {
     /// [`is_task_cancelled`](Error::is_task_cancelled)).
     pub fn task_id(&self) -> Option<&str> {
         match &self.0.kind {
-            Kind::TaskFailed { task_id, .. } | Kind::TaskCancelled { task_id, .. } => {
-                Some(task_id)
-            }
+            Kind::TaskFailed { task_id, .. } | Kind::TaskCancelled { task_id, .. } => Some(task_id),
             _ => None,
         }
     }

@@ -286,10 +286,18 @@ pub struct Task {
     pub last_updated_at: Option<String>,
     /// How long the server keeps it from its creation, in milliseconds (`None`: no limit, or
     /// not said).
-    #[serde(default, deserialize_with = "millis", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "millis",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub ttl: Option<u64>,
     /// The server's suggested wait between polls, in milliseconds.
-    #[serde(default, deserialize_with = "millis", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        deserialize_with = "millis",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub poll_interval: Option<u64>,
 }
 
@@ -497,9 +505,7 @@ pub(crate) async fn plan(
     }
     if shared.listed.load(std::sync::atomic::Ordering::SeqCst) & TOOLS == 0 {
         // A failure here shows again in the call itself, if it matters.
-        let _ = client
-            .relist::<crate::protocol::methods::ListTools>()
-            .await;
+        let _ = client.relist::<crate::protocol::methods::ListTools>().await;
     }
     let support = client
         .tools()
@@ -859,7 +865,10 @@ mod tests {
                 .unwrap();
         assert!(cap.list && cap.tool_calls && !cap.cancel);
         let back = serde_json::to_value(cap).unwrap();
-        assert_eq!(back, json!({"list": {}, "requests": {"tools": {"call": {}}}}));
+        assert_eq!(
+            back,
+            json!({"list": {}, "requests": {"tools": {"call": {}}}})
+        );
     }
 
     #[test]
@@ -875,13 +884,8 @@ mod tests {
         assert_eq!(task(json!(2500)).next_poll(), Duration::from_millis(2500));
         assert_eq!(task(json!(-5)).next_poll(), MIN_POLL_INTERVAL);
         assert_eq!(task(Value::Null).next_poll(), DEFAULT_POLL_INTERVAL);
-        assert_eq!(
-            task(json!(1)).status,
-            TaskStatus::Working,
-            "statuses read"
-        );
-        let odd: Task =
-            serde_json::from_value(json!({"taskId": "t", "status": "paused"})).unwrap();
+        assert_eq!(task(json!(1)).status, TaskStatus::Working, "statuses read");
+        let odd: Task = serde_json::from_value(json!({"taskId": "t", "status": "paused"})).unwrap();
         assert_eq!(odd.status, TaskStatus::Unknown("paused".into()));
         assert!(!odd.status.is_terminal());
     }
@@ -900,9 +904,8 @@ mod tests {
         assert!(lock(&registry.inner).watchers.is_empty());
         let mut again = registry.reserve().unwrap();
         let mut receiver = again.follow("b").unwrap();
-        registry.notice(
-            serde_json::from_value(json!({"taskId": "b", "status": "completed"})).unwrap(),
-        );
+        registry
+            .notice(serde_json::from_value(json!({"taskId": "b", "status": "completed"})).unwrap());
         assert!(receiver.has_changed().unwrap());
         assert_eq!(
             receiver.borrow_and_update().as_ref().unwrap().status,

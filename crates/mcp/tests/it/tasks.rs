@@ -167,7 +167,9 @@ fn router(script: &Arc<Script>) -> Router {
                 if name == "slow" {
                     return Err(ErrorObject::new(-32601, "slow must run as a task"));
                 }
-                return Ok(json!({"content": [{"type": "text", "text": format!("{name} ran plainly")}]}));
+                return Ok(
+                    json!({"content": [{"type": "text", "text": format!("{name} ran plainly")}]}),
+                );
             }
             let n = s.next.fetch_add(1, Ordering::SeqCst);
             let task = json!({
@@ -247,7 +249,10 @@ fn router(script: &Arc<Script>) -> Router {
         let id = params["taskId"].as_str().unwrap_or_default().to_owned();
         let state = match s.task(&id) {
             None => Err(ErrorObject::invalid_params("no such task")),
-            Some(task) if ["completed", "failed", "cancelled"].contains(&task["status"].as_str().unwrap()) => {
+            Some(task)
+                if ["completed", "failed", "cancelled"]
+                    .contains(&task["status"].as_str().unwrap()) =>
+            {
                 Err(ErrorObject::invalid_params("the task is terminal"))
             }
             Some(_) => Ok(s.set(&id, "cancelled", Some("cancelled by request"))),
@@ -305,7 +310,10 @@ async fn start(script: Script) -> (Client, Server) {
 
 /// Waits until the server has created `n` tasks.
 async fn created(server: &Server, n: usize) {
-    eventually("the tasks are created", || lock(&server.script.tasks).len() >= n).await;
+    eventually("the tasks are created", || {
+        lock(&server.script.tasks).len() >= n
+    })
+    .await;
 }
 
 #[tokio::test]
@@ -357,7 +365,10 @@ async fn a_required_tool_runs_as_a_task_followed_by_its_notices() {
         server.progress(&sent["_meta"]["progressToken"], 1.0).await;
         server.announce("t1", "working", Some("halfway")).await;
         // Notices faster than the call reads them may merge (the latest wins): wait for it.
-        eventually("the caller sees the new message", || lock(&statuses).len() == 2).await;
+        eventually("the caller sees the new message", || {
+            lock(&statuses).len() == 2
+        })
+        .await;
         server.announce("t1", "completed", None).await;
     };
     let (result, ()) = within("the task", async { tokio::join!(call, driver) }).await;
@@ -373,7 +384,10 @@ async fn a_required_tool_runs_as_a_task_followed_by_its_notices() {
     );
     assert_eq!(lock(&progress).clone(), vec![1.0]);
     assert_eq!(server.script.count("tasks/get"), 0, "no poll was due");
-    assert_eq!(server.script.params("tasks/result"), vec![json!({"taskId": "t1"})]);
+    assert_eq!(
+        server.script.params("tasks/result"),
+        vec![json!({"taskId": "t1"})]
+    );
     assert_eq!(server.script.count("tasks/cancel"), 0);
 }
 
@@ -414,9 +428,12 @@ async fn an_optional_tool_runs_as_a_task_only_when_asked() {
     .unwrap();
     assert_eq!(plain.joined_text(), "maybe ran plainly");
     for name in ["plain", "never", "odd", "odder"] {
-        let result = within(name, client.call_tool(name, json!({}), ToolCallOptions::new()))
-            .await
-            .unwrap();
+        let result = within(
+            name,
+            client.call_tool(name, json!({}), ToolCallOptions::new()),
+        )
+        .await
+        .unwrap();
         assert_eq!(result.joined_text(), format!("{name} ran plainly"));
     }
     assert!(lock(&server.script.tasks).is_empty());
@@ -467,7 +484,10 @@ async fn a_failed_task_returns_its_tool_result_or_is_task_failed() {
         created(&server, 2).await;
         server.announce("t2", "failed", Some("gave up")).await;
     };
-    let (result, ()) = within("failed without a result", async { tokio::join!(call, fail) }).await;
+    let (result, ()) = within("failed without a result", async {
+        tokio::join!(call, fail)
+    })
+    .await;
     let err = result.expect_err("no result to show");
     assert!(err.is_task_failed(), "{err}");
     assert_eq!(err.task_id(), Some("t2"));
@@ -504,10 +524,16 @@ async fn dropping_the_call_sends_tasks_cancel() {
         server.script.count("tasks/cancel") == 1
     })
     .await;
-    assert_eq!(server.script.params("tasks/cancel"), vec![json!({"taskId": "t1"})]);
+    assert_eq!(
+        server.script.params("tasks/cancel"),
+        vec![json!({"taskId": "t1"})]
+    );
     assert_eq!(server.script.task("t1").unwrap()["status"], "cancelled");
     // Its answer is dropped, and the cancel is not itself cancelled.
-    eventually("the answer arrives late", || client.stats().late_responses >= 1).await;
+    eventually("the answer arrives late", || {
+        client.stats().late_responses >= 1
+    })
+    .await;
     let cancelled = lock(&server.script.notifications)
         .iter()
         .filter(|(m, _)| m == "notifications/cancelled")
@@ -554,12 +580,16 @@ async fn the_idle_timeout_covers_the_task_and_cancels_it() {
     let call = client.call_tool(
         "slow",
         json!({}),
-        ToolCallOptions::new().timeout(Duration::from_secs(60)).max_duration(cap),
+        ToolCallOptions::new()
+            .timeout(Duration::from_secs(60))
+            .max_duration(cap),
     );
     let busy = async {
         created(&server, 2).await;
         for n in 0.. {
-            server.announce("t2", "working", Some(&format!("step {n}"))).await;
+            server
+                .announce("t2", "working", Some(&format!("step {n}")))
+                .await;
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     };
@@ -648,7 +678,9 @@ async fn input_required_goes_to_tasks_result_and_the_handler() {
     let call = client.call_tool("slow", json!({}), ToolCallOptions::new());
     let ask = async {
         created(&server, 1).await;
-        server.announce("t1", "input_required", Some("need a pick")).await;
+        server
+            .announce("t1", "input_required", Some("need a pick"))
+            .await;
     };
     let (result, ()) = within("input required", async { tokio::join!(call, ask) }).await;
     let result = result.expect("the task's result");
@@ -680,7 +712,9 @@ async fn tasks_can_be_listed_got_and_cancelled_by_hand() {
     assert_eq!(task.status, TaskStatus::Working);
     assert_eq!(task.poll_interval, Some(1000));
     assert_eq!(task.ttl, Some(60000));
-    let cancelled = within("tasks/cancel", client.cancel_task("t2")).await.unwrap();
+    let cancelled = within("tasks/cancel", client.cancel_task("t2"))
+        .await
+        .unwrap();
     assert_eq!(cancelled.status, TaskStatus::Cancelled);
     let err = within("tasks/cancel again", client.cancel_task("t2"))
         .await
@@ -698,9 +732,137 @@ async fn tasks_can_be_listed_got_and_cancelled_by_hand() {
         .expect_err("cancelled by hand");
     assert!(err.is_task_cancelled(), "{err}");
     server.script.set("t1", "completed", None);
-    let result = within("tasks/result", client.task_result("t1")).await.unwrap();
+    let result = within("tasks/result", client.task_result("t1"))
+        .await
+        .unwrap();
     assert_eq!(result.joined_text(), "done");
     for call in calls {
         call.abort();
+    }
+}
+
+/// server-everything's `simulate-research-query` (taskSupport `required`; four stages of 1 s,
+/// `pollInterval` 1000 ms), over stdio.
+mod everything {
+    use super::*;
+    use crate::peers::{EVERYTHING, Handler, Yes, connect, peers};
+
+    const TOOL: &str = "simulate-research-query";
+
+    async fn everything(what: &str) -> Option<(Client, Arc<Yes>)> {
+        let dir = peers(what, EVERYTHING)?;
+        let spec = ServerSpec::stdio("everything", "node")
+            .arg(dir.join(EVERYTHING).to_string_lossy())
+            .arg("stdio");
+        let yes = Arc::new(Yes::default());
+        let client = connect(&spec, Handler(Arc::clone(&yes))).await;
+        within("list tools", client.list_tools()).await.unwrap();
+        Some((client, yes))
+    }
+
+    /// Records each status the call sees.
+    fn watched() -> (ToolCallOptions, Arc<Mutex<Vec<sidewire_mcp::Task>>>) {
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let sink = Arc::clone(&seen);
+        let options =
+            ToolCallOptions::new().on_task_status(move |task| lock(&sink).push(task.clone()));
+        (options, seen)
+    }
+
+    #[tokio::test]
+    async fn server_everything_research_query_runs_as_a_task() {
+        let Some((client, _yes)) =
+            everything("server_everything_research_query_runs_as_a_task").await
+        else {
+            return;
+        };
+        let caps = client
+            .capabilities()
+            .tasks
+            .expect("server-everything announces tasks");
+        assert!(caps.tool_calls && caps.list && caps.cancel);
+        let tool = client.tools().iter().find(|t| t.name == TOOL).cloned();
+        let tool = tool.unwrap_or_else(|| panic!("{TOOL} is listed"));
+        assert_eq!(tool.task_support(), TaskSupport::Required);
+
+        let (options, seen) = watched();
+        let result = within(
+            TOOL,
+            client.call_tool(TOOL, json!({"topic": "rust"}), options),
+        )
+        .await
+        .unwrap_or_else(|err| panic!("{TOOL} failed: {err}"));
+        assert!(!result.is_error, "{result:?}");
+        assert!(
+            result.joined_text().contains("Research Report: rust"),
+            "{result:?}"
+        );
+        let seen = lock(&seen).clone();
+        assert_eq!(seen.first().map(|t| &t.status), Some(&TaskStatus::Working));
+        assert!(
+            seen.iter().any(|t| t
+                .status_message
+                .as_deref()
+                .is_some_and(|m| m.contains("..."))),
+            "stage messages were followed: {seen:?}"
+        );
+        let id = seen[0].task_id.clone();
+        let task = within("tasks/get", client.get_task(&id)).await.unwrap();
+        assert_eq!(task.status, TaskStatus::Completed);
+        let tasks = within("tasks/list", client.list_tasks()).await.unwrap();
+        assert!(tasks.iter().any(|t| t.task_id == id), "{tasks:?}");
+    }
+
+    #[tokio::test]
+    async fn server_everything_research_query_asks_for_input() {
+        let Some((client, yes)) =
+            everything("server_everything_research_query_asks_for_input").await
+        else {
+            return;
+        };
+        let (options, seen) = watched();
+        let result = within(
+            TOOL,
+            client.call_tool(TOOL, json!({"topic": "python", "ambiguous": true}), options),
+        )
+        .await
+        .unwrap_or_else(|err| panic!("{TOOL} failed: {err}"));
+        assert!(result.joined_text().contains("Clarification"), "{result:?}");
+        let asked = lock(&yes.elicitations).clone();
+        assert_eq!(
+            asked.len(),
+            1,
+            "the elicitation reached the handler: {asked:?}"
+        );
+        assert!(asked[0].message.contains("python"));
+        let _ = seen;
+    }
+
+    #[tokio::test]
+    async fn server_everything_task_is_cancelled_when_the_call_is_dropped() {
+        let Some((client, _yes)) =
+            everything("server_everything_task_is_cancelled_when_the_call_is_dropped").await
+        else {
+            return;
+        };
+        let (options, seen) = watched();
+        let call = client.call_tool(TOOL, json!({"topic": "dropped"}), options);
+        tokio::select! {
+            _ = call => panic!("the task takes four seconds"),
+            () = eventually("the task exists", || !lock(&seen).is_empty()) => {}
+        }
+        let id = lock(&seen)[0].task_id.clone();
+        let mut status = TaskStatus::Working;
+        for _ in 0..100 {
+            status = within("tasks/get", client.get_task(&id))
+                .await
+                .unwrap()
+                .status;
+            if status != TaskStatus::Working {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert_eq!(status, TaskStatus::Cancelled);
     }
 }
