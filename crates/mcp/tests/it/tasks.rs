@@ -741,6 +741,65 @@ async fn tasks_can_be_listed_got_and_cancelled_by_hand() {
     }
 }
 
+#[tokio::test]
+async fn a_connection_that_never_listed_its_tools_lists_them_before_a_task_call() {
+    let script = Arc::new(Script::default());
+    let (client, peer) = connect_piped(router(&script), &spec(), NoHandler).await;
+    let client = client.expect("the scripted server connects");
+    let server = Server { script, peer };
+    let call = client.call_tool("slow", json!({}), ToolCallOptions::new());
+    let finish = async {
+        created(&server, 1).await;
+        server.announce("t1", "completed", None).await;
+    };
+    let (result, ()) = within("slow", async { tokio::join!(call, finish) }).await;
+    assert_eq!(result.expect("ran as a task").joined_text(), "done");
+    assert_eq!(server.script.count("tools/list"), 1);
+}
+
+#[tokio::test]
+async fn the_modern_era_has_no_tasks() {
+    let (client_io, server_io) = tokio::io::duplex(64 * 1024);
+    let server = sidewire_mcp::server::Server::new("modern", "1").tool(
+        "echo",
+        "echo",
+        json!({"type": "object"}),
+        |_, _| async { sidewire_mcp::CallToolResult::text("plain") },
+    );
+    let (server_read, server_write) = tokio::io::split(server_io);
+    tokio::spawn(server.serve(server_read, server_write));
+    let (read, write) = tokio::io::split(client_io);
+    let (client, driver) = within(
+        "connect",
+        Client::connect_streams(&spec(), read, write, NoHandler),
+    )
+    .await
+    .expect("the handshake succeeds");
+    tokio::spawn(driver);
+    assert_eq!(client.era(), sidewire_mcp::Era::Modern);
+    let result = within(
+        "echo",
+        client.call_tool("echo", json!({}), ToolCallOptions::new().as_task(true)),
+    )
+    .await
+    .unwrap();
+    assert_eq!(result.joined_text(), "plain");
+    let err = within("tasks/get", client.get_task("t1"))
+        .await
+        .unwrap_err();
+    assert!(err.is_unsupported(), "{err}");
+    let err = within("tasks/list", client.list_tasks()).await.unwrap_err();
+    assert!(err.is_unsupported(), "{err}");
+    let err = within("tasks/cancel", client.cancel_task("t1"))
+        .await
+        .unwrap_err();
+    assert!(err.is_unsupported(), "{err}");
+    let err = within("tasks/result", client.task_result("t1"))
+        .await
+        .unwrap_err();
+    assert!(err.is_unsupported(), "{err}");
+}
+
 /// server-everything's `simulate-research-query` (taskSupport `required`; four stages of 1 s,
 /// `pollInterval` 1000 ms), over stdio.
 mod everything {
