@@ -274,6 +274,7 @@
 //! | 21 | Discovery fails on a trailing slash or the wrong well-known order (`https://a` vs `https://a/`, the root URL tried for a tenant issuer). | Issuers and resources are kept and sent as the server wrote them; the well-known URLs follow the spec's order, and the root OAuth URL is never tried for an issuer with a path. |
 //! | 22 | A headless run (CI, a service) waits for a browser that never comes. | With [`auth::Interaction::Never`] a needed sign-in fails at once with [`Error::is_login_required`] (the CLI names `sidewire mcp login`); the loopback listener of an interactive sign-in gives up after [`auth::DEFAULT_CALLBACK_TIMEOUT`]. |
 //! | 23 | `${TOKEN}` in a config's `headers` is sent as it is (a 401), `"disabled": true` servers are started, the timeouts and tool filters in the file are ignored, and one tool's file is refused by another. | Every dialect in use is read (see [Config files](#config-files)): `command`, `args`, `env`, `url` and `headers` are expanded, an unset variable being an error naming it, the server and the field; disabled servers are listed, never started; timeouts and tool filters are honoured. |
+//! | 24 | A tool marked `taskSupport: "required"` can only fail with `-32601`, because the client drops the field and never runs it as a task. | The field is kept ([`Tool::task_support`], unknown values too) and such a tool runs as a task in [`Client::call_tool`], followed to its result within the call's timeouts, `tasks/cancel` sent when the call is dropped (see [Tasks](#tasks)). |
 //!
 //! # Listings are bounded
 //!
