@@ -1310,6 +1310,49 @@ fn server_everything(test: &str) -> Option<PathBuf> {
 }
 
 #[test]
+fn mcp_call_runs_a_task_tool_against_server_everything() {
+    let Some(entry) = server_everything("mcp_call_runs_a_task_tool_against_server_everything")
+    else {
+        return;
+    };
+    let home = home();
+    let entry = entry.to_str().unwrap();
+    let with = |cmd: &[&str]| {
+        let mut args = vec!["mcp"];
+        args.extend_from_slice(cmd);
+        args.extend_from_slice(&["--stdio", "--", "node", entry, "stdio"]);
+        run(home.path(), &args)
+    };
+    // `simulate-research-query` is taskSupport "required": the call runs it as a task.
+    let out = with(&["call", "simulate-research-query", "topic=rust"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("Research Report: rust"),
+        "{}",
+        stdout(&out)
+    );
+    // Not a terminal: no live status line.
+    assert!(!stderr(&out).contains("\x1b[2K"), "{}", stderr(&out));
+    // --json: the final result only.
+    let out = with(&["--json", "call", "simulate-research-query", "topic=go"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc: Value = serde_json::from_str(&stdout(&out)).expect("one JSON document");
+    let text = doc["content"][0]["text"].as_str().unwrap_or_default();
+    assert!(text.contains("Research Report: go"), "{doc}");
+    // On a terminal: the live status line, rewritten in place, then the result.
+    let mut command = Command::new("script");
+    command.args([
+        "-qfec",
+        &format!("{EXE} mcp call simulate-research-query topic=tty --stdio -- node {entry} stdio"),
+        "/dev/null",
+    ]);
+    let seen = interact_raw(command, home.path(), &[]);
+    assert!(seen.contains("\r\x1b[2Ktask "), "{seen:?}");
+    assert!(seen.contains(" working: "), "{seen:?}");
+    assert!(seen.contains("Research Report: tty"), "{seen:?}");
+}
+
+#[test]
 fn mcp_prompts_resources_templates_and_read_against_server_everything() {
     let Some(entry) =
         server_everything("mcp_prompts_resources_templates_and_read_against_server_everything")

@@ -164,6 +164,33 @@ pub(crate) enum Kind {
     /// over 4 KiB).
     #[error("{0}")]
     SubscriptionLimit(String),
+    /// A task-augmented tool call's task ended `failed` and its result could not be fetched
+    /// (`error`: the server's answer to `tasks/result`, when it gave one).
+    #[error("{what}: the task {task_id} failed{}{}", message_text(message), error.as_ref().map(|e| format!(" (tasks/result: {e})")).unwrap_or_default())]
+    TaskFailed {
+        what: String,
+        task_id: String,
+        message: Option<String>,
+        error: Option<ErrorObject>,
+    },
+    /// A task-augmented tool call's task ended `cancelled`, and not by this client.
+    #[error("{what}: the task {task_id} was cancelled{}", message_text(message))]
+    TaskCancelled {
+        what: String,
+        task_id: String,
+        message: Option<String>,
+    },
+    /// A task-augmented tool call past the connection's bound of tasks followed at once.
+    #[error("{0}")]
+    TaskLimit(String),
+}
+
+/// A task's status message, as a suffix.
+fn message_text(message: &Option<String>) -> String {
+    message
+        .as_deref()
+        .map(|message| format!(": {message}"))
+        .unwrap_or_default()
 }
 
 impl Error {
@@ -383,6 +410,35 @@ impl Error {
         matches!(self.0.kind, Kind::SubscriptionLimit(_))
     }
 
+    /// A tool call that ran as a task ended with the task `failed` and no result to show
+    /// (a failed task whose `tasks/result` is a tool result comes back as that result, with
+    /// `is_error`). [`remote`](Error::remote) gives the server's error to `tasks/result`,
+    /// when it sent one.
+    pub fn is_task_failed(&self) -> bool {
+        matches!(self.0.kind, Kind::TaskFailed { .. })
+    }
+
+    /// A tool call that ran as a task ended with the task `cancelled` by the server (or
+    /// another client); a call this client abandons is not an error it sees.
+    pub fn is_task_cancelled(&self) -> bool {
+        matches!(self.0.kind, Kind::TaskCancelled { .. })
+    }
+
+    /// A task-augmented tool call past the connection's bound of tasks it follows at once
+    /// ([`MAX_TRACKED_TASKS`](crate::MAX_TRACKED_TASKS)); nothing was sent.
+    pub fn is_task_limit(&self) -> bool {
+        matches!(self.0.kind, Kind::TaskLimit(_))
+    }
+
+    /// The task a task error concerns ([`is_task_failed`](Error::is_task_failed),
+    /// [`is_task_cancelled`](Error::is_task_cancelled)).
+    pub fn task_id(&self) -> Option<&str> {
+        match &self.0.kind {
+            Kind::TaskFailed { task_id, .. } | Kind::TaskCancelled { task_id, .. } => Some(task_id),
+            _ => None,
+        }
+    }
+
     /// Authorizing with an HTTP server failed: discovery, registration, the sign-in, a token
     /// request, or access still refused after the bounded attempts; see
     /// [`auth_error`](Error::auth_error) for which.
@@ -409,6 +465,7 @@ impl Error {
     pub fn remote(&self) -> Option<&ErrorObject> {
         match &self.0.kind {
             Kind::Remote { error, .. } | Kind::InputRefused { error, .. } => Some(error),
+            Kind::TaskFailed { error, .. } => error.as_ref(),
             _ => None,
         }
     }

@@ -29,6 +29,14 @@
 //! size, SHA-256 digest and (for `SKILL.md`) YAML frontmatter match the listing entry
 //! ([`Error::is_skill_unverified`] otherwise).
 //!
+//! Tasks (MCP 2025-11-25, experimental in the spec) are supported on the client side: a
+//! tool's `execution.taskSupport` is kept from its listing ([`Tool::task_support`]), the
+//! server's `tasks` capability is read ([`ServerCapabilities::tasks`]), and
+//! [`Client::call_tool`] runs a `required` tool (an `optional` one when asked) as a task,
+//! following it to its result; [`Client::get_task`], [`Client::task_result`],
+//! [`Client::list_tasks`] and [`Client::cancel_task`] do the rest by hand (see
+//! [Tasks](#tasks)).
+//!
 //! It is **not** (yet): Windows process handling, or an MCP *server*. (The `server` feature,
 //! off by default, adds `sidewire_mcp::server`: a minimal
 //! tools-only server over a pair of pipes, the other end of the client for the CLI's built-in
@@ -36,6 +44,34 @@
 //! and never spawns a task:
 //! [`Client::connect`] and [`McpHost::new`] hand back a driver future for the caller to run, and
 //! everything a connection does (hyper's HTTP connections included) happens inside it.
+//!
+//! # Tasks
+//!
+//! A tool listed with `execution.taskSupport: "required"` (or `"optional"`, with
+//! [`ToolCallOptions::as_task`]) on a server whose capabilities include
+//! `tasks.requests.tools.call` is called as a task by [`Client::call_tool`] and
+//! [`McpHost::call_tool`]: `tools/call` with `task` (and the progress token, so progress
+//! reports keep coming for the whole task), then the task is followed by
+//! `notifications/tasks/status` and by `tasks/get` at the server's `pollInterval` clamped to
+//! [`MIN_POLL_INTERVAL`]..[`MAX_POLL_INTERVAL`] ([`DEFAULT_POLL_INTERVAL`] when it gives
+//! none), and `tasks/result` fetches the tool's result once it is `completed`, `failed` or
+//! `input_required` (the server's elicitation and sampling requests on the way reach the
+//! [`ClientHandler`]). The caller gets the result as from an ordinary call; a status callback
+//! ([`ToolCallOptions::on_task_status`]) sees each change. The call's idle timeout and
+//! absolute cap cover the whole task; giving up or dropping the call sends `tasks/cancel`
+//! (when the server announces `tasks.cancel`; one frame queued from the drop, nothing
+//! spawned). A connection follows at most [`MAX_TRACKED_TASKS`] tasks at once
+//! ([`Error::is_task_limit`]); a task that ends `failed` with no result to fetch is
+//! [`Error::is_task_failed`], one cancelled by someone else [`Error::is_task_cancelled`]. A
+//! status or `taskSupport` value this client does not know is kept ([`TaskStatus::Unknown`],
+//! [`TaskSupport::Unknown`]): an unknown status is followed like `working`, an unknown
+//! support is called the ordinary way; a tool with no `execution` is never a task.
+//!
+//! What is not supported: the client's own `tasks` capability (it never runs a server's
+//! sampling or elicitation as a task, and does not offer it), and tasks in the modern era,
+//! where they left the core for the `io.modelcontextprotocol/tasks` extension: over a modern
+//! connection `call_tool` never asks for a task and the explicit task requests fail with
+//! [`Error::is_unsupported`].
 //!
 //! # Config files
 //!
@@ -238,6 +274,7 @@
 //! | 21 | Discovery fails on a trailing slash or the wrong well-known order (`https://a` vs `https://a/`, the root URL tried for a tenant issuer). | Issuers and resources are kept and sent as the server wrote them; the well-known URLs follow the spec's order, and the root OAuth URL is never tried for an issuer with a path. |
 //! | 22 | A headless run (CI, a service) waits for a browser that never comes. | With [`auth::Interaction::Never`] a needed sign-in fails at once with [`Error::is_login_required`] (the CLI names `sidewire mcp login`); the loopback listener of an interactive sign-in gives up after [`auth::DEFAULT_CALLBACK_TIMEOUT`]. |
 //! | 23 | `${TOKEN}` in a config's `headers` is sent as it is (a 401), `"disabled": true` servers are started, the timeouts and tool filters in the file are ignored, and one tool's file is refused by another. | Every dialect in use is read (see [Config files](#config-files)): `command`, `args`, `env`, `url` and `headers` are expanded, an unset variable being an error naming it, the server and the field; disabled servers are listed, never started; timeouts and tool filters are honoured. |
+//! | 24 | A tool marked `taskSupport: "required"` can only fail with `-32601`, because the client drops the field and never runs it as a task. | The field is kept ([`Tool::task_support`], unknown values too) and such a tool runs as a task in [`Client::call_tool`], followed to its result within the call's timeouts, `tasks/cancel` sent when the call is dropped (see [Tasks](#tasks)). |
 //!
 //! # Listings are bounded
 //!
@@ -308,6 +345,10 @@ pub use crate::protocol::handler::{ClientHandler, NoHandler};
 pub use crate::protocol::listing::{List, ListLimit, Truncation};
 pub use crate::protocol::options::{ClientStats, ToolCallOptions};
 pub use crate::protocol::skills::{SKILLS_EXTENSION, Skill, SkillFile};
+pub use crate::protocol::tasks::{
+    DEFAULT_POLL_INTERVAL, MAX_POLL_INTERVAL, MAX_TRACKED_TASKS, MIN_POLL_INTERVAL, Task,
+    TaskStatus, TaskSupport, TasksCapability, ToolExecution,
+};
 pub use crate::protocol::types::{
     CallToolResult, Completion, CompletionRef, Content, CreateMessageParams, CreateMessageResult,
     ElicitAction, ElicitParams, ElicitResult, GetPromptResult, Implementation,

@@ -121,15 +121,7 @@ impl Server {
         F: Fn(Value, ToolContext) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = CallToolResult> + Send + 'static,
     {
-        let tool = Tool {
-            name: name.to_owned(),
-            title: None,
-            description: Some(description.to_owned()),
-            input_schema: schema.into(),
-            output_schema: None,
-            annotations: None,
-            meta: None,
-        };
+        let tool = Tool::new(name, description, schema);
         self.tools.push((
             tool,
             Arc::new(move |args, ctx| Box::pin(handler(args, ctx))),

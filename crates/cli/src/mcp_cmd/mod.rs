@@ -3,7 +3,8 @@
 //!
 //! This file selects and starts the servers and dispatches to one function per subcommand:
 //! the listings (`servers`, `tools`, `prompts`, `resources`, `templates`) in `list.rs`, the
-//! requests (`call`, `prompt`, `read`, `ping`) in `request.rs`; authorization (`login`,
+//! requests (`call`, `prompt`, `read`, `ping`) in `request.rs` (a task's live status line in
+//! `task_status.rs`); authorization (`login`,
 //! `logout`, `auth status`, and the offer to log in when a server needs it) in `auth.rs`.
 //!
 //! Everything a server says (names, descriptions, results, stderr, error bodies) is printed
@@ -13,6 +14,7 @@ mod auth;
 pub(crate) mod config;
 mod list;
 pub(crate) mod request;
+mod task_status;
 
 use std::time::Duration;
 

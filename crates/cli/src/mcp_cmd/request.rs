@@ -14,7 +14,8 @@ use crate::out::Out;
 use crate::safe;
 
 /// `call TOOL ARGS...`: the result's content, and its structured content; a result with
-/// `isError` fails (reported). On a terminal, progress is shown on stderr as it comes.
+/// `isError` fails (reported). On a terminal, progress (and the status of a tool that runs as a
+/// task) is shown on stderr as it comes.
 pub(super) async fn call(
     host: &McpHost,
     tool: &str,
@@ -46,6 +47,7 @@ pub(super) async fn call(
                 .as_bytes(),
             );
         });
+        options = super::task_status::on_terminal(options);
     }
     let result = host
         .call_tool(&name, arguments, options)

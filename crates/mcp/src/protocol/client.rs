@@ -37,6 +37,7 @@ use crate::protocol::modern;
 use crate::protocol::options::{ClientStats, ToolCallOptions};
 use crate::protocol::session::{self, Cached, McpHooks, ProgressSlot, Shared};
 use crate::protocol::skills::Skill;
+use crate::protocol::tasks;
 use crate::protocol::types::{
     CallToolResult, Completion, CompletionRef, GetPromptResult, Implementation, InitializeParams,
     InitializeResult, LATEST_PROTOCOL_VERSION, LogLevel, Prompt, ReadResourceResult, Resource,
@@ -523,9 +524,19 @@ impl Client {
         err.with_diagnostics(exit, tail)
     }
 
+    /// The connection's shared state.
+    pub(crate) fn shared(&self) -> &Arc<Shared> {
+        &self.inner.shared
+    }
+
+    /// The connection's jsonrpc peer.
+    pub(crate) fn peer(&self) -> &Peer {
+        &self.inner.peer
+    }
+
     /// Names the server in `err`; for a closed connection, waits briefly for a dead server's
     /// exit status and stderr and attaches them.
-    async fn explain(&self, err: Error) -> Error {
+    pub(crate) async fn explain(&self, err: Error) -> Error {
         let err = err.with_server(&self.inner.shared.name);
         if !err.is_closed() {
             return err;
@@ -720,18 +731,26 @@ impl Client {
     /// server's, default 300 s) is an idle timeout: each progress report restarts it, under
     /// the absolute cap (default 1 h). A tool's own failure is `Ok` with `is_error: true`.
     ///
+    /// A tool whose `execution.taskSupport` is `required` (or `optional`, with
+    /// [`ToolCallOptions::as_task`]) on a server that takes task-augmented calls runs as a
+    /// task, followed to its end and returned like an ordinary call (the idle timeout and the
+    /// cap cover the whole task; a change of its status also restarts the idle timeout); see
+    /// [Tasks](crate#tasks).
+    ///
     /// # Errors
     ///
     /// A timeout ([`Error::is_timeout`]; the server is sent `notifications/cancelled`), a
     /// closed connection (with exit status and stderr tail), the server's JSON-RPC error, an
     /// oversized answer ([`Error::is_too_large`]; the connection lives), or an answer that
-    /// does not decode.
+    /// does not decode. As a task, also [`Error::is_task_failed`],
+    /// [`Error::is_task_cancelled`] and [`Error::is_task_limit`].
     ///
     /// # Cancel safety
     ///
     /// Dropping the future cancels the call: the server is sent `notifications/cancelled`
     /// (modern era over HTTP: the call's response stream is closed instead) and a late answer
-    /// is dropped.
+    /// is dropped. A call running as a task sends `tasks/cancel` instead, once the task
+    /// exists (when the server announces `tasks.cancel`).
     pub async fn call_tool(
         &self,
         name: &str,
@@ -765,22 +784,40 @@ impl Client {
             shared,
             token: &token,
         };
+        // A tool that must (or, asked, may) run as a task: see `protocol::tasks`.
+        let task = tasks::plan(self, name, options.as_task, options.task_ttl).await;
         let params = CallToolParams {
             name: name.to_owned(),
             arguments: (!arguments.is_null()).then_some(arguments),
             meta: ProgressMeta {
                 progress_token: token.clone(),
             },
+            task,
         };
         let what = format!("tools/call {name}");
-        let call = modern::call(
-            shared,
-            &self.inner.peer,
-            &what,
-            CallTool::METHOD,
-            &params,
-            CallOptions::timeout(cap),
-        );
+        let deadline = Instant::now() + cap;
+        let call = async {
+            if params.task.is_none() {
+                return modern::call(
+                    shared,
+                    &self.inner.peer,
+                    &what,
+                    CallTool::METHOD,
+                    &params,
+                    CallOptions::timeout(cap),
+                )
+                .await;
+            }
+            let follow = tasks::Follow {
+                shared,
+                peer: &self.inner.peer,
+                what: &what,
+                deadline,
+                activity: &activity,
+                on_status: options.task_status.clone(),
+            };
+            tasks::follow(follow, &params, cap).await
+        };
         let idle_timer = async {
             // Each progress report stores a permit if nobody waits, so none is lost between
             // iterations.

@@ -47,6 +47,8 @@ pub enum List {
     ResourceTemplates,
     /// `skills/list` (the skills extension; listed on request, never cached).
     Skills,
+    /// `tasks/list` (listed on request, never cached).
+    Tasks,
 }
 
 impl List {
@@ -58,6 +60,7 @@ impl List {
             List::Resources => "resources/list",
             List::ResourceTemplates => "resources/templates/list",
             List::Skills => "skills/list",
+            List::Tasks => "tasks/list",
         }
     }
 }
@@ -70,6 +73,7 @@ impl fmt::Display for List {
             List::Resources => "resources",
             List::ResourceTemplates => "resource templates",
             List::Skills => "skills",
+            List::Tasks => "tasks",
         })
     }
 }

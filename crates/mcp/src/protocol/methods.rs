@@ -62,7 +62,8 @@ pub(crate) struct Page<'a> {
         alias = "prompts",
         alias = "resources",
         alias = "resourceTemplates",
-        alias = "skills"
+        alias = "skills",
+        alias = "tasks"
     )]
     pub(crate) items: Vec<&'a RawValue>,
     #[serde(default)]
@@ -129,6 +130,9 @@ pub(crate) struct CallToolParams {
     pub(crate) arguments: Option<Value>,
     #[serde(rename = "_meta")]
     pub(crate) meta: ProgressMeta,
+    /// Asks for the call to run as a task (see `protocol::tasks`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(crate) task: Option<crate::protocol::tasks::TaskParams>,
 }
 
 /// `_meta` carrying a progress token.

@@ -15,6 +15,7 @@ pub(crate) mod modern;
 pub(crate) mod options;
 pub(crate) mod session;
 pub(crate) mod skills;
+pub(crate) mod tasks;
 pub(crate) mod types;
 
 #[cfg(test)]

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::protocol::session::ProgressFn;
+use crate::protocol::tasks::{Task, TaskStatusFn};
 use crate::protocol::types::Progress;
 
 /// Options for one call.
@@ -13,6 +14,11 @@ pub struct ToolCallOptions {
     pub(crate) timeout: Option<Duration>,
     pub(crate) max_duration: Option<Duration>,
     pub(crate) progress: Option<ProgressFn>,
+    /// Run a tool whose `taskSupport` is `optional` as a task.
+    pub(crate) as_task: bool,
+    /// The task lifetime to ask for (`task.ttl`).
+    pub(crate) task_ttl: Option<Duration>,
+    pub(crate) task_status: Option<TaskStatusFn>,
 }
 
 impl ToolCallOptions {
@@ -39,6 +45,28 @@ impl ToolCallOptions {
         self.progress = Some(Arc::new(callback));
         self
     }
+
+    /// Runs a tool whose `execution.taskSupport` is `optional` as a task (a `required` one
+    /// always runs as a task; a `forbidden` or unknown one never does), when the server
+    /// announces task-augmented `tools/call`. The call still returns the tool's result.
+    pub fn as_task(mut self, yes: bool) -> Self {
+        self.as_task = yes;
+        self
+    }
+
+    /// The lifetime to ask the server to keep the task for (`task.ttl`, from its creation);
+    /// the server may choose another. None asked by default.
+    pub fn task_ttl(mut self, ttl: Duration) -> Self {
+        self.task_ttl = Some(ttl);
+        self
+    }
+
+    /// Called with the task's state each time its status or status message changes, when the
+    /// call runs as a task (on the driver or the calling task: do not block).
+    pub fn on_task_status(mut self, callback: impl Fn(&Task) + Send + Sync + 'static) -> Self {
+        self.task_status = Some(Arc::new(callback));
+        self
+    }
 }
 
 impl fmt::Debug for ToolCallOptions {
@@ -47,6 +75,9 @@ impl fmt::Debug for ToolCallOptions {
             .field("timeout", &self.timeout)
             .field("max_duration", &self.max_duration)
             .field("progress", &self.progress.is_some())
+            .field("as_task", &self.as_task)
+            .field("task_ttl", &self.task_ttl)
+            .field("task_status", &self.task_status.is_some())
             .finish()
     }
 }

@@ -89,8 +89,8 @@ fn list_bit(list: List) -> u8 {
         List::Tools => TOOLS,
         List::Prompts => PROMPTS,
         List::Resources | List::ResourceTemplates => RESOURCES,
-        // Skills are listed on demand and never cached.
-        List::Skills => 0,
+        // Skills and tasks are listed on demand and never cached.
+        List::Skills | List::Tasks => 0,
     }
 }
 
@@ -198,6 +198,8 @@ pub(crate) struct Shared {
     pub(crate) revision: watch::Sender<u64>,
     /// The subscriptions and the `subscriptions/listen` state (modern era).
     pub(crate) listen: Listen,
+    /// The tasks the connection's task-augmented calls follow.
+    pub(crate) tasks: crate::protocol::tasks::Registry,
 }
 
 impl Shared {
@@ -221,6 +223,7 @@ impl Shared {
             listing: tokio::sync::Mutex::new(()),
             revision: watch::channel(0).0,
             listen: Listen::default(),
+            tasks: crate::protocol::tasks::Registry::default(),
         })
     }
 
@@ -363,8 +366,11 @@ impl McpHooks {
 impl Hooks for McpHooks {
     fn on_cancel(&self, cancelled: Cancelled<'_>) -> Option<HookNotification> {
         // The spec forbids cancelling the handshake, in either era.
+        // An abandoned `tasks/cancel` is itself the cancel (sent best effort from a drop):
+        // nothing to take back.
         if cancelled.method == crate::protocol::methods::Initialize::METHOD
             || cancelled.method == crate::protocol::methods::Discover::METHOD
+            || crate::protocol::tasks::is_cancel(cancelled.method)
         {
             return None;
         }
@@ -442,6 +448,7 @@ pub(crate) fn router(shared: &Arc<Shared>) -> Router {
             shared.listen.acknowledged(params);
         });
     }
+    router = crate::protocol::tasks::route(router, shared);
     for (method, bit) in LIST_CHANGED {
         let shared = Arc::clone(shared);
         router = router.notification_raw(method, move |_| {

@@ -91,6 +91,9 @@ pub struct ServerCapabilities {
     /// Experimental capabilities, verbatim.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub experimental: Option<Value>,
+    /// Tasks (2025-11-25): which task operations and task-augmented requests it supports.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tasks: Option<crate::protocol::tasks::TasksCapability>,
 }
 
 /// A `bool` that also reads `null` as false: some servers send `"listChanged": null`.
@@ -213,6 +216,10 @@ pub struct Tool {
     /// `_meta`, verbatim.
     #[serde(default, rename = "_meta", skip_serializing_if = "Option::is_none")]
     pub meta: Option<RawJson>,
+    /// How it runs (`execution`: whether it may or must run as a task); see
+    /// [`Tool::task_support`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub execution: Option<crate::protocol::tasks::ToolExecution>,
 }
 
 fn empty_object_schema() -> RawJson {
@@ -230,6 +237,7 @@ impl Tool {
             output_schema: None,
             annotations: None,
             meta: None,
+            execution: None,
         }
     }
 

@@ -19,4 +19,5 @@ mod server;
 mod skills;
 mod stdio;
 mod support;
+mod tasks;
 mod tls;
