@@ -40,6 +40,14 @@ impl Cli {
             let conflict = |message: &str| {
                 Err(Cli::command().error(clap::error::ErrorKind::ArgumentConflict, message))
             };
+            // Checked here too: clap misses a conflict between a global flag given before
+            // the subcommand and one given after it.
+            if args.url.is_some() && args.stdio {
+                return conflict("--url and --stdio conflict: give one ad hoc server");
+            }
+            if args.config.is_some() && (args.url.is_some() || args.stdio) {
+                return conflict("--config and an ad hoc server (--url, --stdio) conflict");
+            }
             if !args.env.is_empty() && !args.stdio {
                 return conflict(
                     "-e/--env sets the environment of a --stdio server; give --stdio -- COMMAND",

@@ -11,6 +11,7 @@
 
 mod auth;
 pub(crate) mod config;
+mod hints;
 mod list;
 mod request;
 mod result;
@@ -414,6 +415,10 @@ fn failure_text(failure: &StartFailure) -> String {
             text.push_str("\n    ");
             text.push_str(line);
         }
+    }
+    if let Some(hint) = hints::start(failure) {
+        text.push_str("\nhint: ");
+        text.push_str(hint);
     }
     text
 }

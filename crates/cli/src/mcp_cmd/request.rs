@@ -8,7 +8,7 @@ use anyhow::Context as _;
 use serde_json::{Value, json};
 use sidewire_mcp::{McpHost, ServerState, ToolCallOptions};
 
-use super::{CONTENT_INDENT, result};
+use super::{CONTENT_INDENT, hints, result};
 use crate::Reported;
 use crate::out::Out;
 use crate::{safe, schema_args};
@@ -79,10 +79,20 @@ pub(super) async fn call(
             );
         });
     }
-    let result = host
-        .call_tool(&name, arguments, options)
-        .await
-        .with_context(|| format!("calling {name}"))?;
+    let result = match host.call_tool(&name, arguments, options).await {
+        Ok(result) => result,
+        Err(err) => {
+            let hint = hints::call(&err);
+            let err = anyhow::Error::new(err).context(format!("calling {name}"));
+            let Some(hint) = hint else {
+                return Err(err);
+            };
+            // The error once, then what to do.
+            out.error(&err);
+            out.note(format!("hint: {hint}"));
+            return Err(Reported.into());
+        }
+    };
     if show_progress {
         let _ = std::io::Write::write_all(&mut std::io::stderr(), b"\r\x1b[2K");
     }
