@@ -6,7 +6,14 @@ use clap::{Args, CommandFactory as _, Parser, Subcommand, ValueEnum};
 
 /// Host out-of-process extensions (Extension Protocol v1) and consume MCP servers.
 #[derive(Debug, Parser)]
-#[command(name = "sidewire", version, propagate_version = true)]
+#[command(
+    name = "sidewire",
+    version,
+    propagate_version = true,
+    after_help = "Exit codes: 0 ok; 1 failure (a tool result with isError, a blocked chain, a server that did not start); \
+                  2 usage (a wrong or conflicting flag, key=value arguments the tool's schema refuses); \
+                  130, 143, 129 after SIGINT, SIGTERM, SIGHUP."
+)]
 pub(crate) struct Cli {
     /// More log output on stderr (repeat for more); `RUST_LOG` overrides.
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]

@@ -3148,3 +3148,6 @@ mod args;
 
 #[path = "cli/flags.rs"]
 mod flags;
+
+#[path = "cli/readme.rs"]
+mod readme;
