@@ -107,3 +107,20 @@ fn a_wrong_http_path_or_a_command_that_is_no_server_says_what_to_do() {
     );
     assert_eq!(err.matches("hint: ").count(), 1, "{err}");
 }
+
+#[test]
+fn a_server_that_needs_sampling_says_the_cli_does_not_offer_it() {
+    let Some(script) = modern_server("a_server_that_needs_sampling_says_the_cli_does_not_offer_it")
+    else {
+        return;
+    };
+    let home = home();
+    let out = run(
+        home.path(),
+        &modern_stdio(&script, &["call", "needs-sampling"]),
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    assert_eq!(err.matches("error:").count(), 1, "{err}");
+    assert!(err.contains("hint: ") && err.contains("sampling"), "{err}");
+}

@@ -100,8 +100,8 @@ pub struct StartFailure {
     /// stderr part are redacted).
     pub error: String,
     /// What went wrong without the server's name, the stage, the exit status or the stderr
-    /// (each in its own field): for a caller that shows those apart (whitespace collapsed, at
-    /// most 2,000 characters).
+    /// (each in its own field): for a caller that shows those apart. The text as the error
+    /// says it (a peer's part unchanged: escape it to print it), at most 2,000 characters.
     pub reason: String,
     /// How the process ended, if it did.
     pub exit_status: Option<String>,
@@ -118,19 +118,21 @@ pub struct StartFailure {
 impl StartFailure {
     pub(crate) fn from_error(spec: &ServerSpec, err: &Error, elapsed: Duration) -> Self {
         let (stage, elapsed) = err.stage().unwrap_or((Stage::Launch, elapsed));
-        let short = |text: String| {
-            let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
-            match text.char_indices().nth(ERROR_CHARS) {
-                Some((cut, _)) => format!("{}...", &text[..cut]),
-                None => text,
-            }
+        let short = |text: String| match text.char_indices().nth(ERROR_CHARS) {
+            Some((cut, _)) => format!("{}...", &text[..cut]),
+            None => text,
         };
         StartFailure {
             server: spec.name().to_owned(),
             transport: spec.transport(),
             stage,
             elapsed,
-            error: short(err.to_string()),
+            error: short(
+                err.to_string()
+                    .split_whitespace()
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            ),
             reason: short(err.reason()),
             exit_status: err.exit_status().map(str::to_owned),
             stderr_tail: err.stderr_tail().map(str::to_owned),
