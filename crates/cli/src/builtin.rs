@@ -339,9 +339,35 @@ pub(crate) fn server(hostile: bool) -> Server {
             json!({"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}}, "required": ["a", "b"]}),
             |args, _| async move {
                 match (args["a"].as_f64(), args["b"].as_f64()) {
-                    (Some(a), Some(b)) => CallToolResult::text(format_number(a + b)),
+                    (Some(a), Some(b)) => {
+                        // Text and the same value structured, as many servers answer.
+                        let mut result = CallToolResult::text(format_number(a + b));
+                        let sum: Value =
+                            serde_json::from_str(&format_number(a + b)).unwrap_or_default();
+                        result.structured_content = Some(json!({ "result": sum }));
+                        result
+                    }
                     _ => error_result("add needs numbers a and b"),
                 }
+            },
+        )
+        .tool(
+            "pixel",
+            "Answers with a 1x1 PNG image and a short WAV clip",
+            json!({"type": "object", "properties": {}}),
+            |_args, _| async move {
+                let mut result = CallToolResult::text("a pixel and a beep");
+                result.content.push(Content::Image {
+                    data: PIXEL_PNG.to_owned(),
+                    mime_type: "image/png".to_owned(),
+                    annotations: None,
+                });
+                result.content.push(Content::Audio {
+                    data: BEEP_WAV.to_owned(),
+                    mime_type: "audio/wav".to_owned(),
+                    annotations: None,
+                });
+                result
             },
         )
         .tool(
@@ -360,6 +386,11 @@ pub(crate) fn server(hostile: bool) -> Server {
             },
         )
 }
+
+/// A 1x1 PNG (base64), for `pixel`.
+const PIXEL_PNG: &str = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==";
+/// A WAV header with four samples of silence (base64), for `pixel`.
+const BEEP_WAV: &str = "UklGRiwAAABXQVZFZm10IBAAAAABAAEAQB8AAIA+AAACABAAZGF0YQgAAAAAAAAAAAAAAA==";
 
 fn error_result(message: &str) -> CallToolResult {
     let mut result = CallToolResult::text(message);

@@ -6,7 +6,14 @@ use clap::{Args, CommandFactory as _, Parser, Subcommand, ValueEnum};
 
 /// Host out-of-process extensions (Extension Protocol v1) and consume MCP servers.
 #[derive(Debug, Parser)]
-#[command(name = "sidewire", version, propagate_version = true)]
+#[command(
+    name = "sidewire",
+    version,
+    propagate_version = true,
+    after_help = "Exit codes: 0 ok; 1 failure (a tool result with isError, a blocked chain, a server that did not start); \
+                  2 usage (a wrong or conflicting flag, key=value arguments the tool's schema refuses); \
+                  130, 143, 129 after SIGINT, SIGTERM, SIGHUP."
+)]
 pub(crate) struct Cli {
     /// More log output on stderr (repeat for more); `RUST_LOG` overrides.
     #[arg(short, long, global = true, action = clap::ArgAction::Count)]
@@ -30,14 +37,43 @@ impl Cli {
         T: Into<std::ffi::OsString> + Clone,
     {
         let cli = Cli::try_parse_from(args)?;
-        if let Command::Mcp(args) = &cli.command
-            && args.stdio
-            && args.stdio_command.is_empty()
-        {
-            return Err(Cli::command().error(
-                clap::error::ErrorKind::MissingRequiredArgument,
-                "--stdio needs the server's command after `--`",
-            ));
+        if let Command::Mcp(args) = &cli.command {
+            if args.stdio && args.stdio_command.is_empty() {
+                return Err(Cli::command().error(
+                    clap::error::ErrorKind::MissingRequiredArgument,
+                    "--stdio needs the server's command after `--`",
+                ));
+            }
+            let conflict = |message: &str| {
+                Err(Cli::command().error(clap::error::ErrorKind::ArgumentConflict, message))
+            };
+            // Checked here too: clap misses a conflict between a global flag given before
+            // the subcommand and one given after it.
+            if args.url.is_some() && args.stdio {
+                return conflict("--url and --stdio conflict: give one ad hoc server");
+            }
+            if args.config.is_some() && (args.url.is_some() || args.stdio) {
+                return conflict("--config and an ad hoc server (--url, --stdio) conflict");
+            }
+            if !args.env.is_empty() && !args.stdio {
+                return conflict(
+                    "-e/--env sets the environment of a --stdio server; give --stdio -- COMMAND",
+                );
+            }
+            if !args.headers.is_empty() && args.url.is_none() {
+                return conflict("--header goes with --url");
+            }
+            if !args.stdio && !args.stdio_command.is_empty() {
+                // Never silently ignored: the words after `--` start a server only with --stdio.
+                let conflict = if args.url.is_some() {
+                    "--url and a command after `--` conflict: give one server, --url URL or --stdio -- COMMAND"
+                } else {
+                    "a command after `--` needs --stdio (`sidewire mcp tools --stdio -- COMMAND ARGS...`)"
+                };
+                return Err(
+                    Cli::command().error(clap::error::ErrorKind::ArgumentConflict, conflict)
+                );
+            }
         }
         if let Command::Ext(ExtCommand::Conformance(args)) = &cli.command {
             let usage = |message: &str| {
@@ -175,8 +211,8 @@ pub(crate) struct McpArgs {
     #[arg(long, global = true, value_name = "URL", conflicts_with_all = ["config", "stdio"])]
     pub(crate) url: Option<String>,
     /// A header for --url, as 'Name: value' (repeatable).
-    #[arg(long = "header", global = true, value_name = "K: V")]
-    pub(crate) headers: Vec<String>,
+    #[arg(long = "header", global = true, value_name = "K: V", requires = "url", value_parser = parse_header)]
+    pub(crate) headers: Vec<(String, String)>,
     /// The transport for --url.
     #[arg(long, global = true, value_enum, default_value_t = HttpTransport::Auto)]
     pub(crate) transport: HttpTransport,
@@ -188,6 +224,13 @@ pub(crate) struct McpArgs {
     /// flags included, whatever the subcommand before them.
     #[arg(global = true, last = true, value_name = "CMD")]
     pub(crate) stdio_command: Vec<String>,
+    /// An environment variable for the --stdio server, as KEY=VALUE (repeatable).
+    #[arg(short = 'e', long = "env", global = true, value_name = "KEY=VALUE", requires = "stdio", value_parser = parse_env)]
+    pub(crate) env: Vec<(String, String)>,
+    /// Ask each server to send its log messages of this level and above (`logging/setLevel`),
+    /// and print them on stderr.
+    #[arg(long, global = true, value_enum, value_name = "LEVEL")]
+    pub(crate) log_level: Option<LogLevelArg>,
     /// The protocol era to speak: `auto` probes with `server/discover` and falls back to the
     /// `initialize` handshake; `modern` (or `2026-07-28`) and `legacy` allow only that era.
     /// Applies to the --url or --stdio server and overrides each config server's `era`
@@ -196,14 +239,72 @@ pub(crate) struct McpArgs {
     pub(crate) era: Option<EraArg>,
     /// Bound each call, and each server's startup (unless --startup-timeout is given), in
     /// seconds.
-    #[arg(long, global = true, value_name = "SECS")]
+    #[arg(long, global = true, value_name = "SECS", value_parser = parse_seconds)]
     pub(crate) timeout: Option<f64>,
     /// Bound each server's startup (launch, initialize, first listing), in seconds; overrides
     /// the config's `startup_timeout_sec`/`startup_timeout_ms` and --timeout (default 30).
-    #[arg(long, global = true, value_name = "SECS")]
+    #[arg(long, global = true, value_name = "SECS", value_parser = parse_seconds)]
     pub(crate) startup_timeout: Option<f64>,
     #[command(subcommand)]
     pub(crate) command: McpCommand,
+}
+
+/// A `--header` value: `Name: value`.
+fn parse_header(text: &str) -> Result<(String, String), String> {
+    match text.split_once(':') {
+        Some((name, value)) if !name.trim().is_empty() => {
+            Ok((name.trim().to_owned(), value.trim().to_owned()))
+        }
+        _ => Err(format!("a header is 'Name: value', got {text:?}")),
+    }
+}
+
+/// A `-e` value: `KEY=VALUE`.
+fn parse_env(text: &str) -> Result<(String, String), String> {
+    match text.split_once('=') {
+        Some((key, value)) if !key.is_empty() => Ok((key.to_owned(), value.to_owned())),
+        _ => Err(format!(
+            "an environment variable is KEY=VALUE, got {text:?}"
+        )),
+    }
+}
+
+/// A duration flag's value: a positive, finite number of seconds.
+fn parse_seconds(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(secs) if secs.is_finite() && secs > 0.0 && secs < 1e9 => Ok(secs),
+        _ => Err(format!("a positive number of seconds, got {text:?}")),
+    }
+}
+
+/// The values of `--log-level` and `mcp log-level` (the MCP log levels).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+#[allow(missing_docs)]
+pub(crate) enum LogLevelArg {
+    Debug,
+    Info,
+    Notice,
+    Warning,
+    Error,
+    Critical,
+    Alert,
+    Emergency,
+}
+
+impl From<LogLevelArg> for sidewire_mcp::LogLevel {
+    fn from(level: LogLevelArg) -> Self {
+        use sidewire_mcp::LogLevel as L;
+        match level {
+            LogLevelArg::Debug => L::Debug,
+            LogLevelArg::Info => L::Info,
+            LogLevelArg::Notice => L::Notice,
+            LogLevelArg::Warning => L::Warning,
+            LogLevelArg::Error => L::Error,
+            LogLevelArg::Critical => L::Critical,
+            LogLevelArg::Alert => L::Alert,
+            LogLevelArg::Emergency => L::Emergency,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -244,12 +345,33 @@ pub(crate) enum McpCommand {
     Servers,
     /// The tools, under their namespaced names.
     Tools,
-    /// Call a tool: `call TOOL '{"a":1}'` or `call TOOL a=1 b=two`.
+    /// Call a tool: `call TOOL a=1 b=two` (typed by the tool's input schema), or
+    /// `call TOOL --args '{"a":1}'` (exact JSON). Text mode prints the content (an image or
+    /// audio as a one-line summary) and the structured content only when there is no text.
     Call {
         /// The namespaced name (`mcp__<server>__<tool>`) or, when unambiguous, the tool's own.
         tool: String,
-        /// Arguments: one JSON object, or key=value pairs (values parsed as JSON when they are).
+        /// Arguments as key=value pairs: each value becomes the type the tool's input schema
+        /// says (`message=123` is the string "123" for a string); an array's key may repeat,
+        /// an object is JSON. A single JSON object here is taken as --args.
+        #[arg(value_name = "KEY=VALUE")]
         args: Vec<String>,
+        /// The arguments as one exact JSON object, sent as it is.
+        #[arg(long = "args", value_name = "JSON", conflicts_with = "args")]
+        json_args: Option<String>,
+        /// Print the structured content too, even when the result has text.
+        #[arg(long)]
+        structured: bool,
+        /// Write the result's images, audio and binary resources into DIR.
+        #[arg(long, value_name = "DIR")]
+        save: Option<PathBuf>,
+    },
+    /// Set each server's logging level (`logging/setLevel`; in the modern era, carried on
+    /// each request) and print what it logs on stderr for the rest of the command.
+    LogLevel {
+        /// The lowest level to receive.
+        #[arg(value_enum)]
+        level: LogLevelArg,
     },
     /// The prompts.
     Prompts,
@@ -455,7 +577,10 @@ mod tests {
         ]);
         assert_eq!(args.stdio_command, ["server", "--timeout", "1", "--"]);
         assert_eq!(args.timeout, None);
-        let McpCommand::Call { tool, args: words } = args.command else {
+        let McpCommand::Call {
+            tool, args: words, ..
+        } = args.command
+        else {
             panic!("not call");
         };
         assert_eq!(
@@ -483,8 +608,16 @@ mod tests {
             );
             assert_eq!(err.exit_code(), 2);
         }
-        // Without --stdio the words after `--` are not used, as before.
-        assert!(mcp(&["mcp", "tools", "--", "server"]).stdio_command == ["server"]);
+        // Without --stdio the words after `--` are refused, not ignored; with --url they
+        // conflict.
+        for line in [
+            &["mcp", "tools", "--", "server"][..],
+            &["mcp", "--url", "http://x", "tools", "--", "server"],
+        ] {
+            let err = parse(line).expect_err("a usage error");
+            assert_eq!(err.kind(), clap::error::ErrorKind::ArgumentConflict);
+            assert_eq!(err.exit_code(), 2);
+        }
     }
 
     #[test]

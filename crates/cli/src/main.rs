@@ -2,7 +2,8 @@
 //!
 //! It holds wiring and presentation only; logic a library user would also want lives in the
 //! libraries. Exit codes: 0 ok; 1 failure (including a blocked chain or a tool result with
-//! `isError`, both printed); 2 usage; 130 after Ctrl-C (SIGINT), 143 after SIGTERM and 129
+//! `isError`, both printed); 2 usage (clap's, and `key=value` words a tool's schema refuses,
+//! before anything is sent); 130 after Ctrl-C (SIGINT), 143 after SIGTERM and 129
 //! after SIGHUP, once every child process is cleaned up.
 
 mod builtin;
@@ -16,7 +17,6 @@ mod out;
 mod plugin_cmd;
 mod run;
 mod safe;
-#[allow(dead_code, reason = "`mcp call` and `/call` use it next")]
 mod schema_args;
 mod stream_out;
 
@@ -151,6 +151,11 @@ fn exit_code(out: &Out, result: anyhow::Result<()>) -> ExitCode {
         Err(err) if err.is::<EndedByCtrlC>() => {
             out.note(format!("interrupted ({})", Ending::Interrupt.name()));
             ExitCode::from(Ending::Interrupt.exit_code())
+        }
+        // Words that cannot be a tool's arguments are a usage error, like clap's.
+        Err(err) if err.is::<schema_args::ArgError>() => {
+            out.error(&err);
+            ExitCode::from(2)
         }
         Err(err) => {
             out.error(&err);

@@ -72,6 +72,10 @@ pub(crate) enum ArgError {
     Unknown { name: String, known: String },
 }
 
+#[allow(
+    dead_code,
+    reason = "predicates for callers that branch on the cause: the tests, `/call`"
+)]
 impl ArgError {
     /// The argument the error is about (none for a word without `=`).
     pub(crate) fn name(&self) -> Option<&str> {

@@ -631,7 +631,10 @@ fn mcp_adhoc_stdio_lists_and_calls_tools() {
 #[test]
 fn mcp_tool_errors_exit_1_and_are_printed() {
     let home = home();
-    let out = run(home.path(), &adhoc(&["call", "add", "a=x", "b=1"]));
+    let out = run(
+        home.path(),
+        &adhoc(&["call", "add", "--args", r#"{"a":"x","b":1}"#]),
+    );
     assert_eq!(out.status.code(), Some(1));
     assert!(
         stdout(&out).contains("add needs numbers"),
@@ -3197,3 +3200,15 @@ enabled = false
     );
     assert!(!out.status.success(), "{}", stdout(&out));
 }
+
+#[path = "cli/once.rs"]
+mod once;
+
+#[path = "cli/args.rs"]
+mod args;
+
+#[path = "cli/flags.rs"]
+mod flags;
+
+#[path = "cli/readme.rs"]
+mod readme;

@@ -479,6 +479,12 @@ impl Error {
     pub fn stage(&self) -> Option<(Stage, Duration)> {
         self.0.stage
     }
+    /// What went wrong, in words, without the server's name, the startup stage, the exit
+    /// status or the stderr tail that the whole text ([`Display`](fmt::Display)) adds: for a
+    /// caller that shows those apart ([`StartFailure::reason`](crate::StartFailure::reason)).
+    pub(crate) fn reason(&self) -> String {
+        self.0.kind.to_string()
+    }
 
     /// How the server process ended (`exited with status 3`, `killed by signal 9`), when it
     /// has.

@@ -12,14 +12,16 @@
 
 mod auth;
 pub(crate) mod config;
+mod hints;
 mod list;
 pub(crate) mod request;
+mod result;
 mod task_status;
 
 use std::time::Duration;
 
 use anyhow::Context as _;
-use sidewire_mcp::{McpConfig, McpHost, NoHandler, ServerSpec, ServerState, StartFailure};
+use sidewire_mcp::{McpConfig, McpHost, ServerSpec, ServerState, StartFailure};
 
 use self::auth::LoginMode;
 use self::list::Listing;
@@ -42,11 +44,8 @@ fn adhoc_http(args: &McpArgs) -> anyhow::Result<ServerSpec> {
         HttpTransport::Sse => ServerSpec::sse(ADHOC, url),
         HttpTransport::Auto | HttpTransport::Http => ServerSpec::http(ADHOC, url),
     };
-    for header in &args.headers {
-        let (key, value) = header
-            .split_once(':')
-            .with_context(|| format!("a header is 'Name: value', got {header:?}"))?;
-        spec = spec.header(key.trim(), value.trim());
+    for (name, value) in &args.headers {
+        spec = spec.header(name, value);
     }
     Ok(spec)
 }
@@ -69,14 +68,14 @@ fn selected(args: &McpArgs) -> anyhow::Result<(Vec<ServerSpec>, Option<McpConfig
 
 /// The server specs the arguments select, as the config or the flags give them.
 fn from_flags_or_config(args: &McpArgs) -> anyhow::Result<(Vec<ServerSpec>, Option<McpConfig>)> {
-    if args.url.is_none() && !args.headers.is_empty() {
-        anyhow::bail!("--header goes with --url");
-    }
     if args.url.is_some() {
         return Ok((vec![adhoc_http(args)?], None));
     }
     if let Some((command, rest)) = args.stdio_command.split_first().filter(|_| args.stdio) {
-        let spec = ServerSpec::stdio(ADHOC, command.clone()).args(rest.iter().cloned());
+        let mut spec = ServerSpec::stdio(ADHOC, command.clone()).args(rest.iter().cloned());
+        for (key, value) in &args.env {
+            spec = spec.env(key, value);
+        }
         return Ok((vec![spec], None));
     }
     let (path, mut config) = config::load(args)?;
@@ -174,8 +173,8 @@ async fn attempt(
     let (specs, config) = selected(args)?;
     let mut specs = auth::authorize(specs, authorizer);
     anyhow::ensure!(!specs.is_empty(), "the config lists no MCP servers");
-    let timeout = seconds("--timeout", args.timeout)?;
-    let startup = seconds("--startup-timeout", args.startup_timeout)?;
+    let timeout = seconds(args.timeout);
+    let startup = seconds(args.startup_timeout);
     if let Some(timeout) = timeout {
         specs = specs.into_iter().map(|s| s.call_timeout(timeout)).collect();
     }
@@ -197,7 +196,9 @@ async fn attempt(
         }
         (None, None) => {}
     }
-    let (host, driver) = McpHost::new(NoHandler);
+    let (host, driver) = McpHost::new(CliHandler {
+        show_logs: args.log_level.is_some() || matches!(args.command, McpCommand::LogLevel { .. }),
+    });
     let driver = tokio::spawn(driver);
     let failures = host.start_available(specs.clone()).await;
     let login = |failure: &StartFailure| auth::needs_login(failure, &specs);
@@ -213,15 +214,79 @@ async fn attempt(
     result
 }
 
-/// A duration flag's value: a positive, finite number of seconds.
-fn seconds(flag: &str, value: Option<f64>) -> anyhow::Result<Option<Duration>> {
-    match value {
-        None => Ok(None),
-        Some(secs) => match Duration::try_from_secs_f64(secs) {
-            Ok(duration) if !duration.is_zero() => Ok(Some(duration)),
-            _ => anyhow::bail!("{flag} must be a positive number of seconds, got {secs}"),
-        },
+/// A duration flag's value (clap checked it is positive and finite).
+fn seconds(value: Option<f64>) -> Option<Duration> {
+    value.and_then(|secs| Duration::try_from_secs_f64(secs).ok())
+}
+
+/// What the CLI answers for servers: no sampling or elicitation (neither is advertised), and,
+/// with `--log-level`, each log message on stderr (escaped, one line).
+#[derive(Debug)]
+struct CliHandler {
+    show_logs: bool,
+}
+
+impl sidewire_mcp::ClientHandler for CliHandler {
+    fn on_log(&self, server: &str, message: &sidewire_mcp::LogMessage) {
+        if !self.show_logs {
+            return;
+        }
+        let level = serde_json::to_value(message.level).unwrap_or_default();
+        let data = match &message.data {
+            serde_json::Value::String(text) => text.clone(),
+            other => other.to_string(),
+        };
+        let logger = message
+            .logger
+            .as_deref()
+            .map(|l| format!(" {}", safe::line(l)))
+            .unwrap_or_default();
+        let _ = std::io::Write::write_all(
+            &mut std::io::stderr().lock(),
+            format!(
+                "log {} {}{logger}: {}\n",
+                safe::line(server),
+                level.as_str().unwrap_or("?"),
+                safe::line(&data)
+            )
+            .as_bytes(),
+        );
     }
+}
+
+/// Sends `--log-level` (or `log-level`'s level) to every running server; with `report`,
+/// prints each server's answer.
+async fn set_log_level(
+    host: &McpHost,
+    level: sidewire_mcp::LogLevel,
+    report: bool,
+    out: &Out,
+) -> anyhow::Result<()> {
+    let mut failed = false;
+    for status in host.status() {
+        if status.state != ServerState::Running {
+            continue;
+        }
+        let Some(client) = host.client(&status.name) else {
+            continue;
+        };
+        match client.set_log_level(level).await {
+            Ok(()) if report => out.line(format!("{}: log level set", safe::line(&status.name))),
+            Ok(()) => {}
+            Err(err) => {
+                failed = true;
+                out.note(format!(
+                    "warning: server {} did not take the log level: {}",
+                    safe::line(&status.name),
+                    safe::block(&err.to_string(), "  ")
+                ));
+            }
+        }
+    }
+    if failed && report {
+        return Err(crate::Reported.into());
+    }
+    Ok(())
 }
 
 /// Runs one subcommand against the started servers.
@@ -239,13 +304,38 @@ async fn command(
     if !matches!(command, McpCommand::Servers) {
         require_running(host, args, failures, needs_login, out)?;
     }
+    match (command, args.log_level) {
+        (McpCommand::LogLevel { level }, _) => {
+            set_log_level(host, (*level).into(), true, out).await?
+        }
+        (_, Some(level)) => set_log_level(host, level.into(), false, out).await?,
+        _ => {}
+    }
     match command {
         McpCommand::Servers => list::servers(host, config, failures, out),
         McpCommand::Tools => list::listing(host, Listing::Tools, out),
         McpCommand::Prompts => list::listing(host, Listing::Prompts, out),
         McpCommand::Resources => list::listing(host, Listing::Resources, out),
         McpCommand::Templates => list::listing(host, Listing::Templates, out),
-        McpCommand::Call { tool, args } => request::call(host, tool, args, timeout, out).await,
+        McpCommand::Call {
+            tool,
+            args: words,
+            json_args,
+            structured,
+            save,
+        } => {
+            let show = result::Show {
+                structured: *structured,
+                save: save.as_deref(),
+            };
+            let arguments = request::CallArguments::new(words, json_args.as_deref());
+            request::call(host, tool, arguments, timeout, show, out).await
+        }
+        McpCommand::LogLevel { level } => {
+            // Set above already, with the rest of the command's servers.
+            let _ = level;
+            Ok(())
+        }
         McpCommand::Prompt { name, args } => request::prompt(host, name, args, out).await,
         McpCommand::Read { uri } => request::read(host, uri, out).await,
         McpCommand::Ping => request::ping(host, out).await,
@@ -255,8 +345,8 @@ async fn command(
     }
 }
 
-/// Warns of each server that failed to start (naming the login command for one that needs a
-/// login), and fails when none is running.
+/// Fails when no server is running: one error naming each failure once (the login command
+/// for one that needs a login). Otherwise warns of each server that failed, once each.
 fn require_running(
     host: &McpHost,
     args: &McpArgs,
@@ -264,6 +354,25 @@ fn require_running(
     needs_login: &dyn Fn(&StartFailure) -> bool,
     out: &Out,
 ) -> anyhow::Result<()> {
+    let running = host
+        .status()
+        .iter()
+        .any(|s| s.state == ServerState::Running);
+    if !running {
+        if let Some(failure) = failures.iter().find(|f| needs_login(f)) {
+            return Err(auth::login_required_error(args, &failure.server));
+        }
+        let mut text = String::from("no MCP server started");
+        for failure in failures {
+            text.push_str(&format!(
+                "\nserver {}: {}",
+                failure.server,
+                failure_text(failure)
+            ));
+        }
+        // Printed once, through `Out::error`, which escapes and indents every line.
+        anyhow::bail!(text);
+    }
     for failure in failures {
         let hint = if needs_login(failure) {
             format!(" (run `{}`)", auth::login_command(args, &failure.server))
@@ -271,43 +380,47 @@ fn require_running(
             String::new()
         };
         out.note(format!(
-            "warning: server {} failed to start: {}{hint}",
+            "warning: server {} failed to start{hint}: {}",
             safe::line(&failure.server),
-            safe::line(&failure.error)
+            safe::block(&failure_text(failure), "  ")
         ));
-    }
-    if host
-        .status()
-        .iter()
-        .all(|s| s.state != ServerState::Running)
-    {
-        if let Some(failure) = failures.iter().find(|f| needs_login(f)) {
-            return Err(auth::login_required_error(args, &failure.server));
-        }
-        let first = failures.first().map(failure_text).unwrap_or_default();
-        anyhow::bail!("no MCP server started\n{first}");
     }
     Ok(())
 }
 
-/// A start failure over several lines: the stage, the error, the exit status, the stderr tail.
+/// A start failure, unescaped: the stage, the reason and how the process ended on one line,
+/// then the stderr tail (if any) as an indented block. Each fact once: the library's whole
+/// error text repeats the exit status and the stderr's end, so it is not used here.
 fn failure_text(failure: &StartFailure) -> String {
     let mut text = format!(
-        "failed at {} after {} ms: {}",
+        "{} failed after {} ms: {}",
         failure.stage.as_str(),
         failure.elapsed.as_millis(),
-        failure.error
+        failure.reason
     );
     if let Some(status) = &failure.exit_status {
-        text.push_str(&format!("\nexit status: {status}"));
+        let verb = if status.starts_with("killed") {
+            "was "
+        } else {
+            ""
+        };
+        text.push_str(&format!("; the process {verb}{status}"));
     }
     if let Some(tail) = failure
         .stderr_tail
         .as_deref()
+        .map(str::trim_end)
         .filter(|t| !t.trim().is_empty())
     {
-        text.push_str("\nstderr tail:\n");
-        text.push_str(tail.trim_end());
+        text.push_str("\nstderr tail:");
+        for line in tail.lines() {
+            text.push_str("\n    ");
+            text.push_str(line);
+        }
+    }
+    if let Some(hint) = hints::start(failure) {
+        text.push_str("\nhint: ");
+        text.push_str(hint);
     }
     text
 }

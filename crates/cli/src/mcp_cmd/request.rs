@@ -5,28 +5,59 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use anyhow::Context as _;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use sidewire_mcp::{McpHost, ServerState, ToolCallOptions};
 
-use super::CONTENT_INDENT;
+use super::{CONTENT_INDENT, hints, result};
 use crate::Reported;
 use crate::out::Out;
-use crate::safe;
+use crate::{safe, schema_args};
 
-/// `call TOOL ARGS...`: the result's content, and its structured content; a result with
-/// `isError` fails (reported). On a terminal, progress (and the status of a tool that runs as a
-/// task) is shown on stderr as it comes.
+/// The arguments of `call` as the line gives them.
+#[derive(Debug)]
+pub(super) enum CallArguments<'a> {
+    /// Exact JSON (`--args`, or one positional JSON object).
+    Json(&'a str),
+    /// `key=value` words, typed by the tool's input schema.
+    Pairs(&'a [String]),
+}
+
+impl<'a> CallArguments<'a> {
+    pub(super) fn new(words: &'a [String], json: Option<&'a str>) -> Self {
+        match (json, words) {
+            (Some(json), _) => CallArguments::Json(json),
+            (None, [one]) if one.trim_start().starts_with('{') => CallArguments::Json(one),
+            (None, words) => CallArguments::Pairs(words),
+        }
+    }
+}
+
+/// `call TOOL ARGS...`: the result as [`result::print`] shows it (`--json`: the whole result,
+/// once); a result with `isError` fails (reported). On a terminal, progress (and the status of a
+/// tool that runs as a task) is shown on stderr as it comes.
 pub(super) async fn call(
     host: &McpHost,
     tool: &str,
-    args: &[String],
+    args: CallArguments<'_>,
     timeout: Option<Duration>,
+    show: result::Show<'_>,
     out: &Out,
 ) -> anyhow::Result<()> {
     let snapshot = host.snapshot();
     let known = snapshot.tools().map(|t| (t.name, t.item.name.clone()));
     let name = resolve(known, tool, "tool")?;
-    let arguments = parse_arguments(args)?;
+    let arguments = match args {
+        CallArguments::Json(text) => json_object(text)?,
+        CallArguments::Pairs(words) => {
+            let schema = snapshot
+                .tools()
+                .find(|t| t.name == name)
+                .map_or(Value::Bool(true), |t| t.item.input_schema.to_value());
+            // A typed error (usage, exit 2), before anything is sent.
+            let pairs = schema_args::split_pairs(words)?;
+            Value::Object(schema_args::arguments(&schema, &pairs)?)
+        }
+    };
     let mut options = ToolCallOptions::new();
     if let Some(timeout) = timeout {
         options = options.timeout(timeout).max_duration(timeout);
@@ -49,23 +80,28 @@ pub(super) async fn call(
         });
         options = super::task_status::on_terminal(options);
     }
-    let result = host
-        .call_tool(&name, arguments, options)
-        .await
-        .with_context(|| format!("calling {name}"))?;
+    let result = match host.call_tool(&name, arguments, options).await {
+        Ok(result) => result,
+        Err(err) => {
+            let hint = hints::call(&err);
+            let err = anyhow::Error::new(err).context(format!("calling {name}"));
+            let Some(hint) = hint else {
+                return Err(err);
+            };
+            // The error once, then what to do.
+            out.error(&err);
+            out.note(format!("hint: {hint}"));
+            return Err(Reported.into());
+        }
+    };
     if show_progress {
         let _ = std::io::Write::write_all(&mut std::io::stderr(), b"\r\x1b[2K");
     }
-    for content in &result.content {
-        out.line(safe::block(
-            &crate::builtin::content_text(content),
-            CONTENT_INDENT,
-        ));
+    if out.json {
+        out.json(&serde_json::to_value(&result).unwrap_or_default());
+    } else {
+        result::print(&result, show, out)?;
     }
-    if let Some(structured) = &result.structured_content {
-        out.line(safe::json(structured));
-    }
-    out.json(&serde_json::to_value(&result).unwrap_or_default());
     if result.is_error {
         out.note(format!("{} reported an error (isError)", safe::line(&name)));
         return Err(Reported.into());
@@ -218,27 +254,10 @@ pub(crate) fn resolve(
     }
 }
 
-/// One JSON object, or key=value pairs whose values are JSON when they parse as JSON.
-fn parse_arguments(args: &[String]) -> anyhow::Result<Value> {
-    match args {
-        [] => Ok(json!({})),
-        [one] if one.trim_start().starts_with('{') => {
-            let value: Value = serde_json::from_str(one)
-                .with_context(|| format!("the arguments are not valid JSON: {one}"))?;
-            anyhow::ensure!(value.is_object(), "the arguments must be a JSON object");
-            Ok(value)
-        }
-        pairs => {
-            let mut map = Map::new();
-            for pair in pairs {
-                let (key, value) = pair.split_once('=').with_context(|| {
-                    format!("arguments are one JSON object or key=value pairs, got {pair:?}")
-                })?;
-                let value =
-                    serde_json::from_str(value).unwrap_or_else(|_| Value::String(value.to_owned()));
-                map.insert(key.to_owned(), value);
-            }
-            Ok(Value::Object(map))
-        }
-    }
+/// `--args`: exactly one JSON object, sent as it is.
+fn json_object(text: &str) -> anyhow::Result<Value> {
+    let value: Value = serde_json::from_str(text)
+        .with_context(|| format!("the arguments are not valid JSON: {text}"))?;
+    anyhow::ensure!(value.is_object(), "the arguments must be a JSON object");
+    Ok(value)
 }

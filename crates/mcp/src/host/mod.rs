@@ -595,7 +595,9 @@ impl McpHost {
                 Ok((client, startup)) => (client, startup),
                 Err((err, elapsed)) => {
                     let failure = StartFailure::from_error(&spec, &err, elapsed);
-                    tracing::warn!(server = %name, error = %err, "an MCP server failed to start");
+                    // Debug, not warn: the failure is the caller's to report (returned, and kept
+                    // in `status()`); a warning too would show it twice.
+                    tracing::debug!(server = %name, error = %err, "an MCP server failed to start");
                     state.failures.insert(name, failure.clone());
                     return Err((err, failure));
                 }

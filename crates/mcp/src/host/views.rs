@@ -99,6 +99,10 @@ pub struct StartFailure {
     /// What went wrong (whitespace collapsed, at most 2,000 characters; credentials in the
     /// stderr part are redacted).
     pub error: String,
+    /// What went wrong without the server's name, the stage, the exit status or the stderr
+    /// (each in its own field): for a caller that shows those apart. The text as the error
+    /// says it (a peer's part unchanged: escape it to print it), at most 2,000 characters.
+    pub reason: String,
     /// How the process ended, if it did.
     pub exit_status: Option<String>,
     /// The redacted end of its stderr.
@@ -114,12 +118,7 @@ pub struct StartFailure {
 impl StartFailure {
     pub(crate) fn from_error(spec: &ServerSpec, err: &Error, elapsed: Duration) -> Self {
         let (stage, elapsed) = err.stage().unwrap_or((Stage::Launch, elapsed));
-        let text: String = err
-            .to_string()
-            .split_whitespace()
-            .collect::<Vec<_>>()
-            .join(" ");
-        let error = match text.char_indices().nth(ERROR_CHARS) {
+        let short = |text: String| match text.char_indices().nth(ERROR_CHARS) {
             Some((cut, _)) => format!("{}...", &text[..cut]),
             None => text,
         };
@@ -128,7 +127,13 @@ impl StartFailure {
             transport: spec.transport(),
             stage,
             elapsed,
-            error,
+            error: short(
+                err.to_string()
+                    .split_whitespace()
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            ),
+            reason: short(err.reason()),
             exit_status: err.exit_status().map(str::to_owned),
             stderr_tail: err.stderr_tail().map(str::to_owned),
             auth_error: err.auth_error(),

@@ -440,7 +440,20 @@ async fn post(
     if is_initialize && state.mode() == Mode::Auto && matches!(status.as_u16(), 400 | 404 | 405) {
         tracing::info!(server = %state.server, %status, "no Streamable HTTP here; trying the legacy HTTP+SSE transport");
         drop(response);
-        return legacy::fall_back(ctx, frame).await;
+        // When the fallback fails too, the POST's status is the one to report (a wrong path
+        // is a 404 to both), with both attempts said: not the legacy stream's failure alone.
+        let status = status.as_u16();
+        return legacy::fall_back(ctx, frame)
+            .await
+            .map_err(|cause| match cause {
+                Cause::Unanswered(detail) => Cause::Status {
+                    status,
+                    body: format!(
+                        "the initialize POST was answered {status}, and the legacy HTTP+SSE fallback failed: {detail}"
+                    ),
+                },
+                other => other,
+            });
     }
     ensure_success(&mut response).await?;
     let Message::Request { id, .. } = message else {
