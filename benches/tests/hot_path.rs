@@ -33,10 +33,14 @@ const SDK_REPORT: &str = "SIDEWIRE_HOT_PATH_SDK_REPORT";
 const WARM: u64 = 200;
 
 fn iters() -> u64 {
-    std::env::var("SIDEWIRE_HOT_PATH_ITERS")
-        .ok()
-        .and_then(|n| n.parse().ok())
-        .unwrap_or(2_000)
+    // Read once: the sidecar asks on every intercept, inside its count.
+    static ITERS: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *ITERS.get_or_init(|| {
+        std::env::var("SIDEWIRE_HOT_PATH_ITERS")
+            .ok()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or(2_000)
+    })
 }
 
 /// `(allocations, bytes)` so far.
@@ -87,7 +91,10 @@ fn sidecar() -> std::process::ExitCode {
                 START[0].store(allocs, Ordering::SeqCst);
                 START[1].store(bytes, Ordering::SeqCst);
             } else if call == WARM + iters() {
-                let start = (START[0].load(Ordering::SeqCst), START[1].load(Ordering::SeqCst));
+                let start = (
+                    START[0].load(Ordering::SeqCst),
+                    START[1].load(Ordering::SeqCst),
+                );
                 let (allocs, bytes) = per_op(start, iters());
                 if let Some(path) = std::env::var_os(SDK_REPORT) {
                     std::fs::write(path, format!("{allocs} {bytes}")).expect("the SDK report");
@@ -236,16 +243,17 @@ fn intercept_allocations() -> Result<(), libtest_mimic::Failed> {
 fn mcp_call_allocations(era: sidewire_mcp::EraChoice) -> Result<(), libtest_mimic::Failed> {
     let rt = runtime();
     let per_call = rt.block_on(async {
-        let spec = sidewire_mcp::ServerSpec::stdio("noop", std::env::current_exe().unwrap().display().to_string())
-            .env(ROLE, "mcp-server")
-            .era(era);
+        let spec = sidewire_mcp::ServerSpec::stdio(
+            "noop",
+            std::env::current_exe().unwrap().display().to_string(),
+        )
+        .env(ROLE, "mcp-server")
+        .era(era);
         let (client, driver) = sidewire_mcp::Client::connect(&spec, sidewire_mcp::NoHandler)
             .await
             .expect("the client connects to the no-op server");
         let driver = tokio::spawn(driver);
-        let call = || {
-            client.call_tool("noop", Value::Null, sidewire_mcp::ToolCallOptions::new())
-        };
+        let call = || client.call_tool("noop", Value::Null, sidewire_mcp::ToolCallOptions::new());
         for _ in 0..WARM {
             assert!(!call().await.unwrap().is_error);
         }

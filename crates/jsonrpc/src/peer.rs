@@ -4,7 +4,7 @@
 use std::borrow::Cow;
 use std::fmt;
 use std::future::Future;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
@@ -46,9 +46,31 @@ pub(crate) struct Shared {
     /// request keeps timeouts off the round-trip path.
     pub(crate) wake_at: AtomicU64,
     next_id: AtomicU64,
+    /// The capacity to allocate an outgoing request or notification frame with: the last
+    /// one's length rounded up to a power of two, from 128 bytes to [`MAX_FRAME_HINT`]. A
+    /// connection's frames are mostly alike, so each is allocated once instead of grown
+    /// (reallocated and copied) while it is encoded.
+    frame_hint: AtomicUsize,
     pub(crate) closed: OnceLock<CloseReason>,
     pub(crate) finished: watch::Sender<bool>,
     pub(crate) stats: Counters,
+}
+
+/// The least and the most [`Shared::frame_hint`] allocates a frame with: a larger frame grows
+/// its buffer as it is encoded, and one large frame does not make every later one allocate
+/// that much.
+const MIN_FRAME_HINT: usize = 128;
+const MAX_FRAME_HINT: usize = 4096;
+
+impl Shared {
+    /// Records an encoded frame's length for the next frame's allocation.
+    fn remember_frame_len(&self, len: usize) {
+        let hint = len
+            .checked_next_power_of_two()
+            .unwrap_or(MAX_FRAME_HINT)
+            .clamp(MIN_FRAME_HINT, MAX_FRAME_HINT);
+        self.frame_hint.store(hint, Ordering::Relaxed);
+    }
 }
 
 /// What handles send the driver.
@@ -247,6 +269,7 @@ impl Peer {
                 epoch: tokio::time::Instant::now(),
                 wake_at: AtomicU64::new(u64::MAX),
                 next_id: AtomicU64::new(1),
+                frame_hint: AtomicUsize::new(MIN_FRAME_HINT),
                 closed: OnceLock::new(),
                 finished,
                 stats: Counters::default(),
@@ -318,7 +341,7 @@ impl Peer {
         }
         let id = shared.next_id.fetch_add(1, Ordering::Relaxed);
         let wire_id = Id::int(i64::try_from(id).unwrap_or(i64::MAX));
-        let mut frame = BytesMut::with_capacity(128);
+        let mut frame = BytesMut::with_capacity(shared.frame_hint.load(Ordering::Relaxed));
         encode_request(
             &mut frame,
             shared.config.max_body(),
@@ -327,6 +350,7 @@ impl Peer {
             params,
         )
         .map_err(|err| self.encode_error(method, err))?;
+        shared.remember_frame_len(frame.len());
         let timeout = options.timeout.unwrap_or(shared.config.request_timeout);
         let (mut guard, mut receiver) = self.register(id, &wire_id, method, timeout)?;
         let reply = match self.queue_request(frame.freeze(), &mut receiver).await {
@@ -518,9 +542,11 @@ impl Peer {
         if let Some(reason) = self.shared.closed.get() {
             return Err(Error::Closed(reason.clone()));
         }
-        let mut frame = BytesMut::with_capacity(128);
-        encode_notification(&mut frame, self.shared.config.max_body(), method, params)
+        let shared = &self.shared;
+        let mut frame = BytesMut::with_capacity(shared.frame_hint.load(Ordering::Relaxed));
+        encode_notification(&mut frame, shared.config.max_body(), method, params)
             .map_err(|err| self.encode_error(method, err))?;
+        shared.remember_frame_len(frame.len());
         Ok(frame.freeze())
     }
 
