@@ -4,17 +4,17 @@
 use std::borrow::Cow;
 use std::fmt;
 use std::future::Future;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::config::{Cancelled, HookNotification};
-use crate::message::{encode_notification, encode_request};
+use crate::message::{encode_frame, encode_notification, encode_request};
 use crate::pending::PendingTable;
 use crate::{CloseReason, Config, Error, ErrorObject, Id, Notification, Request};
 
@@ -46,31 +46,9 @@ pub(crate) struct Shared {
     /// request keeps timeouts off the round-trip path.
     pub(crate) wake_at: AtomicU64,
     next_id: AtomicU64,
-    /// The capacity to allocate an outgoing request or notification frame with: the last
-    /// one's length rounded up to a power of two, from 128 bytes to [`MAX_FRAME_HINT`]. A
-    /// connection's frames are mostly alike, so each is allocated once instead of grown
-    /// (reallocated and copied) while it is encoded.
-    frame_hint: AtomicUsize,
     pub(crate) closed: OnceLock<CloseReason>,
     pub(crate) finished: watch::Sender<bool>,
     pub(crate) stats: Counters,
-}
-
-/// The least and the most [`Shared::frame_hint`] allocates a frame with: a larger frame grows
-/// its buffer as it is encoded, and one large frame does not make every later one allocate
-/// that much.
-const MIN_FRAME_HINT: usize = 128;
-const MAX_FRAME_HINT: usize = 4096;
-
-impl Shared {
-    /// Records an encoded frame's length for the next frame's allocation.
-    fn remember_frame_len(&self, len: usize) {
-        let hint = len
-            .checked_next_power_of_two()
-            .unwrap_or(MAX_FRAME_HINT)
-            .clamp(MIN_FRAME_HINT, MAX_FRAME_HINT);
-        self.frame_hint.store(hint, Ordering::Relaxed);
-    }
 }
 
 /// What handles send the driver.
@@ -269,7 +247,6 @@ impl Peer {
                 epoch: tokio::time::Instant::now(),
                 wake_at: AtomicU64::new(u64::MAX),
                 next_id: AtomicU64::new(1),
-                frame_hint: AtomicUsize::new(MIN_FRAME_HINT),
                 closed: OnceLock::new(),
                 finished,
                 stats: Counters::default(),
@@ -341,19 +318,13 @@ impl Peer {
         }
         let id = shared.next_id.fetch_add(1, Ordering::Relaxed);
         let wire_id = Id::int(i64::try_from(id).unwrap_or(i64::MAX));
-        let mut frame = BytesMut::with_capacity(shared.frame_hint.load(Ordering::Relaxed));
-        encode_request(
-            &mut frame,
-            shared.config.max_body(),
-            &wire_id,
-            method,
-            params,
-        )
+        let frame = encode_frame(|frame| {
+            encode_request(frame, shared.config.max_body(), &wire_id, method, params)
+        })
         .map_err(|err| self.encode_error(method, err))?;
-        shared.remember_frame_len(frame.len());
         let timeout = options.timeout.unwrap_or(shared.config.request_timeout);
         let (mut guard, mut receiver) = self.register(id, &wire_id, method, timeout)?;
-        let reply = match self.queue_request(frame.freeze(), &mut receiver).await {
+        let reply = match self.queue_request(frame, &mut receiver).await {
             Ok(()) => receiver
                 .await
                 .unwrap_or_else(|_| Reply::Closed(self.close_reason())),
@@ -542,12 +513,10 @@ impl Peer {
         if let Some(reason) = self.shared.closed.get() {
             return Err(Error::Closed(reason.clone()));
         }
-        let shared = &self.shared;
-        let mut frame = BytesMut::with_capacity(shared.frame_hint.load(Ordering::Relaxed));
-        encode_notification(&mut frame, shared.config.max_body(), method, params)
-            .map_err(|err| self.encode_error(method, err))?;
-        shared.remember_frame_len(frame.len());
-        Ok(frame.freeze())
+        encode_frame(|frame| {
+            encode_notification(frame, self.shared.config.max_body(), method, params)
+        })
+        .map_err(|err| self.encode_error(method, err))
     }
 
     fn encode_error(&self, method: &str, err: sidewire_framing::Error) -> Error {
