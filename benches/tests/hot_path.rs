@@ -62,6 +62,7 @@ fn per_op(start: (u64, u64), ops: u64) -> (f64, f64) {
     )
 }
 
+#[allow(clippy::print_stderr)] // The counts are this test's report, asked for by an env var.
 fn report(what: &str, (allocs, bytes): (f64, f64)) {
     if std::env::var_os("SIDEWIRE_HOT_PATH_REPORT").is_some() {
         eprintln!("{what}: {allocs:.2} allocations, {bytes:.0} bytes per operation");
