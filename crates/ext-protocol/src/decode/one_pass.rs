@@ -357,14 +357,21 @@ impl OnePass for ProviderError {
 impl OnePass for InterceptParams {
     fn read<'de, A: MapAccess<'de>>(map: A) -> Result<Self, A::Error> {
         const NAMES: &[&str] = &["event", "seq", "payload", "timeoutMillis", "externalized"];
-        let (mut event, mut seq, mut payload, mut timeout_millis) = (None, 0, None, 0);
+        let (mut event, mut seq, mut timeout_millis) = (None, 0, 0);
+        let (mut payload, mut raw_payload) = (None, None);
         members(map, NAMES, 0b1111, |index, map| {
             match index {
                 0 => event = Some(enumeration::<_, HookPoint>(map)?),
                 1 => seq = uint(map, 1)?,
-                // Its DTO depends on `event`, which may come later: kept as its text (borrowed,
-                // so not copied) and read once the members are known.
-                2 => payload = Some(map.next_value::<&'de RawValue>()?),
+                // Its DTO depends on `event`. An input payload after `event` (the order hosts
+                // write) is read in place; anything else is kept as its text (borrowed, so
+                // not copied) and read once the members are known.
+                2 => match event.map(HookPoint::payload_kind) {
+                    Some(PayloadKind::Input) => {
+                        payload = Some(HookPayload::Input(object::<_, InputPayload>(map)?));
+                    }
+                    _ => raw_payload = Some(map.next_value::<&'de RawValue>()?),
+                },
                 3 => timeout_millis = uint(map, 1)?,
                 // An externalized payload (§9) is rare: the reference reads it.
                 _ => return Err(refuse()),
@@ -373,7 +380,11 @@ impl OnePass for InterceptParams {
         })?;
         let event = event.ok_or_else(refuse)?;
         // No descriptor, so the payload must be inline and of `event`'s DTO (the §9 rule).
-        let payload = hook_payload(event, payload.ok_or_else(refuse)?.get()).ok_or_else(refuse)?;
+        let payload = match (payload, raw_payload) {
+            (Some(payload), _) => payload,
+            (None, Some(raw)) => hook_payload(event, raw.get()).ok_or_else(refuse)?,
+            (None, None) => return Err(refuse()),
+        };
         Ok(InterceptParams {
             event,
             seq,
