@@ -3,7 +3,11 @@
 //! In one run, with the same child-process plumbing: the raw pipe floor (a child that echoes
 //! each line), an `input.receive` intercept through 1 and through 4 real no-op Rust sidecars
 //! (the SDK serving an extension that answers `continue`), the host-only cost of a point with
-//! no subscriber, and spawn + handshake latency (p50/p95 printed). Like the tests, the binary
+//! no subscriber, and spawn + handshake latency (p50/p95 printed). The floor and the intercepts
+//! are timed in a task on the runtime, where the host's callers run; the `_off_runtime` rows
+//! time the same loops on the thread that blocks on the runtime (every wake-up then crosses
+//! threads, once per round trip for the floor and twice for an intercept, whose connection
+//! runs as a task on the runtime's worker). Like the tests, the binary
 //! re-executes itself as its own children, selected by `SIDEWIRE_BENCH_ROLE`.
 //!
 //! Targets: host cost beyond the wire ≤ 3 µs per intercept (one sidecar's time less the pipe
@@ -121,23 +125,30 @@ fn benches(c: &mut Criterion) {
                 "event":"input.receive","seq":1,"payload":{"text":"fix teh tests in the parser module please"},
                 "timeoutMillis":5000}})
         );
-        group.bench_function("pipe_floor", |b| {
-            b.to_async(&rt).iter_custom(|iters| {
-                let pipes = std::sync::Arc::clone(&pipes);
-                let line = line.clone();
-                async move {
-                    // Locked once per sample, outside the timed loop.
-                    let mut pipes = pipes.lock().await;
-                    let (stdin, lines) = &mut *pipes;
-                    let started = Instant::now();
-                    for _ in 0..iters {
-                        stdin.write_all(line.as_bytes()).await.unwrap();
-                        stdin.flush().await.unwrap();
-                        std::hint::black_box(lines.next_line().await.unwrap().unwrap());
-                    }
-                    started.elapsed()
+        // Timed in a task on the runtime, as the host's callers run (an agent's turn is a
+        // task); `_off_runtime` times the same loop on the thread blocking on the runtime,
+        // where every wake-up crosses threads.
+        let floor = |iters: u64| {
+            let pipes = std::sync::Arc::clone(&pipes);
+            let line = line.clone();
+            async move {
+                // Locked once per sample, outside the timed loop.
+                let mut pipes = pipes.lock().await;
+                let (stdin, lines) = &mut *pipes;
+                let started = Instant::now();
+                for _ in 0..iters {
+                    stdin.write_all(line.as_bytes()).await.unwrap();
+                    stdin.flush().await.unwrap();
+                    std::hint::black_box(lines.next_line().await.unwrap().unwrap());
                 }
-            })
+                started.elapsed()
+            }
+        };
+        group.bench_function("pipe_floor", |b| {
+            b.iter_custom(|iters| rt.block_on(rt.spawn(floor(iters))).unwrap())
+        });
+        group.bench_function("pipe_floor_off_runtime", |b| {
+            b.iter_custom(|iters| rt.block_on(floor(iters)))
         });
         rt.block_on(async {
             drop(pipes);
@@ -147,21 +158,30 @@ fn benches(c: &mut Criterion) {
 
     for sidecars in [1, 4] {
         let (runtime, dir) = rt.block_on(boot(sidecars));
+        // The payloads are the caller's, built outside the timed loop.
+        let intercepts = |iters: u64| {
+            let runtime = runtime.clone();
+            let payloads: Vec<HookPayload> = (0..iters).map(|_| payload()).collect();
+            async move {
+                let started = Instant::now();
+                for payload in payloads {
+                    let outcome = runtime
+                        .intercept(HookPoint::InputReceive, payload)
+                        .await
+                        .unwrap();
+                    drop(std::hint::black_box(outcome));
+                }
+                started.elapsed()
+            }
+        };
         group.bench_function(format!("sidecars_{sidecars}"), |b| {
-            b.to_async(&rt).iter_batched(
-                payload,
-                |payload| {
-                    let runtime = runtime.clone();
-                    async move {
-                        runtime
-                            .intercept(HookPoint::InputReceive, payload)
-                            .await
-                            .unwrap()
-                    }
-                },
-                BatchSize::SmallInput,
-            )
+            b.iter_custom(|iters| rt.block_on(rt.spawn(intercepts(iters))).unwrap())
         });
+        if sidecars == 1 {
+            group.bench_function("sidecars_1_off_runtime", |b| {
+                b.iter_custom(|iters| rt.block_on(intercepts(iters)))
+            });
+        }
         if sidecars == 1 {
             // Host-only: a point nobody subscribes to (the payload is built outside the
             // measurement; it is the caller's).

@@ -12,7 +12,8 @@ use serde_json::{Value, json};
 
 use crate::content::ExternalizedField;
 use crate::decode::{
-    Any, Dto, Enum, Fields, List, NonEmptyList, Nullable, Obj, Seg, Str, Uint, rule,
+    Any, Dto, Enum, Fields, List, NonEmptyList, Nullable, Obj, OnePassText, Seg, Str, Uint,
+    one_pass, rule,
 };
 use crate::error::Error;
 use crate::hooks::{DecisionKind, HookPayload, HookPoint, PayloadOf, payload_schema_rules};
@@ -40,6 +41,10 @@ pub struct InterceptParams {
 
 impl Dto for InterceptParams {
     const NAME: &'static str = "InterceptParams";
+
+    fn decode_one_pass(text: OnePassText<'_>) -> Option<Self> {
+        one_pass(text)
+    }
 
     fn describe(f: &mut Fields<'_>) -> Result<Self, Error> {
         let event = f.req("event", Enum::new())?;
@@ -140,6 +145,10 @@ impl InterceptResult {
 
 impl Dto for InterceptResult {
     const NAME: &'static str = "InterceptResult";
+
+    fn decode_one_pass(text: OnePassText<'_>) -> Option<Self> {
+        one_pass(text)
+    }
 
     fn describe(f: &mut Fields<'_>) -> Result<Self, Error> {
         let result = InterceptResult {

@@ -535,12 +535,13 @@ impl Connection {
             strategy,
         };
         // Kept for re-validation: at `permission.decision` a chain member's replacement must
-        // carry the `hostDecision` it received (§7.8).
-        let received = payload.clone();
+        // carry the `hostDecision` it received (§7.8). No other point's rule looks at what was
+        // received, so nothing else is copied.
+        let received = matches!(payload, HookPayload::Permission(_)).then(|| payload.clone());
         let decision = callback(ctx, payload)
             .await
             .map_err(|err| self.callback_failed(point.as_str(), &err))?;
-        self.answer(point, strategy, decision, &received)
+        self.answer(point, strategy, decision, received.as_ref())
     }
 
     /// The inline payload, or the externalized one read back and decoded (§9).
@@ -580,7 +581,7 @@ impl Connection {
         point: HookPoint,
         strategy: bool,
         decision: Decision<HookPayload>,
-        received: &HookPayload,
+        received: Option<&HookPayload>,
     ) -> Result<InterceptResult, ErrorObject> {
         let caller = if strategy {
             Caller::SlotOwner
@@ -622,8 +623,10 @@ impl Connection {
                         },
                     )
                 })?;
+                // Only `permission.decision` reads `received` (see `run_intercept`); at every
+                // other point the replacement itself stands in for it.
                 point
-                    .validate_replacement(&value, received, caller)
+                    .validate_replacement(&value, received.unwrap_or(&payload), caller)
                     .map_err(|err| {
                         self.refuse(
                             point,

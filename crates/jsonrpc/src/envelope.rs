@@ -46,15 +46,15 @@ impl<'de> Visitor<'de> for EnvelopeVisitor {
         let mut env = Envelope::default();
         // Names of unknown members, kept only to notice a repeat; most frames have none.
         let mut others: Vec<Cow<'de, str>> = Vec::new();
-        while let Some(key) = map.next_key::<Cow<'de, str>>()? {
-            let slot = match key.as_ref() {
-                "jsonrpc" => &mut env.jsonrpc,
-                "method" => &mut env.method,
-                "id" => &mut env.id,
-                "params" => &mut env.params,
-                "result" => &mut env.result,
-                "error" => &mut env.error,
-                _ => {
+        while let Some(key) = map.next_key::<Key<'de>>()? {
+            let slot = match key {
+                Key::Jsonrpc => &mut env.jsonrpc,
+                Key::Method => &mut env.method,
+                Key::Id => &mut env.id,
+                Key::Params => &mut env.params,
+                Key::Result => &mut env.result,
+                Key::Error => &mut env.error,
+                Key::Other(key) => {
                     if others.contains(&key) {
                         env.duplicate = true;
                     } else {
@@ -70,6 +70,57 @@ impl<'de> Visitor<'de> for EnvelopeVisitor {
             *slot = Some(map.next_value::<&'de RawValue>()?);
         }
         Ok(env)
+    }
+}
+
+/// A member name of the envelope: one of the names routing reads, matched where it lies in
+/// the frame (serde's `Cow<str>` would copy every name into a `String`), or another name,
+/// borrowed unless it has escapes. A name is compared unescaped either way, as before.
+enum Key<'de> {
+    Jsonrpc,
+    Method,
+    Id,
+    Params,
+    Result,
+    Error,
+    Other(Cow<'de, str>),
+}
+
+impl Key<'_> {
+    fn known(name: &str) -> Option<Self> {
+        Some(match name {
+            "jsonrpc" => Key::Jsonrpc,
+            "method" => Key::Method,
+            "id" => Key::Id,
+            "params" => Key::Params,
+            "result" => Key::Result,
+            "error" => Key::Error,
+            _ => return None,
+        })
+    }
+}
+
+impl<'de> Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_str(KeyVisitor)
+    }
+}
+
+struct KeyVisitor;
+
+impl<'de> Visitor<'de> for KeyVisitor {
+    type Value = Key<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a member name")
+    }
+
+    fn visit_borrowed_str<E: serde::de::Error>(self, name: &'de str) -> Result<Key<'de>, E> {
+        Ok(Key::known(name).unwrap_or(Key::Other(Cow::Borrowed(name))))
+    }
+
+    fn visit_str<E: serde::de::Error>(self, name: &str) -> Result<Key<'de>, E> {
+        Ok(Key::known(name).unwrap_or_else(|| Key::Other(Cow::Owned(name.to_owned()))))
     }
 }
 

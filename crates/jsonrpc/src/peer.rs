@@ -8,13 +8,13 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::config::{Cancelled, HookNotification};
-use crate::message::{encode_notification, encode_request};
+use crate::message::{encode_frame, encode_notification, encode_request};
 use crate::pending::PendingTable;
 use crate::{CloseReason, Config, Error, ErrorObject, Id, Notification, Request};
 
@@ -318,18 +318,13 @@ impl Peer {
         }
         let id = shared.next_id.fetch_add(1, Ordering::Relaxed);
         let wire_id = Id::int(i64::try_from(id).unwrap_or(i64::MAX));
-        let mut frame = BytesMut::with_capacity(128);
-        encode_request(
-            &mut frame,
-            shared.config.max_body(),
-            &wire_id,
-            method,
-            params,
-        )
+        let frame = encode_frame(|frame| {
+            encode_request(frame, shared.config.max_body(), &wire_id, method, params)
+        })
         .map_err(|err| self.encode_error(method, err))?;
         let timeout = options.timeout.unwrap_or(shared.config.request_timeout);
         let (mut guard, mut receiver) = self.register(id, &wire_id, method, timeout)?;
-        let reply = match self.queue_request(frame.freeze(), &mut receiver).await {
+        let reply = match self.queue_request(frame, &mut receiver).await {
             Ok(()) => receiver
                 .await
                 .unwrap_or_else(|_| Reply::Closed(self.close_reason())),
@@ -518,10 +513,10 @@ impl Peer {
         if let Some(reason) = self.shared.closed.get() {
             return Err(Error::Closed(reason.clone()));
         }
-        let mut frame = BytesMut::with_capacity(128);
-        encode_notification(&mut frame, self.shared.config.max_body(), method, params)
-            .map_err(|err| self.encode_error(method, err))?;
-        Ok(frame.freeze())
+        encode_frame(|frame| {
+            encode_notification(frame, self.shared.config.max_body(), method, params)
+        })
+        .map_err(|err| self.encode_error(method, err))
     }
 
     fn encode_error(&self, method: &str, err: sidewire_framing::Error) -> Error {

@@ -11,7 +11,7 @@ use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
 
 use crate::config::LocalError;
-use crate::message::{encode_error, encode_result};
+use crate::message::{encode_error, encode_frame, encode_result};
 use crate::{Config, ErrorObject, Id, Notification, Peer, Profile, Request};
 
 /// The future a request handler returns once its params have decoded; it yields the whole
@@ -289,13 +289,12 @@ pub(crate) fn response_frame<T: Serialize>(
     id: &Id,
     outcome: Result<&T, &ErrorObject>,
 ) -> Bytes {
-    let mut dst = BytesMut::with_capacity(128);
-    let written = match outcome {
-        Ok(result) => encode_result(&mut dst, config.max_body(), id, result),
-        Err(error) => encode_error(&mut dst, config.max_body(), Some(id), error),
-    };
+    let written = encode_frame(|dst| match outcome {
+        Ok(result) => encode_result(dst, config.max_body(), id, result),
+        Err(error) => encode_error(dst, config.max_body(), Some(id), error),
+    });
     match written {
-        Ok(()) => dst.freeze(),
+        Ok(frame) => frame,
         Err(err) => {
             if !err.is_too_large() {
                 tracing::warn!(%err, "a handler's result does not serialize");

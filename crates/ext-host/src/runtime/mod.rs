@@ -362,8 +362,14 @@ impl Runtime {
             }
             return Ok(Outcome::unchanged(point, payload));
         }
-        let turn = self.turn().await;
-        turn.intercept(point, payload).await
+        // What `self.turn().await.intercept(..)` does, without the `Turn`'s shared pin: the
+        // read guard pins the generation for the walk, borrowed (no allocation per intercept).
+        let _pin = self.inner.turns.read().await;
+        let generation = self.current();
+        if generation.mask & bit(point) == 0 {
+            return Ok(Outcome::unchanged(point, payload));
+        }
+        walk(generation.plan(point), &self.inner.shared, point, payload).await
     }
 
     /// Emits `payload` as an event of `point` to every chain member and the active slot owner,

@@ -257,6 +257,22 @@ fn non_objects_and_repeated_members_are_garbage() {
             "garbage:duplicate",
             "notification n -",
         ),
+        // Names are compared unescaped, whether they are read in place or copied.
+        (
+            r#"{"jsonrpc":"2.0","\u0069d":1,"id":2,"method":"m"}"#,
+            "garbage:duplicate",
+            "request 2 m -",
+        ),
+        (
+            r#"{"jsonrpc":"2.0","\u0078":1,"x":2,"method":"n"}"#,
+            "garbage:duplicate",
+            "notification n -",
+        ),
+        (
+            r#"{"jsonrpc":"2.0","m\u0065thod":"n","x":1}"#,
+            "notification n -",
+            "notification n -",
+        ),
     ]);
 }
 

@@ -184,6 +184,107 @@ impl Envelope {
         }
         Value::Object(params)
     }
+
+    /// What [`wrap`](Envelope::wrap) builds, with a multi-round-trip leg's `inputResponses` and
+    /// `requestState` set (when `params` is an object), but serialized straight from borrowed
+    /// parts: no `Value` is built or cloned per request. The wire object holds the same members
+    /// (in another order, which JSON objects do not have).
+    pub(crate) fn wrapped<'a>(
+        &'a self,
+        params: &'a Value,
+        responses: Option<&'a Map<String, Value>>,
+        state: Option<&'a str>,
+    ) -> Wrapped<'a> {
+        Wrapped {
+            members: params.as_object(),
+            responses,
+            state,
+            version: self.version(),
+            envelope: self,
+            log_level: lock(&self.log_level).clone(),
+        }
+    }
+}
+
+/// A request's params with the envelope merged in, serialized from borrowed parts (see
+/// [`Envelope::wrapped`]).
+pub(crate) struct Wrapped<'a> {
+    /// The caller's params, when they are an object (anything else becomes `{"_meta": ...}`).
+    members: Option<&'a Map<String, Value>>,
+    responses: Option<&'a Map<String, Value>>,
+    state: Option<&'a str>,
+    version: &'static str,
+    envelope: &'a Envelope,
+    log_level: Option<Value>,
+}
+
+impl Serialize for Wrapped<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        let mut map = serializer.serialize_map(None)?;
+        let mut caller_meta = None;
+        if let Some(members) = self.members {
+            let responses = self.responses.is_some();
+            let state = self.state.is_some();
+            for (name, value) in members {
+                match name.as_str() {
+                    "_meta" => caller_meta = value.as_object(),
+                    "inputResponses" if responses => {}
+                    "requestState" if state => {}
+                    _ => map.serialize_entry(name, value)?,
+                }
+            }
+            if let Some(responses) = self.responses {
+                map.serialize_entry("inputResponses", responses)?;
+            }
+            if let Some(state) = self.state {
+                map.serialize_entry("requestState", state)?;
+            }
+        }
+        map.serialize_entry(
+            "_meta",
+            &Meta {
+                caller: caller_meta,
+                wrapped: self,
+            },
+        )?;
+        map.end()
+    }
+}
+
+/// The `_meta` of [`Wrapped`]: the caller's members, then the envelope's, which win.
+struct Meta<'a> {
+    caller: Option<&'a Map<String, Value>>,
+    wrapped: &'a Wrapped<'a>,
+}
+
+impl Serialize for Meta<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap as _;
+        let wrapped = self.wrapped;
+        let client_info = &wrapped.envelope.client_info;
+        let ours = |name: &str| match name {
+            META_VERSION | META_CAPABILITIES => true,
+            META_CLIENT_INFO => !client_info.is_null(),
+            META_LOG_LEVEL => wrapped.log_level.is_some(),
+            _ => false,
+        };
+        let mut map = serializer.serialize_map(None)?;
+        for (name, value) in self.caller.into_iter().flatten() {
+            if !ours(name) {
+                map.serialize_entry(name, value)?;
+            }
+        }
+        map.serialize_entry(META_VERSION, wrapped.version)?;
+        map.serialize_entry(META_CAPABILITIES, &wrapped.envelope.capabilities)?;
+        if !client_info.is_null() {
+            map.serialize_entry(META_CLIENT_INFO, client_info)?;
+        }
+        if let Some(level) = &wrapped.log_level {
+            map.serialize_entry(META_LOG_LEVEL, level)?;
+        }
+        map.end()
+    }
 }
 
 /// The `server/discover` result. The server's identity is `serverInfo`, or (as some servers
@@ -327,6 +428,41 @@ mod tests {
         assert!(wrapped["_meta"].get(META_LOG_LEVEL).is_none());
         envelope.set_log_level(json!("debug"));
         assert_eq!(envelope.wrap(Value::Null)["_meta"][META_LOG_LEVEL], "debug");
+    }
+
+    /// The borrowed serialization is the built one, member for member, with and without a
+    /// leg's answers, whatever the caller put in `_meta` (the envelope's members win).
+    #[test]
+    fn the_wrapped_params_are_the_wrapped_value() {
+        let envelope = Envelope::new(json!({"sampling": {}}), &Implementation::new("c", "1"));
+        let responses: Map<String, Value> =
+            serde_json::from_value(json!({"k": {"action": "accept"}})).unwrap();
+        for params in [
+            json!({"name": "t", "arguments": {"a": 1}, "_meta": {"progressToken": "p"}}),
+            json!({"name": "t", "_meta": {META_VERSION: "old", "x": [1]}, "requestState": "s0"}),
+            json!({"name": "t", "_meta": 5, "inputResponses": {}}),
+            json!({}),
+            Value::Null,
+        ] {
+            for level in [None, Some(json!("debug"))] {
+                if let Some(level) = level {
+                    envelope.set_log_level(level);
+                }
+                let built = envelope.wrap(params.clone());
+                let borrowed = serde_json::to_value(envelope.wrapped(&params, None, None)).unwrap();
+                assert_eq!(borrowed, built, "{params}");
+                let mut built = params.clone();
+                if let Value::Object(map) = &mut built {
+                    map.insert("inputResponses".into(), Value::Object(responses.clone()));
+                    map.insert("requestState".into(), json!("s1"));
+                }
+                let built = envelope.wrap(built);
+                let borrowed =
+                    serde_json::to_value(envelope.wrapped(&params, Some(&responses), Some("s1")))
+                        .unwrap();
+                assert_eq!(borrowed, built, "{params}");
+            }
+        }
     }
 
     #[test]

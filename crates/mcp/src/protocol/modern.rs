@@ -140,19 +140,13 @@ pub(crate) async fn call_modern(
     let mut state_only_wait = STATE_ONLY_WAIT;
     let mut answers: Option<Answers> = None;
     loop {
-        let mut leg = params.clone();
-        if let (Some(Answers { responses, state }), Value::Object(map)) = (&answers, &mut leg) {
-            if let Some(responses) = responses {
-                map.insert(
-                    "inputResponses".to_owned(),
-                    Value::Object(responses.clone()),
-                );
-            }
-            if let Some(state) = state {
-                map.insert("requestState".to_owned(), Value::String(state.clone()));
-            }
-        }
-        let leg = envelope.wrap(leg);
+        // The leg's params are serialized from `params`, the answers and the envelope as
+        // they are: nothing is cloned per leg.
+        let (responses, state) = match &answers {
+            Some(Answers { responses, state }) => (responses.as_ref(), state.as_deref()),
+            None => (None, None),
+        };
+        let leg = envelope.wrapped(&params, responses, state);
         let raw = match peer.call(method, Some(&leg), options).await {
             Ok(raw) => raw,
             Err(sidewire_jsonrpc::Error::Remote { error, .. })

@@ -6,6 +6,7 @@
 use proptest::prelude::*;
 use proptest::sample::Index;
 
+use crate::decode::OnePassText;
 use crate::error::Target;
 use crate::{Dto, Error, StreamChunkParams, StreamEndParams, decode};
 
@@ -440,5 +441,84 @@ fn rejections_are_the_reference_errors() {
         let err = decode::<StreamChunkParams>(text, Target::Params).unwrap_err();
         assert!(is(&err), "{text}: {err}");
         assert_eq!(err.reason(), crate::Reason::InvalidParams);
+    }
+}
+
+/// The intercept's params and answer: the common shapes are read in one pass (to the
+/// reference's value), the rare ones (an externalized payload, a replacement) are left to the
+/// reference, and every rejection is the reference's, whatever the member order.
+#[test]
+fn intercepts_and_their_answers_are_read_in_one_pass_or_left_to_the_reference() {
+    use crate::{InputPayload, InterceptParams, InterceptResult};
+    let sound = crate::fuzz::one_pass_sound::<InterceptParams>;
+    let fast = |text: &str| InterceptParams::decode_one_pass(OnePassText::new(text));
+    for text in [
+        r#"{"event":"input.receive","seq":1,"payload":{"text":"fix it"},"timeoutMillis":5000}"#,
+        r#"{"payload":{"text":"a \"quoted\" \u00e9"},"timeoutMillis":1,"seq":9,"event":"input.receive"}"#,
+        r#"{"event":"input.receive","seq":1,"payload":{},"timeoutMillis":5}"#,
+        r#"{"event":"tool.before","seq":2,"payload":{"name":"read","arguments":"{}","callId":"c"},"timeoutMillis":5}"#,
+    ] {
+        let accepted = fast(text);
+        assert!(accepted.is_some(), "one pass refuses {text}");
+        assert!(sound(text), "{text}");
+    }
+    let params =
+        fast(r#"{"payload":{"text":"hi"},"seq":3,"event":"input.receive","timeoutMillis":7}"#)
+            .unwrap();
+    assert_eq!(
+        params.payload,
+        Some(crate::HookPayload::Input(InputPayload {
+            text: "hi".to_owned()
+        }))
+    );
+    // Left to the reference, which accepts it.
+    let externalized = r#"{"event":"input.receive","seq":1,"payload":null,"timeoutMillis":5,"externalized":[{"jsonPointer":"/payload","ref":"c","size":1,"sha256":"0000000000000000000000000000000000000000000000000000000000000000","encoding":"utf8"}]}"#;
+    assert!(fast(externalized).is_none());
+    let _ = sound(externalized);
+    for text in [
+        r#"{"event":"input.receive","seq":1,"payload":{"text":"a"},"timeoutMillis":5,"seq":2}"#,
+        r#"{"event":"input.receive","seq":1,"payload":{"text":"a","text":"b"},"timeoutMillis":5}"#,
+        r#"{"event":"input.receive","seq":1,"payload":{"text":"a","x":1},"timeoutMillis":5}"#,
+        r#"{"event":"input.receive","seq":1,"payload":{"text":5},"timeoutMillis":5}"#,
+        r#"{"event":"input.receive","seq":1,"payload":{"text":null},"timeoutMillis":5}"#,
+        r#"{"event":"input.receive","seq":1,"payload":null,"timeoutMillis":5}"#,
+        r#"{"event":"input.receive","seq":0,"payload":{"text":"a"},"timeoutMillis":5}"#,
+        r#"{"event":"input.receive","seq":1.0,"payload":{"text":"a"},"timeoutMillis":5}"#,
+        r#"{"event":"input.receive","seq":1,"payload":{"text":"a"}}"#,
+        r#"{"event":"input.nope","seq":1,"payload":{"text":"a"},"timeoutMillis":5}"#,
+        r#"{"event":"tool.before","seq":1,"payload":{"text":"a"},"timeoutMillis":5}"#,
+        r#"{"event":"input.receive","seq":1,"payload":{"text":"a"},"timeoutMillis":5,"x":1}"#,
+        r#"{"event":"input.receive","seq":1,"payload":{"text":"a"},"timeoutMillis":5} x"#,
+        r#"[1]"#,
+    ] {
+        assert!(fast(text).is_none(), "one pass accepts {text}");
+        assert!(!sound(text), "the reference accepts {text}");
+    }
+
+    let sound = crate::fuzz::one_pass_sound::<InterceptResult>;
+    let fast = |text: &str| InterceptResult::decode_one_pass(OnePassText::new(text));
+    for text in [
+        r#"{"decision":"continue"}"#,
+        r#"{"reason":"no","decision":"block"}"#,
+        r#"{"decision":"allow","reason":""}"#,
+    ] {
+        assert!(fast(text).is_some(), "one pass refuses {text}");
+        assert!(sound(text), "{text}");
+    }
+    let replace = r#"{"decision":"replace","replacement":{"text":"b"}}"#;
+    assert!(fast(replace).is_none());
+    assert!(sound(replace));
+    for text in [
+        r#"{"decision":"replace"}"#,
+        r#"{"decision":"continue","replacement":{"text":"b"}}"#,
+        r#"{"decision":"continue","decision":"block"}"#,
+        r#"{"decision":"maybe"}"#,
+        r#"{"decision":"block","reason":null}"#,
+        r#"{"decision":"block","reason":1}"#,
+        r#"{"reason":"r"}"#,
+        r#"{"decision":"continue","x":1}"#,
+    ] {
+        assert!(fast(text).is_none(), "one pass accepts {text}");
+        assert!(!sound(text), "the reference accepts {text}");
     }
 }
