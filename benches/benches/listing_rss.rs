@@ -42,7 +42,11 @@ fn main() {
     }
     let me = std::env::current_exe().expect("the bench knows its own path");
     let smoke = sidewire_benches::scale::smoke();
-    let (cases, runs) = if smoke { (&CASES[..1], 1) } else { (&CASES[..], RUNS) };
+    let (cases, runs) = if smoke {
+        (&CASES[..1], 1)
+    } else {
+        (&CASES[..], RUNS)
+    };
     for &(command, tools, page) in cases {
         let exe = exe.display().to_string();
         let args = [

@@ -35,6 +35,9 @@ static ALLOC: &StatsAlloc<std::alloc::System> = &INSTRUMENTED_SYSTEM;
 
 /// Set in the re-executed binary: serve this many minimal tools.
 const TOOLS_ENV: &str = "SIDEWIRE_BENCH_TOOLS";
+/// A fixture: the spec of its server offering N tools.
+type SpecFor<'a> = Box<dyn Fn(usize) -> ServerSpec + 'a>;
+
 /// Tools per page, both fixtures.
 const PAGE: usize = 1_000;
 
@@ -90,7 +93,8 @@ fn start(rt: &tokio::runtime::Runtime, specs: Vec<ServerSpec>) -> (Start, Vec<u3
     let (rss0, live0) = (scale::own_rss(), scale::live_bytes());
     let (host, driver) = host(rt);
     let started = Instant::now();
-    rt.block_on(host.start_all(specs)).expect("every server starts");
+    rt.block_on(host.start_all(specs))
+        .expect("every server starts");
     let took = started.elapsed();
     let (rss1, live1) = (scale::own_rss(), scale::live_bytes());
     let pids: Vec<u32> = host.status().iter().filter_map(|s| s.pid).collect();
@@ -124,19 +128,15 @@ fn host_start(rt: &tokio::runtime::Runtime, bin: &Path, smoke: bool, report: &mu
     // A first start outside the figures: the runtime's threads, the first process spawn and the
     // allocator's first arenas are one-time costs.
     let _ = start(rt, specs(1));
-    report.row(
-        [
-            "servers",
-            "time to all ready (median)",
-            "per server",
-            "host RSS Δ",
-            "host RSS Δ per server",
-            "host bytes live per server",
-            "server RSS (each)",
-        ]
-        .map(String::from)
-        .to_vec(),
-    );
+    report.table(&[
+        "servers",
+        "time to all ready (median)",
+        "per server",
+        "host RSS Δ",
+        "host RSS Δ per server",
+        "host bytes live per server",
+        "server RSS (each)",
+    ]);
     let mut eight = None;
     for &n in counts {
         let mut took = Vec::new();
@@ -160,12 +160,19 @@ fn host_start(rt: &tokio::runtime::Runtime, bin: &Path, smoke: bool, report: &mu
         let waves = n.div_ceil(sidewire_mcp::MAX_PARALLEL_STARTS);
         let x = n as f64;
         report
-            .chart("mcp_host_start_time", "MCP host start: time to all ready", "servers", "ms")
+            .chart(
+                "mcp_host_start_time",
+                "MCP host start: time to all ready",
+                "servers",
+                "ms",
+            )
             .point("sidewire McpHost", x, ms);
         if let Some(eight) = eight {
-            report
-                .chart("mcp_host_start_time", "", "", "")
-                .point("waves × the 8-server time", x, eight * waves as f64);
+            report.chart("mcp_host_start_time", "", "", "").point(
+                "waves × the 8-server time",
+                x,
+                eight * waves as f64,
+            );
         }
         let memory = report.chart(
             "mcp_host_start_memory",
@@ -195,7 +202,7 @@ fn tools_list(rt: &tokio::runtime::Runtime, bin: Option<&Path>, smoke: bool, rep
         (&[100, 1_000, 10_000], 3, 10)
     };
     let me = std::env::current_exe().expect("the bench binary's path");
-    let mut fixtures: Vec<(&str, Box<dyn Fn(usize) -> ServerSpec>)> = vec![(
+    let mut fixtures: Vec<(&str, SpecFor<'_>)> = vec![(
         "minimal",
         Box::new(|n: usize| {
             ServerSpec::stdio("tools", me.display().to_string()).env(TOOLS_ENV, n.to_string())
@@ -215,45 +222,42 @@ fn tools_list(rt: &tokio::runtime::Runtime, bin: Option<&Path>, smoke: bool, rep
             }),
         ));
     }
-    report.row(
-        [
-            "tools (fixture)",
-            "re-list (median)",
-            "per tool",
-            "host bytes live per tool",
-            "host RSS Δ per tool",
-        ]
-        .map(String::from)
-        .to_vec(),
-    );
+    report.table(&[
+        "tools (fixture)",
+        "re-list (median)",
+        "per tool",
+        "host bytes live per tool (less the 0-tool connection)",
+        "host RSS Δ per tool (the same)",
+    ]);
     for (fixture, spec) in &fixtures {
+        // The same server offering no tools: the connection's own cost, taken off each figure
+        // so what is left is the tools'.
+        let (mut base_live, mut base_rss) = (Vec::new(), Vec::new());
+        for _ in 0..runs {
+            let (live, rss) = listing(rt, spec(0), 0, 0, &mut Vec::new());
+            base_live.push(live);
+            base_rss.push(rss);
+        }
+        let (base_live, base_rss) = (median(&mut base_live), median(&mut base_rss));
         for &n in counts {
             let mut live = Vec::new();
             let mut rss = Vec::new();
             let mut relist = Vec::new();
             for _ in 0..runs {
-                let (rss0, live0) = (scale::own_rss(), scale::live_bytes());
-                let (host, driver) = host(rt);
-                rt.block_on(host.start_all([spec(n)])).expect("the server starts");
-                let (rss1, live1) = (scale::own_rss(), scale::live_bytes());
-                let client = host.client("tools").expect("it runs");
-                assert_eq!(client.tools().len(), n, "every tool is cached");
-                live.push((live1 - live0) as f64 / n as f64);
-                rss.push((rss1 as f64 - rss0 as f64) / n as f64);
-                for _ in 0..relists {
-                    let started = Instant::now();
-                    let tools = rt.block_on(client.list_tools()).expect("tools/list");
-                    relist.push(started.elapsed().as_secs_f64() * 1e3);
-                    assert_eq!(tools.len(), n);
-                }
-                drop(client);
-                stop(rt, host, driver);
+                let (bytes, resident) = listing(rt, spec(n), n, relists, &mut relist);
+                live.push((bytes - base_live) / n as f64);
+                rss.push((resident - base_rss) / n as f64);
             }
             let (live, rss, ms) = (median(&mut live), median(&mut rss), median(&mut relist));
             let x = n as f64;
             let name = format!("sidewire, {fixture} tools");
             report
-                .chart("mcp_tools_list_time", "tools/list: time of a re-list", "tools", "ms")
+                .chart(
+                    "mcp_tools_list_time",
+                    "tools/list: time of a re-list",
+                    "tools",
+                    "ms",
+                )
                 .point(&name, x, ms);
             report
                 .chart(
@@ -273,11 +277,43 @@ fn tools_list(rt: &tokio::runtime::Runtime, bin: Option<&Path>, smoke: bool, rep
         }
     }
     // The target line of the memory chart: 1 KB per cached minimal tool.
-    if let Some(chart) = report.charts.iter_mut().find(|c| c.id == "mcp_tools_list_memory") {
+    if let Some(chart) = report
+        .charts
+        .iter_mut()
+        .find(|c| c.id == "mcp_tools_list_memory")
+    {
         for &n in counts {
             chart.point("target: 1 KB per minimal tool", n as f64, 1000.0);
         }
     }
+}
+
+/// Starts `spec` (a server offering `n` tools) on a fresh host, which lists and caches them;
+/// returns the host's bytes live and RSS after the start less before, and pushes the time of
+/// `relists` re-lists (ms) onto `times`.
+fn listing(
+    rt: &tokio::runtime::Runtime,
+    spec: ServerSpec,
+    n: usize,
+    relists: usize,
+    times: &mut Vec<f64>,
+) -> (f64, f64) {
+    let (rss0, live0) = (scale::own_rss(), scale::live_bytes());
+    let (host, driver) = host(rt);
+    rt.block_on(host.start_all([spec]))
+        .expect("the server starts");
+    let (rss1, live1) = (scale::own_rss(), scale::live_bytes());
+    let client = host.client("tools").expect("it runs");
+    assert_eq!(client.tools().len(), n, "every tool is cached");
+    for _ in 0..relists {
+        let started = Instant::now();
+        let tools = rt.block_on(client.list_tools()).expect("tools/list");
+        times.push(started.elapsed().as_secs_f64() * 1e3);
+        assert_eq!(tools.len(), n);
+    }
+    drop(client);
+    stop(rt, host, driver);
+    ((live1 - live0) as f64, rss1 as f64 - rss0 as f64)
 }
 
 /// One minimal tool.
@@ -316,12 +352,20 @@ fn serve_minimal_tools(count: usize) {
             "ping" => json!({}),
             _ => {
                 let error = json!({"code": -32601, "message": "method not found"});
-                let _ = writeln!(out, "{}", json!({"jsonrpc": "2.0", "id": id, "error": error}));
+                let _ = writeln!(
+                    out,
+                    "{}",
+                    json!({"jsonrpc": "2.0", "id": id, "error": error})
+                );
                 let _ = out.flush();
                 continue;
             }
         };
-        let _ = writeln!(out, "{}", json!({"jsonrpc": "2.0", "id": id, "result": result}));
+        let _ = writeln!(
+            out,
+            "{}",
+            json!({"jsonrpc": "2.0", "id": id, "result": result})
+        );
         let _ = out.flush();
     }
 }

@@ -116,19 +116,15 @@ fn main() -> std::process::ExitCode {
     // A short warm-up outside the figures (the sidecars' and the host's first buffers).
     let _ = run(&rt, &runtime, total / 10, 1);
     let mut report = Report::new("sustained");
-    report.row(
-        [
-            "concurrent turns",
-            "intercepts",
-            "p50",
-            "p99",
-            "throughput",
-            "bytes live, first → last thousand",
-            "RSS, first → last thousand",
-        ]
-        .map(String::from)
-        .to_vec(),
-    );
+    report.table(&[
+        "concurrent turns",
+        "intercepts",
+        "p50",
+        "p99",
+        "throughput",
+        "bytes live, first → last thousand",
+        "RSS, first → last thousand",
+    ]);
     for turns in [1usize, 8] {
         let Run {
             elapsed,
@@ -139,7 +135,10 @@ fn main() -> std::process::ExitCode {
         let p50 = quantile(&mut all, 0.5).as_secs_f64() * 1e6;
         let p99 = quantile(&mut all, 0.99).as_secs_f64() * 1e6;
         let per_second = total as f64 / elapsed.as_secs_f64();
-        let series = format!("{turns} concurrent turn{}", if turns == 1 { "" } else { "s" });
+        let series = format!(
+            "{turns} concurrent turn{}",
+            if turns == 1 { "" } else { "s" }
+        );
         // p50 per tenth of the run: flat when nothing accumulates.
         let step = (total / 10).max(1);
         for tenth in 0..10 {

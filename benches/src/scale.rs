@@ -133,12 +133,12 @@ pub struct Report {
     pub unix_time: u64,
     /// The charts.
     pub charts: Vec<Chart>,
-    /// The table as printed: a header row, then one row per case.
-    pub table: Vec<Vec<String>>,
+    /// The tables as printed: each a header row, then one row per case.
+    pub tables: Vec<Vec<Vec<String>>>,
 }
 
 impl Report {
-    /// A report with no charts and an empty table.
+    /// A report with no charts and no tables.
     pub fn new(bench: &str) -> Self {
         Report {
             bench: bench.to_owned(),
@@ -146,7 +146,7 @@ impl Report {
                 .duration_since(std::time::UNIX_EPOCH)
                 .map_or(0, |d| d.as_secs()),
             charts: Vec::new(),
-            table: Vec::new(),
+            tables: Vec::new(),
         }
     }
 
@@ -159,20 +159,36 @@ impl Report {
         self.charts.last_mut().expect("just pushed")
     }
 
-    /// Adds a table row (the first is the header).
+    /// Starts a new table with this header row.
+    pub fn table(&mut self, header: &[&str]) {
+        self.tables
+            .push(vec![header.iter().map(|&cell| cell.to_owned()).collect()]);
+    }
+
+    /// Adds a row to the last table.
+    ///
+    /// # Panics
+    ///
+    /// When no table was started.
     pub fn row(&mut self, cells: Vec<String>) {
-        self.table.push(cells);
+        self.tables
+            .last_mut()
+            .expect("a table was started")
+            .push(cells);
     }
 
     /// Prints the table (Markdown, as BENCHMARKS.md quotes it), then, outside the smoke run,
     /// writes the report to `<target>/criterion/scale/<bench>.json` and says where.
     pub fn finish(&self) {
         let mut out = String::new();
-        for (i, row) in self.table.iter().enumerate() {
-            out.push_str(&format!("| {} |\n", row.join(" | ")));
-            if i == 0 {
-                out.push_str(&format!("|{}\n", " --- |".repeat(row.len())));
+        for table in &self.tables {
+            for (i, row) in table.iter().enumerate() {
+                out.push_str(&format!("| {} |\n", row.join(" | ")));
+                if i == 0 {
+                    out.push_str(&format!("|{}\n", " --- |".repeat(row.len())));
+                }
             }
+            out.push('\n');
         }
         if !smoke() {
             let path = report_dir().join(format!("{}.json", self.bench));
@@ -182,7 +198,9 @@ impl Report {
                 .and_then(|json| std::fs::write(&path, json).map_err(|e| e.to_string()));
             match written {
                 Ok(()) => out.push_str(&format!("report: {}\n", path.display())),
-                Err(err) => out.push_str(&format!("report not written ({}): {err}\n", path.display())),
+                Err(err) => {
+                    out.push_str(&format!("report not written ({}): {err}\n", path.display()))
+                }
             }
         }
         say(&out);
@@ -228,6 +246,10 @@ pub fn sidewire_bin() -> Option<PathBuf> {
     if let Some(bin) = std::env::var_os("SIDEWIRE_BIN") {
         return Some(PathBuf::from(bin));
     }
-    let bin = report_dir().ancestors().nth(2)?.join("release").join("sidewire");
+    let bin = report_dir()
+        .ancestors()
+        .nth(2)?
+        .join("release")
+        .join("sidewire");
     bin.is_file().then_some(bin)
 }

@@ -46,7 +46,11 @@ fn charts_script_draws_the_fixture() {
     let lines = read("demo_start_time.svg");
     assert!(lines.trim_end().ends_with("</svg>"), "a whole SVG document");
     assert_eq!(lines.matches("<polyline").count(), 2, "one line per series");
-    for text in ["Demo: time to all ready", "sidewire McpHost", "servers (log scale)"] {
+    for text in [
+        "Demo: time to all ready",
+        "sidewire McpHost",
+        "servers (log scale)",
+    ] {
         assert!(lines.contains(text), "the line chart shows {text}");
     }
     assert_eq!(
