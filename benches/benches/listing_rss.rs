@@ -8,7 +8,7 @@
 //! `cargo build --release -p sidewire`); without it the bench prints `SKIPPED:`.
 //!
 //! `cargo bench -p sidewire-benches --bench listing_rss` prints, per case, each run's figure
-//! and the largest.
+//! and the largest. With `--test` (the smoke run of `.ci/run`) it runs the first case once.
 
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -41,7 +41,13 @@ fn main() {
         return;
     }
     let me = std::env::current_exe().expect("the bench knows its own path");
-    for (command, tools, page) in CASES {
+    let smoke = sidewire_benches::scale::smoke();
+    let (cases, runs) = if smoke {
+        (&CASES[..1], 1)
+    } else {
+        (&CASES[..], RUNS)
+    };
+    for &(command, tools, page) in cases {
         let exe = exe.display().to_string();
         let args = [
             exe.as_str(),
@@ -58,7 +64,7 @@ fn main() {
         ]
         .join("\u{1f}");
         let mut figures = Vec::new();
-        for _ in 0..RUNS {
+        for _ in 0..runs {
             let out = Command::new(&me)
                 .env(MEASURE, &args)
                 .stderr(Stdio::inherit())
@@ -69,7 +75,7 @@ fn main() {
         }
         let peak = figures.iter().max().copied().unwrap_or(0);
         report(&format!(
-            "mcp {command} on {tools} tools ({page} a page): peak RSS {:.1} MiB (max of {RUNS} runs; each KiB: {figures:?})",
+            "mcp {command} on {tools} tools ({page} a page): peak RSS {:.1} MiB (max of {runs} runs; each KiB: {figures:?})",
             peak as f64 / 1024.0
         ));
     }

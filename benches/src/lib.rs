@@ -148,3 +148,6 @@ pub fn stdio_pipes() -> (
         tokio::net::unix::pipe::Sender::from_owned_fd(stdout).expect("stdout is a pipe"),
     )
 }
+
+pub mod scale;
+pub mod sidecars;
