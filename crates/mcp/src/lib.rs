@@ -300,6 +300,9 @@ pub use crate::host::{
 };
 pub use crate::names::{MAX_NAME_LEN, is_valid_name, namespaced_name};
 pub use crate::protocol::client::{Client, ClientDriver};
+pub use crate::protocol::elicit_url::{
+    MAX_ELICITATION_URL_BYTES, MAX_URL_ELICITATIONS, URL_ELICITATION_REQUIRED, UrlElicitation,
+};
 pub use crate::protocol::era::{
     Era, EraChoice, HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, MODERN_PROTOCOL_VERSIONS,
     UNSUPPORTED_PROTOCOL_VERSION,
@@ -308,9 +311,12 @@ pub use crate::protocol::handler::{ClientHandler, NoHandler};
 pub use crate::protocol::listing::{List, ListLimit, Truncation};
 pub use crate::protocol::options::{ClientStats, ToolCallOptions};
 pub use crate::protocol::skills::{SKILLS_EXTENSION, Skill, SkillFile};
+pub use crate::protocol::structured::{
+    MAX_CACHED_SCHEMAS, MAX_SCHEMA_BYTES, MAX_VIOLATIONS, SchemaViolation,
+};
 pub use crate::protocol::types::{
     CallToolResult, Completion, CompletionRef, Content, CreateMessageParams, CreateMessageResult,
-    ElicitAction, ElicitParams, ElicitResult, GetPromptResult, Implementation,
+    ElicitAction, ElicitParams, ElicitResult, GetPromptResult, Icon, Implementation,
     LATEST_PROTOCOL_VERSION, ListCapability, LogLevel, LogMessage, MessageRole, Progress, Prompt,
     PromptArgument, PromptMessage, RawJson, ReadResourceResult, Resource, ResourceContents,
     ResourceTemplate, ResourcesCapability, SUPPORTED_PROTOCOL_VERSIONS, SamplingContent,

@@ -129,6 +129,7 @@ impl Server {
             output_schema: None,
             annotations: None,
             meta: None,
+            icons: Vec::new(),
         };
         self.tools.push((
             tool,

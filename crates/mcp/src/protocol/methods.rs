@@ -131,11 +131,14 @@ pub(crate) struct CallToolParams {
     pub(crate) meta: ProgressMeta,
 }
 
-/// `_meta` carrying a progress token.
+/// `_meta` carrying a progress token, and the caller's own members
+/// ([`ToolCallOptions::meta`](crate::ToolCallOptions::meta), checked not to collide).
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct ProgressMeta {
     pub(crate) progress_token: String,
+    #[serde(flatten)]
+    pub(crate) extra: serde_json::Map<String, Value>,
 }
 
 request!(
@@ -248,6 +251,21 @@ pub(crate) struct ProgressParams {
 notification!(
     /// Progress of a request.
     ProgressNotification, "notifications/progress", ProgressParams
+);
+/// `notifications/elicitation/complete` params.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ElicitationCompleteParams {
+    pub(crate) elicitation_id: String,
+}
+
+notification!(
+    /// The out-of-band step of a URL elicitation is done (2025-11-25).
+    ElicitationComplete, "notifications/elicitation/complete", ElicitationCompleteParams
+);
+notification!(
+    /// The host's roots changed (client → server, legacy era).
+    RootsListChanged, "notifications/roots/list_changed", Option<Value>
 );
 notification!(
     /// A server log message.
