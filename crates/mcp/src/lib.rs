@@ -270,6 +270,7 @@
 //! for anything to happen; dropping one closes its connections.
 
 pub mod auth;
+mod cap;
 mod config;
 mod error;
 #[doc(hidden)]
@@ -287,6 +288,7 @@ mod transport;
 
 pub use sidewire_jsonrpc::ErrorObject;
 
+pub use crate::cap::CutNote;
 pub use crate::config::{
     ConfigInput, ConfigLoader, ConfigVariable, ConfiguredServer, Dialect, Expansion, InputResolver,
     MAX_CONFIG_BYTES, MAX_ENV_FILE_BYTES, MAX_EXPANDED_BYTES, McpConfig, VariableSource,
