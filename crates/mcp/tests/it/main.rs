@@ -1,6 +1,7 @@
 //! sidewire-mcp's integration tests: the public API against an in-process mock server, real
 //! child processes, the host, and (when installed) real MCP servers.
 
+mod features;
 mod host;
 mod http;
 mod http_faults;
