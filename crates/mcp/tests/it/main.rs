@@ -15,6 +15,7 @@ mod oauth;
 mod oauth_grants;
 mod oauth_mock;
 mod peers;
+mod peers_features;
 mod protocol;
 mod server;
 mod skills;
