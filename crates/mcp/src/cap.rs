@@ -19,7 +19,6 @@
 
 use std::fmt;
 
-
 use crate::protocol::types::{CallToolResult, Content, ResourceContents};
 
 /// What [`CallToolResult::capped`] cut.
@@ -52,7 +51,10 @@ impl fmt::Display for CutNote {
             parts.push(format!("{} text part(s) shortened", self.texts_cut));
         }
         if self.media_summarised > 0 {
-            parts.push(format!("{} media part(s) summarised", self.media_summarised));
+            parts.push(format!(
+                "{} media part(s) summarised",
+                self.media_summarised
+            ));
         }
         if self.items_dropped > 0 {
             parts.push(format!("{} part(s) left out", self.items_dropped));
@@ -228,7 +230,6 @@ fn summary(
     Some(Content::text(line))
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -276,7 +277,12 @@ mod tests {
         assert_eq!(note.media_summarised, 1);
         assert!(note.structured_dropped);
         assert!(capped.structured_content.is_none());
-        assert!(capped.content[1].as_text().unwrap().contains("image/png image: 100000 bytes"));
+        assert!(
+            capped.content[1]
+                .as_text()
+                .unwrap()
+                .contains("image/png image: 100000 bytes")
+        );
         assert!(capped.model_size() <= 1000);
         assert_eq!(note.kept_bytes, capped.model_size());
     }

@@ -4,20 +4,22 @@
 //! This file selects and starts the servers and dispatches to one function per subcommand:
 //! the listings (`servers`, `tools`, `prompts`, `resources`, `templates`) in `list.rs`, the
 //! requests (`call`, `prompt`, `read`, `ping`) in `request.rs`; authorization (`login`,
-//! `logout`, `auth status`, and the offer to log in when a server needs it) in `auth.rs`.
+//! `logout`, `auth status`, and the offer to log in when a server needs it) in `auth.rs`; the
+//! consent screen for a server's URL elicitation in `elicit_url.rs`.
 //!
 //! Everything a server says (names, descriptions, results, stderr, error bodies) is printed
 //! through [`safe`]: one-line values with [`safe::line()`], content with [`safe::block`].
 
 mod auth;
 pub(crate) mod config;
+mod elicit_url;
 mod list;
 mod request;
 
 use std::time::Duration;
 
 use anyhow::Context as _;
-use sidewire_mcp::{McpConfig, McpHost, NoHandler, ServerSpec, ServerState, StartFailure};
+use sidewire_mcp::{McpConfig, McpHost, ServerSpec, ServerState, StartFailure};
 
 use self::auth::LoginMode;
 use self::list::Listing;
@@ -195,7 +197,7 @@ async fn attempt(
         }
         (None, None) => {}
     }
-    let (host, driver) = McpHost::new(NoHandler);
+    let (host, driver) = McpHost::new(elicit_url::UrlConsent::new());
     let driver = tokio::spawn(driver);
     let failures = host.start_available(specs.clone()).await;
     let login = |failure: &StartFailure| auth::needs_login(failure, &specs);

@@ -26,7 +26,8 @@ pub(super) async fn call(
     let known = snapshot.tools().map(|t| (t.name, t.item.name.clone()));
     let name = resolve(known, tool, "tool")?;
     let arguments = parse_arguments(args)?;
-    let mut options = ToolCallOptions::new();
+    // The arguments are checked against the tool's inputSchema before anything is sent.
+    let mut options = ToolCallOptions::new().validate_arguments(true);
     if let Some(timeout) = timeout {
         options = options.timeout(timeout).max_duration(timeout);
     }
@@ -47,10 +48,14 @@ pub(super) async fn call(
             );
         });
     }
-    let result = host
-        .call_tool(&name, arguments, options)
-        .await
-        .with_context(|| format!("calling {name}"))?;
+    let result = match host.call_tool(&name, arguments, options).await {
+        Ok(result) => result,
+        Err(err) if err.is_url_elicitation_required() => {
+            super::elicit_url::offer(host, &err).await;
+            return Err(anyhow::Error::new(err).context(format!("calling {name}")));
+        }
+        Err(err) => return Err(anyhow::Error::new(err).context(format!("calling {name}"))),
+    };
     if show_progress {
         let _ = std::io::Write::write_all(&mut std::io::stderr(), b"\r\x1b[2K");
     }

@@ -52,6 +52,14 @@ impl UrlElicitation {
         &self.host
     }
 
+    /// An elicitation from its parts, as a server would send them (for hosts that build one
+    /// from another source, and for tests); `None` when the URL is refused (not an absolute
+    /// `https:`/`http:` URL with a host, or over [`MAX_ELICITATION_URL_BYTES`]) or the id is
+    /// empty.
+    pub fn new(message: &str, url: &str, elicitation_id: &str) -> Option<Self> {
+        UrlElicitation::parse(message, url, elicitation_id).ok()
+    }
+
     /// Whether the URL is plain `http:` (not encrypted).
     pub fn is_insecure(&self) -> bool {
         self.url

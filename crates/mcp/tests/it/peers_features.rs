@@ -8,8 +8,7 @@ use std::time::Duration;
 
 use serde_json::json;
 use sidewire_mcp::{
-    Client, ClientHandler, ElicitAction, ErrorObject, ServerSpec, ToolCallOptions,
-    UrlElicitation,
+    Client, ClientHandler, ElicitAction, ErrorObject, ServerSpec, ToolCallOptions, UrlElicitation,
 };
 
 use crate::peers::{EVERYTHING, peers};
@@ -40,17 +39,22 @@ impl ClientHandler for ConsentH {
 
 #[tokio::test]
 async fn server_everything_structured_output_and_url_elicitation() {
-    let Some(dir) = peers("server_everything_structured_output_and_url_elicitation", EVERYTHING)
-    else {
+    let Some(dir) = peers(
+        "server_everything_structured_output_and_url_elicitation",
+        EVERYTHING,
+    ) else {
         return;
     };
     let spec = ServerSpec::stdio("everything", "node")
         .arg(dir.join(EVERYTHING).to_string_lossy())
         .arg("stdio");
     let consent = Arc::new(Consent::default());
-    let (client, driver) = within("connect", Client::connect(&spec, ConsentH(Arc::clone(&consent))))
-        .await
-        .unwrap_or_else(|err| panic!("connect failed: {err}"));
+    let (client, driver) = within(
+        "connect",
+        Client::connect(&spec, ConsentH(Arc::clone(&consent))),
+    )
+    .await
+    .unwrap_or_else(|err| panic!("connect failed: {err}"));
     tokio::spawn(driver);
 
     // Structured output: listed with its schema, checked on every call.
@@ -63,15 +67,26 @@ async fn server_everything_structured_output_and_url_elicitation() {
     let checked = ToolCallOptions::new().validate_arguments(true);
     let result = within(
         "get-structured-content",
-        client.call_tool("get-structured-content", json!({"location": "Chicago"}), checked.clone()),
+        client.call_tool(
+            "get-structured-content",
+            json!({"location": "Chicago"}),
+            checked.clone(),
+        ),
     )
     .await
     .unwrap_or_else(|err| panic!("get-structured-content: {err}"));
-    assert_eq!(result.structured_content.as_ref().unwrap()["temperature"], 36);
+    assert_eq!(
+        result.structured_content.as_ref().unwrap()["temperature"],
+        36
+    );
     // A location outside the schema's enum is refused before anything is sent.
     let err = within(
         "bad location",
-        client.call_tool("get-structured-content", json!({"location": "Paris"}), checked),
+        client.call_tool(
+            "get-structured-content",
+            json!({"location": "Paris"}),
+            checked,
+        ),
     )
     .await
     .unwrap_err();
@@ -80,7 +95,11 @@ async fn server_everything_structured_output_and_url_elicitation() {
 
     // The URL tool is registered after `initialized`, for clients advertising elicitation.url.
     within("trigger-url-elicitation registered", async {
-        while !client.tools().iter().any(|t| t.name == "trigger-url-elicitation") {
+        while !client
+            .tools()
+            .iter()
+            .any(|t| t.name == "trigger-url-elicitation")
+        {
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
     })
@@ -94,7 +113,10 @@ async fn server_everything_structured_output_and_url_elicitation() {
     )
     .await
     .unwrap_or_else(|err| panic!("trigger-url-elicitation: {err}"));
-    assert!(result.joined_text().contains("User completed"), "{result:?}");
+    assert!(
+        result.joined_text().contains("User completed"),
+        "{result:?}"
+    );
     {
         let asked = lock(&consent.asked);
         assert_eq!(asked.len(), 1);
@@ -106,7 +128,11 @@ async fn server_everything_structured_output_and_url_elicitation() {
     let args = json!({"url": "https://example.com/connect?step=2", "errorPath": true});
     let err = within(
         "url elicitation (error path)",
-        client.call_tool("trigger-url-elicitation", args.clone(), ToolCallOptions::new()),
+        client.call_tool(
+            "trigger-url-elicitation",
+            args.clone(),
+            ToolCallOptions::new(),
+        ),
     )
     .await
     .unwrap_err();
@@ -114,7 +140,9 @@ async fn server_everything_structured_output_and_url_elicitation() {
     let required = err.url_elicitations();
     assert_eq!(required.len(), 1);
     assert_eq!(required[0].host(), "modelcontextprotocol.io");
-    let outcomes = within("offer", client.offer_url_elicitations(&err)).await.unwrap();
+    let outcomes = within("offer", client.offer_url_elicitations(&err))
+        .await
+        .unwrap();
     assert_eq!(outcomes[0].1, ElicitAction::Accept);
     let retried = within(
         "retry",
@@ -122,7 +150,10 @@ async fn server_everything_structured_output_and_url_elicitation() {
     )
     .await
     .unwrap_or_else(|err| panic!("the retry: {err}"));
-    assert!(retried.joined_text().contains("User completed"), "{retried:?}");
+    assert!(
+        retried.joined_text().contains("User completed"),
+        "{retried:?}"
+    );
     assert_eq!(lock(&consent.asked).len(), 3);
 
     within("close", client.close()).await;
