@@ -628,8 +628,11 @@ fn mcp_adhoc_stdio_lists_and_calls_tools() {
     assert!(out.status.success(), "{}", stderr(&out));
 }
 
+/// `mcp call` checks the arguments against the tool's inputSchema before sending: a string
+/// where `add` takes a number fails with the path and keyword, and the tool never runs (it
+/// would have answered "add needs numbers" with isError).
 #[test]
-fn mcp_tool_errors_exit_1_and_are_printed() {
+fn mcp_call_arguments_that_break_the_input_schema_exit_1_unsent() {
     let home = home();
     let out = run(
         home.path(),
@@ -637,11 +640,12 @@ fn mcp_tool_errors_exit_1_and_are_printed() {
     );
     assert_eq!(out.status.code(), Some(1));
     assert!(
-        stdout(&out).contains("add needs numbers"),
+        !stdout(&out).contains("add needs numbers"),
         "{}",
         stdout(&out)
     );
-    assert!(stderr(&out).contains("isError"));
+    let err = stderr(&out);
+    assert!(err.contains("inputSchema") && err.contains("/a"), "{err}");
 }
 
 #[test]

@@ -161,6 +161,10 @@ impl<S, K> Driver<S, K> {
             ..
         } = self;
         serving.poll_finished(cx, |id, frame| {
+            // A handler that chose to answer nothing (`Router::request_or_silence`).
+            if frame.as_ref().is_some_and(Bytes::is_empty) {
+                return;
+            }
             // Whatever the handler sent before finishing (progress notifications, say) is
             // already in the handles' queue: write it before the response, so the peer sees
             // them in the order the handler produced them.

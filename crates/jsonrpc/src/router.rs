@@ -15,7 +15,8 @@ use crate::message::{encode_error, encode_frame, encode_result};
 use crate::{Config, ErrorObject, Id, Notification, Peer, Profile, Request};
 
 /// The future a request handler returns once its params have decoded; it yields the whole
-/// response frame.
+/// response frame, or an empty one for no response at all
+/// ([`Router::request_or_silence`]).
 pub(crate) type ResponseFuture = Pin<Box<dyn Future<Output = Bytes> + Send + 'static>>;
 
 type RequestHandler =
@@ -93,6 +94,49 @@ impl Router {
         self.requests.insert(
             R::METHOD.into(),
             Box::new(move |_, params, ctx| typed::<R::Params, R::Result, _>(&handler, params, ctx)),
+        );
+        self
+    }
+
+    /// Handles request `R` like [`request`](Router::request), except that the handler may
+    /// answer nothing at all: `None` sends no response (for a request the peer cancelled,
+    /// whose answer the protocol forbids). The request's id is free again either way.
+    pub fn request_or_silence<R, F, Fut>(mut self, handler: F) -> Self
+    where
+        R: Request,
+        F: Fn(R::Params, RequestContext) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Option<Result<R::Result, ErrorObject>>> + Send + 'static,
+    {
+        self.requests.insert(
+            R::METHOD.into(),
+            Box::new(move |_, params, ctx| {
+                let config = ctx.peer.config();
+                let absent = match config.profile {
+                    Profile::Strict => "{}",
+                    Profile::Lenient => "null",
+                };
+                match serde_json::from_str::<R::Params>(params.map_or(absent, RawValue::get)) {
+                    Ok(params) => {
+                        let work = handler(params, ctx.clone());
+                        Box::pin(async move {
+                            match work.await {
+                                Some(outcome) => {
+                                    response_frame(ctx.peer.config(), &ctx.id, outcome.as_ref())
+                                }
+                                // The driver writes no frame for an empty one.
+                                None => Bytes::new(),
+                            }
+                        })
+                    }
+                    Err(err) => {
+                        let error = config.error_with(
+                            LocalError::InvalidParams,
+                            ErrorObject::invalid_params(format!("invalid params: {err}")),
+                        );
+                        immediate(&ctx, &error)
+                    }
+                }
+            }),
         );
         self
     }

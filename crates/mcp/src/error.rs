@@ -183,6 +183,38 @@ pub(crate) enum Kind {
     /// A task-augmented tool call past the connection's bound of tasks followed at once.
     #[error("{0}")]
     TaskLimit(String),
+    /// A caller's `_meta` member that the client or the spec reserves.
+    #[error(
+        "the `_meta` member `{0}` is reserved (the client sets it, or the spec reserves its prefix)"
+    )]
+    ReservedMeta(String),
+    /// A tool result's `structuredContent` does not match the tool's `outputSchema`.
+    #[error(
+        "the structured content of tool `{tool}` does not match its outputSchema: {}",
+        violations_text(violations)
+    )]
+    OutputSchemaMismatch {
+        tool: String,
+        violations: Vec<crate::protocol::structured::SchemaViolation>,
+        result: Box<crate::protocol::types::CallToolResult>,
+    },
+    /// Tool arguments that do not match the tool's `inputSchema` (checked before sending).
+    #[error(
+        "the arguments of tool `{tool}` do not match its inputSchema: {}",
+        violations_text(violations)
+    )]
+    InvalidArguments {
+        tool: String,
+        violations: Vec<crate::protocol::structured::SchemaViolation>,
+    },
+    /// A tool's schema that could not be used to check (does not compile, too large).
+    #[error("the {which} of tool `{tool}` cannot be used: {why}")]
+    SchemaInvalid {
+        tool: String,
+        which: &'static str,
+        why: String,
+        result: Option<Box<crate::protocol::types::CallToolResult>>,
+    },
 }
 
 /// A task's status message, as a suffix.
@@ -191,6 +223,27 @@ fn message_text(message: &Option<String>) -> String {
         .as_deref()
         .map(|message| format!(": {message}"))
         .unwrap_or_default()
+}
+
+/// Violations in words: how many, and the first.
+fn violations_text(violations: &[crate::protocol::structured::SchemaViolation]) -> String {
+    match violations.first() {
+        None => "no details".to_owned(),
+        Some(first) => {
+            let path = if first.instance_path.is_empty() {
+                "the value"
+            } else {
+                first.instance_path.as_str()
+            };
+            let more = violations.len() - 1;
+            let more = if more > 0 {
+                format!(" (and {more} more)")
+            } else {
+                String::new()
+            };
+            format!("{path} fails `{}`: {}{more}", first.keyword, first.message)
+        }
+    }
 }
 
 impl Error {
@@ -331,6 +384,76 @@ impl Error {
     /// unused (see [`Client::read_skill_file`](crate::Client::read_skill_file)).
     pub fn is_skill_unverified(&self) -> bool {
         matches!(self.0.kind, Kind::SkillUnverified { .. })
+    }
+
+    /// A caller's [`ToolCallOptions::meta`](crate::ToolCallOptions::meta) named a reserved
+    /// key (`progressToken`, an `io.modelcontextprotocol/` or other MCP-reserved prefix);
+    /// nothing was sent.
+    pub fn is_reserved_meta(&self) -> bool {
+        matches!(self.0.kind, Kind::ReservedMeta(_))
+    }
+
+    /// A tool's result has `structuredContent` that does not match the tool's `outputSchema`
+    /// as last listed (or none where the schema asks for it): see
+    /// [`schema_violations`](Error::schema_violations); the result is
+    /// [`call_result`](Error::call_result).
+    pub fn is_output_schema_mismatch(&self) -> bool {
+        matches!(self.0.kind, Kind::OutputSchemaMismatch { .. })
+    }
+
+    /// The arguments do not match the tool's `inputSchema` (checked before sending, when
+    /// [`ToolCallOptions::validate_arguments`](crate::ToolCallOptions::validate_arguments)
+    /// asked for it; nothing was sent): see [`schema_violations`](Error::schema_violations).
+    pub fn is_invalid_arguments(&self) -> bool {
+        matches!(self.0.kind, Kind::InvalidArguments { .. })
+    }
+
+    /// A tool's `outputSchema` or `inputSchema` could not be used to check: it does not
+    /// compile (a `$ref` outside the schema, which is never fetched, an invalid keyword) or is
+    /// over [`MAX_SCHEMA_BYTES`](crate::MAX_SCHEMA_BYTES). For an output schema the result is
+    /// [`call_result`](Error::call_result).
+    pub fn is_schema_invalid(&self) -> bool {
+        matches!(self.0.kind, Kind::SchemaInvalid { .. })
+    }
+
+    /// How a value broke a tool's schema (at most
+    /// [`MAX_VIOLATIONS`](crate::MAX_VIOLATIONS)), for
+    /// [`is_output_schema_mismatch`](Error::is_output_schema_mismatch) and
+    /// [`is_invalid_arguments`](Error::is_invalid_arguments); empty otherwise.
+    pub fn schema_violations(&self) -> &[crate::protocol::structured::SchemaViolation] {
+        match &self.0.kind {
+            Kind::OutputSchemaMismatch { violations, .. }
+            | Kind::InvalidArguments { violations, .. } => violations,
+            _ => &[],
+        }
+    }
+
+    /// The tool result an output-schema check refused, for diagnostics.
+    pub fn call_result(&self) -> Option<&crate::protocol::types::CallToolResult> {
+        match &self.0.kind {
+            Kind::OutputSchemaMismatch { result, .. } => Some(result),
+            Kind::SchemaInvalid { result, .. } => result.as_deref(),
+            _ => None,
+        }
+    }
+
+    /// The server refused the request until the user visits URLs (`-32042`,
+    /// URLElicitationRequiredError, 2025-11-25): see [`url_elicitations`](Error::url_elicitations)
+    /// and [`Client::offer_url_elicitations`](crate::Client::offer_url_elicitations).
+    pub fn is_url_elicitation_required(&self) -> bool {
+        self.remote_code() == Some(crate::protocol::elicit_url::URL_ELICITATION_REQUIRED)
+    }
+
+    /// The URL elicitations a `-32042` error lists (at most
+    /// [`MAX_URL_ELICITATIONS`](crate::MAX_URL_ELICITATIONS); entries whose URL is not an
+    /// absolute `https:`/`http:` URL with a host are left out); empty for other errors.
+    pub fn url_elicitations(&self) -> Vec<crate::protocol::elicit_url::UrlElicitation> {
+        if !self.is_url_elicitation_required() {
+            return Vec::new();
+        }
+        crate::protocol::elicit_url::UrlElicitation::from_error_data(
+            self.remote().and_then(|error| error.data.as_ref()),
+        )
     }
 
     fn remote_code(&self) -> Option<i64> {

@@ -37,6 +37,50 @@
 //! [`Client::list_tasks`] and [`Client::cancel_task`] do the rest by hand (see
 //! [Tasks](#tasks)).
 //!
+//! # MCP 2025-11-25 client features
+//!
+//! What the client supports of the 2025-11-25 revision's client side, and how:
+//!
+//! - **Structured output**: a result's `structuredContent` is checked against the tool's
+//!   `outputSchema` as last listed (JSON Schema draft 2020-12 unless `$schema` names another,
+//!   compiled offline once per listing and cached; a remote `$ref` is never fetched). A
+//!   mismatch is an `Err` ([`Error::is_output_schema_mismatch`], the instance paths and
+//!   keywords in [`Error::schema_violations`], the result still in [`Error::call_result`]), so
+//!   a caller passing results to a model with `?` never passes on data that breaks the tool's
+//!   contract. A schema that does not compile is [`Error::is_schema_invalid`] on the call,
+//!   never a failed listing. With [`ToolCallOptions::validate_arguments`] the arguments are
+//!   checked against `inputSchema` before sending ([`Error::is_invalid_arguments`]).
+//! - **URL-mode elicitation**: `elicitation.url` is advertised when the handler says
+//!   [`ClientHandler::supports_url_elicitation`]; `elicitation/create` with `mode: "url"` goes
+//!   to [`ClientHandler::elicit_url`] as a [`UrlElicitation`] whose URL was checked (absolute,
+//!   `https:`/`http:`, with a host, shown apart by [`UrlElicitation::host`]), anything else
+//!   `-32602`; `notifications/elicitation/complete` reaches
+//!   [`ClientHandler::on_elicitation_complete`]. A request refused with `-32042` is
+//!   [`Error::is_url_elicitation_required`] with its [`Error::url_elicitations`];
+//!   [`Client::offer_url_elicitations`] offers them to the handler, and the caller sends the
+//!   request again once the user is done (the client never retries by itself).
+//! - **Sampling with tools**: [`ClientHandler::supports_sampling_tools`] advertises
+//!   `sampling.tools`; the request's `tools` and `toolChoice` are typed
+//!   ([`CreateMessageParams`]), [`Content::ToolUse`] and [`Content::ToolResult`] are content
+//!   kinds, and [`CreateMessageResult::tool_use`] answers with tool uses. A request with tools
+//!   to a handler that does not offer them is refused `-32602`.
+//! - **Cancellation by the server**: a `notifications/cancelled` for a sampling or elicitation
+//!   request the server sent us drops the handler's future, and no answer is sent.
+//! - **Roots that change**: [`Client::set_roots`] replaces the roots and sends
+//!   `notifications/roots/list_changed` (`roots.listChanged` is advertised when the spec has
+//!   roots).
+//! - **Progress and `_meta` on any request**: [`ToolCallOptions::on_progress`] and
+//!   [`ToolCallOptions::meta`] work on `tools/call` and, through [`Client::get_prompt_with`],
+//!   [`Client::read_resource_with`] and [`Client::complete_with`], on the other requests; a
+//!   caller's `_meta` key the client or the spec reserves is refused
+//!   ([`Error::is_reserved_meta`]).
+//! - **Icons**: `icons` are kept on [`Tool`], [`Prompt`], [`Resource`], [`ResourceTemplate`]
+//!   and [`Implementation`] (with its `description` and `websiteUrl`), as [`Icon`]s, never
+//!   fetched.
+//! - **Capping a result for a model**: [`CallToolResult::capped`] cuts a result to a byte
+//!   budget (text on a character boundary, media summarised, structured content dropped when
+//!   it does not fit) with a [`CutNote`] of what was cut.
+//!
 //! It is **not** (yet): Windows process handling, or an MCP *server*. (The `server` feature,
 //! off by default, adds `sidewire_mcp::server`: a minimal
 //! tools-only server over a pair of pipes, the other end of the client for the CLI's built-in
@@ -267,7 +311,7 @@
 //! | 14 | A crashed server stays dead for the session. | An [`McpHost`] restarts a server that had started, with bounded backoff (3 attempts in 60 s by default, [`ServerSpec::restart`], config `restart`), lists again and reports it in [`McpHost::status`]; calls made meanwhile wait within their timeout. The legacy HTTP+SSE event stream is reconnected the same way, its in-flight calls failed at once. |
 //! | 15 | A `503` with `Retry-After` (a server still starting) at initialize is fatal. | Initialize is retried on 502/503/504 and on a refused connection, honouring `Retry-After`, at most 5 attempts within the startup timeout. |
 //! | 16 | Startup ignores the time the user gave. | [`ServerSpec::startup_timeout`], `startup_timeout_sec`/`startup_timeout_ms` in config; the CLI's `--timeout` bounds startup too and `--startup-timeout` sets it alone. |
-//! | 17 | A URL-mode elicitation reaches a form handler, which accepts it with empty content. | A mode the client does not advertise (URL mode, for now) is answered `-32602` before any handler sees it. |
+//! | 17 | A URL-mode elicitation reaches a form handler, which accepts it with empty content. | Each mode goes to its own handler method, and a mode the handler does not offer is answered `-32602` before any handler sees it; a URL that is not absolute `https:`/`http:` with a host is refused too. |
 //! | 18 | A server that keeps answering `403 insufficient_scope` (or 401) makes the client re-authorize in a loop. | One request may cause at most [`auth::MAX_AUTHORIZATIONS`] authorizations, one refresh and [`auth::MAX_RETRIES`] sends; a step-up whose scopes the token already has is not tried; then [`Error::is_auth`] with [`auth::AuthErrorKind::StillRefused`]. |
 //! | 19 | An access token reaches another host (a redirect, metadata or an endpoint on another origin). | Tokens are added for the server's origin only, redirects are followed only within it, resource metadata named on another origin is refused, and every credential is a [`auth::Secret`] that prints `[REDACTED]`; text from an authorization server is escaped and redacted. |
 //! | 20 | Two processes refresh the same token at once; the rotated refresh token is spent twice and the login is lost. | A refresh holds the store's lock (a file lock in the CLI's store) from reading the token to saving the new one, and takes the other process's fresh tokens when they are there. |
@@ -307,6 +351,7 @@
 //! for anything to happen; dropping one closes its connections.
 
 pub mod auth;
+mod cap;
 mod config;
 mod error;
 #[doc(hidden)]
@@ -324,6 +369,7 @@ mod transport;
 
 pub use sidewire_jsonrpc::ErrorObject;
 
+pub use crate::cap::CutNote;
 pub use crate::config::{
     ConfigInput, ConfigLoader, ConfigVariable, ConfiguredServer, Dialect, Expansion, InputResolver,
     MAX_CONFIG_BYTES, MAX_ENV_FILE_BYTES, MAX_EXPANDED_BYTES, McpConfig, VariableSource,
@@ -337,6 +383,9 @@ pub use crate::host::{
 };
 pub use crate::names::{MAX_NAME_LEN, is_valid_name, namespaced_name};
 pub use crate::protocol::client::{Client, ClientDriver};
+pub use crate::protocol::elicit_url::{
+    MAX_ELICITATION_URL_BYTES, MAX_URL_ELICITATIONS, URL_ELICITATION_REQUIRED, UrlElicitation,
+};
 pub use crate::protocol::era::{
     Era, EraChoice, HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY, MODERN_PROTOCOL_VERSIONS,
     UNSUPPORTED_PROTOCOL_VERSION,
@@ -345,13 +394,16 @@ pub use crate::protocol::handler::{ClientHandler, NoHandler};
 pub use crate::protocol::listing::{List, ListLimit, Truncation};
 pub use crate::protocol::options::{ClientStats, ToolCallOptions};
 pub use crate::protocol::skills::{SKILLS_EXTENSION, Skill, SkillFile};
+pub use crate::protocol::structured::{
+    MAX_CACHED_SCHEMAS, MAX_SCHEMA_BYTES, MAX_VIOLATIONS, SchemaViolation,
+};
 pub use crate::protocol::tasks::{
     DEFAULT_POLL_INTERVAL, MAX_POLL_INTERVAL, MAX_TRACKED_TASKS, MIN_POLL_INTERVAL, Task,
     TaskStatus, TaskSupport, TasksCapability, ToolExecution,
 };
 pub use crate::protocol::types::{
     CallToolResult, Completion, CompletionRef, Content, CreateMessageParams, CreateMessageResult,
-    ElicitAction, ElicitParams, ElicitResult, GetPromptResult, Implementation,
+    ElicitAction, ElicitParams, ElicitResult, GetPromptResult, Icon, Implementation,
     LATEST_PROTOCOL_VERSION, ListCapability, LogLevel, LogMessage, MessageRole, Progress, Prompt,
     PromptArgument, PromptMessage, RawJson, ReadResourceResult, Resource, ResourceContents,
     ResourceTemplate, ResourcesCapability, SUPPORTED_PROTOCOL_VERSIONS, SamplingContent,

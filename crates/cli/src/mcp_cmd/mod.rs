@@ -5,13 +5,15 @@
 //! the listings (`servers`, `tools`, `prompts`, `resources`, `templates`) in `list.rs`, the
 //! requests (`call`, `prompt`, `read`, `ping`) in `request.rs` (a task's live status line in
 //! `task_status.rs`); authorization (`login`,
-//! `logout`, `auth status`, and the offer to log in when a server needs it) in `auth.rs`.
+//! `logout`, `auth status`, and the offer to log in when a server needs it) in `auth.rs`; the
+//! consent screen for a server's URL elicitation in `elicit_url.rs`.
 //!
 //! Everything a server says (names, descriptions, results, stderr, error bodies) is printed
 //! through [`safe`]: one-line values with [`safe::line()`], content with [`safe::block`].
 
 mod auth;
 pub(crate) mod config;
+mod elicit_url;
 mod hints;
 mod list;
 pub(crate) mod request;
@@ -198,6 +200,7 @@ async fn attempt(
     }
     let (host, driver) = McpHost::new(CliHandler {
         show_logs: args.log_level.is_some() || matches!(args.command, McpCommand::LogLevel { .. }),
+        urls: elicit_url::UrlConsent::new(),
     });
     let driver = tokio::spawn(driver);
     let failures = host.start_available(specs.clone()).await;
@@ -219,14 +222,33 @@ fn seconds(value: Option<f64>) -> Option<Duration> {
     value.and_then(|secs| Duration::try_from_secs_f64(secs).ok())
 }
 
-/// What the CLI answers for servers: no sampling or elicitation (neither is advertised), and,
+/// What the CLI answers for servers: no sampling or form elicitation (neither is advertised),
+/// URL elicitation through the consent screen of `elicit_url.rs` (only at a terminal), and,
 /// with `--log-level`, each log message on stderr (escaped, one line).
 #[derive(Debug)]
 struct CliHandler {
     show_logs: bool,
+    urls: elicit_url::UrlConsent,
 }
 
 impl sidewire_mcp::ClientHandler for CliHandler {
+    fn supports_url_elicitation(&self) -> bool {
+        self.urls.supports_url_elicitation()
+    }
+
+    fn elicit_url(
+        &self,
+        server: &str,
+        request: sidewire_mcp::UrlElicitation,
+    ) -> impl Future<Output = Result<sidewire_mcp::ElicitAction, sidewire_mcp::ErrorObject>> + Send
+    {
+        self.urls.elicit_url(server, request)
+    }
+
+    fn on_elicitation_complete(&self, server: &str, elicitation_id: &str) {
+        self.urls.on_elicitation_complete(server, elicitation_id);
+    }
+
     fn on_log(&self, server: &str, message: &sidewire_mcp::LogMessage) {
         if !self.show_logs {
             return;

@@ -58,7 +58,8 @@ pub(super) async fn call(
             Value::Object(schema_args::arguments(&schema, &pairs)?)
         }
     };
-    let mut options = ToolCallOptions::new();
+    // The arguments are checked against the tool's inputSchema before anything is sent.
+    let mut options = ToolCallOptions::new().validate_arguments(true);
     if let Some(timeout) = timeout {
         options = options.timeout(timeout).max_duration(timeout);
     }
@@ -82,6 +83,10 @@ pub(super) async fn call(
     }
     let result = match host.call_tool(&name, arguments, options).await {
         Ok(result) => result,
+        Err(err) if err.is_url_elicitation_required() => {
+            super::elicit_url::offer(host, &err).await;
+            return Err(anyhow::Error::new(err).context(format!("calling {name}")));
+        }
         Err(err) => {
             let hint = hints::call(&err);
             let err = anyhow::Error::new(err).context(format!("calling {name}"));

@@ -962,3 +962,32 @@ async fn background_notifications_never_delay_a_request() {
     );
     within("the flood task", flood).await.unwrap();
 }
+
+/// A handler that answers `None` sends nothing, and its id is free again; `Some` answers as
+/// usual.
+#[tokio::test]
+async fn a_silenced_request_gets_no_response_and_frees_its_id() {
+    let router = Router::new().request_or_silence::<Echo, _, _>(|params: Value, _| async move {
+        (params != json!(["hush"])).then_some(Ok(params))
+    });
+    let (_peer, _task, mut raw) = with_raw(lenient(), router);
+    raw.send(r#"{"jsonrpc":"2.0","id":1,"method":"test/echo","params":["hush"]}"#)
+        .await;
+    raw.send(r#"{"jsonrpc":"2.0","id":2,"method":"test/echo","params":["two"]}"#)
+        .await;
+    // The first frame back answers the second request: the first got nothing.
+    let answer = raw.recv().await;
+    assert_eq!(
+        answer,
+        json!({"jsonrpc": "2.0", "id": 2, "result": ["two"]})
+    );
+    // Its id is free again.
+    raw.send(r#"{"jsonrpc":"2.0","id":1,"method":"test/echo","params":["again"]}"#)
+        .await;
+    let answer = raw.recv().await;
+    assert_eq!(
+        answer,
+        json!({"jsonrpc": "2.0", "id": 1, "result": ["again"]})
+    );
+    raw.silent().await;
+}

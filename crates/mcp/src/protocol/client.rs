@@ -439,6 +439,16 @@ impl Client {
         Ok(())
     }
 
+    /// The connection's shared state.
+    pub(crate) fn shared(&self) -> &Arc<Shared> {
+        &self.inner.shared
+    }
+
+    /// The connection's jsonrpc peer.
+    pub(crate) fn peer(&self) -> &Peer {
+        &self.inner.peer
+    }
+
     /// The era the connection speaks.
     pub fn era(&self) -> Era {
         self.inner.shared.era().unwrap_or(Era::Legacy)
@@ -522,16 +532,6 @@ impl Client {
     pub(crate) fn diagnose(&self, err: Error) -> Error {
         let (exit, tail) = self.inner.backend.diagnostics();
         err.with_diagnostics(exit, tail)
-    }
-
-    /// The connection's shared state.
-    pub(crate) fn shared(&self) -> &Arc<Shared> {
-        &self.inner.shared
-    }
-
-    /// The connection's jsonrpc peer.
-    pub(crate) fn peer(&self) -> &Peer {
-        &self.inner.peer
     }
 
     /// Names the server in `err`; for a closed connection, waits briefly for a dead server's
@@ -765,6 +765,7 @@ impl Client {
                 shared.name
             ))));
         }
+        let listed = self.before_call(name, &arguments, &options)?;
         let idle = options
             .timeout
             .unwrap_or_else(|| shared.spec.timeout_for_tool(name));
@@ -791,6 +792,7 @@ impl Client {
             arguments: (!arguments.is_null()).then_some(arguments),
             meta: ProgressMeta {
                 progress_token: token.clone(),
+                extra: options.meta.clone(),
             },
             task,
         };
@@ -845,12 +847,13 @@ impl Client {
             Ok(raw) => raw,
             Err(err) => return Err(self.explain(err).await),
         };
-        raw.decode::<CallToolResult>().map_err(|err| {
+        let result = raw.decode::<CallToolResult>().map_err(|err| {
             Error::new(Kind::InvalidResponse(format!(
                 "the result of tools/call {name} does not decode: {err}"
             )))
             .with_server(&shared.name)
-        })
+        })?;
+        self.after_call(listed.as_ref(), result)
     }
 
     /// Fills in a prompt.

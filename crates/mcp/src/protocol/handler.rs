@@ -2,8 +2,11 @@
 //! notifications it may want to see. [`ClientHandler`] is the public trait (RPITIT); a private
 //! object-safe adapter boxes its futures so one handler can serve many connections.
 //!
-//! `ping` and `roots/list` are answered by the client itself (roots come from the spec) and
-//! every other server request gets `-32601`; the handler is never asked about those.
+//! `ping` and `roots/list` are answered by the client itself (roots come from the spec, or
+//! [`Client::set_roots`](crate::Client::set_roots)) and every other server request gets
+//! `-32601`; the handler is never asked about those. A request the server cancels
+//! (`notifications/cancelled`) while the handler works on it has its handler future dropped,
+//! and no answer is sent.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -12,6 +15,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 use sidewire_jsonrpc::ErrorObject;
 
+use crate::protocol::elicit_url::UrlElicitation;
 use crate::protocol::types::{
     CreateMessageParams, CreateMessageResult, ElicitAction, ElicitParams, ElicitResult, LogLevel,
     LogMessage,
@@ -38,6 +42,24 @@ pub trait ClientHandler: Send + Sync + 'static {
         false
     }
 
+    /// Advertise `sampling.tools` (2025-11-25): the server may send `tools` and `toolChoice`
+    /// in `sampling/createMessage`, and the answer may hold [`Content::ToolUse`] items
+    /// ([`CreateMessageResult::tool_use`]). Without it a request carrying tools is refused
+    /// with `-32602` before [`create_message`](ClientHandler::create_message) sees it.
+    /// Only read when [`supports_sampling`](ClientHandler::supports_sampling) is true.
+    ///
+    /// [`Content::ToolUse`]: crate::Content::ToolUse
+    fn supports_sampling_tools(&self) -> bool {
+        false
+    }
+
+    /// Advertise `elicitation.url` (2025-11-25) and route URL-mode `elicitation/create` to
+    /// [`elicit_url`](ClientHandler::elicit_url). Without it a URL-mode request is refused
+    /// with `-32602`.
+    fn supports_url_elicitation(&self) -> bool {
+        false
+    }
+
     /// Answers a server's `sampling/createMessage`. An `Err` is sent as the JSON-RPC error.
     fn create_message(
         &self,
@@ -57,6 +79,32 @@ pub trait ClientHandler: Send + Sync + 'static {
     ) -> impl Future<Output = Result<ElicitResult, ErrorObject>> + Send {
         let _ = (server, params);
         async { Err(not_offered("elicitation")) }
+    }
+
+    /// Answers a URL-mode elicitation: ask the user whether to open
+    /// [`request.url`](UrlElicitation::url) (show it escaped, with
+    /// [`request.host()`](UrlElicitation::host) apart), and open it only on their yes.
+    /// [`ElicitAction::Accept`] means the user agreed to go (the outcome arrives later, as
+    /// [`on_elicitation_complete`](ClientHandler::on_elicitation_complete));
+    /// [`ElicitAction::Decline`] and [`ElicitAction::Cancel`] mean they did not. The URL was
+    /// checked before this is called: absolute, `https:` or `http:`, with a host.
+    ///
+    /// Also called by [`Client::offer_url_elicitations`](crate::Client::offer_url_elicitations)
+    /// for the elicitations of a `-32042` error.
+    fn elicit_url(
+        &self,
+        server: &str,
+        request: UrlElicitation,
+    ) -> impl Future<Output = Result<ElicitAction, ErrorObject>> + Send {
+        let _ = (server, request);
+        async { Err(not_offered("URL elicitation")) }
+    }
+
+    /// A `notifications/elicitation/complete`: the out-of-band step of the URL elicitation
+    /// `elicitation_id` (peer text) is done; a request that failed with `-32042` may be sent
+    /// again.
+    fn on_elicitation_complete(&self, server: &str, elicitation_id: &str) {
+        let _ = (server, elicitation_id);
     }
 
     /// A `notifications/message` from the server. The default logs it through `tracing`
@@ -90,6 +138,14 @@ type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send + 'static>>;
 pub(crate) trait DynHandler: Send + Sync + 'static {
     fn supports_sampling(&self) -> bool;
     fn supports_elicitation(&self) -> bool;
+    fn supports_sampling_tools(&self) -> bool;
+    fn supports_url_elicitation(&self) -> bool;
+    fn elicit_url(
+        &self,
+        server: Arc<str>,
+        request: UrlElicitation,
+    ) -> BoxFuture<Result<ElicitAction, ErrorObject>>;
+    fn on_elicitation_complete(&self, server: &str, elicitation_id: &str);
     fn create_message(
         &self,
         server: Arc<str>,
@@ -113,6 +169,27 @@ impl<H: ClientHandler> DynHandler for Adapter<H> {
 
     fn supports_elicitation(&self) -> bool {
         self.0.supports_elicitation()
+    }
+
+    fn supports_sampling_tools(&self) -> bool {
+        self.0.supports_sampling() && self.0.supports_sampling_tools()
+    }
+
+    fn supports_url_elicitation(&self) -> bool {
+        self.0.supports_url_elicitation()
+    }
+
+    fn elicit_url(
+        &self,
+        server: Arc<str>,
+        request: UrlElicitation,
+    ) -> BoxFuture<Result<ElicitAction, ErrorObject>> {
+        let handler = Arc::clone(&self.0);
+        Box::pin(async move { handler.elicit_url(&server, request).await })
+    }
+
+    fn on_elicitation_complete(&self, server: &str, elicitation_id: &str) {
+        self.0.on_elicitation_complete(server, elicitation_id);
     }
 
     fn create_message(

@@ -135,11 +135,14 @@ pub(crate) struct CallToolParams {
     pub(crate) task: Option<crate::protocol::tasks::TaskParams>,
 }
 
-/// `_meta` carrying a progress token.
+/// `_meta` carrying a progress token, and the caller's own members
+/// ([`ToolCallOptions::meta`](crate::ToolCallOptions::meta), checked not to collide).
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct ProgressMeta {
     pub(crate) progress_token: String,
+    #[serde(flatten)]
+    pub(crate) extra: serde_json::Map<String, Value>,
 }
 
 request!(
@@ -252,6 +255,21 @@ pub(crate) struct ProgressParams {
 notification!(
     /// Progress of a request.
     ProgressNotification, "notifications/progress", ProgressParams
+);
+/// `notifications/elicitation/complete` params.
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(crate) struct ElicitationCompleteParams {
+    pub(crate) elicitation_id: String,
+}
+
+notification!(
+    /// The out-of-band step of a URL elicitation is done (2025-11-25).
+    ElicitationComplete, "notifications/elicitation/complete", ElicitationCompleteParams
+);
+notification!(
+    /// The host's roots changed (client → server, legacy era).
+    RootsListChanged, "notifications/roots/list_changed", Option<Value>
 );
 notification!(
     /// A server log message.

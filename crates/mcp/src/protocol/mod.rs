@@ -5,9 +5,13 @@
 
 pub(crate) mod bridge;
 pub(crate) mod client;
+pub(crate) mod elicit_url;
 pub(crate) mod era;
+pub(crate) mod features;
 pub(crate) mod handler;
 pub(crate) mod headers;
+pub(crate) mod icon;
+pub(crate) mod inbound;
 pub(crate) mod listen;
 pub(crate) mod listing;
 pub(crate) mod methods;
@@ -15,6 +19,7 @@ pub(crate) mod modern;
 pub(crate) mod options;
 pub(crate) mod session;
 pub(crate) mod skills;
+pub(crate) mod structured;
 pub(crate) mod tasks;
 pub(crate) mod types;
 

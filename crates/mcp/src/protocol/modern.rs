@@ -31,7 +31,7 @@ use crate::Error;
 use crate::error::Kind;
 use crate::protocol::era::{self, Envelope, Era, ResultType};
 use crate::protocol::methods::ListRootsResult;
-use crate::protocol::session::{Shared, refuse_unsupported_mode};
+use crate::protocol::session::Shared;
 use crate::protocol::types::{CreateMessageParams, ElicitParams};
 
 /// The most `InputRequiredResult` rounds one request goes through.
@@ -278,16 +278,22 @@ async fn answer(shared: &Shared, request: Value) -> Result<Value, (String, Error
     };
     let result = match method.as_str() {
         "roots/list" => serde_json::to_value(ListRootsResult {
-            roots: shared.spec.roots.clone(),
+            roots: shared.roots(),
         })
         .map_err(|err| ErrorObject::internal(err.to_string())),
-        "elicitation/create" if shared.handler.supports_elicitation() => {
+        "elicitation/create"
+            if shared.handler.supports_elicitation()
+                || shared.handler.supports_url_elicitation() =>
+        {
             let params: ElicitParams = serde_json::from_value(request.params)
                 .map_err(|err| refused(ErrorObject::invalid_params(err.to_string())))?;
-            if let Some(error) = refuse_unsupported_mode(&params) {
-                return Err(refused(error));
-            }
-            match shared.handler.elicit(shared.name.clone(), params).await {
+            match crate::protocol::elicit_url::elicit(
+                shared.handler.clone(),
+                shared.name.clone(),
+                params,
+            )
+            .await
+            {
                 Ok(result) => serde_json::to_value(result)
                     .map_err(|err| ErrorObject::internal(err.to_string())),
                 Err(error) => Err(error),
@@ -296,6 +302,11 @@ async fn answer(shared: &Shared, request: Value) -> Result<Value, (String, Error
         "sampling/createMessage" if shared.handler.supports_sampling() => {
             let params: CreateMessageParams = serde_json::from_value(request.params)
                 .map_err(|err| refused(ErrorObject::invalid_params(err.to_string())))?;
+            if let Some(error) =
+                crate::protocol::session::refuse_unoffered_tools(shared.handler.as_ref(), &params)
+            {
+                return Err(refused(error));
+            }
             match shared
                 .handler
                 .create_message(shared.name.clone(), params)

@@ -4,11 +4,16 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+use serde_json::{Map, Value};
+
 use crate::protocol::session::ProgressFn;
 use crate::protocol::tasks::{Task, TaskStatusFn};
 use crate::protocol::types::Progress;
 
-/// Options for one call.
+/// Options for one call: a `tools/call`, or (through the `_with` methods:
+/// [`Client::get_prompt_with`](crate::Client::get_prompt_with),
+/// [`Client::read_resource_with`](crate::Client::read_resource_with),
+/// [`Client::complete_with`](crate::Client::complete_with)) any other request.
 #[derive(Clone, Default)]
 pub struct ToolCallOptions {
     pub(crate) timeout: Option<Duration>,
@@ -19,6 +24,8 @@ pub struct ToolCallOptions {
     /// The task lifetime to ask for (`task.ttl`).
     pub(crate) task_ttl: Option<Duration>,
     pub(crate) task_status: Option<TaskStatusFn>,
+    pub(crate) meta: Map<String, Value>,
+    pub(crate) validate_arguments: bool,
 }
 
 impl ToolCallOptions {
@@ -40,7 +47,9 @@ impl ToolCallOptions {
         self
     }
 
-    /// Called with each progress report of this tools/call (on the driver: do not block).
+    /// Called with each progress report of this call (on the driver: do not block). A
+    /// tools/call always carries a progress token; another request carries one only when it
+    /// has this callback.
     pub fn on_progress(mut self, callback: impl Fn(Progress) + Send + Sync + 'static) -> Self {
         self.progress = Some(Arc::new(callback));
         self
@@ -67,6 +76,37 @@ impl ToolCallOptions {
         self.task_status = Some(Arc::new(callback));
         self
     }
+    /// Adds `key: value` to the request's `_meta`. The client's own members win by refusal:
+    /// `progressToken` and any key whose prefix (before `/`) has a `modelcontextprotocol` or
+    /// `mcp` label (the spec reserves those; the modern era's envelope is
+    /// `io.modelcontextprotocol/...`) make the call fail with
+    /// [`Error::is_reserved_meta`](crate::Error::is_reserved_meta) before anything is sent.
+    /// The message's frame cap bounds the size.
+    pub fn meta(mut self, key: impl Into<String>, value: Value) -> Self {
+        self.meta.insert(key.into(), value);
+        self
+    }
+
+    /// Checks a tools/call's arguments against the tool's `inputSchema` (as last listed)
+    /// before sending; a mismatch is [`Error::is_invalid_arguments`](crate::Error::is_invalid_arguments)
+    /// and nothing is sent. A tool absent from the last listing is not checked.
+    pub fn validate_arguments(mut self, yes: bool) -> Self {
+        self.validate_arguments = yes;
+        self
+    }
+}
+
+/// Whether `key` is a `_meta` key the client or the spec reserves.
+pub(crate) fn is_reserved_meta_key(key: &str) -> bool {
+    if key == "progressToken" {
+        return true;
+    }
+    let Some((prefix, _)) = key.split_once('/') else {
+        return false;
+    };
+    prefix.split('.').any(|label| {
+        label.eq_ignore_ascii_case("modelcontextprotocol") || label.eq_ignore_ascii_case("mcp")
+    })
 }
 
 impl fmt::Debug for ToolCallOptions {
@@ -78,6 +118,8 @@ impl fmt::Debug for ToolCallOptions {
             .field("as_task", &self.as_task)
             .field("task_ttl", &self.task_ttl)
             .field("task_status", &self.task_status.is_some())
+            .field("meta", &self.meta.keys().collect::<Vec<_>>())
+            .field("validate_arguments", &self.validate_arguments)
             .finish()
     }
 }

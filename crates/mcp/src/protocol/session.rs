@@ -27,23 +27,26 @@ use sidewire_jsonrpc::{
 };
 use tokio::sync::{Notify, oneshot, watch};
 
+use crate::protocol::elicit_url;
 use crate::protocol::era::{Envelope, Era};
 use crate::protocol::handler::DynHandler;
 use crate::protocol::headers::ToolHeaders;
+use crate::protocol::inbound::Inbound;
 use crate::protocol::listen::{self, Listen};
 use crate::protocol::listing::{self, List, Truncation};
 use crate::protocol::methods::{
-    CANCELLED, CreateMessage, Elicit, LIST_CHANGED, ListMethod, ListPrompts, ListResourceTemplates,
-    ListResources, ListRoots, ListRootsResult, ListTools, LoggingMessage, Ping,
-    ProgressNotification, ResourceUpdated,
+    CANCELLED, CreateMessage, Elicit, ElicitationComplete, LIST_CHANGED, ListMethod, ListPrompts,
+    ListResourceTemplates, ListResources, ListRoots, ListRootsResult, ListTools, LoggingMessage,
+    Ping, ProgressNotification, ResourceUpdated,
 };
+use crate::protocol::structured::SchemaCache;
 use crate::protocol::types::{
-    ElicitParams, Implementation, InitializeResult, Progress, Prompt, Resource, ResourceTemplate,
-    Tool,
+    CreateMessageParams, Implementation, InitializeResult, Progress, Prompt, Resource,
+    ResourceTemplate, Tool,
 };
 use crate::sync::lock;
 use crate::transport::Background;
-use crate::{Error, ServerSpec};
+use crate::{Error, Root, ServerSpec};
 
 /// Bits of [`Shared::dirty`] and [`Shared::listed`].
 pub(crate) const TOOLS: u8 = 1;
@@ -133,6 +136,8 @@ impl Cached for ListTools {
     /// are invalid is dropped (a client must not call it), and the designations of the others
     /// are kept for the `Mcp-Param-*` headers of their calls.
     fn admit(shared: &Shared, mut tools: Vec<Tool>) -> Vec<Tool> {
+        // A new listing: its schemas are compiled again as calls need them.
+        shared.schemas.clear();
         let filter = &shared.spec.tool_filter;
         if !filter.is_all() {
             tools.retain(|tool| filter.allows(&tool.name));
@@ -200,6 +205,12 @@ pub(crate) struct Shared {
     pub(crate) listen: Listen,
     /// The tasks the connection's task-augmented calls follow.
     pub(crate) tasks: crate::protocol::tasks::Registry,
+    /// The tools' compiled schemas (`protocol::structured`).
+    pub(crate) schemas: SchemaCache,
+    /// The server's requests being served, which its cancel notices stop.
+    pub(crate) inbound: Arc<Inbound>,
+    /// The roots offered (the spec's, until [`Client::set_roots`](crate::Client::set_roots)).
+    roots: Mutex<Arc<[Root]>>,
 }
 
 impl Shared {
@@ -224,7 +235,25 @@ impl Shared {
             revision: watch::channel(0).0,
             listen: Listen::default(),
             tasks: crate::protocol::tasks::Registry::default(),
+            schemas: SchemaCache::default(),
+            inbound: Arc::default(),
+            roots: Mutex::new(spec.roots.clone().into()),
         })
+    }
+
+    /// The roots offered now.
+    pub(crate) fn roots(&self) -> Vec<Root> {
+        lock(&self.roots).to_vec()
+    }
+
+    /// Replaces the roots offered; whether they changed.
+    pub(crate) fn replace_roots(&self, roots: Vec<Root>) -> bool {
+        let mut current = lock(&self.roots);
+        if current[..] == roots[..] {
+            return false;
+        }
+        *current = roots.into();
+        true
     }
 
     /// The era, once settled (`None` during the handshake or the probe).
@@ -394,28 +423,55 @@ impl Hooks for McpHooks {
 
 /// The router of everything a server sends us.
 pub(crate) fn router(shared: &Arc<Shared>) -> Router {
-    let roots = shared.spec.roots.clone();
+    let roots = Arc::clone(shared);
     let mut router = Router::new()
         .request::<Ping, _, _>(|_, _| async { Ok(json!({})) })
         .request::<ListRoots, _, _>(move |_, _| {
-            let roots = roots.clone();
+            let roots = roots.roots();
             async move { Ok(ListRootsResult { roots }) }
         });
+    // The handlers a server may cancel run under `shared.inbound`: a cancel drops them and
+    // nothing is answered.
     if shared.handler.supports_sampling() {
         let shared = Arc::clone(shared);
-        router = router.request::<CreateMessage, _, _>(move |params, _: RequestContext| {
-            shared
-                .handler
-                .create_message(Arc::clone(&shared.name), params)
+        router =
+            router.request_or_silence::<CreateMessage, _, _>(move |params, ctx: RequestContext| {
+                let work = match refuse_unoffered_tools(shared.handler.as_ref(), &params) {
+                    Some(error) => Either::Left(std::future::ready(Err(error))),
+                    None => Either::Right(
+                        shared
+                            .handler
+                            .create_message(Arc::clone(&shared.name), params),
+                    ),
+                };
+                shared.inbound.run(ctx.id(), work)
+            });
+    }
+    if shared.handler.supports_elicitation() || shared.handler.supports_url_elicitation() {
+        let shared = Arc::clone(shared);
+        router = router.request_or_silence::<Elicit, _, _>(move |params, ctx: RequestContext| {
+            let work = elicit_url::elicit(
+                Arc::clone(&shared.handler),
+                Arc::clone(&shared.name),
+                params,
+            );
+            shared.inbound.run(ctx.id(), work)
         });
     }
-    if shared.handler.supports_elicitation() {
+    {
         let shared = Arc::clone(shared);
-        router = router.request::<Elicit, _, _>(move |params, _: RequestContext| {
-            match refuse_unsupported_mode(&params) {
-                Some(error) => Either::Left(std::future::ready(Err(error))),
-                None => Either::Right(shared.handler.elicit(Arc::clone(&shared.name), params)),
+        router = router.notification_raw(CANCELLED, move |params| {
+            if !shared.inbound.cancel(params) {
+                tracing::debug!(server = %shared.name, "ignored a cancel notice naming no request being served");
             }
+        });
+    }
+    {
+        let shared = Arc::clone(shared);
+        router = router.notification::<ElicitationComplete, _>(move |params| {
+            shared
+                .handler
+                .on_elicitation_complete(&shared.name, &params.elicitation_id);
         });
     }
     {
@@ -472,23 +528,23 @@ pub(crate) fn router(shared: &Arc<Shared>) -> Router {
     }
     let name = Arc::clone(&shared.name);
     router.notification_fallback(move |method, _| {
-        // `notifications/cancelled` for a request of theirs we are serving lands here too:
-        // the handlers we run are short, so it is logged rather than acted on.
         tracing::debug!(server = %name, method, "ignored a server notification");
     })
 }
 
-/// The answer to an elicitation in a mode this client does not advertise (it offers
-/// `elicitation.form` only; URL mode is not supported yet): `-32602`, as the spec says for a
-/// mode not declared in the client's capabilities. An absent `mode` is form mode.
-pub(crate) fn refuse_unsupported_mode(params: &ElicitParams) -> Option<ErrorObject> {
-    match params.extra.get("mode") {
-        None | Some(Value::Null) => None,
-        Some(Value::String(mode)) if mode == "form" => None,
-        Some(other) => Some(ErrorObject::invalid_params(format!(
-            "this client does not support the elicitation mode {other} (it offers form mode only)"
-        ))),
-    }
+/// The answer to a `sampling/createMessage` carrying `tools` when the handler does not offer
+/// sampling with tools (so `sampling.tools` was not advertised): `-32602`, before the handler
+/// sees a request it would misread.
+pub(crate) fn refuse_unoffered_tools(
+    handler: &dyn DynHandler,
+    params: &CreateMessageParams,
+) -> Option<ErrorObject> {
+    let asks_tools = !params.tools.is_empty() || params.tool_choice.is_some();
+    (asks_tools && !handler.supports_sampling_tools()).then(|| {
+        ErrorObject::invalid_params(
+            "this client does not offer sampling with tools (no sampling.tools capability)",
+        )
+    })
 }
 
 /// Re-lists whatever a list_changed notice (or a ttl that ran out) marked stale, after the
@@ -643,13 +699,26 @@ pub(crate) const EXIT_GRACE: Duration = Duration::from_secs(1);
 pub(crate) fn client_capabilities(spec: &ServerSpec, handler: &dyn DynHandler) -> Value {
     let mut capabilities = serde_json::Map::new();
     if !spec.roots.is_empty() {
-        capabilities.insert("roots".to_owned(), json!({ "listChanged": false }));
+        // `Client::set_roots` announces changes (legacy era).
+        capabilities.insert("roots".to_owned(), json!({ "listChanged": true }));
     }
     if handler.supports_sampling() {
-        capabilities.insert("sampling".to_owned(), json!({}));
+        let sampling = if handler.supports_sampling_tools() {
+            json!({ "tools": {} })
+        } else {
+            json!({})
+        };
+        capabilities.insert("sampling".to_owned(), sampling);
     }
+    let mut elicitation = serde_json::Map::new();
     if handler.supports_elicitation() {
-        capabilities.insert("elicitation".to_owned(), json!({ "form": {} }));
+        elicitation.insert("form".to_owned(), json!({}));
+    }
+    if handler.supports_url_elicitation() {
+        elicitation.insert("url".to_owned(), json!({}));
+    }
+    if !elicitation.is_empty() {
+        capabilities.insert("elicitation".to_owned(), Value::Object(elicitation));
     }
     Value::Object(capabilities)
 }

@@ -14,6 +14,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
+pub use crate::protocol::icon::Icon;
+
 /// The protocol version this client offers.
 pub const LATEST_PROTOCOL_VERSION: &str = "2025-11-25";
 
@@ -34,6 +36,19 @@ pub struct Implementation {
     /// A display name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub title: Option<String>,
+    /// What it is (2025-11-25).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Its website (2025-11-25), as sent. Peer text.
+    #[serde(
+        default,
+        rename = "websiteUrl",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub website_url: Option<String>,
+    /// Its icons (2025-11-25), as sent; see [`Icon`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub icons: Vec<Icon>,
 }
 
 impl Implementation {
@@ -42,6 +57,9 @@ impl Implementation {
             name: name.to_owned(),
             version: version.to_owned(),
             title: None,
+            description: None,
+            website_url: None,
+            icons: Vec::new(),
         }
     }
 }
@@ -220,6 +238,9 @@ pub struct Tool {
     /// [`Tool::task_support`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub execution: Option<crate::protocol::tasks::ToolExecution>,
+    /// Its icons (2025-11-25), as sent; see [`Icon`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub icons: Vec<Icon>,
 }
 
 fn empty_object_schema() -> RawJson {
@@ -238,6 +259,7 @@ impl Tool {
             annotations: None,
             meta: None,
             execution: None,
+            icons: Vec::new(),
         }
     }
 
@@ -301,6 +323,42 @@ pub enum Content {
         /// Audience and priority hints, verbatim.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         annotations: Option<Value>,
+    },
+    /// A model's request to run a tool (sampling with tools, 2025-11-25: in a
+    /// `sampling/createMessage` answer, and in the conversation a server sends back).
+    ToolUse {
+        /// The tool use's id, which its [`ToolResult`](Content::ToolResult) names.
+        id: String,
+        /// The tool's name.
+        name: String,
+        /// The arguments object.
+        #[serde(default)]
+        input: Value,
+        /// `_meta`, verbatim.
+        #[serde(default, rename = "_meta", skip_serializing_if = "Option::is_none")]
+        meta: Option<Value>,
+    },
+    /// What a tool use gave (sampling with tools, 2025-11-25).
+    ToolResult {
+        /// The id of the [`ToolUse`](Content::ToolUse) it answers.
+        #[serde(rename = "toolUseId")]
+        tool_use_id: String,
+        /// The result's content.
+        #[serde(default)]
+        content: Vec<Content>,
+        /// Its structured content, verbatim.
+        #[serde(
+            default,
+            rename = "structuredContent",
+            skip_serializing_if = "Option::is_none"
+        )]
+        structured_content: Option<Value>,
+        /// The tool failed.
+        #[serde(default, rename = "isError", skip_serializing_if = "Option::is_none")]
+        is_error: Option<bool>,
+        /// `_meta`, verbatim.
+        #[serde(default, rename = "_meta", skip_serializing_if = "Option::is_none")]
+        meta: Option<Value>,
     },
     /// A kind this client does not know (kept whole).
     #[serde(untagged)]
@@ -409,6 +467,9 @@ pub struct Prompt {
     /// Its arguments.
     #[serde(default)]
     pub arguments: Vec<PromptArgument>,
+    /// Its icons (2025-11-25), as sent; see [`Icon`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub icons: Vec<Icon>,
 }
 
 impl Prompt {
@@ -419,6 +480,7 @@ impl Prompt {
             title: None,
             description: None,
             arguments: Vec::new(),
+            icons: Vec::new(),
         }
     }
 }
@@ -514,6 +576,9 @@ pub struct Resource {
     /// Audience and priority hints, verbatim.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub annotations: Option<Value>,
+    /// Its icons (2025-11-25), as sent; see [`Icon`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub icons: Vec<Icon>,
 }
 
 impl Resource {
@@ -527,6 +592,7 @@ impl Resource {
             mime_type: None,
             size: None,
             annotations: None,
+            icons: Vec::new(),
         }
     }
 }
@@ -550,6 +616,9 @@ pub struct ResourceTemplate {
     /// The MIME type of what it yields.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub mime_type: Option<String>,
+    /// Its icons (2025-11-25), as sent; see [`Icon`].
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub icons: Vec<Icon>,
 }
 
 /// The result of `resources/read`.
@@ -678,7 +747,14 @@ pub struct CreateMessageParams {
     /// Model preferences, verbatim.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model_preferences: Option<Value>,
-    /// Every other member (`includeContext`, `metadata`, `tools`, `_meta`, ...), verbatim.
+    /// The tools the model may use (2025-11-25; only sent to a client whose handler
+    /// [supports sampling with tools](crate::ClientHandler::supports_sampling_tools)).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<Tool>,
+    /// How the model must use them (`{"mode": "auto" | "required" | "none"}`), verbatim.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_choice: Option<Value>,
+    /// Every other member (`includeContext`, `metadata`, `_meta`, ...), verbatim.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }
@@ -690,11 +766,12 @@ pub struct CreateMessageParams {
 pub struct CreateMessageResult {
     /// The speaker (normally the assistant).
     pub role: MessageRole,
-    /// What the model said.
-    pub content: Content,
+    /// What the model said: one item, or several (2025-11-25: tool uses, which are
+    /// [`Content::ToolUse`] items with the stop reason `toolUse`).
+    pub content: SamplingContent,
     /// Which model said it.
     pub model: String,
-    /// Why it stopped (`endTurn`, `stopSequence`, `maxTokens`, ...).
+    /// Why it stopped (`endTurn`, `stopSequence`, `maxTokens`, `toolUse`, ...).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stop_reason: Option<String>,
 }
@@ -704,9 +781,20 @@ impl CreateMessageResult {
     pub fn text(model: &str, text: impl Into<String>) -> Self {
         CreateMessageResult {
             role: MessageRole::Assistant,
-            content: Content::text(text),
+            content: SamplingContent::One(Content::text(text)),
             model: model.to_owned(),
             stop_reason: Some("endTurn".to_owned()),
+        }
+    }
+
+    /// An assistant answer from `model` that asks to run tools: `uses` are
+    /// [`Content::ToolUse`] items (text may come along); the stop reason is `toolUse`.
+    pub fn tool_use(model: &str, uses: Vec<Content>) -> Self {
+        CreateMessageResult {
+            role: MessageRole::Assistant,
+            content: SamplingContent::Many(uses),
+            model: model.to_owned(),
+            stop_reason: Some("toolUse".to_owned()),
         }
     }
 }

@@ -1,6 +1,7 @@
 //! sidewire-mcp's integration tests: the public API against an in-process mock server, real
 //! child processes, the host, and (when installed) real MCP servers.
 
+mod features;
 mod host;
 mod http;
 mod http_faults;
@@ -14,6 +15,7 @@ mod oauth;
 mod oauth_grants;
 mod oauth_mock;
 mod peers;
+mod peers_features;
 mod protocol;
 mod server;
 mod skills;

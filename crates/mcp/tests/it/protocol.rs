@@ -30,7 +30,7 @@ async fn the_handshake_offers_the_latest_version_then_says_initialized() {
     assert!(params["clientInfo"]["version"].is_string());
     assert_eq!(
         params["capabilities"],
-        json!({"roots": {"listChanged": false}})
+        json!({"roots": {"listChanged": true}})
     );
     eventually("notifications/initialized", || {
         !mock.state.notified("notifications/initialized").is_empty()
