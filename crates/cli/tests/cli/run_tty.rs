@@ -123,10 +123,14 @@ fn on_a_terminal_arrow_keys_edit_tab_completes_help_helps_and_history_is_kept() 
     // "hlo", two steps left, "el": the plugin is sent the edited text, no escape sequence.
     pty.keys(&format!("hlo{LEFT}{LEFT}el\r"));
     pty.wait_for("> hello");
+    // Keys typed before the next prompt would reach the terminal's line discipline, not the
+    // editor: each step waits for the prompt.
+    pty.wait_for("sidewire> ");
     // A command completed by Tab, then run.
     pty.keys(&format!("/he{TAB}\r"));
     pty.wait_for("commands:");
     pty.wait_for("/call TOOL key=value");
+    pty.wait_for("sidewire> ");
     // A tool's own name completed, its arguments typed by its schema.
     pty.keys(&format!("/call sl{TAB} steps=2\r"));
     pty.wait_for("-> counted to 2");
