@@ -68,7 +68,8 @@
 //!   request the server sent us drops the handler's future, and no answer is sent.
 //! - **Roots that change**: [`Client::set_roots`] replaces the roots and sends
 //!   `notifications/roots/list_changed` (`roots.listChanged` is advertised when the spec has
-//!   roots).
+//!   roots); [`McpHost::set_roots`] does it for every running server and keeps the new roots
+//!   for every server started or restarted afterwards.
 //! - **Progress and `_meta` on any request**: [`ToolCallOptions::on_progress`] and
 //!   [`ToolCallOptions::meta`] work on `tools/call` and, through [`Client::get_prompt_with`],
 //!   [`Client::read_resource_with`] and [`Client::complete_with`], on the other requests; a

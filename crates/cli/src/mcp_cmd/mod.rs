@@ -201,6 +201,7 @@ async fn attempt(
     let (host, driver) = McpHost::new(CliHandler {
         show_logs: args.log_level.is_some() || matches!(args.command, McpCommand::LogLevel { .. }),
         urls: elicit_url::UrlConsent::new(),
+        told: std::sync::Mutex::default(),
     });
     let driver = tokio::spawn(driver);
     let failures = host.start_available(specs.clone()).await;
@@ -229,6 +230,28 @@ fn seconds(value: Option<f64>) -> Option<Duration> {
 struct CliHandler {
     show_logs: bool,
     urls: elicit_url::UrlConsent,
+    /// The (server, method) pairs already told of, so a server that asks again and again is
+    /// told of once (at most `MAX_UNOFFERED_NOTES` pairs of 64-character methods; past that,
+    /// nothing more is printed).
+    told: std::sync::Mutex<std::collections::BTreeSet<(String, String)>>,
+}
+
+/// How many (server, method) pairs of unoffered requests `sidewire mcp` notes per run.
+const MAX_UNOFFERED_NOTES: usize = 16;
+
+/// The note for a server's request that the CLI does not offer.
+fn unoffered_note(server: &str, method: &str) -> String {
+    let what = match method {
+        "sampling/createMessage" => "sampling (an LLM completion)".to_owned(),
+        "elicitation/create" => "elicitation (a form for you to fill in)".to_owned(),
+        other => format!("`{}`", safe::line(other)),
+    };
+    format!(
+        "note: MCP server {} asked for {what}, which `sidewire mcp` does not offer; it was \
+         refused, so the server's work may fail: use a client that offers it, or a tool that \
+         needs none\n",
+        safe::line(server)
+    )
 }
 
 impl sidewire_mcp::ClientHandler for CliHandler {
@@ -247,6 +270,24 @@ impl sidewire_mcp::ClientHandler for CliHandler {
 
     fn on_elicitation_complete(&self, server: &str, elicitation_id: &str) {
         self.urls.on_elicitation_complete(server, elicitation_id);
+    }
+
+    fn on_unoffered_request(&self, server: &str, method: &str) {
+        // Peer text: at most 64 characters of it are kept and shown.
+        let method: String = method.chars().take(64).collect();
+        let method = method.as_str();
+        {
+            let mut told = self.told.lock().unwrap_or_else(|poison| poison.into_inner());
+            if told.len() >= MAX_UNOFFERED_NOTES
+                || !told.insert((server.to_owned(), method.to_owned()))
+            {
+                return;
+            }
+        }
+        let _ = std::io::Write::write_all(
+            &mut std::io::stderr().lock(),
+            unoffered_note(server, method).as_bytes(),
+        );
     }
 
     fn on_log(&self, server: &str, message: &sidewire_mcp::LogMessage) {
@@ -445,4 +486,29 @@ fn failure_text(failure: &StartFailure) -> String {
         text.push_str(hint);
     }
     text
+}
+
+#[cfg(test)]
+mod tests {
+    use sidewire_mcp::ClientHandler as _;
+
+    use super::*;
+
+    #[test]
+    fn unoffered_requests_are_noted_once_each_and_at_most_a_bounded_number() {
+        let handler = CliHandler {
+            show_logs: false,
+            urls: elicit_url::UrlConsent::new(),
+            told: std::sync::Mutex::default(),
+        };
+        handler.on_unoffered_request("s", "sampling/createMessage");
+        handler.on_unoffered_request("s", "sampling/createMessage");
+        assert_eq!(handler.told.lock().unwrap().len(), 1);
+        for n in 0..2 * MAX_UNOFFERED_NOTES {
+            handler.on_unoffered_request("s", &format!("x/{n}{}", "y".repeat(100)));
+        }
+        let told = handler.told.lock().unwrap();
+        assert_eq!(told.len(), MAX_UNOFFERED_NOTES);
+        assert!(told.iter().all(|(_, method)| method.chars().count() <= 64));
+    }
 }

@@ -124,3 +124,25 @@ fn a_server_that_needs_sampling_says_the_cli_does_not_offer_it() {
     assert_eq!(err.matches("error:").count(), 1, "{err}");
     assert!(err.contains("hint: ") && err.contains("sampling"), "{err}");
 }
+
+#[test]
+fn a_legacy_server_that_asks_for_sampling_anyway_is_told_of_once() {
+    let Some(_) = modern_server("a_legacy_server_that_asks_for_sampling_anyway_is_told_of_once")
+    else {
+        return;
+    };
+    let script =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/asks_sampling_server.py");
+    let home = home();
+    let out = run(
+        home.path(),
+        &modern_stdio(&script, &["--era", "legacy", "call", "summarize"]),
+    );
+    // The tool's own failure (the server reports the refusal as isError).
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let err = stderr(&out);
+    let all = format!("{}{err}", stdout(&out));
+    assert!(all.contains("-32601"), "{all}");
+    // Asked twice, told of once.
+    assert_eq!(err.matches("asked for sampling").count(), 1, "{err}");
+}

@@ -54,7 +54,7 @@ use crate::protocol::handler::{self, ClientHandler, DynHandler};
 use crate::protocol::methods::{ListPrompts, ListResourceTemplates, ListResources, ListTools};
 use crate::sync::lock;
 use crate::{
-    CallToolResult, Client, Error, GetPromptResult, ReadResourceResult, ServerSpec, Stage,
+    CallToolResult, Client, Error, GetPromptResult, ReadResourceResult, Root, ServerSpec, Stage,
     ToolCallOptions,
 };
 
@@ -85,12 +85,27 @@ struct HostInner {
     changes: watch::Sender<u64>,
     /// The id of the next started server's entry.
     next_id: AtomicU64,
+    /// The roots set by [`McpHost::set_roots`], offered to every server from then on in place
+    /// of its spec's (bounded as the caller's list is; replaced whole).
+    roots: Mutex<Option<Vec<Root>>>,
 }
 
 impl HostInner {
     /// Tells the waiters that an entry changed.
     fn changed(&self) {
         self.changes.send_modify(|n| *n = n.wrapping_add(1));
+    }
+
+    /// `spec` as it connects now: with the host's roots, once [`McpHost::set_roots`] set them.
+    pub(crate) fn connecting<'a>(&self, spec: &'a ServerSpec) -> std::borrow::Cow<'a, ServerSpec> {
+        match &*lock(&self.roots) {
+            Some(roots) => {
+                let mut spec = spec.clone();
+                spec.roots = roots.clone();
+                std::borrow::Cow::Owned(spec)
+            }
+            None => std::borrow::Cow::Borrowed(spec),
+        }
     }
 }
 
@@ -186,6 +201,7 @@ impl McpHost {
                 shutdown: OnceCell::new(),
                 changes: watch::channel(0).0,
                 next_id: AtomicU64::new(0),
+                roots: Mutex::new(None),
             }),
         };
         let driver = McpHostDriver {
@@ -312,6 +328,36 @@ impl McpHost {
             running.client.close().await;
         }
         Ok(())
+    }
+
+    /// Replaces the roots offered to every server, in place of each spec's own: each running
+    /// connection that advertised `roots` takes them at once ([`Client::set_roots`]: a
+    /// legacy-era server is sent `notifications/roots/list_changed`), and every server started
+    /// or restarted from now on connects with them (advertising `roots` even when its spec had
+    /// none).
+    ///
+    /// Returns the running servers that could not take them now, each with why: a connection
+    /// that advertised no roots when it connected ([`Error::is_unsupported`]; it gets them at
+    /// its next start), or a connection that failed to send the notice.
+    ///
+    /// # Cancel safety
+    ///
+    /// The host's roots are replaced before the first await; dropping the future may leave
+    /// some running connections with the old roots until their next start.
+    pub async fn set_roots(&self, roots: Vec<Root>) -> Vec<(String, Error)> {
+        *lock(&self.inner.roots) = Some(roots.clone());
+        let clients: Vec<(String, Client)> = lock(&self.inner.state)
+            .running
+            .iter()
+            .map(|(name, running)| (name.clone(), running.client.clone()))
+            .collect();
+        let mut refused = Vec::new();
+        for (name, client) in clients {
+            if let Err(err) = client.set_roots(roots.clone()).await {
+                refused.push((name, err));
+            }
+        }
+        refused
     }
 
     /// The client of a running server (while it restarts, or once given up on, its last,
@@ -636,8 +682,10 @@ impl McpHost {
         let started = Instant::now();
         let deadline = started + spec.startup_timeout;
         let work = async {
+            let connecting = self.inner.connecting(spec);
             let (client, driver) =
-                Client::connect_shared(spec, Arc::clone(&self.inner.handler), deadline).await?;
+                Client::connect_shared(&connecting, Arc::clone(&self.inner.handler), deadline)
+                    .await?;
             let supervised = restart::supervise(&self.inner, spec, id, driver, stopped);
             let sender = lock(&self.inner.drivers).clone();
             match sender {

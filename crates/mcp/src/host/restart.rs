@@ -160,6 +160,14 @@ struct Supervisor {
 }
 
 impl Supervisor {
+    /// The spec as the server reconnects: with the host's roots when they were set.
+    fn connecting(&self) -> ServerSpec {
+        match self.host.upgrade() {
+            Some(host) => host.connecting(&self.spec).into_owned(),
+            None => self.spec.clone(),
+        }
+    }
+
     async fn run(mut self, mut driver: ClientDriver) {
         loop {
             // The connection runs until it ends and its process is reaped; a deliberate close
@@ -261,9 +269,10 @@ impl Supervisor {
                 () = tokio::time::sleep(self.policy.delay(attempt)) => {}
             }
             self.attempts.record(Instant::now());
+            let spec = self.connecting();
             let outcome = tokio::select! {
                 _ = &mut self.stopped => return None,
-                outcome = reconnect(&self.spec, Arc::clone(&self.handler)) => outcome,
+                outcome = reconnect(&spec, Arc::clone(&self.handler)) => outcome,
             };
             match outcome {
                 Ok((client, driver, startup)) => {

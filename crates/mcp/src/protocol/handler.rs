@@ -117,6 +117,14 @@ pub trait ClientHandler: Send + Sync + 'static {
     fn on_resource_updated(&self, server: &str, uri: &str) {
         let _ = (server, uri);
     }
+
+    /// The server sent a request this client does not offer (`method`, peer text: a
+    /// `sampling/createMessage` or `elicitation/create` it was not offered, or anything
+    /// unknown); it is answered `-32601`. A host can tell its user why the server's work may
+    /// now fail. Runs on the connection's driver: must not block.
+    fn on_unoffered_request(&self, server: &str, method: &str) {
+        tracing::debug!(server, method, "refused a server request this client does not offer");
+    }
 }
 
 /// A handler that offers nothing beyond the defaults.
@@ -158,6 +166,7 @@ pub(crate) trait DynHandler: Send + Sync + 'static {
     ) -> BoxFuture<Result<ElicitResult, ErrorObject>>;
     fn on_log(&self, server: &str, message: &LogMessage);
     fn on_resource_updated(&self, server: &str, uri: &str);
+    fn on_unoffered_request(&self, server: &str, method: &str);
 }
 
 struct Adapter<H>(Arc<H>);
@@ -226,6 +235,10 @@ impl<H: ClientHandler> DynHandler for Adapter<H> {
 
     fn on_resource_updated(&self, server: &str, uri: &str) {
         self.0.on_resource_updated(server, uri);
+    }
+
+    fn on_unoffered_request(&self, server: &str, method: &str) {
+        self.0.on_unoffered_request(server, method);
     }
 }
 

@@ -505,6 +505,18 @@ pub(crate) fn router(shared: &Arc<Shared>) -> Router {
         });
     }
     router = crate::protocol::tasks::route(router, shared);
+    {
+        // A request no route above takes (sampling or elicitation not offered, or unknown):
+        // `-32601` as before, and the handler hears of it.
+        let shared = Arc::clone(shared);
+        router = router.request_fallback(move |method, _, _| {
+            shared.handler.on_unoffered_request(&shared.name, method);
+            Err::<std::future::Ready<Result<(), ErrorObject>>, _>(ErrorObject::new(
+                ErrorObject::METHOD_NOT_FOUND,
+                "method not found",
+            ))
+        });
+    }
     for (method, bit) in LIST_CHANGED {
         let shared = Arc::clone(shared);
         router = router.notification_raw(method, move |_| {

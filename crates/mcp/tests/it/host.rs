@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use sidewire_mcp::{
-    McpHost, McpHostDriver, NoHandler, ServerSpec, ServerState, Stage, ToolCallOptions,
+    McpHost, McpHostDriver, NoHandler, Root, ServerSpec, ServerState, Stage, ToolCallOptions,
     is_valid_name,
 };
 use tokio::task::JoinHandle;
@@ -593,5 +593,43 @@ async fn a_tool_filter_hides_tools_and_a_disabled_server_is_not_started() {
     let refused = sidewire_mcp::Client::connect(&fake_spec("off").enabled(false), NoHandler).await;
     assert!(refused.unwrap_err().is_config());
     host.shutdown().await;
+    within("the host driver", driver).await.unwrap();
+}
+
+#[tokio::test]
+async fn the_hosts_roots_reach_running_servers_and_every_later_start() {
+    let (host, driver) = host();
+    let two = vec![Root::dir("/work/two")];
+    within(
+        "add rooted",
+        host.add(fake_spec("rooted").root(Root::dir("/work/one"))),
+    )
+    .await
+    .unwrap();
+    // Advertised no roots when it connected; crashes after one call and restarts.
+    let worn = fake_spec("worn")
+        .env("FAKE_EXIT_AFTER_CALLS", "1")
+        .restart(quick());
+    within("add worn", host.add(worn)).await.unwrap();
+    let refused = within("set_roots", host.set_roots(two.clone())).await;
+    assert_eq!(refused.len(), 1, "{refused:?}");
+    assert_eq!(refused[0].0, "worn");
+    assert!(refused[0].1.is_unsupported(), "{}", refused[0].1);
+    assert_eq!(host.client("rooted").unwrap().roots(), two);
+    assert!(host.client("worn").unwrap().roots().is_empty());
+    // The restarted connection connects with the host's roots.
+    host.call_tool("mcp__worn__echo", json!({"message": "one"}), timeout(20))
+        .await
+        .unwrap();
+    eventually("the restart", || {
+        let status = status_of(&host, "worn");
+        status.restarts == 1 && status.state == ServerState::Running
+    })
+    .await;
+    assert_eq!(host.client("worn").unwrap().roots(), two);
+    // So does a server started afterwards.
+    within("add late", host.add(fake_spec("late"))).await.unwrap();
+    assert_eq!(host.client("late").unwrap().roots(), two);
+    within("shutdown", host.shutdown()).await;
     within("the host driver", driver).await.unwrap();
 }
