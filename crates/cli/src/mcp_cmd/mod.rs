@@ -277,7 +277,10 @@ impl sidewire_mcp::ClientHandler for CliHandler {
         let method: String = method.chars().take(64).collect();
         let method = method.as_str();
         {
-            let mut told = self.told.lock().unwrap_or_else(|poison| poison.into_inner());
+            let mut told = self
+                .told
+                .lock()
+                .unwrap_or_else(|poison| poison.into_inner());
             if told.len() >= MAX_UNOFFERED_NOTES
                 || !told.insert((server.to_owned(), method.to_owned()))
             {

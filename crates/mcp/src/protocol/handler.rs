@@ -123,7 +123,11 @@ pub trait ClientHandler: Send + Sync + 'static {
     /// unknown); it is answered `-32601`. A host can tell its user why the server's work may
     /// now fail. Runs on the connection's driver: must not block.
     fn on_unoffered_request(&self, server: &str, method: &str) {
-        tracing::debug!(server, method, "refused a server request this client does not offer");
+        tracing::debug!(
+            server,
+            method,
+            "refused a server request this client does not offer"
+        );
     }
 }
 

@@ -628,7 +628,9 @@ async fn the_hosts_roots_reach_running_servers_and_every_later_start() {
     .await;
     assert_eq!(host.client("worn").unwrap().roots(), two);
     // So does a server started afterwards.
-    within("add late", host.add(fake_spec("late"))).await.unwrap();
+    within("add late", host.add(fake_spec("late")))
+        .await
+        .unwrap();
     assert_eq!(host.client("late").unwrap().roots(), two);
     within("shutdown", host.shutdown()).await;
     within("the host driver", driver).await.unwrap();
