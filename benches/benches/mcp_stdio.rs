@@ -17,9 +17,8 @@
 use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group};
-use serde_json::{Value, json};
+use serde_json::Value;
 use sidewire_benches::pipelined;
-use sidewire_jsonrpc::{Config, Profile, Router};
 use tokio::runtime::Runtime;
 
 /// Set in the environment of the re-executed binary: run the no-op server instead.
@@ -27,71 +26,11 @@ const SERVER_ENV: &str = "SIDEWIRE_BENCH_NOOP_SERVER";
 
 fn main() {
     if std::env::var_os(SERVER_ENV).is_some() {
-        noop_server();
+        runtime().block_on(sidewire_benches::noop_mcp::serve());
         return;
     }
     benches();
     Criterion::default().configure_from_args().final_summary();
-}
-
-/// The no-op MCP server on stdin/stdout, until stdin closes.
-fn noop_server() {
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .expect("a runtime");
-    rt.block_on(async {
-        let config = Config::new(Profile::Lenient, 8 * 1024 * 1024);
-        let (reader, writer) = sidewire_benches::stdio_pipes();
-        let (stream, sink) = sidewire_jsonrpc::ndjson(reader, writer, &config);
-        let router = Router::new()
-            .request_untyped::<Value, Value, _, _>("initialize", |params: Value, _| async move {
-                let version = params["protocolVersion"]
-                    .as_str()
-                    .unwrap_or("2025-06-18")
-                    .to_owned();
-                Ok(json!({
-                    "protocolVersion": version,
-                    "capabilities": {"tools": {}},
-                    "serverInfo": {"name": "noop", "version": "0"}
-                }))
-            })
-            .request_untyped::<Value, Value, _, _>("server/discover", |_: Value, _| async {
-                Ok(json!({
-                    "supportedVersions": ["2026-07-28"],
-                    "capabilities": {"tools": {}},
-                    "serverInfo": {"name": "noop", "version": "0"},
-                    "resultType": "complete", "ttlMs": 0, "cacheScope": "private"
-                }))
-            })
-            .request_untyped::<Value, Value, _, _>("tools/list", |params: Value, _| async move {
-                let tools = json!({"tools": [{"name": "noop", "inputSchema": {"type": "object"}}]});
-                Ok(modern_result(&params, tools, true))
-            })
-            .request_untyped::<Value, Value, _, _>("tools/call", |params: Value, _| async move {
-                let content = json!({"content": [{"type": "text", "text": "ok"}]});
-                Ok(modern_result(&params, content, false))
-            })
-            .request_untyped::<Value, Value, _, _>("ping", |params: Value, _| async move {
-                Ok(modern_result(&params, json!({}), false))
-            });
-        let (_peer, driver) = sidewire_jsonrpc::connect(stream, sink, router, config);
-        let _ = driver.await;
-    });
-}
-
-/// `result` with the modern result fields when `params` carries the modern envelope
-/// (`resultType`; `ttlMs` and `cacheScope` too on a `listing`).
-fn modern_result(params: &Value, mut result: Value, listing: bool) -> Value {
-    let modern = params["_meta"]["io.modelcontextprotocol/protocolVersion"] == "2026-07-28";
-    if modern && let Value::Object(members) = &mut result {
-        members.insert("resultType".into(), json!("complete"));
-        if listing {
-            members.insert("ttlMs".into(), json!(0));
-            members.insert("cacheScope".into(), json!("private"));
-        }
-    }
-    result
 }
 
 fn runtime() -> Runtime {

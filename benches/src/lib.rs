@@ -149,5 +149,6 @@ pub fn stdio_pipes() -> (
     )
 }
 
+pub mod noop_mcp;
 pub mod scale;
 pub mod sidecars;

@@ -107,43 +107,9 @@ fn sidecar() -> std::process::ExitCode {
     runtime().block_on(serve_main(extension, Options::new()))
 }
 
-/// The no-op MCP server of the `mcp_stdio` bench (legacy era only; the client counts).
+/// The no-op MCP server of the `mcp_stdio` bench (the client's allocations are counted).
 fn mcp_server() -> std::process::ExitCode {
-    use sidewire_jsonrpc::{Config, Profile, Router};
-    runtime().block_on(async {
-        let config = Config::new(Profile::Lenient, 8 * 1024 * 1024);
-        let (reader, writer) = sidewire_benches::stdio_pipes();
-        let (stream, sink) = sidewire_jsonrpc::ndjson(reader, writer, &config);
-        let router = Router::new()
-            .request_untyped::<Value, Value, _, _>("initialize", |params: Value, _| async move {
-                let version = params["protocolVersion"]
-                    .as_str()
-                    .unwrap_or("2025-06-18")
-                    .to_owned();
-                Ok(json!({
-                    "protocolVersion": version,
-                    "capabilities": {"tools": {}},
-                    "serverInfo": {"name": "noop", "version": "0"}
-                }))
-            })
-            .request_untyped::<Value, Value, _, _>("server/discover", |_: Value, _| async {
-                Ok(json!({
-                    "supportedVersions": ["2026-07-28"],
-                    "capabilities": {"tools": {}},
-                    "serverInfo": {"name": "noop", "version": "0"},
-                    "resultType": "complete", "ttlMs": 0, "cacheScope": "private"
-                }))
-            })
-            .request_untyped::<Value, Value, _, _>("tools/call", |params: Value, _| async move {
-                let mut result = json!({"content": [{"type": "text", "text": "ok"}]});
-                if params["_meta"]["io.modelcontextprotocol/protocolVersion"] == "2026-07-28" {
-                    result["resultType"] = json!("complete");
-                }
-                Ok(result)
-            });
-        let (_peer, driver) = sidewire_jsonrpc::connect(stream, sink, router, config);
-        let _ = driver.await;
-    });
+    runtime().block_on(sidewire_benches::noop_mcp::serve());
     std::process::ExitCode::SUCCESS
 }
 

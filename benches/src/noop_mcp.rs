@@ -1,0 +1,62 @@
+//! The no-op MCP server that the `mcp_stdio` bench and the `hot_path` test both run (the bench
+//! binary or test re-executed): `initialize`, `server/discover`, `tools/list` with one tool,
+//! `tools/call` answering "ok" and `ping`, each with the modern result fields when the request
+//! carries the 2026-07-28 envelope. One definition, so the allocation counts of the test are
+//! those of the server the bench times.
+
+use serde_json::{Value, json};
+use sidewire_jsonrpc::{Config, Profile, Router};
+
+/// Serves the no-op MCP server on stdin/stdout (non-blocking pipes) until stdin closes.
+pub async fn serve() {
+    let config = Config::new(Profile::Lenient, 8 * 1024 * 1024);
+    let (reader, writer) = crate::stdio_pipes();
+    let (stream, sink) = sidewire_jsonrpc::ndjson(reader, writer, &config);
+    let router = Router::new()
+        .request_untyped::<Value, Value, _, _>("initialize", |params: Value, _| async move {
+            let version = params["protocolVersion"]
+                .as_str()
+                .unwrap_or("2025-06-18")
+                .to_owned();
+            Ok(json!({
+                "protocolVersion": version,
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "noop", "version": "0"}
+            }))
+        })
+        .request_untyped::<Value, Value, _, _>("server/discover", |_: Value, _| async {
+            Ok(json!({
+                "supportedVersions": ["2026-07-28"],
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "noop", "version": "0"},
+                "resultType": "complete", "ttlMs": 0, "cacheScope": "private"
+            }))
+        })
+        .request_untyped::<Value, Value, _, _>("tools/list", |params: Value, _| async move {
+            let tools = json!({"tools": [{"name": "noop", "inputSchema": {"type": "object"}}]});
+            Ok(modern_result(&params, tools, true))
+        })
+        .request_untyped::<Value, Value, _, _>("tools/call", |params: Value, _| async move {
+            let content = json!({"content": [{"type": "text", "text": "ok"}]});
+            Ok(modern_result(&params, content, false))
+        })
+        .request_untyped::<Value, Value, _, _>("ping", |params: Value, _| async move {
+            Ok(modern_result(&params, json!({}), false))
+        });
+    let (_peer, driver) = sidewire_jsonrpc::connect(stream, sink, router, config);
+    let _ = driver.await;
+}
+
+/// `result` with the modern result fields when `params` carries the modern envelope
+/// (`resultType`; `ttlMs` and `cacheScope` too on a `listing`).
+fn modern_result(params: &Value, mut result: Value, listing: bool) -> Value {
+    let modern = params["_meta"]["io.modelcontextprotocol/protocolVersion"] == "2026-07-28";
+    if modern && let Value::Object(members) = &mut result {
+        members.insert("resultType".into(), json!("complete"));
+        if listing {
+            members.insert("ttlMs".into(), json!(0));
+            members.insert("cacheScope".into(), json!("private"));
+        }
+    }
+    result
+}
