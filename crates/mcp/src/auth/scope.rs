@@ -7,10 +7,12 @@
 use super::challenge::Challenge;
 
 /// Space-joins scopes, dropping repeats and keeping the order; `None` when there are none.
+/// Each item is split at whitespace first: a scope token has none (RFC 6749 §3.3), so a
+/// metadata document listing `"  mcp:basic"` or `"a b"` still gives a well-formed parameter.
 fn join<'a>(scopes: impl IntoIterator<Item = &'a str>) -> Option<String> {
     let mut out: Vec<&str> = Vec::new();
-    for scope in scopes {
-        if !scope.is_empty() && !out.contains(&scope) {
+    for scope in scopes.into_iter().flat_map(str::split_whitespace) {
+        if !out.contains(&scope) {
             out.push(scope);
         }
     }
@@ -65,7 +67,8 @@ pub(crate) fn already_granted(granted: Option<&str>, challenge: &Challenge) -> b
     wanted.peek().is_some() && wanted.all(|scope| granted.contains(&scope))
 }
 
-fn with_offline(mut chosen: Vec<&str>, offline_access: bool) -> Option<String> {
+fn with_offline(chosen: Vec<&str>, offline_access: bool) -> Option<String> {
+    let mut chosen: Vec<&str> = chosen.into_iter().flat_map(str::split_whitespace).collect();
     if offline_access && !chosen.is_empty() {
         chosen.push("offline_access");
     }
@@ -112,6 +115,14 @@ mod tests {
             initial(None, &challenge(None), Some(&listed), false).as_deref(),
             Some("mcp:basic mcp:read")
         );
+        // A listed scope with stray whitespace is read as its tokens (found by fuzzing).
+        let untidy = strings(&["  mcp:basic", "a\tb ", ""]);
+        assert_eq!(
+            initial(None, &challenge(None), Some(&untidy), false).as_deref(),
+            Some("mcp:basic a b")
+        );
+        let blank = strings(&[" ", ""]);
+        assert_eq!(initial(None, &challenge(None), Some(&blank), true), None);
         // Else nothing at all (not even offline_access on its own).
         assert_eq!(initial(None, &challenge(None), None, true), None);
         assert_eq!(
