@@ -6,12 +6,10 @@
 
 use super::challenge::Challenge;
 
-/// Space-joins scopes, dropping repeats and keeping the order; `None` when there are none.
-/// Each item is split at whitespace first: a scope token has none (RFC 6749 §3.3), so a
-/// metadata document listing `"  mcp:basic"` or `"a b"` still gives a well-formed parameter.
+/// Space-joins scope tokens, dropping repeats and keeping the order; `None` when there are none.
 fn join<'a>(scopes: impl IntoIterator<Item = &'a str>) -> Option<String> {
     let mut out: Vec<&str> = Vec::new();
-    for scope in scopes.into_iter().flat_map(str::split_whitespace) {
+    for scope in scopes {
         if !out.contains(&scope) {
             out.push(scope);
         }
@@ -67,6 +65,8 @@ pub(crate) fn already_granted(granted: Option<&str>, challenge: &Challenge) -> b
     wanted.peek().is_some() && wanted.all(|scope| granted.contains(&scope))
 }
 
+/// Each chosen item is split at whitespace first: a scope token has none (RFC 6749 §3.3), so a
+/// metadata document listing `"  mcp:basic"` or `"a b"` still gives a well-formed parameter.
 fn with_offline(chosen: Vec<&str>, offline_access: bool) -> Option<String> {
     let mut chosen: Vec<&str> = chosen.into_iter().flat_map(str::split_whitespace).collect();
     if offline_access && !chosen.is_empty() {
