@@ -22,6 +22,7 @@ pub(crate) mod skills;
 pub(crate) mod structured;
 pub(crate) mod tasks;
 pub(crate) mod types;
+pub(crate) mod unique;
 
 #[cfg(test)]
 mod tests;

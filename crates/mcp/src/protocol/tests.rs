@@ -64,6 +64,24 @@ fn every_content_kind_decodes_and_unknown_kinds_are_kept() {
 }
 
 #[test]
+fn a_kept_content_block_re_sends_as_what_it_was() {
+    // "type" twice (audio, then text) with no mimeType: not a readable audio block. Kept whole, it
+    // would re-send as a text block (serde_json keeps the last name), so it is refused instead.
+    let text = r#"{"content":[{"type":"audio","data":"YXVk","type":"text","text":"t"}]}"#;
+    assert!(serde_json::from_str::<CallToolResult>(text).is_err());
+    // A repeated name deeper in an unknown block is refused too; unique names are kept.
+    let text = r#"{"content":[{"type":"x","v":{"a":1,"a":2}}]}"#;
+    assert!(serde_json::from_str::<CallToolResult>(text).is_err());
+    let text = r#"{"content":[{"type":"x","v":{"a":1,"b":2}}]}"#;
+    let result: CallToolResult = serde_json::from_str(text).unwrap();
+    assert!(matches!(&result.content[0], Content::Other(v) if v["v"]["b"] == 2));
+    // The fuzz target's invariant on the input that broke it.
+    crate::fuzz::call_tool_result(include_bytes!(
+        "../../../../fuzz/seeds/mcp_call_result/regression-repeated-type"
+    ));
+}
+
+#[test]
 fn results_tolerate_missing_and_null_members() {
     let result: CallToolResult = serde_json::from_value(json!({"isError": null})).unwrap();
     assert!(!result.is_error && result.content.is_empty());

@@ -360,8 +360,10 @@ pub enum Content {
         #[serde(default, rename = "_meta", skip_serializing_if = "Option::is_none")]
         meta: Option<Value>,
     },
-    /// A kind this client does not know (kept whole).
-    #[serde(untagged)]
+    /// A kind this client does not know, or a known kind it cannot read, kept whole. A member
+    /// name repeated anywhere in such a block fails the decode (the kept block would otherwise
+    /// re-send as something else: `Value` keeps the last of a repeated name).
+    #[serde(untagged, deserialize_with = "crate::protocol::unique::unique_value")]
     Other(Value),
 }
 
