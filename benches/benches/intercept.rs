@@ -11,8 +11,9 @@
 //! re-executes itself as its own children, selected by `SIDEWIRE_BENCH_ROLE`.
 //!
 //! Targets: host cost beyond the wire ≤ 3 µs per intercept (one sidecar's time less the pipe
-//! floor); no subscriber ≤ 100 ns; one sidecar's p50 ≤ 1.3× the floor; 4 sidecars ≤ 4× one
-//! + 5 µs.
+//! floor); no subscriber ≤ 100 ns; one sidecar's p50 ≤ 1.3× the floor; 4 sidecars ≤ 4 × one
+//! plus 5 µs. `pipe_floor_4` (a line through 4 echoing children in turn) is the floor of the
+//! chain of 4, for judging that last bound when all processes share one vCPU.
 
 use std::process::Stdio;
 use std::time::{Duration, Instant};
@@ -102,22 +103,27 @@ fn benches(c: &mut Criterion) {
     group.measurement_time(Duration::from_secs(5));
 
     // The floor: one line out and one back through a child's pipes, the same size as an
-    // intercept frame and its answer.
-    {
-        let (pipes, mut child) = rt.block_on(async {
-            let mut child = tokio::process::Command::new(std::env::current_exe().unwrap())
-                .env(ROLE, "echo")
-                .stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .kill_on_drop(true)
-                .spawn()
-                .unwrap();
-            let stdin = child.stdin.take().unwrap();
-            let lines = BufReader::new(child.stdout.take().unwrap()).lines();
-            (
-                std::sync::Arc::new(tokio::sync::Mutex::new((stdin, lines))),
-                child,
-            )
+    // intercept frame and its answer. `pipe_floor_4` sends it through 4 children in turn, the
+    // floor of a chain of 4: five processes taking turns on the CPU cost more per hop than two
+    // (each hop finds less of its process in the caches), which no host work can remove.
+    for children in [1, 4] {
+        let (pipes, mut spawned) = rt.block_on(async {
+            let mut pipes = Vec::new();
+            let mut spawned = Vec::new();
+            for _ in 0..children {
+                let mut child = tokio::process::Command::new(std::env::current_exe().unwrap())
+                    .env(ROLE, "echo")
+                    .stdin(Stdio::piped())
+                    .stdout(Stdio::piped())
+                    .kill_on_drop(true)
+                    .spawn()
+                    .unwrap();
+                let stdin = child.stdin.take().unwrap();
+                let lines = BufReader::new(child.stdout.take().unwrap()).lines();
+                pipes.push((stdin, lines));
+                spawned.push(child);
+            }
+            (std::sync::Arc::new(tokio::sync::Mutex::new(pipes)), spawned)
         });
         let line = format!(
             "{}\n",
@@ -134,25 +140,34 @@ fn benches(c: &mut Criterion) {
             async move {
                 // Locked once per sample, outside the timed loop.
                 let mut pipes = pipes.lock().await;
-                let (stdin, lines) = &mut *pipes;
                 let started = Instant::now();
                 for _ in 0..iters {
-                    stdin.write_all(line.as_bytes()).await.unwrap();
-                    stdin.flush().await.unwrap();
-                    std::hint::black_box(lines.next_line().await.unwrap().unwrap());
+                    for (stdin, lines) in pipes.iter_mut() {
+                        stdin.write_all(line.as_bytes()).await.unwrap();
+                        stdin.flush().await.unwrap();
+                        std::hint::black_box(lines.next_line().await.unwrap().unwrap());
+                    }
                 }
                 started.elapsed()
             }
         };
-        group.bench_function("pipe_floor", |b| {
+        let name = match children {
+            1 => "pipe_floor".to_owned(),
+            n => format!("pipe_floor_{n}"),
+        };
+        group.bench_function(&name, |b| {
             b.iter_custom(|iters| rt.block_on(rt.spawn(floor(iters))).unwrap())
         });
-        group.bench_function("pipe_floor_off_runtime", |b| {
-            b.iter_custom(|iters| rt.block_on(floor(iters)))
-        });
+        if children == 1 {
+            group.bench_function("pipe_floor_off_runtime", |b| {
+                b.iter_custom(|iters| rt.block_on(floor(iters)))
+            });
+        }
         rt.block_on(async {
             drop(pipes);
-            let _ = child.wait().await;
+            for child in &mut spawned {
+                let _ = child.wait().await;
+            }
         });
     }
 

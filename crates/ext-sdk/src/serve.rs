@@ -196,12 +196,15 @@ where
 
     let mut jobs: FuturesUnordered<BoxFuture<()>> = FuturesUnordered::new();
     jobs.push(conn.cancellable(event_worker(Arc::clone(&conn), events_rx)));
+    // Polled only when signalled, not on each wake of the driver (two per intercept).
+    let fatal = sidewire_jsonrpc::when_woken(conn.fatal_signal.notified());
+    tokio::pin!(fatal);
     let outcome = loop {
         // Biased so the driver's end is noticed before anything else is started.
         tokio::select! {
             biased;
             outcome = &mut driver => break outcome,
-            () = conn.fatal_signal.notified() => {
+            () = &mut fatal => {
                 // The handshake failed and its error answer is queued: let the driver write
                 // it, then close (§6.5: "followed by exit non-zero").
                 let (outcome, ()) = tokio::join!(&mut driver, peer.shutdown(FATAL_GRACE));
@@ -377,13 +380,20 @@ impl Connection {
                     None => work.await,
                 }
             };
+            // A cancelled callback is never answered. Its request stays parked in the jsonrpc
+            // driver, holding one of the many slots reserved for waiting callbacks, until the
+            // connection ends at end of input. The work is polled first and the token checked
+            // when it finishes, so a callback that finishes at once (most do) never registers
+            // with the token (a lock to enter, another to leave).
             tokio::select! {
                 biased;
-                // A cancelled callback is never answered. Its request stays parked in the
-                // jsonrpc driver, holding one of the many slots reserved for waiting
-                // callbacks, until the connection ends at end of input.
+                outcome = bounded => {
+                    if cancel.is_cancelled() {
+                        std::future::pending().await
+                    }
+                    outcome
+                }
                 () = cancel.cancelled() => std::future::pending().await,
-                outcome = bounded => outcome,
             }
         })
     }
@@ -523,9 +533,13 @@ impl Connection {
             _ => return Ok(InterceptResult::continue_()),
         };
         let _permit = self.permits.acquire().await;
-        let payload = self
-            .payload(point, params.payload, &params.externalized)
-            .await?;
+        let payload = match params.payload {
+            Some(payload) => payload,
+            // Boxed: reading an externalized payload back is rare, and its future (host calls,
+            // reassembly) would otherwise make every intercept's future several times larger,
+            // copied on every move and touched on every poll.
+            None => Box::pin(self.external_payload(point, &params.externalized)).await?,
+        };
         let strategy = plan.strategy.contains(&point);
         let ctx = Context {
             host: self.host.clone(),
@@ -544,19 +558,17 @@ impl Connection {
         self.answer(point, strategy, decision, received.as_ref())
     }
 
-    /// The inline payload, or the externalized one read back and decoded (§9).
-    async fn payload(
+    /// An externalized payload (the inline one was `null`) read back and decoded (§9).
+    async fn external_payload(
         &self,
         point: HookPoint,
-        inline: Option<HookPayload>,
         externalized: &[ExternalizedField],
     ) -> Result<HookPayload, ErrorObject> {
         // Strict decoding already enforced the §9 rule: inline with no descriptor, or `null`
         // with exactly one `/payload` descriptor.
-        let field = match (inline, externalized) {
-            (Some(payload), _) => return Ok(payload),
-            (None, [field]) => field,
-            (None, _) => {
+        let field = match externalized {
+            [field] => field,
+            _ => {
                 return Err(Reason::InvalidParams
                     .error_object_with("the payload must be inline or one /payload descriptor"));
             }
@@ -920,10 +932,11 @@ impl Connection {
         let Some(callback) = self.ext.observers.get(&point).cloned() else {
             return;
         };
-        let payload = match self
-            .payload(point, params.payload, &params.externalized)
-            .await
-        {
+        let payload = match params.payload {
+            Some(payload) => Ok(payload),
+            None => Box::pin(self.external_payload(point, &params.externalized)).await,
+        };
+        let payload = match payload {
             Ok(payload) => payload,
             Err(err) => {
                 // §9: an event whose payload cannot be rehydrated is dropped.

@@ -74,6 +74,7 @@ mod peer;
 mod pending;
 mod router;
 mod scan;
+mod woken;
 
 use bytes::Bytes;
 use futures_core::Stream;
@@ -91,6 +92,7 @@ pub use crate::error::{CloseReason, Error};
 pub use crate::message::{ErrorObject, Id, Notification, Request};
 pub use crate::peer::{CallOptions, Peer, RawResult, Stats};
 pub use crate::router::{RequestContext, Router};
+pub use crate::woken::{WhenWoken, when_woken};
 
 /// Starts a connection over a stream of inbound frames and a sink for outbound ones.
 ///
