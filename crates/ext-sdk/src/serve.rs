@@ -533,13 +533,9 @@ impl Connection {
             _ => return Ok(InterceptResult::continue_()),
         };
         let _permit = self.permits.acquire().await;
-        let payload = match params.payload {
-            Some(payload) => payload,
-            // Boxed: reading an externalized payload back is rare, and its future (host calls,
-            // reassembly) would otherwise make every intercept's future several times larger,
-            // copied on every move and touched on every poll.
-            None => Box::pin(self.external_payload(point, &params.externalized)).await?,
-        };
+        let payload = self
+            .payload(point, params.payload, &params.externalized)
+            .await?;
         let strategy = plan.strategy.contains(&point);
         let ctx = Context {
             host: self.host.clone(),
@@ -556,6 +552,22 @@ impl Connection {
             .await
             .map_err(|err| self.callback_failed(point.as_str(), &err))?;
         self.answer(point, strategy, decision, received.as_ref())
+    }
+
+    /// The inline payload, or the externalized one read back and decoded (§9).
+    async fn payload(
+        &self,
+        point: HookPoint,
+        inline: Option<HookPayload>,
+        externalized: &[ExternalizedField],
+    ) -> Result<HookPayload, ErrorObject> {
+        match inline {
+            Some(payload) => Ok(payload),
+            // Boxed: reading an externalized payload back is rare, and its future (host calls,
+            // reassembly) would otherwise make every intercept's future several times larger,
+            // copied on every move and touched on every poll.
+            None => Box::pin(self.external_payload(point, externalized)).await,
+        }
     }
 
     /// An externalized payload (the inline one was `null`) read back and decoded (§9).
@@ -932,11 +944,10 @@ impl Connection {
         let Some(callback) = self.ext.observers.get(&point).cloned() else {
             return;
         };
-        let payload = match params.payload {
-            Some(payload) => Ok(payload),
-            None => Box::pin(self.external_payload(point, &params.externalized)).await,
-        };
-        let payload = match payload {
+        let payload = match self
+            .payload(point, params.payload, &params.externalized)
+            .await
+        {
             Ok(payload) => payload,
             Err(err) => {
                 // §9: an event whose payload cannot be rehydrated is dropped.
