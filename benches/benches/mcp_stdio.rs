@@ -10,6 +10,11 @@
 //! A request carrying the modern envelope gets the modern result fields (`resultType`, and
 //! `ttlMs`/`cacheScope` on discovery and listings). Every client talks to the same server
 //! binary through the same kind of pipes, so the difference is the client (and the era).
+//!
+//! `in_flight_1/floor_*` is the floor under both clients: a loop in a task that writes a
+//! pre-encoded `tools/call` line (as each era's client sends it) to the same server and reads
+//! its answer line back, with no JSON on the client side. What a client costs is its time
+//! less the floor; the server's work and the two pipe wake-ups are in every row alike.
 
 // criterion_group! generates an undocumented public function.
 #![allow(missing_docs)]
@@ -19,6 +24,7 @@ use std::time::Duration;
 use criterion::{Criterion, Throughput, criterion_group};
 use serde_json::Value;
 use sidewire_benches::pipelined;
+use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _};
 use tokio::runtime::Runtime;
 
 /// Set in the environment of the re-executed binary: run the no-op server instead.
@@ -92,9 +98,18 @@ fn tools_call(c: &mut Criterion) {
     assert_eq!(sidewire_modern.era(), Era::Modern);
     let rmcp_legacy = rmcp_client(&rt, Era::Legacy);
     let rmcp_modern = rmcp_client(&rt, Era::Modern);
+    let floor = Floor::start(&rt);
     for depth in [1usize, 32] {
         let mut group = c.benchmark_group(format!("mcp_stdio_tools_call/in_flight_{depth}"));
         group.throughput(Throughput::Elements(1));
+        if depth == 1 {
+            for (name, line) in [
+                ("floor_legacy", FLOOR_LEGACY),
+                ("floor_modern", FLOOR_MODERN),
+            ] {
+                group.bench_function(name, |b| floor.bench(b, &rt, line));
+            }
+        }
         for (name, client) in [
             ("sidewire_legacy", &sidewire_legacy),
             ("sidewire_modern", &sidewire_modern),
@@ -111,6 +126,81 @@ fn tools_call(c: &mut Criterion) {
     }
     for client in [rmcp_legacy, rmcp_modern] {
         drop(rt.block_on(client.cancel()));
+    }
+    rt.block_on(floor.stop());
+}
+
+/// The floor's `tools/call` in the legacy era: what sidewire's client writes (a progress token
+/// in `_meta`), pre-encoded.
+const FLOOR_LEGACY: &str = concat!(
+    r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"noop","#,
+    r#""_meta":{"progressToken":"sidewire-7"}}}"#,
+    "\n"
+);
+
+/// The same in the modern era: the 2026-07-28 `_meta` envelope on the request.
+const FLOOR_MODERN: &str = concat!(
+    r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"noop","_meta":{"#,
+    r#""progressToken":"sidewire-7","io.modelcontextprotocol/protocolVersion":"2026-07-28","#,
+    r#""io.modelcontextprotocol/clientCapabilities":{},"#,
+    r#""io.modelcontextprotocol/clientInfo":{"name":"sidewire","version":"0.1.0"}}}}"#,
+    "\n"
+);
+
+/// The no-op server driven by hand: write a line, read a line.
+struct Floor {
+    child: tokio::process::Child,
+    pipes: std::sync::Arc<tokio::sync::Mutex<FloorPipes>>,
+}
+
+type FloorPipes = (
+    tokio::process::ChildStdin,
+    tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStdout>>,
+);
+
+impl Floor {
+    fn start(rt: &Runtime) -> Self {
+        rt.block_on(async {
+            let mut child = tokio::process::Command::new(server_exe())
+                .env(SERVER_ENV, "1")
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .kill_on_drop(true)
+                .spawn()
+                .expect("the no-op server starts");
+            let stdin = child.stdin.take().expect("its stdin");
+            let lines = tokio::io::BufReader::new(child.stdout.take().expect("its stdout")).lines();
+            let pipes = std::sync::Arc::new(tokio::sync::Mutex::new((stdin, lines)));
+            Floor { child, pipes }
+        })
+    }
+
+    /// One `line` written and its answer read, `iters` times, in a task on the runtime.
+    fn bench(&self, b: &mut criterion::Bencher<'_>, rt: &Runtime, line: &'static str) {
+        b.iter_custom(|iters| {
+            let pipes = std::sync::Arc::clone(&self.pipes);
+            rt.block_on(rt.spawn(async move {
+                // Locked once per sample, outside the timed loop.
+                let mut pipes = pipes.lock().await;
+                let (stdin, lines) = &mut *pipes;
+                let started = std::time::Instant::now();
+                for _ in 0..iters {
+                    stdin
+                        .write_all(line.as_bytes())
+                        .await
+                        .expect("the server reads");
+                    let answer = lines.next_line().await.expect("the server answers");
+                    assert!(answer.is_some_and(|answer| answer.contains(r#""ok""#)));
+                }
+                started.elapsed()
+            }))
+            .expect("the bench task")
+        });
+    }
+
+    async fn stop(mut self) {
+        drop(self.pipes);
+        let _ = self.child.wait().await;
     }
 }
 

@@ -18,6 +18,8 @@
 //!   minimal tools (`{"name":"tool_0000001","inputSchema":{"type":"object"}}`, served by this
 //!   binary re-executed with `SIDEWIRE_BENCH_TOOLS=N`) and the built-in server's realistic
 //!   ~800-byte tools (`__mcp-server --many-tools N`, when the release binary is there).
+//!   With the minimal fixture, also the time of one `tools/call` of the last tool listed
+//!   (the client looks the tool up in its cache on every call: that must not grow with N).
 //!
 //! The runtime is a one-worker multi-thread Tokio runtime, as in the intercept bench.
 
@@ -228,13 +230,14 @@ fn tools_list(rt: &tokio::runtime::Runtime, bin: Option<&Path>, smoke: bool, rep
         "per tool",
         "host bytes live per tool (less the 0-tool connection)",
         "host RSS Δ per tool (the same)",
+        "tools/call of the last tool (median)",
     ]);
     for (fixture, spec) in &fixtures {
         // The same server offering no tools: the connection's own cost, taken off each figure
         // so what is left is the tools'.
         let (mut base_live, mut base_rss) = (Vec::new(), Vec::new());
         for _ in 0..runs {
-            let (live, rss) = listing(rt, spec(0), 0, 0, &mut Vec::new());
+            let (live, rss) = listing(rt, spec(0), 0, 0, &mut Vec::new(), 0, &mut Vec::new());
             base_live.push(live);
             base_rss.push(rss);
         }
@@ -243,12 +246,28 @@ fn tools_list(rt: &tokio::runtime::Runtime, bin: Option<&Path>, smoke: bool, rep
             let mut live = Vec::new();
             let mut rss = Vec::new();
             let mut relist = Vec::new();
+            let mut calls = Vec::new();
+            // The realistic fixture's server is the CLI's; only the minimal one answers calls.
+            let timed_calls = if *fixture == "minimal" {
+                relists * 20
+            } else {
+                0
+            };
             for _ in 0..runs {
-                let (bytes, resident) = listing(rt, spec(n), n, relists, &mut relist);
+                let (bytes, resident) = listing(
+                    rt,
+                    spec(n),
+                    n,
+                    relists,
+                    &mut relist,
+                    timed_calls,
+                    &mut calls,
+                );
                 live.push((bytes - base_live) / n as f64);
                 rss.push((resident - base_rss) / n as f64);
             }
             let (live, rss, ms) = (median(&mut live), median(&mut rss), median(&mut relist));
+            let call = (!calls.is_empty()).then(|| median(&mut calls));
             let x = n as f64;
             let name = format!("sidewire, {fixture} tools");
             report
@@ -273,7 +292,18 @@ fn tools_list(rt: &tokio::runtime::Runtime, bin: Option<&Path>, smoke: bool, rep
                 format!("{:.2} µs", ms * 1e3 / x),
                 human_bytes(live),
                 human_bytes(rss),
+                call.map_or_else(|| "-".to_owned(), |us| format!("{us:.1} µs")),
             ]);
+            if let Some(us) = call {
+                report
+                    .chart(
+                        "mcp_tools_call_time",
+                        "tools/call with N tools cached",
+                        "tools",
+                        "µs",
+                    )
+                    .point(&name, x, us);
+            }
         }
     }
     // The target line of the memory chart: 1 KB per cached minimal tool.
@@ -289,14 +319,17 @@ fn tools_list(rt: &tokio::runtime::Runtime, bin: Option<&Path>, smoke: bool, rep
 }
 
 /// Starts `spec` (a server offering `n` tools) on a fresh host, which lists and caches them;
-/// returns the host's bytes live and RSS after the start less before, and pushes the time of
-/// `relists` re-lists (ms) onto `times`.
+/// returns the host's bytes live and RSS after the start less before, pushes the time of
+/// `relists` re-lists (ms) onto `times` and that of `calls` calls of the last tool (µs) onto
+/// `call_times`.
 fn listing(
     rt: &tokio::runtime::Runtime,
     spec: ServerSpec,
     n: usize,
     relists: usize,
     times: &mut Vec<f64>,
+    calls: usize,
+    call_times: &mut Vec<f64>,
 ) -> (f64, f64) {
     let (rss0, live0) = (scale::own_rss(), scale::live_bytes());
     let (host, driver) = host(rt);
@@ -310,6 +343,21 @@ fn listing(
         let tools = rt.block_on(client.list_tools()).expect("tools/list");
         times.push(started.elapsed().as_secs_f64() * 1e3);
         assert_eq!(tools.len(), n);
+    }
+    if calls > 0 {
+        let last = format!("tool_{:07}", n - 1);
+        for _ in 0..calls {
+            let started = Instant::now();
+            let result = rt
+                .block_on(client.call_tool(
+                    &last,
+                    Value::Null,
+                    sidewire_mcp::ToolCallOptions::new(),
+                ))
+                .expect("tools/call");
+            call_times.push(started.elapsed().as_secs_f64() * 1e6);
+            assert!(!result.is_error);
+        }
     }
     drop(client);
     stop(rt, host, driver);
@@ -350,6 +398,7 @@ fn serve_minimal_tools(count: usize) {
                 json!({"tools": tools, "nextCursor": next})
             }
             "ping" => json!({}),
+            "tools/call" => json!({"content": [{"type": "text", "text": "ok"}]}),
             _ => {
                 let error = json!({"code": -32601, "message": "method not found"});
                 let _ = writeln!(

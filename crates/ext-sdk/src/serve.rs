@@ -169,7 +169,7 @@ pub async fn serve_io<R, W>(
 ) -> Result<(), Error>
 where
     R: AsyncRead + Unpin,
-    W: AsyncWrite + Unpin,
+    W: AsyncWrite + Unpin + Send + 'static,
 {
     extension.check()?;
     let config = jsonrpc_config()

@@ -50,8 +50,8 @@ use futures_util::Sink;
 use tokio::time::Sleep;
 
 use self::serve::Serving;
-pub(crate) use self::write::Lanes;
-use self::write::WriteQueue;
+pub(crate) use self::write::{DirectWrite, Lanes, WriterCell};
+use self::write::{WriteQueue, Writer};
 use crate::config::LocalError;
 use crate::router::{Router, error_frame};
 use crate::{CloseReason, Peer};
@@ -69,7 +69,8 @@ const ROUNDS: usize = 16;
 pub struct Driver<S, K> {
     peer: Peer,
     stream: S,
-    sink: K,
+    /// The sink, shared with callers that write their own frames when it is idle.
+    writer: Arc<WriterCell<K>>,
     router: Router,
     phase: Phase,
     lanes: Lanes,
@@ -133,12 +134,18 @@ impl<S, K> std::fmt::Debug for Driver<S, K> {
 }
 
 impl<S, K> Driver<S, K> {
-    pub(crate) fn new(peer: Peer, stream: S, sink: K, lanes: Lanes, router: Router) -> Self {
+    pub(crate) fn new(
+        peer: Peer,
+        stream: S,
+        writer: Arc<WriterCell<K>>,
+        lanes: Lanes,
+        router: Router,
+    ) -> Self {
         let writes = WriteQueue::new(peer.shared.config.write_stall);
         Driver {
             peer,
             stream,
-            sink,
+            writer,
             router,
             phase: Phase::Open,
             lanes,
@@ -259,12 +266,43 @@ where
 {
     type Output = Result<(), CloseReason>;
 
-    // Runs up to `ROUNDS` rounds (the module docs list what one does).
+    // Runs up to `ROUNDS` rounds (the module docs list what one does), holding the writer cell
+    // throughout; when it lets go, callers may write their own frames if the writer is idle.
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = &mut *self;
         if let Phase::Done(reason) = &this.phase {
             return Poll::Ready(outcome(reason));
         }
+        let cell = Arc::clone(&this.writer);
+        let mut writer = cell.hold();
+        let poll = this.poll_rounds(cx, &mut writer);
+        let idle = this.phase.is_serving() && this.writes.is_idle();
+        writer.leave(poll.is_pending() && idle);
+        poll
+    }
+}
+
+impl<S, K, E, F> Driver<S, K>
+where
+    S: Stream<Item = Result<Bytes, E>> + Unpin,
+    E: Into<sidewire_framing::Error>,
+    K: Sink<Bytes, Error = F> + Unpin,
+    F: Into<sidewire_framing::Error>,
+{
+    fn poll_rounds(
+        &mut self,
+        cx: &mut Context<'_>,
+        writer: &mut Writer<K>,
+    ) -> Poll<Result<(), CloseReason>> {
+        let this = self;
+        if let Err(reason) = writer.enter(cx, &mut this.writes) {
+            this.close(reason);
+            return Poll::Ready(this.finish());
+        }
+        let Some(sink) = writer.sink() else {
+            // Released: only a dropped driver lets go of its sink.
+            return Poll::Ready(this.finish());
+        };
         for _ in 0..ROUNDS {
             // Every source is polled until it is `Pending` (which registers the waker) unless a
             // budget or the write high-water mark stopped it first; only then is another round
@@ -285,7 +323,7 @@ where
                 // After the outbound queue, which is where a shutdown request arrives.
                 this.poll_shutdown(cx);
             }
-            if let Err(reason) = this.writes.poll_write(&mut this.sink, cx) {
+            if let Err(reason) = this.writes.poll_write(sink, cx) {
                 this.close(reason);
                 return Poll::Ready(this.finish());
             }
@@ -296,7 +334,7 @@ where
             if let Phase::Closing(_) = this.phase
                 && this.writes.is_idle()
             {
-                return match this.writes.poll_close(&mut this.sink, cx) {
+                return match this.writes.poll_close(sink, cx) {
                     Poll::Ready(()) => Poll::Ready(this.finish()),
                     Poll::Pending => Poll::Pending,
                 };
@@ -312,6 +350,9 @@ where
 
 impl<S, K> Drop for Driver<S, K> {
     fn drop(&mut self) {
+        // The sink closes with the driver (not with the last handle), and the driver's waker
+        // goes with it.
+        self.writer.release();
         if let Phase::Done(_) = self.phase {
             return;
         }

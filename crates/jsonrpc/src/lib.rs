@@ -45,7 +45,9 @@
 //! # Limits and failure
 //!
 //! One writer, fed by a bounded queue, coalesces: every frame queued is written and then
-//! flushed once. A write that makes no progress for the stall bound (default 10 s) fails the
+//! flushed once. A request that finds the writer idle (nothing queued, nothing unflushed) is
+//! written by its caller instead, without waking the driver; it never overtakes a frame the
+//! same task queued before it. A write that makes no progress for the stall bound (default 10 s) fails the
 //! connection. A response too large for a frame becomes a small `-32603` ("response exceeds
 //! frame size limit"); an outgoing request or notification too large fails locally with
 //! nothing written. When the connection ends, every pending request fails with the sticky
@@ -106,14 +108,15 @@ pub fn connect<S, K, E, F>(
 where
     S: Stream<Item = Result<Bytes, E>> + Unpin,
     E: Into<sidewire_framing::Error>,
-    K: Sink<Bytes, Error = F> + Unpin,
+    K: Sink<Bytes, Error = F> + Unpin + Send + 'static,
     F: Into<sidewire_framing::Error>,
 {
     let (tx, rx) = tokio::sync::mpsc::channel(config.outbound_queue);
     let (background_tx, background_rx) = tokio::sync::mpsc::channel(config.background_queue);
-    let peer = Peer::new(config, tx, background_tx);
+    let writer = std::sync::Arc::new(driver::WriterCell::new(sink));
+    let peer = Peer::new(config, tx, background_tx, writer.clone());
     let lanes = driver::Lanes::new(rx, background_rx);
-    let driver = Driver::new(peer.clone(), stream, sink, lanes, router);
+    let driver = Driver::new(peer.clone(), stream, writer, lanes, router);
     (peer, driver)
 }
 

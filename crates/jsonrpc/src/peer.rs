@@ -14,6 +14,7 @@ use serde::de::DeserializeOwned;
 use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::config::{Cancelled, HookNotification};
+use crate::driver::DirectWrite;
 use crate::message::{encode_frame, encode_notification, encode_request};
 use crate::pending::PendingTable;
 use crate::{CloseReason, Config, Error, ErrorObject, Id, Notification, Request};
@@ -33,6 +34,8 @@ pub(crate) struct Shared {
     /// The background lane: notifications the driver writes only when the writer is nearly
     /// idle, so they never delay requests and responses.
     pub(crate) background: mpsc::Sender<Background>,
+    /// The sink, for a request that finds the writer idle (`driver/write.rs`).
+    direct: Arc<dyn DirectWrite>,
     /// Our requests waiting for responses; the driver completes and expires them, a caller
     /// cancels its own.
     pub(crate) pending: Mutex<PendingTable<oneshot::Sender<Reply>>>,
@@ -236,6 +239,7 @@ impl Peer {
         config: Config,
         outbound: mpsc::Sender<Outbound>,
         background: mpsc::Sender<Background>,
+        direct: Arc<dyn DirectWrite>,
     ) -> Self {
         let (finished, _) = watch::channel(false);
         Peer {
@@ -243,6 +247,7 @@ impl Peer {
                 config,
                 outbound,
                 background,
+                direct,
                 pending: Mutex::new(PendingTable::new()),
                 epoch: tokio::time::Instant::now(),
                 wake_at: AtomicU64::new(u64::MAX),
@@ -323,8 +328,19 @@ impl Peer {
         })
         .map_err(|err| self.encode_error(method, err))?;
         let timeout = options.timeout.unwrap_or(shared.config.request_timeout);
-        let (mut guard, mut receiver) = self.register(id, &wire_id, method, timeout)?;
-        let reply = match self.queue_request(frame, &mut receiver).await {
+        let (mut guard, mut receiver, lowered) = self.register(id, &wire_id, method, timeout)?;
+        // The driver learns of an earlier deadline when it takes the frame from the lane; a
+        // frame written here would leave its timer set too late.
+        let frame = if lowered {
+            Err(frame)
+        } else {
+            shared.direct.try_write(frame, &shared.outbound)
+        };
+        let queued = match frame {
+            Ok(()) => Ok(()),
+            Err(frame) => self.queue_request(frame, &mut receiver).await,
+        };
+        let reply = match queued {
             Ok(()) => receiver
                 .await
                 .unwrap_or_else(|_| Reply::Closed(self.close_reason())),
@@ -339,21 +355,23 @@ impl Peer {
     }
 
     /// Enters request `id` in the pending table, due `timeout` from now, and arms the guard
-    /// that cancels it if the caller gives up. `Err` when the connection closed meanwhile.
+    /// that cancels it if the caller gives up; says whether its deadline is now the earliest
+    /// the driver must wake for. `Err` when the connection closed meanwhile.
     fn register<'a>(
         &'a self,
         id: u64,
         wire_id: &'a Id,
         method: &'a str,
         timeout: Duration,
-    ) -> Result<(PendingGuard<'a>, oneshot::Receiver<Reply>), Error> {
+    ) -> Result<(PendingGuard<'a>, oneshot::Receiver<Reply>, bool), Error> {
         let shared = &self.shared;
         let deadline = shared.deadline_after(timeout);
         let (reply, receiver) = oneshot::channel();
         lock(&shared.pending).insert(id, deadline, reply);
         // The driver keeps one timer for the earliest deadline; lower it if ours is earlier.
-        // (It reads this when our frame reaches it, so no extra wake-up is needed.)
-        shared.wake_at.fetch_min(deadline, Ordering::AcqRel);
+        // (It reads this when our frame reaches it through the lane, so no extra wake-up is
+        // needed; a frame that lowered it must take the lane.)
+        let lowered = shared.wake_at.fetch_min(deadline, Ordering::AcqRel) > deadline;
         let mut guard = PendingGuard {
             peer: self,
             id,
@@ -368,7 +386,7 @@ impl Peer {
             lock(&shared.pending).cancel(id);
             return Err(Error::Closed(reason.clone()));
         }
-        Ok((guard, receiver))
+        Ok((guard, receiver, lowered))
     }
 
     /// Queues a request's frame. Fast path: room in the queue. Otherwise it waits for room,

@@ -145,7 +145,7 @@ impl Server {
     ) -> Result<(), sidewire_jsonrpc::CloseReason>
     where
         R: AsyncRead + Unpin,
-        W: AsyncWrite + Unpin,
+        W: AsyncWrite + Unpin + Send + 'static,
     {
         let config = Config::new(Profile::Lenient, crate::DEFAULT_MAX_MESSAGE_BYTES);
         let (stream, sink) = sidewire_jsonrpc::ndjson(reader, writer, &config);

@@ -1,6 +1,7 @@
 //! Two peers over in-memory pipes, and one peer against a scripted raw end: the public API's
 //! behaviour under load, cancellation, failure and abuse.
 
+mod direct;
 mod support;
 
 use std::sync::Arc;

@@ -76,8 +76,7 @@ impl Client {
     ) -> Result<Option<Listed>, Error> {
         let shared = self.shared();
         check_meta(options).map_err(|err| err.with_server(&shared.name))?;
-        let tools = self.tools();
-        let Some(index) = tools.iter().position(|tool| tool.name == name) else {
+        let Some((tools, index)) = shared.find_tool(name) else {
             return Ok(None);
         };
         let listed = Listed(tools, index);

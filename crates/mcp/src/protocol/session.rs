@@ -41,6 +41,7 @@ use crate::protocol::methods::{
     Ping, ProgressNotification, ResourceUpdated,
 };
 use crate::protocol::structured::SchemaCache;
+use crate::protocol::tool_index::ToolIndex;
 use crate::protocol::types::{
     CreateMessageParams, Implementation, InitializeResult, Progress, Prompt, Resource,
     ResourceTemplate, Tool,
@@ -79,6 +80,8 @@ pub(crate) struct ProgressSlot {
 #[derive(Default)]
 pub(crate) struct Cache {
     tools: Arc<[Tool]>,
+    /// Where each of `tools` is, by name; replaced with `tools`.
+    tool_index: ToolIndex,
     prompts: Arc<[Prompt]>,
     resources: Arc<[Resource]>,
     templates: Arc<[ResourceTemplate]>,
@@ -109,6 +112,10 @@ pub(crate) trait Cached: ListMethod {
     fn admit(_shared: &Shared, items: Vec<Self::Item>) -> Vec<Self::Item> {
         items
     }
+    /// The index kept beside the list, built before the cache is locked (tools only).
+    fn index(_items: &[Self::Item]) -> Option<ToolIndex> {
+        None
+    }
 }
 
 /// Declares where a list method's result is cached. Kept private and small.
@@ -129,6 +136,10 @@ impl Cached for ListTools {
     const WHAT: &'static str = "tools";
     fn slot(cache: &mut Cache) -> &mut Arc<[Tool]> {
         &mut cache.tools
+    }
+
+    fn index(tools: &[Tool]) -> Option<ToolIndex> {
+        Some(ToolIndex::new(tools))
     }
 
     /// A tool the spec's [`ToolFilter`](crate::ToolFilter) filters out is dropped (this is the
@@ -278,6 +289,13 @@ impl Shared {
         Arc::clone(M::slot(&mut lock(&self.cache)))
     }
 
+    /// The cached tool named `name`: the list it is in, and where (no scan of the list).
+    pub(crate) fn find_tool(&self, name: &str) -> Option<(Arc<[Tool]>, usize)> {
+        let cache = lock(&self.cache);
+        let at = cache.tool_index.find(&cache.tools, name)?;
+        Some((Arc::clone(&cache.tools), at))
+    }
+
     /// Which cached lists a cap cut short, by list.
     pub(crate) fn truncations(&self) -> Vec<Truncation> {
         lock(&self.cache).truncations.values().copied().collect()
@@ -305,6 +323,7 @@ impl Shared {
         let caps = (self.spec.max_list_items, self.spec.max_list_bytes);
         let listing = listing::list_all::<M>(self, peer, caps, deadline).await?;
         let items: Arc<[M::Item]> = M::admit(self, listing.items).into();
+        let index = M::index(&items);
         // The templates ride along with the resources: the resources' ttl is the one kept.
         let ttl = listing
             .ttl
@@ -330,7 +349,11 @@ impl Shared {
                 Some(truncation) => cache.truncations.insert(M::KIND, truncation),
                 None => cache.truncations.remove(&M::KIND),
             };
-            std::mem::replace(M::slot(&mut cache), Arc::clone(&items))
+            let index = index.map(|index| std::mem::replace(&mut cache.tool_index, index));
+            (
+                std::mem::replace(M::slot(&mut cache), Arc::clone(&items)),
+                index,
+            )
         };
         // Dropped outside the lock: freeing a large list takes a while.
         drop(old);

@@ -507,11 +507,9 @@ pub(crate) async fn plan(
         // A failure here shows again in the call itself, if it matters.
         let _ = client.relist::<crate::protocol::methods::ListTools>().await;
     }
-    let support = client
-        .tools()
-        .iter()
-        .find(|tool| tool.name == name)
-        .map(Tool::task_support)
+    let support = shared
+        .find_tool(name)
+        .map(|(tools, at)| tools[at].task_support())
         .unwrap_or_default();
     let task = match support {
         TaskSupport::Required => true,

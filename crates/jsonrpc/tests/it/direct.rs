@@ -1,0 +1,163 @@
+//! A request that finds the writer idle is written by its caller, not handed to the driver
+//! (`driver/write.rs`): what that saves, and the orders and bounds it must keep.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use futures_util::{FutureExt as _, StreamExt as _};
+use serde_json::json;
+use sidewire_jsonrpc::{CallOptions, Router};
+
+use crate::support::*;
+
+/// A future that counts its polls.
+struct Counted<F> {
+    inner: F,
+    polls: Arc<AtomicUsize>,
+}
+
+impl<F: Future + Unpin> Future for Counted<F> {
+    type Output = F::Output;
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        self.polls.fetch_add(1, Ordering::Relaxed);
+        Pin::new(&mut self.inner).poll(cx)
+    }
+}
+
+#[tokio::test]
+async fn a_request_on_an_idle_connection_does_not_wake_the_driver() {
+    let (ours, theirs) = tokio::io::duplex(256 * 1024);
+    let (_far, _far_task) = spawn(theirs, strict(), router(None));
+    let config = strict();
+    let (read, write) = tokio::io::split(ours);
+    let (stream, sink) = sidewire_jsonrpc::ndjson(read, write, &config);
+    let (peer, driver) = sidewire_jsonrpc::connect(stream, sink, Router::new(), config);
+    let polls = Arc::new(AtomicUsize::new(0));
+    let _task = tokio::spawn(Counted {
+        inner: driver,
+        polls: Arc::clone(&polls),
+    });
+    // The first request sets the driver's deadline timer (it goes through the lane).
+    within(
+        "the first call",
+        peer.request::<Add>(&AddParams { a: 1, b: 1 }),
+    )
+    .await
+    .unwrap();
+    let before = polls.load(Ordering::Relaxed);
+    const CALLS: usize = 100;
+    for n in 0..CALLS {
+        let n = i64::try_from(n).unwrap();
+        let sum = within("a call", peer.request::<Add>(&AddParams { a: n, b: 1 }))
+            .await
+            .unwrap();
+        assert_eq!(sum, n + 1);
+    }
+    let polls = polls.load(Ordering::Relaxed) - before;
+    // One poll per answer read; handing each frame to the driver would take a second.
+    assert!(
+        polls < CALLS * 3 / 2,
+        "the driver was polled {polls} times for {CALLS} calls"
+    );
+}
+
+#[tokio::test]
+async fn a_request_never_overtakes_a_notification_sent_before_it() {
+    let (peer, _task, mut raw) = with_raw(strict(), Router::new());
+    // A round trip first, so the writer is idle when the notification is queued.
+    let first = tokio::spawn({
+        let peer = peer.clone();
+        async move { peer.request::<Echo>(&json!({"n": 0})).await }
+    });
+    let request = raw.recv().await;
+    raw.send(&json!({"jsonrpc": "2.0", "id": request["id"], "result": "first"}).to_string())
+        .await;
+    within("the first call", first).await.unwrap().unwrap();
+    for n in 0..20 {
+        // Queued on the lane; the request right after it, from the same task and before the
+        // driver ran, finds the lane not empty.
+        peer.notify::<Note>(&Seq { n }).await.unwrap();
+        let params = json!({"n": n});
+        let mut call = Box::pin(peer.request::<Echo>(&params));
+        assert!((&mut call).now_or_never().is_none(), "no answer yet");
+        let frame = raw.recv().await;
+        assert_eq!(frame["method"], "test/note", "round {n}: {frame}");
+        let frame = raw.recv().await;
+        assert_eq!(frame["method"], "test/echo", "round {n}: {frame}");
+        raw.send(&json!({"jsonrpc": "2.0", "id": frame["id"], "result": n}).to_string())
+            .await;
+        within("the call", call).await.unwrap();
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_earlier_deadline_reaches_the_driver_timer() {
+    let (a, _ta, _b, _tb) = pair((strict(), Router::new()), (strict(), router(None)));
+    // A long call in flight, and a finished one: the driver's timer is set for one of them.
+    let long = tokio::spawn({
+        let a = a.clone();
+        async move {
+            a.request_with::<Sleep>(
+                &Ms { ms: 600_000 },
+                CallOptions::timeout(Duration::from_secs(300)),
+            )
+            .await
+        }
+    });
+    a.request::<Add>(&AddParams { a: 1, b: 2 }).await.unwrap();
+    let started = tokio::time::Instant::now();
+    let err = a
+        .request_with::<Sleep>(
+            &Ms { ms: 600_000 },
+            CallOptions::timeout(Duration::from_secs(1)),
+        )
+        .await
+        .unwrap_err();
+    assert!(err.is_timeout(), "{err}");
+    // On the paused clock the timer fires exactly when it is set for: at the call's own
+    // deadline, not at the long call's or the finished call's.
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "timed out after {:?}",
+        started.elapsed()
+    );
+    long.abort();
+}
+
+#[tokio::test]
+async fn a_frame_the_sink_holds_up_is_finished_by_the_driver() {
+    // 64-byte pipes: a large request cannot be written in one go.
+    let (ours, theirs) = tokio::io::duplex(64);
+    let (_far, _far_task) = spawn(theirs, strict(), router(None));
+    let (peer, _task) = spawn(ours, strict(), Router::new());
+    within("a small call", peer.request::<Echo>(&json!({"s": "small"})))
+        .await
+        .unwrap();
+    let big = "x".repeat(16 * 1024);
+    let echoed = within("a large call", peer.request::<Echo>(&json!({"s": big})))
+        .await
+        .unwrap();
+    assert_eq!(echoed, json!({"s": big}));
+}
+
+#[tokio::test]
+async fn dropping_the_driver_closes_the_output_while_handles_live() {
+    let (peer, task, mut raw) = with_raw(strict(), Router::new());
+    let call = tokio::spawn({
+        let peer = peer.clone();
+        async move { peer.request::<Echo>(&json!({"n": 1})).await }
+    });
+    let request = raw.recv().await;
+    raw.send(&json!({"jsonrpc": "2.0", "id": request["id"], "result": 1}).to_string())
+        .await;
+    within("the call", call).await.unwrap().unwrap();
+    task.abort();
+    // `peer` is still held: the far end sees the end of its input all the same.
+    let end = within("the end of input", raw.lines.next()).await;
+    assert!(end.is_none(), "{end:?}");
+    drop(peer);
+}
