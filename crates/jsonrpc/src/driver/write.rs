@@ -14,6 +14,8 @@
 //! A caller writes only then, only with the cell's lock (`try_lock`: a caller never waits for
 //! the driver), and only when the ordinary lane is empty; so a frame never overtakes one the
 //! same task queued before it. Anything else, and the frame takes the ordinary lane as before.
+//! One caller writes per poll of the driver: the others of a burst (32 calls issued at once)
+//! take the lane, so the driver still writes them together, with one system call.
 
 use std::collections::VecDeque;
 use std::future::Future;
@@ -187,7 +189,8 @@ pub(super) struct Writer<K> {
     /// `None` once the driver is dropped: the sink (a pipe, say) closes with the driver, not
     /// with the last handle.
     sink: Option<K>,
-    /// Set by the driver when it lets go of the cell: a caller may write.
+    /// Set by the driver when it lets go of the cell: a caller may write (one caller: the
+    /// write clears it).
     idle: bool,
     /// The driver's waker, to finish a caller's write (a flush the sink held up) or to close
     /// on its error. Dropped with the sink, so it holds no task alive.
@@ -304,12 +307,14 @@ where
             writer.fail(err.into());
             return Ok(());
         }
+        // One frame per poll of the driver: the requests a burst of callers sends before the
+        // driver runs again take the lane, and the driver writes them with one system call.
+        writer.idle = false;
         match Pin::new(&mut *sink).poll_flush(&mut cx) {
             Poll::Ready(Ok(())) => {}
             Poll::Ready(Err(err)) => writer.fail(err.into()),
             Poll::Pending => {
                 writer.unflushed = true;
-                writer.idle = false;
                 waker.wake_by_ref();
             }
         }

@@ -65,6 +65,77 @@ async fn a_request_on_an_idle_connection_does_not_wake_the_driver() {
     );
 }
 
+/// A writer that counts the writes it is asked for.
+struct CountingWriter<W> {
+    inner: W,
+    writes: Arc<AtomicUsize>,
+}
+
+impl<W: tokio::io::AsyncWrite + Unpin> tokio::io::AsyncWrite for CountingWriter<W> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        self.writes.fetch_add(1, Ordering::Relaxed);
+        Pin::new(&mut self.inner).poll_write(cx, buf)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        self.writes.fetch_add(1, Ordering::Relaxed);
+        Pin::new(&mut self.inner).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.inner.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.inner).poll_shutdown(cx)
+    }
+}
+
+#[tokio::test]
+async fn a_burst_of_requests_is_still_written_together() {
+    let (ours, theirs) = tokio::io::duplex(256 * 1024);
+    let (_far, _far_task) = spawn(theirs, strict(), router(None));
+    let config = strict();
+    let (read, write) = tokio::io::split(ours);
+    let writes = Arc::new(AtomicUsize::new(0));
+    let write = CountingWriter {
+        inner: write,
+        writes: Arc::clone(&writes),
+    };
+    let (stream, sink) = sidewire_jsonrpc::ndjson(read, write, &config);
+    let (peer, driver) = sidewire_jsonrpc::connect(stream, sink, Router::new(), config);
+    let _task = tokio::spawn(driver);
+    within(
+        "the first call",
+        peer.request::<Add>(&AddParams { a: 1, b: 1 }),
+    )
+    .await
+    .unwrap();
+    let before = writes.load(Ordering::Relaxed);
+    // 32 calls issued at once, as a pipelining caller does: one may write its own frame, the
+    // others wait on the lane for the driver, which writes them in one go.
+    let params: Vec<AddParams> = (0..32).map(|n| AddParams { a: n, b: 1 }).collect();
+    let calls = params.iter().map(|params| peer.request::<Add>(params));
+    let sums = within("32 calls", futures_util::future::join_all(calls)).await;
+    for (n, sum) in (0..).zip(sums) {
+        assert_eq!(sum.unwrap(), n + 1);
+    }
+    let writes = writes.load(Ordering::Relaxed) - before;
+    assert!(writes <= 4, "32 calls took {writes} writes");
+}
+
 #[tokio::test]
 async fn a_request_never_overtakes_a_notification_sent_before_it() {
     let (peer, _task, mut raw) = with_raw(strict(), Router::new());
