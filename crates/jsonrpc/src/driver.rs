@@ -1,5 +1,6 @@
-//! The driver: one future that reads and routes frames, runs inbound handlers and owns the
-//! writer. The library never spawns; the caller decides where this future runs.
+//! The driver: one future that reads and routes frames, runs inbound handlers and runs the
+//! writer (a request that finds the writer idle is written by its caller; `write.rs` says when).
+//! The library never spawns; the caller decides where this future runs.
 //!
 //! Each poll round does, in order: notice a shutdown request; read and route frames (unless the
 //! write queue is over its high-water mark, which is the only thing that stops the reader);
@@ -10,8 +11,9 @@
 //! background notifications.
 //!
 //! The parts: `inbound.rs` reads and routes, `serve.rs` runs the peer's requests under the
-//! concurrency limit, `write.rs` holds the write queue and the handles' lanes; this file keeps
-//! the round, the deadline timer and the lifecycle.
+//! concurrency limit, `write.rs` holds the write queue, the handles' lanes and the writer cell
+//! the driver shares with callers (it holds the cell's lock for the whole of a poll); this
+//! file keeps the round, the deadline timer and the lifecycle.
 //!
 //! # Lifecycle
 //!
