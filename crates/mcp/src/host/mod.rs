@@ -88,6 +88,8 @@ struct HostInner {
     /// The roots set by [`McpHost::set_roots`], offered to every server from then on in place
     /// of its spec's (bounded as the caller's list is; replaced whole).
     roots: Mutex<Option<Vec<Root>>>,
+    /// The namespaced tool names of the last snapshot a call used, kept until a list changes.
+    tool_names: Mutex<Arc<views::ToolNames>>,
 }
 
 impl HostInner {
@@ -202,6 +204,7 @@ impl McpHost {
                 changes: watch::channel(0).0,
                 next_id: AtomicU64::new(0),
                 roots: Mutex::new(None),
+                tool_names: Mutex::default(),
             }),
         };
         let driver = McpHostDriver {
@@ -387,6 +390,21 @@ impl McpHost {
         snapshot
     }
 
+    /// The namespaced tool names of the running servers' lists as they are now: the kept ones
+    /// while no list changed, else named again (outside the lock; a race names twice).
+    fn tool_names(&self) -> Arc<views::ToolNames> {
+        let snapshot = self.snapshot();
+        {
+            let names = lock(&self.inner.tool_names);
+            if names.is_for(&snapshot) {
+                return Arc::clone(&names);
+            }
+        }
+        let names = Arc::new(views::ToolNames::new(&snapshot));
+        *lock(&self.inner.tool_names) = Arc::clone(&names);
+        names
+    }
+
     /// Every running server's tools under their namespaced names (`mcp__<server>__<tool>`,
     /// sanitised to the MCP tool-name rule with a hash suffix when that changed the name),
     /// ordered by server then server order. Names never collide. A copy of every tool: see
@@ -439,10 +457,10 @@ impl McpHost {
         options: ToolCallOptions,
     ) -> Result<CallToolResult, Error> {
         let (server, tool) = {
-            let snapshot = self.snapshot();
-            let found = snapshot.tools().find(|tool| tool.name == name);
+            let names = self.tool_names();
+            let found = names.find(name);
             found
-                .map(|tool| (tool.server.to_owned(), tool.item.name.clone()))
+                .map(|(server, tool)| (server.to_owned(), tool.name.clone()))
                 .ok_or_else(|| Error::new(Kind::NotFound(format!("no MCP tool named `{name}`"))))?
         };
         let wait = options.timeout.unwrap_or_else(|| {

@@ -1,7 +1,7 @@
 //! The plain data a [`McpHost`](crate::McpHost) hands out: namespaced tools and prompts, resources
 //! with their server, status entries and startup failures. Snapshots, not live views.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -355,6 +355,49 @@ impl HostSnapshot {
     }
 }
 
+/// Every tool of a [`HostSnapshot`] by its namespaced name, so a host call finds its tool
+/// without naming every tool of every server (which allocates a name per tool): built once per
+/// change of any server's tool list, and valid only for the lists it was built from. One entry
+/// per cached tool, so bounded by the servers' listing caps.
+#[derive(Debug, Default)]
+pub(crate) struct ToolNames {
+    /// What it was built from: each server's name and tool list (the lists compared by pointer).
+    from: Vec<(String, Arc<[Tool]>)>,
+    /// Namespaced name → (server, position in its list), both indexes into `from`.
+    names: HashMap<String, (usize, usize)>,
+}
+
+impl ToolNames {
+    /// Names the tools of `snapshot`, as [`HostSnapshot::tools`] does.
+    pub(crate) fn new(snapshot: &HostSnapshot) -> Self {
+        let from: Vec<(String, Arc<[Tool]>)> = (snapshot.servers.iter())
+            .map(|s| (s.name.clone(), Arc::clone(&s.tools)))
+            .collect();
+        let mut taken = HashSet::new();
+        let mut names = HashMap::new();
+        for (at, (server, tools)) in from.iter().enumerate() {
+            for (position, tool) in tools.iter().enumerate() {
+                names.insert(unique(&mut taken, server, &tool.name), (at, position));
+            }
+        }
+        ToolNames { from, names }
+    }
+
+    /// Built from the very lists `snapshot` holds.
+    pub(crate) fn is_for(&self, snapshot: &HostSnapshot) -> bool {
+        self.from.len() == snapshot.servers.len()
+            && (self.from.iter().zip(&snapshot.servers))
+                .all(|((name, tools), s)| *name == s.name && Arc::ptr_eq(tools, &s.tools))
+    }
+
+    /// The server and the tool named `name`.
+    pub(crate) fn find(&self, name: &str) -> Option<(&str, &Tool)> {
+        let &(at, position) = self.names.get(name)?;
+        let (server, tools) = &self.from[at];
+        Some((server, &tools[position]))
+    }
+}
+
 /// The items of `lists` under unique namespaced names.
 fn named<'a, T: 'a>(
     lists: impl Iterator<Item = (&'a str, &'a [T])> + 'a,
@@ -379,4 +422,67 @@ fn unique(taken: &mut HashSet<String>, server: &str, item: &str) -> String {
         name = namespaced_name_salted(server, item, salt);
     }
     name
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tools(names: &[&str]) -> Arc<[Tool]> {
+        names
+            .iter()
+            .map(|name| {
+                serde_json::from_value(serde_json::json!({
+                    "name": name, "inputSchema": {"type": "object"}
+                }))
+                .expect("a minimal tool")
+            })
+            .collect()
+    }
+
+    fn snapshot(servers: &[(&str, &Arc<[Tool]>)]) -> HostSnapshot {
+        HostSnapshot {
+            servers: (servers.iter())
+                .map(|(name, tools)| ServerLists {
+                    name: (*name).to_owned(),
+                    tools: Arc::clone(tools),
+                    prompts: Arc::from([]),
+                    resources: Arc::from([]),
+                    templates: Arc::from([]),
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn every_namespaced_tool_name_resolves_to_its_tool() {
+        // Names that collide once namespaced (`a.b` and `a_b` sanitise alike; a tool named
+        // twice), so salted names are in play.
+        let one = tools(&["read", "a.b", "a_b", "read", "x"]);
+        let two = tools(&["read", "write"]);
+        let odd = tools(&["q"]);
+        let snapshot = snapshot(&[("one", &one), ("two", &two), ("o.dd", &odd)]);
+        let names = ToolNames::new(&snapshot);
+        let mut count = 0;
+        for named in snapshot.tools() {
+            let (server, tool) = names.find(&named.name).expect("every name resolves");
+            assert_eq!(server, named.server, "{}", named.name);
+            assert!(std::ptr::eq(tool, named.item), "{}", named.name);
+            count += 1;
+        }
+        assert_eq!(count, 8);
+        assert!(names.find("mcp__one__nothing").is_none());
+    }
+
+    #[test]
+    fn a_replaced_list_makes_the_names_stale() {
+        let one = tools(&["read"]);
+        let names = ToolNames::new(&snapshot(&[("one", &one)]));
+        assert!(names.is_for(&snapshot(&[("one", &one)])));
+        // The same tools in a new list (a re-list), another server, one server fewer.
+        assert!(!names.is_for(&snapshot(&[("one", &tools(&["read"]))])));
+        assert!(!names.is_for(&snapshot(&[("two", &one)])));
+        assert!(!names.is_for(&snapshot(&[("one", &one), ("two", &one)])));
+        assert!(!names.is_for(&HostSnapshot::default()));
+    }
 }
