@@ -47,8 +47,8 @@
 //! One writer, fed by a bounded queue, coalesces: every frame queued is written and then
 //! flushed once. A request that finds the writer idle (nothing queued, nothing unflushed) is
 //! written by its caller instead, without waking the driver; it never overtakes a frame the
-//! same task queued before it. A write that makes no progress for the stall bound (default 10 s) fails the
-//! connection. A response too large for a frame becomes a small `-32603` ("response exceeds
+//! same task queued before it. A write that makes no progress for the stall bound (default
+//! 10 s) fails the connection. A response too large for a frame becomes a small `-32603` ("response exceeds
 //! frame size limit"); an outgoing request or notification too large fails locally with
 //! nothing written. When the connection ends, every pending request fails with the sticky
 //! [`CloseReason`], and later calls fail at once with it.

@@ -429,15 +429,7 @@ mod tests {
     use super::*;
 
     fn tools(names: &[&str]) -> Arc<[Tool]> {
-        names
-            .iter()
-            .map(|name| {
-                serde_json::from_value(serde_json::json!({
-                    "name": name, "inputSchema": {"type": "object"}
-                }))
-                .expect("a minimal tool")
-            })
-            .collect()
+        crate::protocol::tool_index::minimal_tools(names).into()
     }
 
     fn snapshot(servers: &[(&str, &Arc<[Tool]>)]) -> HostSnapshot {

@@ -57,20 +57,26 @@ impl ToolIndex {
     }
 }
 
+/// Minimal tools (a name and an object schema) with these names, for tests.
+#[cfg(test)]
+pub(crate) fn minimal_tools(names: &[&str]) -> Vec<Tool> {
+    names
+        .iter()
+        .map(|name| {
+            serde_json::from_value(serde_json::json!({
+                "name": name, "inputSchema": {"type": "object"}
+            }))
+            .expect("a minimal tool")
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn tools(names: &[&str]) -> Vec<Tool> {
-        names
-            .iter()
-            .map(|name| {
-                serde_json::from_value(serde_json::json!({
-                    "name": name, "inputSchema": {"type": "object"}
-                }))
-                .expect("a minimal tool")
-            })
-            .collect()
+        minimal_tools(names)
     }
 
     #[test]
