@@ -173,6 +173,7 @@
 mod content;
 mod error;
 mod extension;
+mod guard;
 mod host;
 mod log;
 pub mod point;

@@ -31,6 +31,7 @@ use sidewire_ext_protocol::{
 use sidewire_jsonrpc::{ErrorObject, Router};
 
 use crate::extension::{BoxFuture, Plan};
+use crate::guard::Guarded;
 use crate::host::Handshake;
 use crate::log::Logger;
 use crate::point::Decision;
@@ -361,41 +362,15 @@ impl Connection {
     }
 
     /// Runs a callback's work within `deadline` (answered `intercept_timeout` when it runs
-    /// out), and never answers once a shutdown has cancelled in-flight work (§6.6).
+    /// out), and never answers once a shutdown has cancelled in-flight work (§6.6). A
+    /// cancelled callback's request stays parked in the jsonrpc driver, holding one of the many
+    /// slots reserved for waiting callbacks, until the connection ends at end of input.
     fn guarded<T: Send + 'static>(
         self: &Arc<Self>,
         deadline: Option<Instant>,
         work: impl Future<Output = Result<T, ErrorObject>> + Send + 'static,
     ) -> BoxFuture<Result<T, ErrorObject>> {
-        let cancel = self.cancel.clone();
-        Box::pin(async move {
-            let bounded = async move {
-                match deadline {
-                    Some(deadline) => tokio::time::timeout_at(deadline, work)
-                        .await
-                        .unwrap_or_else(|_| {
-                            Err(Reason::InterceptTimeout
-                                .error_object_with("the callback overran its deadline"))
-                        }),
-                    None => work.await,
-                }
-            };
-            // A cancelled callback is never answered. Its request stays parked in the jsonrpc
-            // driver, holding one of the many slots reserved for waiting callbacks, until the
-            // connection ends at end of input. The work is polled first and the token checked
-            // when it finishes, so a callback that finishes at once (most do) never registers
-            // with the token (a lock to enter, another to leave).
-            tokio::select! {
-                biased;
-                outcome = bounded => {
-                    if cancel.is_cancelled() {
-                        std::future::pending().await
-                    }
-                    outcome
-                }
-                () = cancel.cancelled() => std::future::pending().await,
-            }
-        })
+        Box::pin(Guarded::new(work, deadline, self.cancel.clone()))
     }
 
     fn initialize(self: &Arc<Self>, params: Option<&RawValue>) -> Routed<InitializeResult> {
@@ -513,11 +488,7 @@ impl Connection {
         // slot counts against it, as it does on the host's side.
         let budget = Duration::from_millis(params.timeout_millis);
         let deadline = Instant::now().checked_add(budget);
-        let conn = Arc::clone(self);
-        Ok(self.guarded(
-            deadline,
-            async move { conn.run_intercept(params, budget).await },
-        ))
+        Ok(self.guarded(deadline, Arc::clone(self).run_intercept(params, budget)))
     }
 
     async fn run_intercept(
@@ -532,7 +503,12 @@ impl Connection {
             // §7.6: an intercept for a point without a handler is answered `continue`.
             _ => return Ok(InterceptResult::continue_()),
         };
-        let _permit = self.permits.acquire().await;
+        // A free slot is taken without a future; waiting for one is rare, and its future
+        // (a queue node) would otherwise sit in every intercept's future.
+        let _permit = match self.permits.try_acquire() {
+            Ok(permit) => Some(permit),
+            Err(_) => Box::pin(self.permits.acquire()).await.ok(),
+        };
         let payload = self
             .payload(point, params.payload, &params.externalized)
             .await?;

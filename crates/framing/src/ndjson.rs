@@ -358,13 +358,15 @@ pub fn write_json<T: Serialize + ?Sized>(
     limit: usize,
 ) -> Result<(), Error> {
     let start = dst.len();
-    let mut writer = CappedWriter {
+    // The writer by value, not `&mut`: serde_json's pieces then reach `write_all` without
+    // the forwarding impl for `&mut W`, which kept them from being inlined.
+    let mut serializer = serde_json::Serializer::new(CappedWriter {
         dst,
         limit,
         over: false,
-    };
-    let written = serde_json::to_writer(&mut writer, value);
-    let over = writer.over;
+    });
+    let written = value.serialize(&mut serializer);
+    let CappedWriter { dst, over, .. } = serializer.into_inner();
     let err = match written {
         Ok(()) => match memchr::memchr(b'\n', &dst[start..]) {
             None => return Ok(()),
@@ -387,16 +389,31 @@ struct CappedWriter<'a> {
     over: bool,
 }
 
+impl CappedWriter<'_> {
+    /// Out of line, so that `write_all` stays small enough to inline. `write_json` reads
+    /// `over`, not the error, which carries no text and allocates nothing.
+    #[cold]
+    #[inline(never)]
+    fn refuse(&mut self) -> io::Error {
+        self.over = true;
+        io::Error::from(io::ErrorKind::Other)
+    }
+}
+
+// Inlined: serde_json writes a frame in many small pieces (a brace, a quote, a key), most of
+// constant length; inlined into its serializer, each is a bounds check and a store instead of a
+// call into this crate and one into `memcpy`.
 impl io::Write for CappedWriter<'_> {
+    #[inline]
     fn write(&mut self, chunk: &[u8]) -> io::Result<usize> {
         self.write_all(chunk)?;
         Ok(chunk.len())
     }
 
+    #[inline]
     fn write_all(&mut self, chunk: &[u8]) -> io::Result<()> {
         if self.dst.len() + chunk.len() > self.limit {
-            self.over = true;
-            return Err(io::Error::other("frame cap reached"));
+            return Err(self.refuse());
         }
         self.dst.extend_from_slice(chunk);
         Ok(())

@@ -6,6 +6,8 @@
 
 use std::collections::{HashMap, HashSet};
 
+use foldhash::fast::RandomState;
+
 use crate::Id;
 use crate::envelope::pending_key;
 
@@ -18,7 +20,8 @@ use crate::envelope::pending_key;
 /// takes it gets its value; everyone after gets `None` (a late response, a cancel after the
 /// answer, a timeout racing a response).
 pub(crate) struct PendingTable<T> {
-    entries: HashMap<u64, Entry<T>>,
+    // foldhash, not SipHash: one insert and one removal per request, keyed by our own counter.
+    entries: HashMap<u64, Entry<T>, RandomState>,
 }
 
 struct Entry<T> {
@@ -37,7 +40,7 @@ pub(crate) struct Expired<T> {
 impl<T> PendingTable<T> {
     pub(crate) fn new() -> Self {
         PendingTable {
-            entries: HashMap::new(),
+            entries: HashMap::default(),
         }
     }
 
@@ -129,7 +132,11 @@ impl<T> PendingTable<T> {
 /// request's response is queued, or when the connection closes.
 #[derive(Default)]
 pub(crate) struct InFlightIds {
-    ids: HashSet<Id>,
+    // The peer picks these ids. foldhash (randomly seeded, as hashbrown's default) rather than
+    // SipHash: the set never holds more than the connection's limits on requests served and
+    // waiting (`max_concurrent_requests` + `max_queued_requests`), so even ids chosen to
+    // collide cost at most that many comparisons per request.
+    ids: HashSet<Id, RandomState>,
 }
 
 /// A request reused an id still being served.

@@ -6,6 +6,7 @@ use std::future::Future;
 use std::pin::Pin;
 
 use bytes::{Bytes, BytesMut};
+use foldhash::fast::RandomState;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::value::RawValue;
@@ -60,8 +61,10 @@ impl fmt::Debug for RequestContext {
 /// Policy for what has no handler: an unknown request is answered `-32601`; an unknown
 /// notification is dropped (and counted).
 pub struct Router {
-    requests: HashMap<Box<str>, RequestHandler>,
-    notifications: HashMap<Box<str>, NotificationHandler>,
+    // foldhash, not SipHash: a method name is looked up per frame; the keys are the
+    // application's own names, so a peer's choice of name cannot crowd one bucket.
+    requests: HashMap<Box<str>, RequestHandler, RandomState>,
+    notifications: HashMap<Box<str>, NotificationHandler, RandomState>,
     request_fallback: Option<RequestHandler>,
     notification_fallback: Option<NotificationHandler>,
 }
@@ -76,8 +79,8 @@ impl Router {
     /// A router with no handlers.
     pub fn new() -> Self {
         Router {
-            requests: HashMap::new(),
-            notifications: HashMap::new(),
+            requests: HashMap::default(),
+            notifications: HashMap::default(),
             request_fallback: None,
             notification_fallback: None,
         }
