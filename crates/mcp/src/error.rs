@@ -289,7 +289,10 @@ impl Error {
     /// Maps a jsonrpc error for `what` (a method name, or a description of the operation). A
     /// request the transport failed comes back as the typed error the bridge failed it with
     /// (see `protocol::bridge`).
-    pub(crate) fn rpc(what: &str, err: sidewire_jsonrpc::Error) -> Self {
+    pub(crate) fn rpc(
+        what: &(impl std::fmt::Display + ?Sized),
+        err: sidewire_jsonrpc::Error,
+    ) -> Self {
         use sidewire_jsonrpc::Error as E;
         let kind = match err {
             E::Local { method, cause } => match cause.downcast::<Error>() {
@@ -297,11 +300,11 @@ impl Error {
                 Err(cause) => Kind::InvalidResponse(format!("{method} failed: {cause}")),
             },
             E::Closed(reason) => Kind::Closed {
-                what: what.to_owned(),
+                what: what.to_string(),
                 reason: closed_text(&reason),
             },
             E::Timeout { after, .. } => Kind::Timeout {
-                what: what.to_owned(),
+                what: what.to_string(),
                 after,
                 idle: false,
             },

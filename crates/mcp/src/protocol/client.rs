@@ -775,28 +775,25 @@ impl Client {
         let token = shared.next_token();
         let activity = Arc::new(Notify::new());
         lock(&shared.progress).insert(
-            token.clone(),
+            token,
             ProgressSlot {
                 callback: options.progress,
                 activity: Arc::clone(&activity),
             },
         );
-        let _slot = SlotGuard {
-            shared,
-            token: &token,
-        };
+        let _slot = SlotGuard { shared, token };
         // A tool that must (or, asked, may) run as a task: see `protocol::tasks`.
         let task = tasks::plan(self, name, options.as_task, options.task_ttl).await;
         let params = CallToolParams {
             name: name.to_owned(),
             arguments: (!arguments.is_null()).then_some(arguments),
             meta: ProgressMeta {
-                progress_token: token.clone(),
+                progress_token: token,
                 extra: options.meta.clone(),
             },
             task,
         };
-        let what = format!("tools/call {name}");
+        let what = ToolCall(name);
         let deadline = Instant::now() + cap;
         let call = async {
             if params.task.is_none() {
@@ -836,7 +833,7 @@ impl Client {
                 // Returning drops `call`, which removes its pending entry and sends
                 // notifications/cancelled through the hook.
                 return Err(Error::new(Kind::Timeout {
-                    what: format!("tools/call {name}"),
+                    what: what.to_string(),
                     after: idle,
                     idle: true,
                 })
@@ -1035,14 +1032,23 @@ impl Client {
     }
 }
 
+/// `tools/call NAME`, naming a call in its errors; formatted only when one happens.
+struct ToolCall<'a>(&'a str);
+
+impl std::fmt::Display for ToolCall<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "tools/call {}", self.0)
+    }
+}
+
 /// Removes a call's progress slot when the call ends, however it ends.
 struct SlotGuard<'a> {
     shared: &'a Shared,
-    token: &'a str,
+    token: u64,
 }
 
 impl Drop for SlotGuard<'_> {
     fn drop(&mut self) {
-        lock(&self.shared.progress).remove(self.token);
+        lock(&self.shared.progress).remove(&self.token);
     }
 }

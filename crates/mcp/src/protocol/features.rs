@@ -53,13 +53,13 @@ fn check_meta(options: &ToolCallOptions) -> Result<(), Error> {
 /// Removes a request's progress slot when it ends, however it ends.
 struct Slot<'a> {
     shared: &'a Shared,
-    token: Option<String>,
+    token: Option<u64>,
 }
 
 impl Drop for Slot<'_> {
     fn drop(&mut self) {
-        if let Some(token) = &self.token {
-            lock(&self.shared.progress).remove(token);
+        if let Some(token) = self.token {
+            lock(&self.shared.progress).remove(&token);
         }
     }
 }
@@ -126,13 +126,13 @@ impl Client {
         if let Some(callback) = &options.progress {
             let token = shared.next_token();
             lock(&shared.progress).insert(
-                token.clone(),
+                token,
                 ProgressSlot {
                     callback: Some(Arc::clone(callback)),
                     activity: Arc::new(Notify::new()),
                 },
             );
-            meta.insert("progressToken".to_owned(), Value::from(token.clone()));
+            meta.insert("progressToken".to_owned(), Value::from(token));
             slot.token = Some(token);
         }
         let mut value = serde_json::to_value(params).map_err(|err| {

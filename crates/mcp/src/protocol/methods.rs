@@ -140,7 +140,7 @@ pub(crate) struct CallToolParams {
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(crate) struct ProgressMeta {
-    pub(crate) progress_token: String,
+    pub(crate) progress_token: u64,
     #[serde(flatten)]
     pub(crate) extra: serde_json::Map<String, Value>,
 }

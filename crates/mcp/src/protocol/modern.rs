@@ -20,6 +20,7 @@
 //! new id once, when it is idempotent: a listing, `server/discover`, `resources/read`,
 //! `prompts/get`, `completion/complete`.
 
+use std::fmt::Display;
 use std::time::Duration;
 
 use futures_util::future::join_all;
@@ -94,7 +95,7 @@ fn idempotent(method: &str) -> bool {
 pub(crate) async fn call<P: Serialize + ?Sized>(
     shared: &Shared,
     peer: &Peer,
-    what: &str,
+    what: &(impl Display + Sync + ?Sized),
     method: &str,
     params: &P,
     options: CallOptions,
@@ -129,7 +130,7 @@ pub(crate) async fn call_modern(
     shared: &Shared,
     envelope: &Envelope,
     peer: &Peer,
-    what: &str,
+    what: &(impl Display + Sync + ?Sized),
     method: &str,
     params: Value,
     options: CallOptions,
@@ -226,7 +227,7 @@ fn no_mutual_version(offered: Vec<String>) -> Error {
 /// Answers every input request of one round at once; the first refusal fails them all.
 async fn answer_all(
     shared: &Shared,
-    what: &str,
+    what: &(impl Display + Sync + ?Sized),
     method: &str,
     requests: Map<String, Value>,
 ) -> Result<Map<String, Value>, Error> {

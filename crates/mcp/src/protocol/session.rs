@@ -198,7 +198,9 @@ pub(crate) struct Shared {
     /// What the server said it is: the `initialize` result, or (modern era) the
     /// `server/discover` result with the version in use.
     pub(crate) init: OnceLock<InitializeResult>,
-    pub(crate) progress: Mutex<HashMap<String, ProgressSlot>>,
+    /// The calls waiting for progress, by the token each was sent with (at most one per
+    /// request in flight). foldhash: one insert and one removal per `tools/call`.
+    pub(crate) progress: Mutex<HashMap<u64, ProgressSlot, foldhash::fast::RandomState>>,
     next_token: AtomicU64,
     pub(crate) cache: Mutex<Cache>,
     /// Lists a list_changed notice marked stale since the last refresh.
@@ -236,7 +238,7 @@ impl Shared {
             envelope,
             tool_headers: Arc::default(),
             init: OnceLock::new(),
-            progress: Mutex::new(HashMap::new()),
+            progress: Mutex::new(HashMap::default()),
             next_token: AtomicU64::new(1),
             cache: Mutex::new(Cache::default()),
             dirty: AtomicU8::new(0),
@@ -278,10 +280,11 @@ impl Shared {
         let _ = self.era.set(era);
     }
 
-    /// A progress token unique on this connection.
-    pub(crate) fn next_token(&self) -> String {
-        let n = self.next_token.fetch_add(1, Ordering::Relaxed);
-        format!("sidewire-{n}")
+    /// A progress token unique on this connection: a number, as the TypeScript SDK's client
+    /// sends (the spec allows a string or an integer), so a call formats and allocates nothing
+    /// for it.
+    pub(crate) fn next_token(&self) -> u64 {
+        self.next_token.fetch_add(1, Ordering::Relaxed)
     }
 
     /// The list `M` as last fetched.
@@ -501,9 +504,15 @@ pub(crate) fn router(shared: &Arc<Shared>) -> Router {
     {
         let shared = Arc::clone(shared);
         router = router.notification::<ProgressNotification, _>(move |params| {
+            // Our tokens are integers; a server that echoes one as a string of digits is
+            // understood too. Any other token is not one of ours.
             let token = match &params.progress_token {
-                Value::String(token) => token.clone(),
-                other => other.to_string(),
+                Value::Number(token) => token.as_u64(),
+                Value::String(token) => token.parse().ok(),
+                _ => None,
+            };
+            let Some(token) = token else {
+                return;
             };
             let slot = lock(&shared.progress)
                 .get(&token)

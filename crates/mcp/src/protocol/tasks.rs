@@ -525,8 +525,8 @@ pub(crate) async fn plan(
 pub(crate) struct Follow<'a> {
     pub(crate) shared: &'a Shared,
     pub(crate) peer: &'a Peer,
-    /// `tools/call NAME`, for errors.
-    pub(crate) what: &'a str,
+    /// `tools/call NAME`, for errors (formatted only when one happens).
+    pub(crate) what: &'a (dyn std::fmt::Display + Sync),
     /// The call's absolute deadline.
     pub(crate) deadline: Instant,
     /// Restarts the call's idle timer.
@@ -535,11 +535,15 @@ pub(crate) struct Follow<'a> {
 }
 
 /// The time left before `deadline`, or the call's timeout error.
-fn left(what: &str, deadline: Instant, cap: Duration) -> Result<Duration, Error> {
+fn left(
+    what: &(impl std::fmt::Display + ?Sized),
+    deadline: Instant,
+    cap: Duration,
+) -> Result<Duration, Error> {
     let left = deadline.saturating_duration_since(Instant::now());
     if left.is_zero() {
         return Err(Error::new(Kind::Timeout {
-            what: what.to_owned(),
+            what: what.to_string(),
             after: cap,
             idle: false,
         }));
@@ -635,7 +639,7 @@ pub(crate) async fn follow(
     if task.status == TaskStatus::Cancelled {
         cancel.armed = false;
         return Err(Error::new(Kind::TaskCancelled {
-            what: what.to_owned(),
+            what: what.to_string(),
             task_id,
             message: task.status_message,
         }));
@@ -670,7 +674,7 @@ pub(crate) async fn follow(
             cancel.armed = false;
             if task.status == TaskStatus::Failed {
                 Err(Error::new(Kind::TaskFailed {
-                    what: what.to_owned(),
+                    what: what.to_string(),
                     task_id: task_id.clone(),
                     message: task.status_message,
                     error: err.remote().cloned(),

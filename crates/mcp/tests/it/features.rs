@@ -513,7 +513,7 @@ async fn callers_meta_and_progress_ride_on_other_requests() {
     .unwrap();
     let meta = seen.calls("prompts/get")[0]["_meta"].clone();
     assert_eq!(meta["com.example/trace"], "t-1");
-    assert!(meta["progressToken"].is_string(), "{meta}");
+    assert!(meta["progressToken"].is_u64(), "{meta}");
     assert_eq!(reports.load(Ordering::SeqCst), 1);
     // Without a callback, no token; a tools/call keeps its own token beside the caller's members.
     within(
@@ -529,7 +529,7 @@ async fn callers_meta_and_progress_ride_on_other_requests() {
         .unwrap();
     let meta = seen.calls("tools/call")[0]["_meta"].clone();
     assert_eq!(meta["com.example/trace"], "t-2");
-    assert!(meta["progressToken"].is_string());
+    assert!(meta["progressToken"].is_u64());
     // Reserved keys are refused, and nothing is sent.
     for key in [
         "progressToken",

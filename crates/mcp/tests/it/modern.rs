@@ -392,7 +392,7 @@ async fn every_modern_request_carries_the_envelope() {
             assert_eq!(level, None, "{seen:?}");
         }
         if seen.method == "tools/call" {
-            assert!(meta["progressToken"].is_string(), "{seen:?}");
+            assert!(meta["progressToken"].is_u64(), "{seen:?}");
             // The first call went before the level was set.
             level_set = true;
         }

@@ -175,10 +175,7 @@ async fn every_tools_call_carries_a_fresh_progress_token() {
         .map(|(_, _, p)| p["_meta"]["progressToken"].clone())
         .collect();
     assert_eq!(tokens.len(), 2);
-    assert!(
-        tokens[0].is_string() && tokens[0] != tokens[1],
-        "{tokens:?}"
-    );
+    assert!(tokens[0].is_u64() && tokens[0] != tokens[1], "{tokens:?}");
 }
 
 #[tokio::test]
@@ -201,6 +198,24 @@ async fn progress_reaches_the_callback_and_keeps_a_long_call_alive() {
     let seen = lock(&seen).clone();
     assert_eq!(seen.len(), 9);
     assert_eq!(seen[8], (9.0, Some(9.0), Some("step 9".to_owned())));
+}
+
+#[tokio::test]
+async fn a_token_echoed_as_digits_reaches_the_callback_and_a_foreign_one_does_not() {
+    let (client, _mock) = mock(spec(), NoHandler).await;
+    for (echo, expected) in [("string", 2), ("foreign", 0)] {
+        let seen = Arc::new(Mutex::new(0));
+        let sink = Arc::clone(&seen);
+        let options = ToolCallOptions::new().on_progress(move |_| *lock(&sink) += 1);
+        let args = json!({"count": 2, "every_ms": 1, "echo_token": echo});
+        within(
+            "a call with progress",
+            client.call_tool("progress", args, options),
+        )
+        .await
+        .unwrap();
+        assert_eq!(*lock(&seen), expected, "token echoed as {echo}");
+    }
 }
 
 #[tokio::test]

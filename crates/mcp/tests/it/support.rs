@@ -203,6 +203,13 @@ async fn call_tool(
         "progress" => {
             let count = args["count"].as_u64().unwrap_or(3);
             let every = Duration::from_millis(args["every_ms"].as_u64().unwrap_or(10));
+            // `echo_token`: "string" sends our numeric token back as a string of digits,
+            // "foreign" a token we never sent.
+            let token = match args["echo_token"].as_str() {
+                Some("string") => Value::String(token.to_string()),
+                Some("foreign") => json!("not-ours"),
+                _ => token,
+            };
             for i in 1..=count {
                 tokio::time::sleep(every).await;
                 let note = json!({"progressToken": token, "progress": i, "total": count, "message": format!("step {i}")});
