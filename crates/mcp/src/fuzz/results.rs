@@ -6,8 +6,17 @@ use crate::CallToolResult;
 /// Decodes `data` as a `tools/call` result. Invariants: no panic; a result that decodes has
 /// its text joined without panicking, re-serialises, and the re-serialised text decodes to a
 /// result with the same shape (content kinds, error flag, structured part present or not).
+///
+/// And [`CallToolResult::decode_text`], the decode the client runs, gives what the derived
+/// decode gives: the same result, or an error when it fails.
 pub fn call_tool_result(data: &[u8]) {
-    let Ok(result) = serde_json::from_slice::<CallToolResult>(data) else {
+    let derived = serde_json::from_slice::<CallToolResult>(data);
+    if let Ok(text) = std::str::from_utf8(data) {
+        let fast = CallToolResult::decode_text(text);
+        assert_eq!(fast.as_ref().ok(), derived.as_ref().ok());
+        assert_eq!(fast.is_err(), derived.is_err());
+    }
+    let Ok(result) = derived else {
         return;
     };
     let _ = result.joined_text();

@@ -844,7 +844,7 @@ impl Client {
             Ok(raw) => raw,
             Err(err) => return Err(self.explain(err).await),
         };
-        let result = raw.decode::<CallToolResult>().map_err(|err| {
+        let result = CallToolResult::decode_text(raw.get()).map_err(|err| {
             Error::new(Kind::InvalidResponse(format!(
                 "the result of tools/call {name} does not decode: {err}"
             )))

@@ -390,3 +390,34 @@ fn the_cancel_notice_carries_the_envelope_in_the_modern_era() {
     };
     assert!(hooks.on_cancel(discover).is_none());
 }
+
+#[test]
+fn the_client_s_result_decode_gives_what_the_derived_decode_gives() {
+    let cases = [
+        r#"{"content":[{"type":"text","text":"ok"}]}"#,
+        r#"{"content":[{"type":"text","text":"a"},{"type":"text","text":"b\n","annotations":{"priority":1}}],"isError":true}"#,
+        r#"{"content":[{"type":"text","text":"a","annotations":null}],"isError":null,"resultType":"complete"}"#,
+        r#"{"content":[],"structuredContent":{"n":1},"_meta":{"k":"v"}}"#,
+        r#"{}"#,
+        // Left to the derived decode: another kind, an unknown member, a bad text, repeats.
+        r#"{"content":[{"type":"text","text":"a"},{"type":"image","data":"AA==","mimeType":"image/png"}]}"#,
+        r#"{"content":[{"type":"text","text":"a","_meta":{}}]}"#,
+        r#"{"content":[{"type":"text","text":5}]}"#,
+        r#"{"content":[{"type":"text"}]}"#,
+        r#"{"content":[{"text":"a","type":"text","type":"x"}]}"#,
+        r#"{"content":[{"type":"audio","data":"YXVk","type":"text","text":"t"}]}"#,
+        r#"{"content":[{"type":"x","v":{"a":1,"a":2}}]}"#,
+        r#"{"content":[{"type":"text","text":"a"}],"content":[]}"#,
+        r#"{"content":null}"#,
+        r#"{"content":[{"type":"text","text":"a"}],"isError":"yes"}"#,
+        r#"[]"#,
+        r#"{"content":[{"type":"text","text":"a"}]"#,
+    ];
+    for text in cases {
+        let derived = serde_json::from_str::<CallToolResult>(text);
+        let fast = CallToolResult::decode_text(text);
+        assert_eq!(fast.as_ref().ok(), derived.as_ref().ok(), "{text}");
+        assert_eq!(fast.is_err(), derived.is_err(), "{text}");
+        crate::fuzz::call_tool_result(text.as_bytes());
+    }
+}
