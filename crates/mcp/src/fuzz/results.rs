@@ -7,7 +7,7 @@ use crate::CallToolResult;
 /// its text joined without panicking, re-serialises, and the re-serialised text decodes to a
 /// result with the same shape (content kinds, error flag, structured part present or not).
 ///
-/// And [`CallToolResult::decode_text`], the decode the client runs, gives what the derived
+/// And `CallToolResult::decode_text`, the decode the client runs, gives what the derived
 /// decode gives: the same result, or an error when it fails.
 pub fn call_tool_result(data: &[u8]) {
     let derived = serde_json::from_slice::<CallToolResult>(data);
