@@ -28,6 +28,8 @@ use std::sync::Mutex;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::protocol::members::Members;
+
 use crate::protocol::types::{Implementation, SUPPORTED_PROTOCOL_VERSIONS, ServerCapabilities};
 use crate::sync::lock;
 
@@ -185,18 +187,19 @@ impl Envelope {
         Value::Object(params)
     }
 
-    /// What [`wrap`](Envelope::wrap) builds, with a multi-round-trip leg's `inputResponses` and
-    /// `requestState` set (when `params` is an object), but serialized straight from borrowed
-    /// parts: no `Value` is built or cloned per request. The wire object holds the same members
-    /// (in another order, which JSON objects do not have).
-    pub(crate) fn wrapped<'a>(
+    /// What [`wrap`](Envelope::wrap) builds of `params` as `serde_json::to_value` makes them,
+    /// with a multi-round-trip leg's `inputResponses` and `requestState` set (when `params` is
+    /// an object), but serialized straight from borrowed parts: no `Value` is built or cloned
+    /// per request (the params are streamed member by member, see `protocol::members`). The
+    /// wire object holds the same members (in another order, which JSON objects do not have).
+    pub(crate) fn wrapped<'a, P: Serialize + ?Sized>(
         &'a self,
-        params: &'a Value,
+        params: &'a P,
         responses: Option<&'a Map<String, Value>>,
         state: Option<&'a str>,
-    ) -> Wrapped<'a> {
+    ) -> Wrapped<'a, P> {
         Wrapped {
-            members: params.as_object(),
+            params,
             responses,
             state,
             version: self.version(),
@@ -208,9 +211,9 @@ impl Envelope {
 
 /// A request's params with the envelope merged in, serialized from borrowed parts (see
 /// [`Envelope::wrapped`]).
-pub(crate) struct Wrapped<'a> {
-    /// The caller's params, when they are an object (anything else becomes `{"_meta": ...}`).
-    members: Option<&'a Map<String, Value>>,
+pub(crate) struct Wrapped<'a, P: ?Sized> {
+    /// The caller's params (when they are not an object, they become `{"_meta": ...}`).
+    params: &'a P,
     responses: Option<&'a Map<String, Value>>,
     state: Option<&'a str>,
     version: &'static str,
@@ -218,22 +221,18 @@ pub(crate) struct Wrapped<'a> {
     log_level: Option<Value>,
 }
 
-impl Serialize for Wrapped<'_> {
+impl<P: Serialize + ?Sized> Serialize for Wrapped<'_, P> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
         let mut map = serializer.serialize_map(None)?;
-        let mut caller_meta = None;
-        if let Some(members) = self.members {
-            let responses = self.responses.is_some();
-            let state = self.state.is_some();
-            for (name, value) in members {
-                match name.as_str() {
-                    "_meta" => caller_meta = value.as_object(),
-                    "inputResponses" if responses => {}
-                    "requestState" if state => {}
-                    _ => map.serialize_entry(name, value)?,
-                }
-            }
+        let replaced = [
+            self.responses.map(|_| "inputResponses"),
+            self.state.map(|_| "requestState"),
+        ];
+        let mut members = Members::new(&mut map, replaced);
+        self.params.serialize(&mut members)?;
+        let (object, caller_meta) = (members.object, members.meta);
+        if object {
             if let Some(responses) = self.responses {
                 map.serialize_entry("inputResponses", responses)?;
             }
@@ -244,8 +243,10 @@ impl Serialize for Wrapped<'_> {
         map.serialize_entry(
             "_meta",
             &Meta {
-                caller: caller_meta,
-                wrapped: self,
+                caller: caller_meta.as_ref(),
+                envelope: self.envelope,
+                version: self.version,
+                log_level: self.log_level.as_ref(),
             },
         )?;
         map.end()
@@ -255,18 +256,19 @@ impl Serialize for Wrapped<'_> {
 /// The `_meta` of [`Wrapped`]: the caller's members, then the envelope's, which win.
 struct Meta<'a> {
     caller: Option<&'a Map<String, Value>>,
-    wrapped: &'a Wrapped<'a>,
+    envelope: &'a Envelope,
+    version: &'static str,
+    log_level: Option<&'a Value>,
 }
 
 impl Serialize for Meta<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
-        let wrapped = self.wrapped;
-        let client_info = &wrapped.envelope.client_info;
+        let client_info = &self.envelope.client_info;
         let ours = |name: &str| match name {
             META_VERSION | META_CAPABILITIES => true,
             META_CLIENT_INFO => !client_info.is_null(),
-            META_LOG_LEVEL => wrapped.log_level.is_some(),
+            META_LOG_LEVEL => self.log_level.is_some(),
             _ => false,
         };
         let mut map = serializer.serialize_map(None)?;
@@ -275,12 +277,12 @@ impl Serialize for Meta<'_> {
                 map.serialize_entry(name, value)?;
             }
         }
-        map.serialize_entry(META_VERSION, wrapped.version)?;
-        map.serialize_entry(META_CAPABILITIES, &wrapped.envelope.capabilities)?;
+        map.serialize_entry(META_VERSION, self.version)?;
+        map.serialize_entry(META_CAPABILITIES, &self.envelope.capabilities)?;
         if !client_info.is_null() {
             map.serialize_entry(META_CLIENT_INFO, client_info)?;
         }
-        if let Some(level) = &wrapped.log_level {
+        if let Some(level) = self.log_level {
             map.serialize_entry(META_LOG_LEVEL, level)?;
         }
         map.end()
@@ -430,38 +432,103 @@ mod tests {
         assert_eq!(envelope.wrap(Value::Null)["_meta"][META_LOG_LEVEL], "debug");
     }
 
-    /// The borrowed serialization is the built one, member for member, with and without a
-    /// leg's answers, whatever the caller put in `_meta` (the envelope's members win).
-    #[test]
-    fn the_wrapped_params_are_the_wrapped_value() {
-        let envelope = Envelope::new(json!({"sampling": {}}), &Implementation::new("c", "1"));
+    /// `envelope.wrapped(params)` against `envelope.wrap(to_value(params))`, with and without a
+    /// leg's answers.
+    fn same_as_built<P: Serialize>(envelope: &Envelope, params: &P) {
         let responses: Map<String, Value> =
             serde_json::from_value(json!({"k": {"action": "accept"}})).unwrap();
-        for params in [
-            json!({"name": "t", "arguments": {"a": 1}, "_meta": {"progressToken": "p"}}),
-            json!({"name": "t", "_meta": {META_VERSION: "old", "x": [1]}, "requestState": "s0"}),
-            json!({"name": "t", "_meta": 5, "inputResponses": {}}),
-            json!({}),
-            Value::Null,
-        ] {
-            for level in [None, Some(json!("debug"))] {
-                if let Some(level) = level {
-                    envelope.set_log_level(level);
-                }
-                let built = envelope.wrap(params.clone());
-                let borrowed = serde_json::to_value(envelope.wrapped(&params, None, None)).unwrap();
-                assert_eq!(borrowed, built, "{params}");
-                let mut built = params.clone();
-                if let Value::Object(map) = &mut built {
-                    map.insert("inputResponses".into(), Value::Object(responses.clone()));
-                    map.insert("requestState".into(), json!("s1"));
-                }
-                let built = envelope.wrap(built);
-                let borrowed =
-                    serde_json::to_value(envelope.wrapped(&params, Some(&responses), Some("s1")))
-                        .unwrap();
-                assert_eq!(borrowed, built, "{params}");
+        let as_value = serde_json::to_value(params).unwrap();
+        let built = envelope.wrap(as_value.clone());
+        let borrowed = serde_json::to_value(envelope.wrapped(params, None, None)).unwrap();
+        assert_eq!(borrowed, built, "{as_value}");
+        let mut built = as_value.clone();
+        if let Value::Object(map) = &mut built {
+            map.insert("inputResponses".into(), Value::Object(responses.clone()));
+            map.insert("requestState".into(), json!("s1"));
+        }
+        let built = envelope.wrap(built);
+        let borrowed =
+            serde_json::to_value(envelope.wrapped(params, Some(&responses), Some("s1"))).unwrap();
+        assert_eq!(borrowed, built, "{as_value}");
+        // The text written is that value too, with none of the envelope's members twice (a
+        // `Value` keeps the last of a repeated name, so the comparisons above cannot tell).
+        let text = serde_json::to_string(&envelope.wrapped(params, None, None)).unwrap();
+        let again: Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(again, envelope.wrap(as_value.clone()), "{text}");
+        assert_eq!(text.matches("\"_meta\":").count(), 1, "{text}");
+        let text =
+            serde_json::to_string(&envelope.wrapped(params, Some(&responses), Some("s1"))).unwrap();
+        for name in ["_meta", "inputResponses", "requestState"] {
+            assert!(text.matches(&format!("\"{name}\":")).count() <= 1, "{text}");
+        }
+    }
+
+    /// The streamed serialization is the built one, member for member, with and without a
+    /// leg's answers, whatever the caller put in `_meta` (the envelope's members win) and
+    /// whatever shape the params have.
+    #[test]
+    fn the_wrapped_params_are_the_wrapped_value() {
+        use crate::protocol::methods::{CallToolParams, ProgressMeta};
+
+        #[derive(Serialize)]
+        enum Shapes {
+            Unit,
+            Newtype(u32),
+            Tuple(u32, &'static str),
+            Struct { a: u32, b: &'static str },
+        }
+        #[derive(Serialize)]
+        struct Wrapper(Value);
+
+        let envelope = Envelope::new(json!({"sampling": {}}), &Implementation::new("c", "1"));
+        for level in [None, Some(json!("debug"))] {
+            if let Some(level) = level {
+                envelope.set_log_level(level);
             }
+            for params in [
+                json!({"name": "t", "arguments": {"a": 1}, "_meta": {"progressToken": "p"}}),
+                json!({"name": "t", "_meta": {META_VERSION: "old", "x": [1]}, "requestState": "s0"}),
+                json!({"name": "t", "_meta": 5, "inputResponses": {}}),
+                json!({}),
+                json!([1, 2]),
+                json!("text"),
+                Value::Null,
+            ] {
+                same_as_built(&envelope, &params);
+                same_as_built(&envelope, &Wrapper(params.clone()));
+                same_as_built(&envelope, &Some(params));
+            }
+            let mut extra = Map::new();
+            extra.insert("k".into(), json!({"n": [1, 2]}));
+            extra.insert(META_VERSION.into(), json!("caller's"));
+            for (arguments, extra) in [(None, Map::new()), (Some(json!({"q": "x\"y"})), extra)] {
+                same_as_built(
+                    &envelope,
+                    &CallToolParams {
+                        name: "noop".into(),
+                        arguments,
+                        meta: ProgressMeta {
+                            progress_token: 7,
+                            extra,
+                        },
+                        task: None,
+                    },
+                );
+            }
+            for shape in [
+                Shapes::Unit,
+                Shapes::Newtype(1),
+                Shapes::Tuple(1, "a"),
+                Shapes::Struct { a: 1, b: "b" },
+            ] {
+                same_as_built(&envelope, &shape);
+            }
+            same_as_built(&envelope, &None::<Value>);
+            same_as_built(
+                &envelope,
+                &std::collections::BTreeMap::from([(1, "one"), (2, "two")]),
+            );
+            same_as_built(&envelope, &42);
         }
     }
 

@@ -102,11 +102,6 @@ pub(crate) async fn call<P: Serialize + ?Sized>(
 ) -> Result<RawResult, Error> {
     match shared.era() {
         Some(Era::Modern) => {
-            let params = serde_json::to_value(params).map_err(|err| {
-                Error::new(Kind::InvalidResponse(format!(
-                    "{what}: the params do not serialize: {err}"
-                )))
-            })?;
             call_modern(
                 shared,
                 &shared.envelope,
@@ -126,13 +121,13 @@ pub(crate) async fn call<P: Serialize + ?Sized>(
 }
 
 /// Sends a modern request (see the module docs).
-pub(crate) async fn call_modern(
+pub(crate) async fn call_modern<P: Serialize + ?Sized>(
     shared: &Shared,
     envelope: &Envelope,
     peer: &Peer,
     what: &(impl Display + Sync + ?Sized),
     method: &str,
-    params: Value,
+    params: &P,
     options: CallOptions,
 ) -> Result<RawResult, Error> {
     let mut renegotiated = false;
@@ -147,7 +142,7 @@ pub(crate) async fn call_modern(
             Some(Answers { responses, state }) => (responses.as_ref(), state.as_deref()),
             None => (None, None),
         };
-        let leg = envelope.wrapped(&params, responses, state);
+        let leg = envelope.wrapped(params, responses, state);
         let raw = match peer.call(method, Some(&leg), options).await {
             Ok(raw) => raw,
             Err(sidewire_jsonrpc::Error::Remote { error, .. })
