@@ -62,6 +62,11 @@ pub struct Cancelled<'a> {
     pub method: &'a str,
     /// The per-request timeout ran out (rather than the future being dropped).
     pub timed_out: bool,
+    /// What ran out was the request's idle timeout ([`CallOptions::with_idle`]): no activity
+    /// for that long.
+    ///
+    /// [`CallOptions::with_idle`]: crate::CallOptions::with_idle
+    pub idle: bool,
 }
 
 /// A notification to send, produced by a hook.

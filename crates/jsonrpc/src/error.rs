@@ -59,13 +59,16 @@ pub enum Error {
     /// The connection is closed; the reason is sticky.
     #[error("connection closed: {0}")]
     Closed(CloseReason),
-    /// No response arrived within the request's timeout.
-    #[error("{method} got no response within {} ms", after.as_millis())]
+    /// No response arrived within the request's timeout, or (`idle`) within its idle timeout
+    /// of its last activity.
+    #[error("{method} got no response within {} ms{}", after.as_millis(), if *idle { " of its last activity" } else { "" })]
     Timeout {
         /// The method called.
         method: String,
         /// The timeout that ran out.
         after: Duration,
+        /// It was the idle timeout ([`CallOptions::with_idle`](crate::CallOptions::with_idle)).
+        idle: bool,
     },
     /// The peer answered with an error object.
     #[error("{method} failed: {error}")]

@@ -92,7 +92,7 @@ pub use crate::config::{
 pub use crate::driver::Driver;
 pub use crate::error::{CloseReason, Error};
 pub use crate::message::{ErrorObject, Id, Notification, Request};
-pub use crate::peer::{CallOptions, Peer, RawResult, Stats};
+pub use crate::peer::{Activity, CallOptions, Peer, RawResult, Stats};
 pub use crate::router::{RequestContext, Router};
 pub use crate::woken::{WhenWoken, when_woken};
 

@@ -16,7 +16,7 @@ use tokio::sync::{mpsc, oneshot, watch};
 use crate::config::{Cancelled, HookNotification};
 use crate::driver::DirectWrite;
 use crate::message::{encode_frame, encode_notification, encode_request};
-use crate::pending::PendingTable;
+use crate::pending::{Due, Expiry, IdleBound, PendingTable};
 use crate::{CloseReason, Config, Error, ErrorObject, Id, Notification, Request};
 
 /// A handle on one JSON-RPC connection. Cheap to clone; every clone talks to the same driver.
@@ -88,8 +88,8 @@ pub(crate) enum Reply {
     TooLarge { limit: usize },
     /// The connection ended.
     Closed(CloseReason),
-    /// The request's deadline passed; the driver removed the entry.
-    TimedOut,
+    /// The request's deadline (or its idle bound) passed; the driver removed the entry.
+    TimedOut(Expiry),
     /// The connection's owner failed the request ([`Peer::fail_request`]).
     Local(Box<dyn std::error::Error + Send + Sync>),
 }
@@ -114,9 +114,15 @@ impl Reply {
                 limit,
             }),
             Reply::Closed(reason) => Err(Error::Closed(reason)),
-            Reply::TimedOut => Err(Error::Timeout {
+            Reply::TimedOut(Expiry::Deadline) => Err(Error::Timeout {
                 method: method(),
                 after: timeout,
+                idle: false,
+            }),
+            Reply::TimedOut(Expiry::Idle(after)) => Err(Error::Timeout {
+                method: method(),
+                after,
+                idle: true,
             }),
             Reply::Local(cause) => Err(Error::Local {
                 method: method(),
@@ -150,10 +156,12 @@ pub struct Stats {
 }
 
 /// Options for one outgoing request.
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 pub struct CallOptions {
     /// Overrides the peer's default request timeout.
     pub timeout: Option<Duration>,
+    /// An idle timeout besides the timeout, restarted by an [`Activity`].
+    idle: Option<(Duration, Activity)>,
 }
 
 impl CallOptions {
@@ -161,8 +169,57 @@ impl CallOptions {
     pub fn timeout(timeout: Duration) -> Self {
         CallOptions {
             timeout: Some(timeout),
+            idle: None,
         }
     }
+
+    /// Adds an idle timeout: the request also times out once `after` passes since `activity`
+    /// was last [touched](Activity::touch) (or created), with
+    /// [`Error::Timeout`]`{ idle: true, .. }`. The timeout stays the absolute cap.
+    ///
+    /// It costs no timer of its own: the connection's one deadline timer wakes at the idle
+    /// bound, and only then reads the activity, to fail the request or wake again later.
+    #[must_use]
+    pub fn with_idle(mut self, after: Duration, activity: &Activity) -> Self {
+        self.idle = Some((after, activity.clone()));
+        self
+    }
+}
+
+/// What restarts a request's idle timeout ([`CallOptions::with_idle`]): a progress report, a
+/// change of a task's status. Cheap to clone; every clone touches the same stamp.
+#[derive(Clone)]
+pub struct Activity {
+    /// The last activity, in nanoseconds since `epoch`.
+    stamp: Arc<AtomicU64>,
+    /// The connection's epoch (its deadlines count from it), on tokio's clock.
+    epoch: tokio::time::Instant,
+}
+
+impl Activity {
+    /// Records activity now.
+    pub fn touch(&self) {
+        self.stamp
+            .fetch_max(nanos_since(self.epoch), Ordering::AcqRel);
+    }
+
+    /// When activity was last recorded (or the activity created), on tokio's clock.
+    pub fn last(&self) -> tokio::time::Instant {
+        self.epoch + Duration::from_nanos(self.stamp.load(Ordering::Acquire))
+    }
+}
+
+impl fmt::Debug for Activity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Activity")
+            .field("last", &self.last())
+            .finish()
+    }
+}
+
+/// Nanoseconds from `epoch` to now (saturating).
+fn nanos_since(epoch: tokio::time::Instant) -> u64 {
+    u64::try_from(epoch.elapsed().as_nanos()).unwrap_or(u64::MAX)
 }
 
 /// A successful response whose result has not been decoded yet: the frame and where the result
@@ -213,11 +270,11 @@ impl Shared {
     /// Fails every request past its deadline and records the next deadline for the driver's
     /// timer.
     pub(crate) fn expire_overdue(&self) {
-        let now = u64::try_from(self.epoch.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        let now = nanos_since(self.epoch);
         let mut table = lock(&self.pending);
         let expired = table.expire(now);
-        for reply in expired.values {
-            let _ = reply.send(Reply::TimedOut);
+        for (reply, expiry) in expired.values {
+            let _ = reply.send(Reply::TimedOut(expiry));
         }
         // Stored under the lock, so a caller inserting a new entry either is seen here or
         // lowers the value after this store.
@@ -328,7 +385,8 @@ impl Peer {
         })
         .map_err(|err| self.encode_error(method, err))?;
         let timeout = options.timeout.unwrap_or(shared.config.request_timeout);
-        let (mut guard, mut receiver, lowered) = self.register(id, &wire_id, method, timeout)?;
+        let (mut guard, mut receiver, lowered) =
+            self.register(id, &wire_id, method, timeout, options.idle)?;
         // The driver learns of an earlier deadline when it takes the frame from the lane; a
         // frame written here would leave its timer set too late.
         let frame = if lowered {
@@ -347,27 +405,35 @@ impl Peer {
             Err(reply) => reply,
         };
         guard.disarm();
-        if let Reply::TimedOut = reply {
+        if let Reply::TimedOut(expiry) = reply {
             // The driver already removed the entry; the request is still abandoned on the wire.
-            guard.notice(Abandoned::TimedOut);
+            guard.notice(Abandoned::TimedOut(expiry));
         }
         reply.into_result(method, timeout)
     }
 
-    /// Enters request `id` in the pending table, due `timeout` from now, and arms the guard
-    /// that cancels it if the caller gives up; says whether its deadline is now the earliest
-    /// the driver must wake for. `Err` when the connection closed meanwhile.
+    /// Enters request `id` in the pending table, due `timeout` from now (or sooner, `idle`
+    /// after its activity), and arms the guard that cancels it if the caller gives up; says
+    /// whether its deadline is now the earliest the driver must wake for. `Err` when the
+    /// connection closed meanwhile.
     fn register<'a>(
         &'a self,
         id: u64,
         wire_id: &'a Id,
         method: &'a str,
         timeout: Duration,
+        idle: Option<(Duration, Activity)>,
     ) -> Result<(PendingGuard<'a>, oneshot::Receiver<Reply>, bool), Error> {
         let shared = &self.shared;
-        let deadline = shared.deadline_after(timeout);
+        let due = Due {
+            cap: shared.deadline_after(timeout),
+            idle: idle.map(|(after, activity)| IdleBound {
+                after,
+                stamp: activity.stamp,
+            }),
+        };
         let (reply, receiver) = oneshot::channel();
-        lock(&shared.pending).insert(id, deadline, reply);
+        let deadline = lock(&shared.pending).insert(id, due, reply);
         // The driver keeps one timer for the earliest deadline; lower it if ours is earlier.
         // (It reads this when our frame reaches it through the lane, so no extra wake-up is
         // needed; a frame that lowered it must take the lane.)
@@ -518,6 +584,7 @@ impl Peer {
                 mpsc::error::TrySendError::Full(_) => Error::Timeout {
                     method: method.to_owned(),
                     after: Duration::ZERO,
+                    idle: false,
                 },
                 mpsc::error::TrySendError::Closed(_) => Error::Closed(self.close_reason()),
             })
@@ -612,6 +679,16 @@ impl Peer {
         waiting.is_some_and(|waiting| waiting.send(Reply::Local(cause)).is_ok())
     }
 
+    /// A new [`Activity`] for requests on this connection ([`CallOptions::with_idle`]), as if
+    /// touched now.
+    pub fn activity(&self) -> Activity {
+        let epoch = self.shared.epoch;
+        Activity {
+            stamp: Arc::new(AtomicU64::new(nanos_since(epoch))),
+            epoch,
+        }
+    }
+
     /// How many of our requests are waiting for a response.
     pub fn pending_requests(&self) -> usize {
         lock(&self.shared.pending).len()
@@ -654,8 +731,8 @@ struct PendingGuard<'a> {
 enum Abandoned {
     /// Its future was dropped.
     Dropped,
-    /// Its deadline passed.
-    TimedOut,
+    /// Its deadline or its idle bound passed.
+    TimedOut(Expiry),
 }
 
 impl PendingGuard<'_> {
@@ -672,7 +749,8 @@ impl PendingGuard<'_> {
         let notice = shared.config.hooks.on_cancel(Cancelled {
             id: self.wire_id,
             method: self.method,
-            timed_out: how == Abandoned::TimedOut,
+            timed_out: matches!(how, Abandoned::TimedOut(_)),
+            idle: matches!(how, Abandoned::TimedOut(Expiry::Idle(_))),
         });
         if let Some(HookNotification { method, params }) = notice {
             let queued = self

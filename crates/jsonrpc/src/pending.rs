@@ -5,6 +5,9 @@
 //! Deadlines are plain numbers (the peer keeps them as nanoseconds since its epoch).
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
 use foldhash::fast::RandomState;
 
@@ -26,13 +29,59 @@ pub(crate) struct PendingTable<T> {
 
 struct Entry<T> {
     value: T,
+    /// When the driver must next look at the entry: the sooner of its cap and its idle bound
+    /// as last read (at insert, or at a sweep that found activity since).
     deadline: u64,
+    due: Due,
+}
+
+/// When a request is due.
+pub(crate) struct Due {
+    /// Its absolute deadline.
+    pub(crate) cap: u64,
+    /// Its idle bound, if it has one: it is also due `after` past its last activity.
+    pub(crate) idle: Option<IdleBound>,
+}
+
+/// An idle bound: a request is due once `after` passes with no activity. The activity stamp is
+/// read only when the entry's deadline comes (a sweep), so activity costs one atomic store and
+/// never touches the table or the timer.
+pub(crate) struct IdleBound {
+    pub(crate) after: Duration,
+    /// The last activity, in nanoseconds since the epoch the deadlines count from.
+    pub(crate) stamp: Arc<AtomicU64>,
+}
+
+impl IdleBound {
+    /// When the request is due if no activity comes.
+    fn due(&self) -> u64 {
+        let after = u64::try_from(self.after.as_nanos()).unwrap_or(u64::MAX);
+        self.stamp.load(Ordering::Acquire).saturating_add(after)
+    }
+}
+
+impl Due {
+    /// The sooner of the cap and the idle bound.
+    fn next(&self) -> u64 {
+        self.idle
+            .as_ref()
+            .map_or(self.cap, |idle| idle.due().min(self.cap))
+    }
+}
+
+/// Why an entry expired.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Expiry {
+    /// Its cap passed.
+    Deadline,
+    /// Its idle bound (this long) passed with no activity, before its cap.
+    Idle(Duration),
 }
 
 /// What [`PendingTable::expire`] took.
 pub(crate) struct Expired<T> {
-    /// The values of the entries whose deadline passed, earliest deadline first (ties by id).
-    pub(crate) values: Vec<T>,
+    /// The values of the entries that became due, with why, earliest first (ties by id).
+    pub(crate) values: Vec<(T, Expiry)>,
     /// The earliest deadline still pending, if any.
     pub(crate) next_deadline: Option<u64>,
 }
@@ -49,11 +98,21 @@ impl<T> PendingTable<T> {
         self.entries.len()
     }
 
-    /// Records a request sent with `id`, due by `deadline`. Ids come from the peer's counter
-    /// and are never reused, so this never replaces an entry.
-    pub(crate) fn insert(&mut self, id: u64, deadline: u64, value: T) {
-        let previous = self.entries.insert(id, Entry { value, deadline });
+    /// Records a request sent with `id`, due as `due` says, and returns the first deadline the
+    /// driver must wake for it. Ids come from the peer's counter and are never reused, so this
+    /// never replaces an entry.
+    pub(crate) fn insert(&mut self, id: u64, due: Due, value: T) -> u64 {
+        let deadline = due.next();
+        let previous = self.entries.insert(
+            id,
+            Entry {
+                value,
+                deadline,
+                due,
+            },
+        );
         debug_assert!(previous.is_none(), "request id {id} reused while pending");
+        deadline
     }
 
     /// Takes the entry a response answers. `id_token` is the response's raw `id` member: our
@@ -95,18 +154,32 @@ impl<T> PendingTable<T> {
     }
 
     /// Takes every entry due at `now` (a deadline equal to `now` is due) and says which
-    /// deadline comes next.
+    /// deadline comes next. An entry whose idle bound came but saw activity since is not due:
+    /// its deadline moves to the new bound (never past its cap).
     pub(crate) fn expire(&mut self, now: u64) -> Expired<T> {
-        let mut due: Vec<(u64, u64)> = self
-            .entries
-            .iter()
-            .filter(|(_, entry)| entry.deadline <= now)
-            .map(|(id, entry)| (entry.deadline, *id))
-            .collect();
-        due.sort_unstable();
+        let mut due: Vec<(u64, u64, Expiry)> = Vec::new();
+        for (id, entry) in &mut self.entries {
+            if entry.deadline > now {
+                continue;
+            }
+            let expiry = match &entry.due.idle {
+                Some(_) if entry.due.cap <= now => Expiry::Deadline,
+                Some(idle) => {
+                    let next = entry.due.next();
+                    if next > now {
+                        entry.deadline = next;
+                        continue;
+                    }
+                    Expiry::Idle(idle.after)
+                }
+                None => Expiry::Deadline,
+            };
+            due.push((entry.deadline, *id, expiry));
+        }
+        due.sort_unstable_by_key(|&(deadline, id, _)| (deadline, id));
         let values = due
             .into_iter()
-            .filter_map(|(_, id)| self.take(id))
+            .filter_map(|(_, id, expiry)| Some((self.take(id)?, expiry)))
             .collect();
         let next_deadline = self.entries.values().map(|entry| entry.deadline).min();
         Expired {

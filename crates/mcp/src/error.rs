@@ -303,10 +303,10 @@ impl Error {
                 what: what.to_string(),
                 reason: closed_text(&reason),
             },
-            E::Timeout { after, .. } => Kind::Timeout {
+            E::Timeout { after, idle, .. } => Kind::Timeout {
                 what: what.to_string(),
                 after,
-                idle: false,
+                idle,
             },
             E::Remote { method, error } => Kind::Remote { method, error },
             err @ (E::FrameTooLarge { .. } | E::ResponseTooLarge { .. }) => {

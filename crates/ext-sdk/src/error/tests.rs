@@ -38,6 +38,7 @@ fn host_call_failures_map_to_their_reasons() {
     let timeout = map(sidewire_jsonrpc::Error::Timeout {
         method: "host/content/read".to_owned(),
         after: Duration::from_secs(30),
+        idle: false,
     });
     assert!(timeout.is_timeout());
     let closed = map(sidewire_jsonrpc::Error::Closed(CloseReason::Eof));

@@ -1,12 +1,25 @@
-use super::{IdInUse, InFlightIds, PendingTable};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use super::{Due, Expired, Expiry, IdInUse, IdleBound, InFlightIds, PendingTable};
 use crate::Id;
+
+fn at(cap: u64) -> Due {
+    Due { cap, idle: None }
+}
 
 fn table(entries: &[(u64, u64)]) -> PendingTable<u64> {
     let mut table = PendingTable::new();
     for &(id, deadline) in entries {
-        table.insert(id, deadline, id);
+        assert_eq!(table.insert(id, at(deadline), id), deadline);
     }
     table
+}
+
+/// The ids an expiry took, in order, each as it expired.
+fn taken(expired: &Expired<u64>) -> Vec<u64> {
+    expired.values.iter().map(|&(id, _)| id).collect()
 }
 
 #[test]
@@ -25,7 +38,7 @@ fn an_entry_leaves_once_whichever_way_comes_first() {
         None,
         "a response after a cancel is late"
     );
-    assert_eq!(table.expire(100).values, vec![3, 4]);
+    assert_eq!(taken(&table.expire(100)), vec![3, 4]);
     assert_eq!(
         table.complete("3"),
         None,
@@ -61,10 +74,60 @@ fn expire_takes_what_is_due_earliest_first_and_names_the_next_deadline() {
     assert_eq!(expired.next_deadline, Some(10));
     // Due at exactly `now` counts; ties go by id.
     let expired = table.expire(30);
-    assert_eq!(expired.values, vec![2, 4, 3]);
+    assert_eq!(taken(&expired), vec![2, 4, 3]);
     assert_eq!(expired.next_deadline, Some(50));
     let expired = table.expire(u64::MAX - 1);
-    assert_eq!(expired.values, vec![1, 5]);
+    assert_eq!(taken(&expired), vec![1, 5]);
+    assert_eq!(expired.next_deadline, None);
+}
+
+#[test]
+fn an_idle_bound_expires_without_activity_and_moves_with_it_never_past_the_cap() {
+    let stamp = Arc::new(AtomicU64::new(0));
+    let idle = |after| IdleBound {
+        after: Duration::from_nanos(after),
+        stamp: Arc::clone(&stamp),
+    };
+    let mut table = PendingTable::new();
+    // Due at the sooner of the cap and the idle bound from the last activity.
+    assert_eq!(
+        table.insert(
+            1,
+            Due {
+                cap: 100,
+                idle: Some(idle(10)),
+            },
+            1,
+        ),
+        10
+    );
+    assert_eq!(table.insert(2, at(50), 2), 50);
+    // Activity at 8: the bound's deadline came, but it moved to 18.
+    stamp.store(8, Ordering::Release);
+    let expired = table.expire(10);
+    assert!(expired.values.is_empty());
+    assert_eq!(expired.next_deadline, Some(18));
+    // No activity since: idle.
+    let expired = table.expire(18);
+    assert_eq!(
+        expired.values,
+        vec![(1, Expiry::Idle(Duration::from_nanos(10)))]
+    );
+    assert_eq!(expired.next_deadline, Some(50));
+    // Activity that keeps coming cannot pass the cap, and the cap is what ran out.
+    stamp.store(95, Ordering::Release);
+    table.insert(
+        3,
+        Due {
+            cap: 100,
+            idle: Some(idle(10)),
+        },
+        3,
+    );
+    assert_eq!(table.expire(50).next_deadline, Some(100));
+    stamp.store(99, Ordering::Release);
+    let expired = table.expire(100);
+    assert_eq!(expired.values, vec![(3, Expiry::Deadline)]);
     assert_eq!(expired.next_deadline, None);
 }
 

@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use sidewire_jsonrpc::{
-    CallOptions, Cancelled, CloseReason, ErrorObject, GarbagePolicy, HookNotification, Hooks, Id,
-    LocalError, Router,
+    Activity, CallOptions, Cancelled, CloseReason, Error, ErrorObject, GarbagePolicy,
+    HookNotification, Hooks, Id, LocalError, Router,
 };
 use support::*;
 
@@ -163,7 +163,8 @@ async fn request_deadlines_follow_a_paused_clock() {
 
 #[derive(Default)]
 struct RecordingHooks {
-    cancelled: Arc<std::sync::Mutex<Vec<(String, bool)>>>,
+    /// Each cancel: the method, whether it timed out, whether it was the idle timeout.
+    cancelled: Arc<std::sync::Mutex<Vec<(String, bool, bool)>>>,
 }
 
 impl Hooks for RecordingHooks {
@@ -172,10 +173,11 @@ impl Hooks for RecordingHooks {
     }
 
     fn on_cancel(&self, cancelled: Cancelled<'_>) -> Option<HookNotification> {
-        self.cancelled
-            .lock()
-            .unwrap()
-            .push((cancelled.method.to_owned(), cancelled.timed_out));
+        self.cancelled.lock().unwrap().push((
+            cancelled.method.to_owned(),
+            cancelled.timed_out,
+            cancelled.idle,
+        ));
         Some(HookNotification {
             method: "test/cancelled".into(),
             params: json!({ "requestId": cancelled.id }),
@@ -203,7 +205,7 @@ async fn dropping_a_call_cancels_it_and_runs_the_hook() {
     assert_eq!(notice["params"]["requestId"], request["id"]);
     assert_eq!(
         cancelled.lock().unwrap().as_slice(),
-        &[("test/echo".to_owned(), false)]
+        &[("test/echo".to_owned(), false, false)]
     );
     // The late answer is dropped and counted.
     raw.send(&format!(
@@ -298,7 +300,72 @@ async fn timeouts_run_the_cancel_hook_too() {
     assert_eq!(raw.recv().await["method"], "test/cancelled");
     assert_eq!(
         cancelled.lock().unwrap().as_slice(),
-        &[("test/echo".to_owned(), true)]
+        &[("test/echo".to_owned(), true, false)]
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_idle_timeout_restarts_with_activity_and_the_cap_still_holds() {
+    let hooks = RecordingHooks::default();
+    let cancelled = Arc::clone(&hooks.cancelled);
+    let (peer, _task, mut raw) = with_raw(strict().hooks(hooks), Router::new());
+    let touch_every = |activity: &Activity, times: usize| {
+        let activity = activity.clone();
+        tokio::spawn(async move {
+            for _ in 0..times {
+                tokio::time::sleep(Duration::from_millis(500)).await;
+                activity.touch();
+            }
+        })
+    };
+    // Activity every 500 ms for 5 s keeps a 1 s idle timeout from running out; then silence.
+    let activity = peer.activity();
+    let _toucher = touch_every(&activity, 10);
+    let started = tokio::time::Instant::now();
+    let options =
+        CallOptions::timeout(Duration::from_secs(20)).with_idle(Duration::from_secs(1), &activity);
+    let err = peer
+        .request_with::<Echo>(&json!(1), options)
+        .await
+        .unwrap_err();
+    let took = started.elapsed();
+    assert!(
+        matches!(err, Error::Timeout { idle: true, after, .. } if after == Duration::from_secs(1)),
+        "{err:?}"
+    );
+    assert!(
+        took >= Duration::from_secs(6) && took < Duration::from_millis(6500),
+        "{took:?}"
+    );
+    let _request = raw.recv().await;
+    assert_eq!(raw.recv().await["method"], "test/cancelled");
+    assert_eq!(peer.pending_requests(), 0);
+    // Activity that never stops cannot carry a request past its cap.
+    let activity = peer.activity();
+    let toucher = touch_every(&activity, usize::MAX);
+    let started = tokio::time::Instant::now();
+    let options =
+        CallOptions::timeout(Duration::from_secs(3)).with_idle(Duration::from_secs(1), &activity);
+    let err = peer
+        .request_with::<Echo>(&json!(2), options)
+        .await
+        .unwrap_err();
+    let took = started.elapsed();
+    toucher.abort();
+    assert!(
+        matches!(err, Error::Timeout { idle: false, after, .. } if after == Duration::from_secs(3)),
+        "{err:?}"
+    );
+    assert!(
+        took >= Duration::from_secs(3) && took < Duration::from_millis(3500),
+        "{took:?}"
+    );
+    assert_eq!(
+        cancelled.lock().unwrap().as_slice(),
+        &[
+            ("test/echo".to_owned(), true, true),
+            ("test/echo".to_owned(), true, false)
+        ]
     );
 }
 

@@ -75,6 +75,7 @@ fn jsonrpc_errors_map_to_predicates() {
         sidewire_jsonrpc::Error::Timeout {
             method: "ping".to_owned(),
             after: Duration::from_millis(5),
+            idle: false,
         },
     );
     assert!(timeout.is_timeout());

@@ -16,14 +16,15 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use sidewire_jsonrpc::{CallOptions, Config, Peer, Profile, Request};
+use sidewire_jsonrpc::{CallOptions, Config, Peer, Profile, RawResult, Request};
 use tokio::io::{AsyncRead, AsyncWrite};
-use tokio::sync::{Notify, oneshot};
+use tokio::sync::oneshot;
 use tokio::time::Instant;
 
 use crate::error::Kind;
 use crate::protocol::bridge;
 use crate::protocol::era::{self, DiscoverResult, Era, EraChoice, Probe};
+use crate::protocol::features::Listed;
 use crate::protocol::handler::{self, ClientHandler, DynHandler};
 use crate::protocol::listen;
 use crate::protocol::listing::{self, Truncation};
@@ -772,18 +773,20 @@ impl Client {
         let cap = options
             .max_duration
             .unwrap_or(shared.spec.max_call_duration);
+        // A tool that must (or, asked, may) run as a task: see `protocol::tasks`.
+        let task = tasks::plan(self, name, options.as_task, options.task_ttl).await;
         let token = shared.next_token();
-        let activity = Arc::new(Notify::new());
+        // The idle timeout runs from here; each progress report (and a task's change of
+        // status) restarts it.
+        let activity = self.inner.peer.activity();
         lock(&shared.progress).insert(
             token,
             ProgressSlot {
                 callback: options.progress,
-                activity: Arc::clone(&activity),
+                activity: Some(activity.clone()),
             },
         );
         let _slot = SlotGuard { shared, token };
-        // A tool that must (or, asked, may) run as a task: see `protocol::tasks`.
-        let task = tasks::plan(self, name, options.as_task, options.task_ttl).await;
         let params = CallToolParams {
             name: name.to_owned(),
             arguments: (!arguments.is_null()).then_some(arguments),
@@ -794,19 +797,22 @@ impl Client {
             task,
         };
         let what = ToolCall(name);
+        if params.task.is_none() {
+            // The connection's deadline timer keeps both the idle timeout and the cap: no
+            // timer of the call's own (a timeout is the idle one when `Error` says so).
+            let raw = modern::call(
+                shared,
+                &self.inner.peer,
+                &what,
+                CallTool::METHOD,
+                &params,
+                CallOptions::timeout(cap).with_idle(idle, &activity),
+            )
+            .await;
+            return self.call_result(name, listed.as_ref(), raw).await;
+        }
         let deadline = Instant::now() + cap;
         let call = async {
-            if params.task.is_none() {
-                return modern::call(
-                    shared,
-                    &self.inner.peer,
-                    &what,
-                    CallTool::METHOD,
-                    &params,
-                    CallOptions::timeout(cap),
-                )
-                .await;
-            }
             let follow = tasks::Follow {
                 shared,
                 peer: &self.inner.peer,
@@ -818,12 +824,14 @@ impl Client {
             tasks::follow(follow, &params, cap).await
         };
         let idle_timer = async {
-            // Each progress report stores a permit if nobody waits, so none is lost between
-            // iterations.
-            while tokio::time::timeout(idle, activity.notified())
-                .await
-                .is_ok()
-            {}
+            // Activity moves the bound: sleep to it, and again while it moved meanwhile.
+            loop {
+                let bound = activity.last() + idle;
+                if bound <= Instant::now() {
+                    break;
+                }
+                tokio::time::sleep_until(bound).await;
+            }
         };
         let raw = tokio::select! {
             // An answer that is ready wins over an idle expiry at the same instant.
@@ -840,6 +848,17 @@ impl Client {
                 .with_server(&shared.name));
             }
         };
+        self.call_result(name, listed.as_ref(), raw).await
+    }
+
+    /// A tools/call's outcome: its result decoded and checked, or the error explained.
+    async fn call_result(
+        &self,
+        name: &str,
+        listed: Option<&Listed>,
+        raw: Result<RawResult, Error>,
+    ) -> Result<CallToolResult, Error> {
+        let shared = &self.inner.shared;
         let raw = match raw {
             Ok(raw) => raw,
             Err(err) => return Err(self.explain(err).await),
@@ -850,7 +869,7 @@ impl Client {
             )))
             .with_server(&shared.name)
         })?;
-        self.after_call(listed.as_ref(), result)
+        self.after_call(listed, result)
     }
 
     /// Fills in a prompt.

@@ -10,7 +10,6 @@ use std::sync::Arc;
 use serde::Serialize;
 use serde_json::Value;
 use sidewire_jsonrpc::{CallOptions, Request};
-use tokio::sync::Notify;
 
 use crate::error::Kind;
 use crate::protocol::client::Client;
@@ -129,7 +128,7 @@ impl Client {
                 token,
                 ProgressSlot {
                     callback: Some(Arc::clone(callback)),
-                    activity: Arc::new(Notify::new()),
+                    activity: None,
                 },
             );
             meta.insert("progressToken".to_owned(), Value::from(token));

@@ -23,8 +23,8 @@ use futures_util::Sink;
 use futures_util::future::Either;
 use serde_json::{Value, json};
 use sidewire_jsonrpc::{
-    Cancelled, ErrorObject, HookNotification, Hooks, Peer, Request as _, RequestContext, Router,
-    when_woken,
+    Activity, Cancelled, ErrorObject, HookNotification, Hooks, Peer, Request as _, RequestContext,
+    Router, when_woken,
 };
 use tokio::sync::{Notify, oneshot, watch};
 
@@ -69,11 +69,11 @@ pub(crate) const MAX_TTL: Duration = Duration::from_secs(24 * 60 * 60);
 /// A per-call progress callback.
 pub(crate) type ProgressFn = Arc<dyn Fn(Progress) + Send + Sync>;
 
-/// A tools/call waiting for progress: its callback and the notifier that restarts its idle
-/// timer.
+/// A request waiting for progress: its callback and, for a tools/call, the activity that
+/// restarts its idle timeout.
 pub(crate) struct ProgressSlot {
     pub(crate) callback: Option<ProgressFn>,
-    pub(crate) activity: Arc<Notify>,
+    pub(crate) activity: Option<Activity>,
 }
 
 /// The lists as last fetched, and which of them a cap cut short.
@@ -430,10 +430,10 @@ impl Hooks for McpHooks {
         {
             return None;
         }
-        let reason = if cancelled.timed_out {
-            "client deadline exceeded"
-        } else {
-            "the client abandoned the request (cancelled, or no progress before its timeout)"
+        let reason = match (cancelled.timed_out, cancelled.idle) {
+            (true, true) => "no progress before the client's timeout",
+            (true, false) => "client deadline exceeded",
+            (false, _) => "the client abandoned the request",
         };
         let mut params = json!({ "requestId": cancelled.id, "reason": reason });
         if let Some(shared) = &self.shared
@@ -514,14 +514,17 @@ pub(crate) fn router(shared: &Arc<Shared>) -> Router {
             let Some(token) = token else {
                 return;
             };
-            let slot = lock(&shared.progress)
-                .get(&token)
-                .map(|slot| (slot.callback.clone(), Arc::clone(&slot.activity)));
-            // A report for a call that already ended is ignored, as the spec asks.
-            let Some((callback, activity)) = slot else {
-                return;
+            let callback = {
+                let progress = lock(&shared.progress);
+                // A report for a call that already ended is ignored, as the spec asks.
+                let Some(slot) = progress.get(&token) else {
+                    return;
+                };
+                if let Some(activity) = &slot.activity {
+                    activity.touch();
+                }
+                slot.callback.clone()
             };
-            activity.notify_one();
             if let Some(callback) = callback {
                 callback(Progress {
                     progress: params.progress,

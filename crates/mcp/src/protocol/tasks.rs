@@ -47,8 +47,8 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use sidewire_jsonrpc::{CallOptions, Peer, RawResult, Router};
-use tokio::sync::{Notify, watch};
+use sidewire_jsonrpc::{Activity, CallOptions, Peer, RawResult, Router};
+use tokio::sync::watch;
 use tokio::time::Instant;
 
 use crate::error::Kind;
@@ -530,7 +530,7 @@ pub(crate) struct Follow<'a> {
     /// The call's absolute deadline.
     pub(crate) deadline: Instant,
     /// Restarts the call's idle timer.
-    pub(crate) activity: &'a Notify,
+    pub(crate) activity: &'a Activity,
     pub(crate) on_status: Option<TaskStatusFn>,
 }
 
@@ -607,7 +607,7 @@ pub(crate) async fn follow(
         armed: cancels && !task.status.is_terminal(),
     };
     let report = |task: &Task| {
-        activity.notify_one();
+        activity.touch();
         if let Some(on_status) = &on_status {
             on_status(task);
         }

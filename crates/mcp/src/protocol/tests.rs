@@ -204,6 +204,7 @@ fn the_cancel_hook_announces_everything_but_initialize() {
             id: &id,
             method: "tools/call",
             timed_out: true,
+            idle: false,
         })
         .unwrap();
     assert_eq!(notice.method, "notifications/cancelled");
@@ -216,15 +217,31 @@ fn the_cancel_hook_announces_everything_but_initialize() {
             id: &id,
             method: "prompts/get",
             timed_out: false,
+            idle: false,
         })
         .unwrap();
     assert_eq!(dropped.params["requestId"], 7);
+    // Each way of ending says its own reason.
+    let idle = McpHooks::default()
+        .on_cancel(Cancelled {
+            id: &id,
+            method: "tools/call",
+            timed_out: true,
+            idle: true,
+        })
+        .unwrap();
+    let reasons = [&notice, &dropped, &idle].map(|n| n.params["reason"].clone());
+    assert!(reasons.iter().all(Value::is_string), "{reasons:?}");
+    assert_ne!(reasons[0], reasons[1]);
+    assert_ne!(reasons[0], reasons[2]);
+    assert_ne!(reasons[1], reasons[2]);
     assert!(
         McpHooks::default()
             .on_cancel(Cancelled {
                 id: &id,
                 method: "initialize",
-                timed_out: true
+                timed_out: true,
+                idle: false,
             })
             .is_none()
     );
@@ -372,6 +389,7 @@ fn the_cancel_notice_carries_the_envelope_in_the_modern_era() {
         id: &id,
         method: "tools/call",
         timed_out: false,
+        idle: false,
     };
     let legacy = hooks.on_cancel(cancelled()).unwrap();
     assert!(legacy.params.get("_meta").is_none());
@@ -387,6 +405,7 @@ fn the_cancel_notice_carries_the_envelope_in_the_modern_era() {
         id: &id,
         method: "server/discover",
         timed_out: true,
+        idle: false,
     };
     assert!(hooks.on_cancel(discover).is_none());
 }
