@@ -26,6 +26,7 @@
 use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
+use serde_json::value::RawValue;
 use serde_json::{Map, Value};
 
 use crate::protocol::members::Members;
@@ -131,17 +132,44 @@ impl std::str::FromStr for EraChoice {
 #[derive(Debug)]
 pub(crate) struct Envelope {
     version: Mutex<&'static str>,
-    capabilities: Value,
-    client_info: Value,
+    capabilities: Rendered,
+    client_info: Rendered,
     log_level: Mutex<Option<Value>>,
+}
+
+/// A constant of the envelope, kept as a value (for [`Envelope::wrap`]) and as its JSON text,
+/// rendered once: serde_json writes a [`RawValue`] as it is, so a request does not escape the
+/// capabilities and the client info again byte by byte (the largest share of a modern
+/// request's encode).
+#[derive(Debug)]
+struct Rendered {
+    value: Value,
+    /// `None` only if the value did not render, which a `Value` always does.
+    text: Option<Box<RawValue>>,
+}
+
+impl Rendered {
+    fn new(value: Value) -> Self {
+        let text = serde_json::value::to_raw_value(&value).ok();
+        Rendered { value, text }
+    }
+}
+
+impl Serialize for Rendered {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match &self.text {
+            Some(text) => text.serialize(serializer),
+            None => self.value.serialize(serializer),
+        }
+    }
 }
 
 impl Envelope {
     pub(crate) fn new(capabilities: Value, client_info: &Implementation) -> Self {
         Envelope {
             version: Mutex::new(MODERN_PROTOCOL_VERSIONS[0]),
-            capabilities,
-            client_info: serde_json::to_value(client_info).unwrap_or(Value::Null),
+            capabilities: Rendered::new(capabilities),
+            client_info: Rendered::new(serde_json::to_value(client_info).unwrap_or(Value::Null)),
             log_level: Mutex::new(None),
         }
     }
@@ -177,9 +205,12 @@ impl Envelope {
             unreachable!("made an object above")
         };
         meta.insert(META_VERSION.to_owned(), Value::from(self.version()));
-        meta.insert(META_CAPABILITIES.to_owned(), self.capabilities.clone());
-        if !self.client_info.is_null() {
-            meta.insert(META_CLIENT_INFO.to_owned(), self.client_info.clone());
+        meta.insert(
+            META_CAPABILITIES.to_owned(),
+            self.capabilities.value.clone(),
+        );
+        if !self.client_info.value.is_null() {
+            meta.insert(META_CLIENT_INFO.to_owned(), self.client_info.value.clone());
         }
         if let Some(level) = lock(&self.log_level).clone() {
             meta.insert(META_LOG_LEVEL.to_owned(), level);
@@ -267,7 +298,7 @@ impl Serialize for Meta<'_> {
         let client_info = &self.envelope.client_info;
         let ours = |name: &str| match name {
             META_VERSION | META_CAPABILITIES => true,
-            META_CLIENT_INFO => !client_info.is_null(),
+            META_CLIENT_INFO => !client_info.value.is_null(),
             META_LOG_LEVEL => self.log_level.is_some(),
             _ => false,
         };
@@ -279,7 +310,7 @@ impl Serialize for Meta<'_> {
         }
         map.serialize_entry(META_VERSION, self.version)?;
         map.serialize_entry(META_CAPABILITIES, &self.envelope.capabilities)?;
-        if !client_info.is_null() {
+        if !client_info.value.is_null() {
             map.serialize_entry(META_CLIENT_INFO, client_info)?;
         }
         if let Some(level) = self.log_level {
