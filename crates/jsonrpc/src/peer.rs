@@ -179,6 +179,8 @@ impl CallOptions {
     ///
     /// It costs no timer of its own: the connection's one deadline timer wakes at the idle
     /// bound, and only then reads the activity, to fail the request or wake again later.
+    /// A request whose idle timeout ran out before it was made (no activity for that long,
+    /// as for a later leg of one call whose caller sat on an answer) fails at once, unsent.
     #[must_use]
     pub fn with_idle(mut self, after: Duration, activity: &Activity) -> Self {
         self.idle = Some((after, activity.clone()));
@@ -282,12 +284,10 @@ impl Shared {
         self.wake_at.store(next, Ordering::Release);
     }
 
-    /// The deadline `timeout` from now, in nanoseconds since the epoch.
-    pub(crate) fn deadline_after(&self, timeout: Duration) -> u64 {
-        let at = self.epoch.elapsed().saturating_add(timeout);
-        u64::try_from(at.as_nanos())
-            .unwrap_or(u64::MAX - 1)
-            .min(u64::MAX - 1)
+    /// The deadline `timeout` after `now` (both in nanoseconds since the epoch).
+    pub(crate) fn deadline_after(now: u64, timeout: Duration) -> u64 {
+        let timeout = u64::try_from(timeout.as_nanos()).unwrap_or(u64::MAX);
+        now.saturating_add(timeout).min(u64::MAX - 1)
     }
 }
 
@@ -415,7 +415,8 @@ impl Peer {
     /// Enters request `id` in the pending table, due `timeout` from now (or sooner, `idle`
     /// after its activity), and arms the guard that cancels it if the caller gives up; says
     /// whether its deadline is now the earliest the driver must wake for. `Err` when the
-    /// connection closed meanwhile.
+    /// connection closed meanwhile, or when the idle timeout ran out already (no activity for
+    /// that long before this request, such as a later leg of one call): it is not sent.
     fn register<'a>(
         &'a self,
         id: u64,
@@ -425,13 +426,23 @@ impl Peer {
         idle: Option<(Duration, Activity)>,
     ) -> Result<(PendingGuard<'a>, oneshot::Receiver<Reply>, bool), Error> {
         let shared = &self.shared;
+        let now = nanos_since(shared.epoch);
         let due = Due {
-            cap: shared.deadline_after(timeout),
+            cap: Shared::deadline_after(now, timeout),
             idle: idle.map(|(after, activity)| IdleBound {
                 after,
                 stamp: activity.stamp,
             }),
         };
+        if let Some(idle) = &due.idle
+            && idle.due() <= now
+        {
+            return Err(Error::Timeout {
+                method: method.to_owned(),
+                after: idle.after,
+                idle: true,
+            });
+        }
         let (reply, receiver) = oneshot::channel();
         let deadline = lock(&shared.pending).insert(id, due, reply);
         // The driver keeps one timer for the earliest deadline; lower it if ours is earlier.

@@ -54,7 +54,7 @@ pub(crate) struct IdleBound {
 
 impl IdleBound {
     /// When the request is due if no activity comes.
-    fn due(&self) -> u64 {
+    pub(crate) fn due(&self) -> u64 {
         let after = u64::try_from(self.after.as_nanos()).unwrap_or(u64::MAX);
         self.stamp.load(Ordering::Acquire).saturating_add(after)
     }

@@ -369,6 +369,34 @@ async fn an_idle_timeout_restarts_with_activity_and_the_cap_still_holds() {
     );
 }
 
+#[tokio::test(start_paused = true)]
+async fn a_request_whose_idle_timeout_ran_out_before_it_is_never_sent() {
+    let hooks = RecordingHooks::default();
+    let cancelled = Arc::clone(&hooks.cancelled);
+    let (peer, _task, mut raw) = with_raw(strict().hooks(hooks), Router::new());
+    // A later leg of one call, after its caller sat on an answer longer than the idle timeout.
+    let activity = peer.activity();
+    tokio::time::advance(Duration::from_secs(2)).await;
+    let options =
+        CallOptions::timeout(Duration::from_secs(20)).with_idle(Duration::from_secs(1), &activity);
+    let err = peer
+        .request_with::<Echo>(&json!(1), options.clone())
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::Timeout { idle: true, .. }), "{err:?}");
+    assert_eq!(peer.pending_requests(), 0);
+    // Activity makes the next one go out, and nothing was sent or cancelled before it.
+    activity.touch();
+    let call = {
+        let peer = peer.clone();
+        tokio::spawn(async move { peer.request_with::<Echo>(&json!(2), options).await })
+    };
+    let request = raw.recv().await;
+    assert_eq!(request["params"], json!(2));
+    call.abort();
+    assert!(cancelled.lock().unwrap().is_empty());
+}
+
 #[tokio::test]
 async fn generated_errors_carry_the_hook_data() {
     let (_peer, _task, mut raw) =
