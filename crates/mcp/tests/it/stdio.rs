@@ -228,7 +228,7 @@ async fn env_dir_and_low_priority_reach_the_child() {
     let dir = temp_dir("cwd");
     let spec = fake_spec("env")
         .env("SIDEWIRE_TEST_VAR", "hello")
-        .dir(&dir)
+        .dir(&*dir)
         .low_priority(true);
     let client = connect(spec).await;
     let call = |name: &'static str, args: Value| {
@@ -432,7 +432,7 @@ async fn a_command_on_path_runs_no_login_shell_and_one_off_it_finds_the_shells_p
     let test = "stdio::a_command_on_path_runs_no_login_shell_and_one_off_it_finds_the_shells_path";
     let output = std::process::Command::new(std::env::current_exe().unwrap())
         .args([test, "--exact", "--nocapture", "--test-threads=1"])
-        .env(LOGIN_SHELL_ROLE, &dir)
+        .env(LOGIN_SHELL_ROLE, &*dir)
         .env("SHELL", dir.join("shell"))
         .output()
         .unwrap();

@@ -437,16 +437,31 @@ pub(crate) fn fake_spec(name: &str) -> ServerSpec {
         .startup_timeout(Duration::from_secs(20))
 }
 
-/// A fresh temporary directory for one test.
-pub(crate) fn temp_dir(tag: &str) -> PathBuf {
-    static NEXT: AtomicUsize = AtomicUsize::new(0);
-    let dir = std::env::temp_dir().join(format!(
-        "sidewire-mcp-{tag}-{}-{}",
-        std::process::id(),
-        NEXT.fetch_add(1, Ordering::Relaxed)
-    ));
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+/// A fresh temporary directory for one test, removed when it is dropped.
+pub(crate) fn temp_dir(tag: &str) -> TestDir {
+    TestDir(
+        tempfile::Builder::new()
+            .prefix(&format!("sidewire-mcp-{tag}-"))
+            .tempdir()
+            .unwrap(),
+    )
+}
+
+/// A test's temporary directory (see [`temp_dir`]), usable as its path.
+pub(crate) struct TestDir(tempfile::TempDir);
+
+impl std::ops::Deref for TestDir {
+    type Target = Path;
+
+    fn deref(&self) -> &Path {
+        self.0.path()
+    }
+}
+
+impl AsRef<Path> for TestDir {
+    fn as_ref(&self) -> &Path {
+        self.0.path()
+    }
 }
 
 pub(crate) use sidewire_process::testing::is_alive as running;
