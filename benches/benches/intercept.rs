@@ -1,7 +1,8 @@
 //! Intercept benchmarks for `sidewire-ext-host`.
 //!
 //! In one run, with the same child-process plumbing: the raw pipe floor (a child that echoes
-//! each line), an `input.receive` intercept through 1 and through 4 real no-op Rust sidecars
+//! each line), the JSON floor (the same exchange as typed serde structs on both sides, the
+//! least JSON work an intercept needs), an `input.receive` intercept through 1 and through 4 real no-op Rust sidecars
 //! (the SDK serving an extension that answers `continue`), the host-only cost of a point with
 //! no subscriber, and spawn + handshake latency (p50/p95 printed). The floor and the intercepts
 //! are timed in a task on the runtime, where the host's callers run; the `_off_runtime` rows
@@ -26,6 +27,78 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 const ROLE: &str = "SIDEWIRE_BENCH_ROLE";
 
+/// The JSON floor: an intercept and its answer as typed serde structs, the least JSON work any
+/// implementation of the exchange does (encode the request, parse it, encode the answer, parse
+/// it), with none of the protocol's strict checks and no JSON-RPC framework.
+mod json_floor {
+    use serde::{Deserialize, Serialize};
+    use sidewire_ext_protocol::HookPayload;
+
+    /// The request as the host writes it, around the caller's payload.
+    #[derive(Serialize)]
+    pub(crate) struct Outgoing<'a> {
+        pub(crate) jsonrpc: &'static str,
+        pub(crate) id: u64,
+        pub(crate) method: &'static str,
+        pub(crate) params: OutgoingParams<'a>,
+    }
+
+    #[derive(Serialize)]
+    #[serde(rename_all = "camelCase")]
+    pub(crate) struct OutgoingParams<'a> {
+        pub(crate) event: &'static str,
+        pub(crate) seq: u64,
+        pub(crate) payload: &'a HookPayload,
+        pub(crate) timeout_millis: u64,
+    }
+
+    /// The request as the sidecar reads it: borrowed, unknown members refused.
+    #[derive(Debug, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    pub(crate) struct Request<'a> {
+        #[allow(dead_code)]
+        pub(crate) jsonrpc: &'a str,
+        pub(crate) id: u64,
+        #[allow(dead_code)]
+        pub(crate) method: &'a str,
+        #[serde(borrow)]
+        #[allow(dead_code)]
+        pub(crate) params: Params<'a>,
+    }
+
+    #[derive(Debug, Deserialize)]
+    #[serde(deny_unknown_fields, rename_all = "camelCase")]
+    #[allow(dead_code)]
+    pub(crate) struct Params<'a> {
+        pub(crate) event: &'a str,
+        pub(crate) seq: u64,
+        #[serde(borrow)]
+        pub(crate) payload: Payload<'a>,
+        pub(crate) timeout_millis: u64,
+    }
+
+    #[derive(Debug, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
+    pub(crate) struct Payload<'a> {
+        #[serde(borrow)]
+        pub(crate) text: std::borrow::Cow<'a, str>,
+    }
+
+    #[derive(Serialize, Deserialize)]
+    pub(crate) struct Response<'a> {
+        pub(crate) jsonrpc: &'a str,
+        pub(crate) id: u64,
+        #[serde(borrow)]
+        pub(crate) result: Answer<'a>,
+    }
+
+    #[derive(Serialize, Deserialize)]
+    pub(crate) struct Answer<'a> {
+        pub(crate) decision: &'a str,
+    }
+}
+
 fn payload() -> HookPayload {
     HookPayload::Input(InputPayload {
         text: "fix teh tests in the parser module please".to_owned(),
@@ -46,6 +119,32 @@ fn child(role: &str) -> std::process::ExitCode {
             while let Ok(Some(line)) = lines.next_line().await {
                 let _ = out.write_all(line.as_bytes()).await;
                 let _ = out.write_all(b"\n").await;
+                let _ = out.flush().await;
+            }
+            std::process::ExitCode::SUCCESS
+        }),
+        "json" => runtime.block_on(async {
+            // The JSON floor's sidecar: each line parsed into typed, borrowed structs and the
+            // answer serialized, with serde alone (no strict checks, no framework).
+            let (reader, mut out) = sidewire_benches::stdio_pipes();
+            let mut lines = BufReader::new(reader).lines();
+            let mut answer = Vec::with_capacity(128);
+            while let Ok(Some(line)) = lines.next_line().await {
+                let Ok(request) = serde_json::from_str::<json_floor::Request<'_>>(&line) else {
+                    return std::process::ExitCode::FAILURE;
+                };
+                std::hint::black_box(&request);
+                answer.clear();
+                let response = json_floor::Response {
+                    jsonrpc: "2.0",
+                    id: request.id,
+                    result: json_floor::Answer {
+                        decision: "continue",
+                    },
+                };
+                serde_json::to_writer(&mut answer, &response).expect("an answer serializes");
+                answer.push(b'\n');
+                let _ = out.write_all(&answer).await;
                 let _ = out.flush().await;
             }
             std::process::ExitCode::SUCCESS
@@ -168,6 +267,68 @@ fn benches(c: &mut Criterion) {
             for child in &mut spawned {
                 let _ = child.wait().await;
             }
+        });
+    }
+
+    // The JSON floor: the same pipes, with the least JSON work an intercept needs on both
+    // sides (see `json_floor`); between the pipe floor and one sidecar, it shows how much of
+    // the gap is the JSON any implementation parses and writes.
+    {
+        let (pipe, mut spawned) = rt.block_on(async {
+            let mut child = tokio::process::Command::new(std::env::current_exe().unwrap())
+                .env(ROLE, "json")
+                .stdin(Stdio::piped())
+                .stdout(Stdio::piped())
+                .kill_on_drop(true)
+                .spawn()
+                .unwrap();
+            let stdin = child.stdin.take().unwrap();
+            let lines = BufReader::new(child.stdout.take().unwrap()).lines();
+            (
+                std::sync::Arc::new(tokio::sync::Mutex::new((stdin, lines, 0u64))),
+                child,
+            )
+        });
+        let round_trips = |iters: u64| {
+            let pipe = std::sync::Arc::clone(&pipe);
+            // The payloads are the caller's, built outside the timed loop, as below.
+            let payloads: Vec<HookPayload> = (0..iters).map(|_| payload()).collect();
+            async move {
+                let mut pipe = pipe.lock().await;
+                let (stdin, lines, id) = &mut *pipe;
+                let mut frame = Vec::with_capacity(256);
+                let started = Instant::now();
+                for payload in &payloads {
+                    *id += 1;
+                    frame.clear();
+                    let request = json_floor::Outgoing {
+                        jsonrpc: "2.0",
+                        id: *id,
+                        method: "extension/intercept",
+                        params: json_floor::OutgoingParams {
+                            event: "input.receive",
+                            seq: *id,
+                            payload,
+                            timeout_millis: 5000,
+                        },
+                    };
+                    serde_json::to_writer(&mut frame, &request).unwrap();
+                    frame.push(b'\n');
+                    stdin.write_all(&frame).await.unwrap();
+                    stdin.flush().await.unwrap();
+                    let line = lines.next_line().await.unwrap().unwrap();
+                    let answer: json_floor::Response<'_> = serde_json::from_str(&line).unwrap();
+                    assert!(answer.id == *id && answer.result.decision == "continue");
+                }
+                started.elapsed()
+            }
+        };
+        group.bench_function("json_floor", |b| {
+            b.iter_custom(|iters| rt.block_on(rt.spawn(round_trips(iters))).unwrap())
+        });
+        rt.block_on(async {
+            drop(pipe);
+            let _ = spawned.wait().await;
         });
     }
 
