@@ -16,7 +16,6 @@
 //! plus 5 µs. `pipe_floor_4` (a line through 4 echoing children in turn) is the floor of the
 //! chain of 4, for judging that last bound when all processes share one vCPU.
 
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use criterion::{BatchSize, Criterion};
@@ -210,15 +209,7 @@ fn benches(c: &mut Criterion) {
             let mut pipes = Vec::new();
             let mut spawned = Vec::new();
             for _ in 0..children {
-                let mut child = tokio::process::Command::new(std::env::current_exe().unwrap())
-                    .env(ROLE, "echo")
-                    .stdin(Stdio::piped())
-                    .stdout(Stdio::piped())
-                    .kill_on_drop(true)
-                    .spawn()
-                    .unwrap();
-                let stdin = child.stdin.take().unwrap();
-                let lines = BufReader::new(child.stdout.take().unwrap()).lines();
+                let (child, stdin, lines) = sidewire_benches::spawn_self(ROLE, "echo");
                 pipes.push((stdin, lines));
                 spawned.push(child);
             }
@@ -275,15 +266,7 @@ fn benches(c: &mut Criterion) {
     // the gap is the JSON any implementation parses and writes.
     {
         let (pipe, mut spawned) = rt.block_on(async {
-            let mut child = tokio::process::Command::new(std::env::current_exe().unwrap())
-                .env(ROLE, "json")
-                .stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .kill_on_drop(true)
-                .spawn()
-                .unwrap();
-            let stdin = child.stdin.take().unwrap();
-            let lines = BufReader::new(child.stdout.take().unwrap()).lines();
+            let (child, stdin, lines) = sidewire_benches::spawn_self(ROLE, "json");
             (
                 std::sync::Arc::new(tokio::sync::Mutex::new((stdin, lines, 0u64))),
                 child,

@@ -24,7 +24,7 @@ use std::time::Duration;
 use criterion::{Criterion, Throughput, criterion_group};
 use serde_json::Value;
 use sidewire_benches::pipelined;
-use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _};
+use tokio::io::AsyncWriteExt as _;
 use tokio::runtime::Runtime;
 
 /// Set in the environment of the re-executed binary: run the no-op server instead.
@@ -161,15 +161,7 @@ type FloorPipes = (
 impl Floor {
     fn start(rt: &Runtime) -> Self {
         rt.block_on(async {
-            let mut child = tokio::process::Command::new(server_exe())
-                .env(SERVER_ENV, "1")
-                .stdin(std::process::Stdio::piped())
-                .stdout(std::process::Stdio::piped())
-                .kill_on_drop(true)
-                .spawn()
-                .expect("the no-op server starts");
-            let stdin = child.stdin.take().expect("its stdin");
-            let lines = tokio::io::BufReader::new(child.stdout.take().expect("its stdout")).lines();
+            let (child, stdin, lines) = sidewire_benches::spawn_self(SERVER_ENV, "1");
             let pipes = std::sync::Arc::new(tokio::sync::Mutex::new((stdin, lines)));
             Floor { child, pipes }
         })

@@ -18,7 +18,6 @@
 //! ≥ 200 K chunks/s on one stream (printed at the end).
 
 use std::io::{BufRead, Write};
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, Throughput};
@@ -28,7 +27,7 @@ use sidewire_ext_host::{
     ExtensionHost, HostConfig, InstallOptions, PluginStore, Runtime, StreamRequest,
 };
 use sidewire_ext_protocol::{ProviderMessage, ProviderRequest, ProviderRole};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::io::AsyncWriteExt;
 
 const ROLE: &str = "SIDEWIRE_BENCH_ROLE";
 const CHUNKS: u64 = 200;
@@ -163,15 +162,7 @@ fn benches(c: &mut Criterion) -> (Duration, Duration) {
     // The floor: the open line out, the answer, the chunks and the end back, unparsed.
     {
         let (pipes, mut child) = rt.block_on(async {
-            let mut child = tokio::process::Command::new(std::env::current_exe().unwrap())
-                .env(ROLE, "floor")
-                .stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .kill_on_drop(true)
-                .spawn()
-                .unwrap();
-            let stdin = child.stdin.take().unwrap();
-            let lines = BufReader::new(child.stdout.take().unwrap()).lines();
+            let (child, stdin, lines) = sidewire_benches::spawn_self(ROLE, "floor");
             (
                 std::sync::Arc::new(tokio::sync::Mutex::new((stdin, lines))),
                 child,

@@ -26,6 +26,30 @@ pub fn jsonrpc_lines(total: usize) -> Vec<u8> {
     out
 }
 
+/// This bench binary re-executed as a child with `role_var` set to `role` (the benches' floor
+/// children and sidecars are the binary itself), on piped stdin and stdout, killed when
+/// dropped: the child, its stdin and its stdout's lines. Call it inside a tokio runtime.
+pub fn spawn_self(
+    role_var: &str,
+    role: &str,
+) -> (
+    tokio::process::Child,
+    tokio::process::ChildStdin,
+    tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStdout>>,
+) {
+    use tokio::io::AsyncBufReadExt as _;
+    let mut child = tokio::process::Command::new(std::env::current_exe().expect("this binary"))
+        .env(role_var, role)
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("a child of this binary");
+    let stdin = child.stdin.take().expect("piped stdin");
+    let lines = tokio::io::BufReader::new(child.stdout.take().expect("piped stdout")).lines();
+    (child, stdin, lines)
+}
+
 /// Counts the lines in `input`.
 pub fn count_lines(input: &[u8]) -> u64 {
     memchr::memchr_iter(b'\n', input).count() as u64
