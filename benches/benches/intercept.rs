@@ -2,14 +2,14 @@
 //!
 //! In one run, with the same child-process plumbing: the raw pipe floor (a child that echoes
 //! each line), the JSON floor (the same exchange as typed serde structs on both sides, the
-//! least JSON work an intercept needs), an `input.receive` intercept through 1 and through 4 real no-op Rust sidecars
-//! (the SDK serving an extension that answers `continue`), the host-only cost of a point with
-//! no subscriber, and spawn + handshake latency (p50/p95 printed). The floor and the intercepts
-//! are timed in a task on the runtime, where the host's callers run; the `_off_runtime` rows
-//! time the same loops on the thread that blocks on the runtime (every wake-up then crosses
-//! threads, once per round trip for the floor and twice for an intercept, whose connection
-//! runs as a task on the runtime's worker). Like the tests, the binary
-//! re-executes itself as its own children, selected by `SIDEWIRE_BENCH_ROLE`.
+//! least JSON work an intercept needs), an `input.receive` intercept through 1 and through 4
+//! real no-op Rust sidecars (the SDK serving an extension that answers `continue`), the
+//! host-only cost of a point with no subscriber, and spawn + handshake latency (p50/p95
+//! printed). The floor and the intercepts are timed in a task on the runtime, where the host's
+//! callers run; the `_off_runtime` rows time the same loops on the thread that blocks on the
+//! runtime (every wake-up then crosses threads, once per round trip for the floor and twice
+//! for an intercept, whose connection runs as a task on the runtime's worker). Like the tests,
+//! the binary re-executes itself as its own children, selected by `SIDEWIRE_BENCH_ROLE`.
 //!
 //! Targets: host cost beyond the wire ≤ 3 µs per intercept (one sidecar's time less the pipe
 //! floor); no subscriber ≤ 100 ns; one sidecar's p50 ≤ 1.3× the floor; 4 sidecars ≤ 4 × one
@@ -51,17 +51,16 @@ mod json_floor {
         pub(crate) timeout_millis: u64,
     }
 
-    /// The request as the sidecar reads it: borrowed, unknown members refused.
+    /// The request as the sidecar reads it: borrowed, unknown members refused. Only `id` is
+    /// used; the rest is read so that the parse is whole.
     #[derive(Debug, Deserialize)]
     #[serde(deny_unknown_fields)]
+    #[allow(dead_code)]
     pub(crate) struct Request<'a> {
-        #[allow(dead_code)]
         pub(crate) jsonrpc: &'a str,
         pub(crate) id: u64,
-        #[allow(dead_code)]
         pub(crate) method: &'a str,
         #[serde(borrow)]
-        #[allow(dead_code)]
         pub(crate) params: Params<'a>,
     }
 
