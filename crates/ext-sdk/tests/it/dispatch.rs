@@ -279,10 +279,28 @@ async fn params_that_fail_strict_decoding_are_invalid_params() {
     ));
     cases.push(("extension/shutdown", json!({"timeoutMillis": "5"})));
     for (i, (method, params)) in cases.into_iter().enumerate() {
-        let id = 10 + i as u64;
+        let id = 10 + 2 * i as u64;
         let answer = sidecar.host.call(id, method, params.clone()).await;
         assert_error(&answer, &json!(id), Reason::InvalidParams);
+        // In the order hosts write, which an intercept's quick way takes (and declines).
+        let answer = sidecar
+            .host
+            .call_as_a_host_writes(id + 1, method, params.clone())
+            .await;
+        assert_error(&answer, &json!(id + 1), Reason::InvalidParams);
     }
     assert_eq!(calls.load(Ordering::SeqCst), 0);
+    // The good one, both ways.
+    let answer = sidecar
+        .host
+        .call(90, "extension/intercept", good.clone())
+        .await;
+    assert_eq!(answer["result"]["decision"], "continue", "{answer}");
+    let answer = sidecar
+        .host
+        .call_as_a_host_writes(91, "extension/intercept", good)
+        .await;
+    assert_eq!(answer["result"]["decision"], "continue", "{answer}");
+    assert_eq!(calls.load(Ordering::SeqCst), 2);
     sidecar.finish().await;
 }

@@ -1,4 +1,7 @@
-use super::{Garbage, Inbound, Outcome, classify, is_integer_token, pending_key};
+use super::{
+    Canonical, Garbage, Inbound, Outcome, canonical_request, classify, is_integer_token,
+    pending_key,
+};
 use crate::{ErrorObject, Profile};
 
 /// A short, comparable description of how a frame was classified.
@@ -287,4 +290,69 @@ fn integer_tokens() {
     assert_eq!(pending_key("17"), Some(17));
     assert_eq!(pending_key("\"17\""), None);
     assert_eq!(pending_key("-1"), None);
+}
+
+#[test]
+fn the_canonical_shape_is_recognized_without_reading_the_params() {
+    let frame = r#"{"jsonrpc":"2.0","id":12,"method":"a/b","params": {"x":[1,2]} }"#;
+    assert_eq!(
+        canonical_request(frame),
+        Some(Canonical {
+            id: "12",
+            method: "a/b",
+            params: r#" {"x":[1,2]} "#,
+        })
+    );
+    // Params are not read: text that is no JSON at all still has the shape (its reader
+    // declines it, and the usual way finds the frame is garbage).
+    assert_eq!(
+        canonical_request(r#"{"jsonrpc":"2.0","id":0,"method":"m","params":{nope}"#)
+            .map(|c| c.params),
+        Some("{nope")
+    );
+    for other in [
+        // Another order, another version, whitespace between members, a member more before
+        // the params, no params, params that are not an object.
+        r#"{"id":1,"jsonrpc":"2.0","method":"m","params":{}}"#,
+        r#"{"jsonrpc":"1.0","id":1,"method":"m","params":{}}"#,
+        r#"{"jsonrpc":"2.0", "id":1,"method":"m","params":{}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"m","x":1,"params":{}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"m"}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"m","params":[1]}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"m","params":1}"#,
+        // Ids that are not a plain non-negative integer token.
+        r#"{"jsonrpc":"2.0","id":01,"method":"m","params":{}}"#,
+        r#"{"jsonrpc":"2.0","id":-1,"method":"m","params":{}}"#,
+        r#"{"jsonrpc":"2.0","id":1.5,"method":"m","params":{}}"#,
+        r#"{"jsonrpc":"2.0","id":"1","method":"m","params":{}}"#,
+        r#"{"jsonrpc":"2.0","id":,"method":"m","params":{}}"#,
+        // A method with an escape, or a raw control character (not JSON).
+        r#"{"jsonrpc":"2.0","id":1,"method":"a\nb","params":{}}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"a\"b","params":{}}"#,
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a\tb\",\"params\":{}}",
+        // Not closed by a brace, or leading whitespace.
+        r#"{"jsonrpc":"2.0","id":1,"method":"m","params":{}]"#,
+        r#" {"jsonrpc":"2.0","id":1,"method":"m","params":{}}"#,
+    ] {
+        assert_eq!(canonical_request(other), None, "{other}");
+    }
+}
+
+#[test]
+fn a_canonical_frame_whose_params_are_json_is_the_request_classify_reads() {
+    for frame in [
+        r#"{"jsonrpc":"2.0","id":1,"method":"m","params":{}}"#,
+        r#"{"jsonrpc":"2.0","id":9007199254740993,"method":"é/ü","params":{"a":{"b":"}"}}}"#,
+        "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"m\",\"params\":\t{\"a\":1}\r\n}\n",
+    ] {
+        let canonical = canonical_request(frame).expect("the canonical shape");
+        for profile in [Profile::Strict, Profile::Lenient] {
+            let Ok(Inbound::Request { id, method, params }) = classify(frame, profile) else {
+                panic!("{frame} is a request");
+            };
+            assert_eq!(id.to_json(), canonical.id);
+            assert_eq!(method, canonical.method);
+            assert_eq!(params.map(|p| p.get()), Some(canonical.params.trim()));
+        }
+    }
 }

@@ -89,6 +89,22 @@ proptest! {
         message(text.as_bytes());
     }
 
+    /// Frames in the canonical shape with params that are JSON, broken JSON, or JSON with more
+    /// after it: `message` checks the quick way in against the parser.
+    #[test]
+    fn canonical_frames_agree_with_the_parser(
+        id in any::<u32>(),
+        method in "[a-z/é\\\\\"]{1,8}",
+        params in arb_object(),
+        noise in "[{}\\[\\],:\" 0-9a-z]{0,8}",
+        ws in "[ \t\r\n]{0,2}",
+    ) {
+        let params = params.to_string();
+        for params in [params.clone(), format!("{ws}{params}{ws}"), format!("{params}{noise}"), format!("{{{noise}")] {
+            message(format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}","params":{params}}}"#).as_bytes());
+        }
+    }
+
     #[test]
     fn json_ish_text_never_panics(value in arb_json(), noise in "[{}\\[\\],:\"0-9a-z ]{0,40}") {
         message(value.to_string().as_bytes());
@@ -131,4 +147,18 @@ fn frames_are_encoded_through_a_bounded_scratch_buffer() {
     .unwrap();
     assert_eq!(big.len(), 4 * MAX_SCRATCH);
     assert!(SCRATCH.with(|scratch| scratch.borrow().capacity()) <= MAX_SCRATCH);
+}
+
+/// Deep params: the frame's parser captures params without a depth limit (serde_json skips a
+/// value without recursing), so params of any depth are a request both ways, and the depth
+/// limit is the params reader's own either way.
+#[test]
+fn canonical_frames_with_deep_params() {
+    for depth in [127, 128, 129, 1000] {
+        let params = format!("{}{}", "{\"a\":".repeat(depth - 1) + "{", "}".repeat(depth));
+        let frame = format!(r#"{{"jsonrpc":"2.0","id":1,"method":"m","params":{params}}}"#);
+        message(frame.as_bytes());
+        let parsed = parse(&frame, Profile::Strict);
+        assert!(matches!(parsed, Parsed::Request { .. }), "{depth}");
+    }
 }

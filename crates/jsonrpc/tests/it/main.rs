@@ -3,6 +3,7 @@
 
 mod direct;
 mod support;
+mod text;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
