@@ -4,10 +4,9 @@
 //! Not a public API: hidden from the docs and free to change.
 
 use bytes::BytesMut;
-use serde::de::IgnoredAny;
 use serde_json::value::RawValue;
 
-use crate::envelope::{Garbage, Inbound, Outcome, canonical_request, classify};
+use crate::envelope::{Canonical, Garbage, Inbound, Outcome, canonical, classify, one_value};
 use crate::message::{encode_error, encode_notification, encode_request, encode_result};
 use crate::{ErrorObject, Id, Profile};
 
@@ -123,28 +122,33 @@ pub fn encode(parsed: &Parsed) -> Option<String> {
 
 /// The envelope parser's invariants for arbitrary bytes: no panic under either profile, a
 /// well-formed message parses, re-encodes and parses again to the same thing, and a frame in
-/// the canonical shape whose params are one JSON value is the request the parser reads (what
-/// the quick way in, `Router::request_text`, relies on).
+/// the canonical shape whose params or result is one JSON value is the message the parser
+/// reads (what the quick ways in rely on).
 pub fn message(data: &[u8]) {
     let Ok(frame) = std::str::from_utf8(data) else {
         return;
     };
-    if let Some(canonical) = canonical_request(frame) {
-        // One value, read as the envelope's parser skips one (to any depth).
-        if serde_json::from_str::<IgnoredAny>(canonical.params).is_ok() {
-            let expected = Parsed::Request {
-                id: canonical.id.to_owned(),
-                method: canonical.method.to_owned(),
-                params: Some(
-                    canonical
-                        .params
-                        .trim_matches([' ', '\t', '\n', '\r'])
-                        .to_owned(),
-                ),
-            };
-            for profile in [Profile::Strict, Profile::Lenient] {
-                assert_eq!(parse(frame, profile), expected, "{frame:?}");
-            }
+    // The quick ways in agree with the parser: a canonical frame whose params or result is one
+    // JSON value is the message the parser reads.
+    let expected = match canonical(frame) {
+        Some(Canonical::Request(request)) => {
+            one_value(request.params).map(|params| Parsed::Request {
+                id: request.id.to_owned(),
+                method: request.method.to_owned(),
+                params: Some(params.to_owned()),
+            })
+        }
+        Some(Canonical::Response { id, result }) => {
+            one_value(result).map(|result| Parsed::Result {
+                id: id.to_owned(),
+                result: result.to_owned(),
+            })
+        }
+        None => None,
+    };
+    if let Some(expected) = expected {
+        for profile in [Profile::Strict, Profile::Lenient] {
+            assert_eq!(parse(frame, profile), expected, "{frame:?}");
         }
     }
     for profile in [Profile::Strict, Profile::Lenient] {

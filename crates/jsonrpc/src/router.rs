@@ -22,8 +22,8 @@ pub(crate) type ResponseFuture = Pin<Box<dyn Future<Output = Bytes> + Send + 'st
 
 type RequestHandler =
     Box<dyn Fn(&str, Option<&RawValue>, RequestContext) -> ResponseFuture + Send + Sync + 'static>;
-/// A request handler's reader of the params' text of a [`Canonical`](crate::envelope::Canonical)
-/// frame (see [`Router::request_text`]).
+/// A request handler's reader of the params' text of a
+/// [`Canonical::Request`](crate::envelope::Canonical::Request) (see [`Router::request_text`]).
 type TextHandler = Box<TextReader>;
 pub(crate) type TextReader =
     dyn Fn(&str, RequestContext) -> Option<ResponseFuture> + Send + Sync + 'static;

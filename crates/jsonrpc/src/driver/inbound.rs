@@ -17,7 +17,7 @@ use serde_json::value::RawValue;
 
 use super::{Driver, Phase};
 use crate::config::LocalError;
-use crate::envelope::{self, Canonical, Garbage, Inbound, Outcome};
+use crate::envelope::{self, Canonical, CanonicalRequest, Garbage, Inbound, Outcome};
 use crate::peer::{Reply, lock};
 use crate::router::error_frame;
 use crate::{CloseReason, GarbagePolicy, Id, Profile, RequestContext};
@@ -95,10 +95,25 @@ impl<S, K> Driver<S, K> {
             self.garbage(&frame, "the frame is not UTF-8".to_owned());
             return;
         };
-        if let Some(request) = envelope::canonical_request(text)
-            && self.start_canonical(request, frame.len())
-        {
-            return;
+        match envelope::canonical(text) {
+            Some(Canonical::Request(request)) if self.start_canonical(request, frame.len()) => {
+                return;
+            }
+            Some(Canonical::Response { id, result }) => {
+                // Checked as the usual way checks a result; anything else (the result is
+                // not one value: broken, or followed by more members) takes the usual way.
+                if let Some(result) = envelope::one_value(result) {
+                    let start = result.as_ptr() as usize - text.as_ptr() as usize;
+                    let reply = Reply::Result {
+                        frame: frame.clone(),
+                        start,
+                        end: start + result.len(),
+                    };
+                    self.complete(id, reply);
+                    return;
+                }
+            }
+            _ => {}
         }
         let first = text.as_bytes().iter().find(|b| !b.is_ascii_whitespace());
         if first == Some(&b'[') {
@@ -262,7 +277,7 @@ impl<S, K> Driver<S, K> {
     /// text (`Router::request_text`): the frame is then parsed once, by that reader. `false`
     /// when the frame must take the usual way: no reader, the reader declined, or the request
     /// is to be refused (the usual way words every refusal).
-    fn start_canonical(&mut self, request: Canonical<'_>, bytes: usize) -> bool {
+    fn start_canonical(&mut self, request: CanonicalRequest<'_>, bytes: usize) -> bool {
         let config = &self.peer.shared.config;
         if let Phase::Draining(_) = self.phase {
             return false;

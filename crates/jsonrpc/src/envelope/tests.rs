@@ -1,6 +1,6 @@
 use super::{
-    Canonical, Garbage, Inbound, Outcome, canonical_request, classify, is_integer_token,
-    pending_key,
+    Canonical, CanonicalRequest, Garbage, Inbound, Outcome, canonical, classify, is_integer_token,
+    one_value, pending_key,
 };
 use crate::{ErrorObject, Profile};
 
@@ -296,19 +296,29 @@ fn integer_tokens() {
 fn the_canonical_shape_is_recognized_without_reading_the_params() {
     let frame = r#"{"jsonrpc":"2.0","id":12,"method":"a/b","params": {"x":[1,2]} }"#;
     assert_eq!(
-        canonical_request(frame),
-        Some(Canonical {
+        canonical(frame),
+        Some(Canonical::Request(CanonicalRequest {
             id: "12",
             method: "a/b",
             params: r#" {"x":[1,2]} "#,
+        }))
+    );
+    assert_eq!(
+        canonical(r#"{"jsonrpc":"2.0","id":3,"result":"x"}"#),
+        Some(Canonical::Response {
+            id: "3",
+            result: r#""x""#
         })
     );
     // Params are not read: text that is no JSON at all still has the shape (its reader
     // declines it, and the usual way finds the frame is garbage).
     assert_eq!(
-        canonical_request(r#"{"jsonrpc":"2.0","id":0,"method":"m","params":{nope}"#)
-            .map(|c| c.params),
-        Some("{nope")
+        canonical(r#"{"jsonrpc":"2.0","id":0,"method":"m","params":{nope}"#),
+        Some(Canonical::Request(CanonicalRequest {
+            id: "0",
+            method: "m",
+            params: "{nope"
+        }))
     );
     for other in [
         // Another order, another version, whitespace between members, a member more before
@@ -332,27 +342,53 @@ fn the_canonical_shape_is_recognized_without_reading_the_params() {
         "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a\tb\",\"params\":{}}",
         // Not closed by a brace, or leading whitespace.
         r#"{"jsonrpc":"2.0","id":1,"method":"m","params":{}]"#,
+        // Responses: an error, whitespace before the result's name, a string id.
+        r#"{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"m"}}"#,
+        r#"{"jsonrpc":"2.0","id":1, "result":1}"#,
+        r#"{"jsonrpc":"2.0","id":"1","result":1}"#,
         r#" {"jsonrpc":"2.0","id":1,"method":"m","params":{}}"#,
     ] {
-        assert_eq!(canonical_request(other), None, "{other}");
+        assert_eq!(canonical(other), None, "{other}");
     }
 }
 
 #[test]
-fn a_canonical_frame_whose_params_are_json_is_the_request_classify_reads() {
+fn a_canonical_frame_whose_params_or_result_is_json_is_what_classify_reads() {
     for frame in [
         r#"{"jsonrpc":"2.0","id":1,"method":"m","params":{}}"#,
         r#"{"jsonrpc":"2.0","id":9007199254740993,"method":"é/ü","params":{"a":{"b":"}"}}}"#,
         "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"m\",\"params\":\t{\"a\":1}\r\n}\n",
+        r#"{"jsonrpc":"2.0","id":4,"result": [1, {"}":2}] }"#,
     ] {
-        let canonical = canonical_request(frame).expect("the canonical shape");
         for profile in [Profile::Strict, Profile::Lenient] {
-            let Ok(Inbound::Request { id, method, params }) = classify(frame, profile) else {
-                panic!("{frame} is a request");
-            };
-            assert_eq!(id.to_json(), canonical.id);
-            assert_eq!(method, canonical.method);
-            assert_eq!(params.map(|p| p.get()), Some(canonical.params.trim()));
+            match (canonical(frame), classify(frame, profile)) {
+                (
+                    Some(Canonical::Request(canonical)),
+                    Ok(Inbound::Request { id, method, params }),
+                ) => {
+                    assert_eq!(id.to_json(), canonical.id);
+                    assert_eq!(method, canonical.method);
+                    assert_eq!(params.map(|p| p.get()), one_value(canonical.params));
+                }
+                (
+                    Some(Canonical::Response { id, result }),
+                    Ok(Inbound::Response {
+                        id: read,
+                        outcome: Outcome::Result(raw),
+                    }),
+                ) => {
+                    assert_eq!(read, id);
+                    assert_eq!(Some(raw.get()), one_value(result));
+                }
+                _ => panic!("{frame}: not the same message"),
+            }
         }
     }
+    // A result followed by more members is not one value: the usual way reads the frame.
+    let Some(Canonical::Response { result, .. }) =
+        canonical(r#"{"jsonrpc":"2.0","id":4,"result":1,"error":{"code":1,"message":"m"}}"#)
+    else {
+        panic!("the canonical shape, until the result is read");
+    };
+    assert_eq!(one_value(result), None);
 }
