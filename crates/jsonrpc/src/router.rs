@@ -192,15 +192,8 @@ impl Router {
             + 'static,
         Fut: Future<Output = Result<T, ErrorObject>> + Send + 'static,
     {
-        self.requests.insert(
-            method.into(),
-            Handler::raw(Box::new(move |_, params, ctx| {
-                match decode(params, ctx.clone()) {
-                    Ok(work) => respond(ctx, work),
-                    Err(error) => immediate(&ctx, &error),
-                }
-            })),
-        );
+        self.requests
+            .insert(method.into(), Handler::raw(raw_handler(decode)));
         self
     }
 
@@ -234,10 +227,7 @@ impl Router {
         self.requests.insert(
             method.into(),
             Handler {
-                raw: Box::new(move |_, params, ctx| match decode(params, ctx.clone()) {
-                    Ok(work) => respond(ctx, work),
-                    Err(error) => immediate(&ctx, &error),
-                }),
+                raw: raw_handler(decode),
                 text: Some(Box::new(move |params, ctx| {
                     let work = read(params, ctx.clone())?;
                     Some(respond(ctx, work))
@@ -380,6 +370,19 @@ where
             immediate(&ctx, &error)
         }
     }
+}
+
+/// The handler of [`Router::request_raw`]: `decode`'s work, or its error sent at once.
+fn raw_handler<T, F, Fut>(decode: F) -> RequestHandler
+where
+    T: Serialize + Send + 'static,
+    F: Fn(Option<&RawValue>, RequestContext) -> Result<Fut, ErrorObject> + Send + Sync + 'static,
+    Fut: Future<Output = Result<T, ErrorObject>> + Send + 'static,
+{
+    Box::new(move |_, params, ctx| match decode(params, ctx.clone()) {
+        Ok(work) => respond(ctx, work),
+        Err(error) => immediate(&ctx, &error),
+    })
 }
 
 /// Wraps a handler's work into a future that yields its response frame.

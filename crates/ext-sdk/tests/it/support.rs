@@ -76,6 +76,11 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> HostEnd<R, W> {
     pub(crate) async fn call(&mut self, id: u64, method: &str, params: Value) -> Value {
         self.send_json(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))
             .await;
+        self.answer_to(id).await
+    }
+
+    /// The next frame, which must answer request `id`.
+    async fn answer_to(&mut self, id: u64) -> Value {
         let answer = self.recv().await;
         assert_eq!(
             answer["id"], id,
@@ -98,12 +103,7 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> HostEnd<R, W> {
             Value::from(method)
         ))
         .await;
-        let answer = self.recv().await;
-        assert_eq!(
-            answer["id"], id,
-            "expected the answer to {id}, got {answer}"
-        );
-        answer
+        self.answer_to(id).await
     }
 
     pub(crate) async fn notify(&mut self, method: &str, params: Value) {

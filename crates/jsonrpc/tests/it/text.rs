@@ -50,6 +50,13 @@ fn router(ways: &Arc<Ways>) -> Router {
     )
 }
 
+/// A strict peer serving [`router`], its far end scripted by the test.
+fn serve() -> (Arc<Ways>, crate::support::Task, crate::support::Raw) {
+    let ways = Arc::new(Ways::default());
+    let (_peer, task, raw) = with_raw(strict(), router(&ways));
+    (ways, task, raw)
+}
+
 fn counts(ways: &Ways) -> (usize, usize) {
     (
         ways.read.load(Ordering::SeqCst),
@@ -59,8 +66,7 @@ fn counts(ways: &Ways) -> (usize, usize) {
 
 #[tokio::test]
 async fn a_canonical_frame_is_read_once_by_the_reader() {
-    let ways = Arc::new(Ways::default());
-    let (_peer, _task, mut raw) = with_raw(strict(), router(&ways));
+    let (ways, _task, mut raw) = serve();
     raw.send(r#"{"jsonrpc":"2.0","id":7,"method":"test/sum","params": {"a":2,"b":3} }"#)
         .await;
     assert_eq!(raw.recv().await, json!({"jsonrpc":"2.0","id":7,"result":5}));
@@ -71,8 +77,7 @@ async fn a_canonical_frame_is_read_once_by_the_reader() {
 
 #[tokio::test]
 async fn every_other_shape_takes_the_usual_way() {
-    let ways = Arc::new(Ways::default());
-    let (_peer, _task, mut raw) = with_raw(strict(), router(&ways));
+    let (ways, _task, mut raw) = serve();
     for (frame, id) in [
         // Members in another order, a string id, whitespace outside the params, an escaped
         // method, a member more.
@@ -111,8 +116,7 @@ async fn every_other_shape_takes_the_usual_way() {
 
 #[tokio::test]
 async fn a_declined_frame_gets_the_usual_verdict() {
-    let ways = Arc::new(Ways::default());
-    let (_peer, _task, mut raw) = with_raw(strict(), router(&ways));
+    let (ways, _task, mut raw) = serve();
     // The reader declines other orders; the usual way accepts them.
     raw.send(r#"{"jsonrpc":"2.0","id":1,"method":"test/sum","params":{"b":3,"a":2}}"#)
         .await;
@@ -127,8 +131,7 @@ async fn a_declined_frame_gets_the_usual_verdict() {
 
 #[tokio::test]
 async fn params_that_are_not_json_make_the_frame_garbage_as_before() {
-    let ways = Arc::new(Ways::default());
-    let (_peer, task, mut raw) = with_raw(strict(), router(&ways));
+    let (ways, task, mut raw) = serve();
     // A frame whose params never end, or that has more after them, is not JSON: fatal under
     // the strict profile, whichever way it came in.
     raw.send(r#"{"jsonrpc":"2.0","id":1,"method":"test/sum","params":{"a":2,"b":3}}}"#)
@@ -142,8 +145,7 @@ async fn params_that_are_not_json_make_the_frame_garbage_as_before() {
 
 #[tokio::test]
 async fn a_panicking_reader_is_answered_32603_and_the_peer_keeps_serving() {
-    let ways = Arc::new(Ways::default());
-    let (_peer, _task, mut raw) = with_raw(strict(), router(&ways));
+    let (ways, _task, mut raw) = serve();
     raw.send(r#"{"jsonrpc":"2.0","id":1,"method":"test/sum","params":{"panic":1}}"#)
         .await;
     let answer = raw.recv().await;
@@ -160,8 +162,7 @@ async fn a_panicking_reader_is_answered_32603_and_the_peer_keeps_serving() {
 
 #[tokio::test]
 async fn refusals_are_worded_by_the_usual_way() {
-    let ways = Arc::new(Ways::default());
-    let (_peer, _task, mut raw) = with_raw(strict(), router(&ways));
+    let (ways, _task, mut raw) = serve();
     // Another method with the canonical shape and no reader: -32601 as ever.
     raw.send(r#"{"jsonrpc":"2.0","id":1,"method":"test/none","params":{}}"#)
         .await;
