@@ -80,21 +80,37 @@ impl Provider for SlowModel {
     ) -> Result<ChunkStream, sidewire_ext_sdk::Error> {
         use futures_util::StreamExt as _;
 
-        if let Some(mark) = self.mark.clone() {
-            let cancelled = ctx.cancelled();
-            // The sidecar is this binary: its runtime may run a watcher.
-            tokio::spawn(async move {
-                cancelled.await;
-                let _ = std::fs::write(mark, "cancelled");
-            });
-        }
+        // Written when the producer is dropped cancelled: the SDK drops it at once on
+        // `stream/cancel`, and at the latest with the runtime when `serve` has returned, so
+        // the mark cannot be lost to a shutdown that follows the cancel closely (a watcher
+        // task could be: the runtime drops it unrun).
+        let mark = self.mark.clone().map(|path| CancelMark { ctx, path });
         let chunks = samples::scripted_chunks(&params.request);
-        Ok(Box::pin(futures_util::stream::iter(chunks).then(
-            |chunk| async {
-                tokio::time::sleep(SLOW_CHUNK).await;
-                Ok(chunk)
-            },
-        )))
+        Ok(Box::pin(
+            futures_util::stream::iter(chunks)
+                .then(|chunk| async {
+                    tokio::time::sleep(SLOW_CHUNK).await;
+                    Ok(chunk)
+                })
+                .map(move |chunk| {
+                    let _held = &mark;
+                    chunk
+                }),
+        ))
+    }
+}
+
+/// Writes `cancelled` to its file when dropped with its stream cancelled.
+struct CancelMark {
+    ctx: StreamContext,
+    path: std::path::PathBuf,
+}
+
+impl Drop for CancelMark {
+    fn drop(&mut self) {
+        if self.ctx.is_cancelled() {
+            let _ = std::fs::write(&self.path, "cancelled");
+        }
     }
 }
 

@@ -14,6 +14,12 @@ use crate::ErrorObject;
 pub enum CloseReason {
     /// The peer closed its output.
     Eof,
+    /// The peer closed its input: a write found the pipe or socket closed (`EPIPE`,
+    /// `ECONNRESET`), as when the peer process exited. Like [`Eof`](CloseReason::Eof), the
+    /// peer's own doing rather than a failure on this side; whatever made it go (an exit
+    /// status, a stderr tail) is for the owner of the process to tell. The driver still
+    /// resolves with it as an `Err`, since the peer ended the exchange unasked.
+    Hangup,
     /// An inbound frame was over the cap (fatal in the strict profile).
     FrameTooLarge {
         /// The cap in bytes, counting the newline.
@@ -33,6 +39,7 @@ impl fmt::Display for CloseReason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             CloseReason::Eof => f.write_str("the peer closed the connection"),
+            CloseReason::Hangup => f.write_str("the peer stopped reading (its input is closed)"),
             CloseReason::FrameTooLarge { limit } => {
                 write!(f, "an inbound frame exceeded the {limit}-byte frame limit")
             }

@@ -638,6 +638,7 @@ fn closed_text(reason: &sidewire_jsonrpc::CloseReason) -> String {
     use sidewire_jsonrpc::CloseReason as R;
     match reason {
         R::Eof => "the server closed the connection (it exited or closed its output)".to_owned(),
+        R::Hangup => "the server stopped reading (it exited or closed its input)".to_owned(),
         R::ShutDown => "the connection was shut down".to_owned(),
         other => other.to_string(),
     }

@@ -177,8 +177,21 @@ impl WriteQueue {
     }
 }
 
+/// Why a failed write ended the connection: the peer's closed input is a hangup, not an I/O
+/// failure on this side.
 fn io_reason(err: sidewire_framing::Error) -> CloseReason {
-    CloseReason::Io(err.to_string().into())
+    use std::io::ErrorKind;
+    match &err {
+        sidewire_framing::Error::Io(io)
+            if matches!(
+                io.kind(),
+                ErrorKind::BrokenPipe | ErrorKind::ConnectionReset
+            ) =>
+        {
+            CloseReason::Hangup
+        }
+        _ => CloseReason::Io(err.to_string().into()),
+    }
 }
 
 /// The sink, shared between the driver and the handles (see the module docs).

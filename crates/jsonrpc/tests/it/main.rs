@@ -725,6 +725,27 @@ async fn peer_death_mid_request_fails_pending_with_eof() {
 }
 
 #[tokio::test]
+async fn a_peer_that_closed_its_input_is_a_hangup_not_an_io_failure() {
+    // The far end still writes (its output stays open) but has closed its input, as a process
+    // that exited leaves its stdin pipe: the write fails with a broken pipe.
+    let (read, _their_write) = tokio::io::duplex(1024);
+    let (write, their_read) = tokio::io::duplex(1024);
+    drop(their_read);
+    let config = strict();
+    let (stream, sink) = sidewire_jsonrpc::ndjson(read, write, &config);
+    let (peer, driver) = sidewire_jsonrpc::connect(stream, sink, Router::new(), config);
+    let task = tokio::spawn(driver);
+    let err = within("the call", peer.request::<Echo>(&json!(1)))
+        .await
+        .unwrap_err();
+    assert_eq!(err.close_reason(), Some(&CloseReason::Hangup));
+    assert_eq!(
+        within("the driver", task).await.unwrap(),
+        Err(CloseReason::Hangup)
+    );
+}
+
+#[tokio::test]
 async fn a_peer_that_stops_reading_trips_the_write_stall() {
     // Tiny pipe, nobody reading the far end: writes back up, and the stall bound fails the
     // connection instead of hanging.

@@ -704,6 +704,12 @@ where
         let rpc = async {
             match rpc.await {
                 Ok(()) => tracing::debug!(server = %name, "connection ended"),
+                // The server stopped reading: it exited or closed its stdin, which its exit
+                // status and stderr tell (and every pending call fails with), not a failure
+                // here worth a warning of its own.
+                Err(reason @ sidewire_jsonrpc::CloseReason::Hangup) => {
+                    tracing::debug!(server = %name, %reason, "connection ended")
+                }
                 Err(reason) => tracing::warn!(server = %name, %reason, "connection failed"),
             }
         };
