@@ -2,10 +2,12 @@
 //!
 //! In one run, with the same child-process plumbing: the raw pipe floor (a child that echoes
 //! each line), the JSON floor (the same exchange as typed serde structs on both sides, the
-//! least JSON work an intercept needs), an `input.receive` intercept through 1 and through 4
-//! real no-op Rust sidecars (the SDK serving an extension that answers `continue`), the
-//! host-only cost of a point with no subscriber, and spawn + handshake latency (p50/p95
-//! printed). The floor and the intercepts are timed in a task on the runtime, where the host's
+//! least JSON work an intercept needs), the structural floor (`mux_floor`: that JSON exchanged
+//! the way any peer multiplexing concurrent requests with deadlines must: a reader task and a
+//! pending map on the host, a task per request and a writer task in the child), an
+//! `input.receive` intercept through 1 and through 4 real no-op Rust sidecars (the SDK serving
+//! an extension that answers `continue`), the host-only cost of a point with no subscriber,
+//! and spawn + handshake latency (p50/p95 printed). The floor and the intercepts are timed in a task on the runtime, where the host's
 //! callers run; the `_off_runtime` rows time the same loops on the thread that blocks on the
 //! runtime (every wake-up then crosses threads, once per round trip for the floor and twice
 //! for an intercept, whose connection runs as a task on the runtime's worker). Like the tests,
@@ -97,6 +99,126 @@ mod json_floor {
     }
 }
 
+/// The structural floor: the JSON floor's exchange, done the way any peer that multiplexes
+/// concurrent requests with deadlines has to do it, and nothing more. The host's reader is a
+/// task of its own (answers must be read while no caller waits: notifications, late answers)
+/// that finds the caller in a pending map and hands it the answer through a oneshot; the
+/// caller awaits it under a deadline. The child reads in one task, runs each request's
+/// handler as a task of its own (a callback is async code of the author's and must not stop
+/// the reading) and writes the answers from a writer task fed by a channel. No strict
+/// decoding, no limits, no cancellation, no audit.
+mod mux_floor {
+    use std::collections::HashMap;
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use std::time::Duration;
+
+    use sidewire_ext_protocol::HookPayload;
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    use tokio::sync::oneshot;
+
+    use super::json_floor;
+
+    /// The host's side: the writer, the pending map, the id counter.
+    pub(crate) struct Host {
+        stdin: tokio::sync::Mutex<tokio::process::ChildStdin>,
+        pending: Mutex<HashMap<u64, oneshot::Sender<bool>>>,
+        next: AtomicU64,
+    }
+
+    impl Host {
+        /// Starts the reader task on `lines`.
+        pub(crate) fn start(
+            stdin: tokio::process::ChildStdin,
+            mut lines: tokio::io::Lines<BufReader<tokio::process::ChildStdout>>,
+        ) -> std::sync::Arc<Host> {
+            let host = std::sync::Arc::new(Host {
+                stdin: tokio::sync::Mutex::new(stdin),
+                pending: Mutex::new(HashMap::new()),
+                next: AtomicU64::new(0),
+            });
+            let reader = std::sync::Arc::clone(&host);
+            tokio::spawn(async move {
+                while let Ok(Some(line)) = lines.next_line().await {
+                    let answer: json_floor::Response<'_> = serde_json::from_str(&line).unwrap();
+                    let waiter = reader.pending.lock().unwrap().remove(&answer.id);
+                    if let Some(waiter) = waiter {
+                        let _ = waiter.send(answer.result.decision == "continue");
+                    }
+                }
+            });
+            host
+        }
+
+        /// One intercept: registered, written, awaited under its deadline.
+        pub(crate) async fn intercept(&self, payload: &HookPayload, frame: &mut Vec<u8>) {
+            let id = self.next.fetch_add(1, Ordering::Relaxed) + 1;
+            let (tx, rx) = oneshot::channel();
+            self.pending.lock().unwrap().insert(id, tx);
+            frame.clear();
+            let request = json_floor::Outgoing {
+                jsonrpc: "2.0",
+                id,
+                method: "extension/intercept",
+                params: json_floor::OutgoingParams {
+                    event: "input.receive",
+                    seq: id,
+                    payload,
+                    timeout_millis: 5000,
+                },
+            };
+            serde_json::to_writer(&mut *frame, &request).unwrap();
+            frame.push(b'\n');
+            {
+                let mut stdin = self.stdin.lock().await;
+                stdin.write_all(frame).await.unwrap();
+                stdin.flush().await.unwrap();
+            }
+            let answer = tokio::time::timeout(Duration::from_millis(5000), rx).await;
+            assert!(matches!(answer, Ok(Ok(true))));
+        }
+    }
+
+    /// The child: a reader, a task per request, a writer task.
+    pub(crate) async fn child() -> std::process::ExitCode {
+        let (reader, mut out) = sidewire_benches::stdio_pipes();
+        let (answers, mut queued) = tokio::sync::mpsc::channel::<u64>(64);
+        let writer = tokio::spawn(async move {
+            let mut answer = Vec::with_capacity(128);
+            while let Some(id) = queued.recv().await {
+                answer.clear();
+                let response = json_floor::Response {
+                    jsonrpc: "2.0",
+                    id,
+                    result: json_floor::Answer {
+                        decision: "continue",
+                    },
+                };
+                serde_json::to_writer(&mut answer, &response).expect("an answer serializes");
+                answer.push(b'\n');
+                let _ = out.write_all(&answer).await;
+                let _ = out.flush().await;
+            }
+        });
+        let mut lines = BufReader::new(reader).lines();
+        while let Ok(Some(line)) = lines.next_line().await {
+            let Ok(request) = serde_json::from_str::<json_floor::Request<'_>>(&line) else {
+                return std::process::ExitCode::FAILURE;
+            };
+            // The handler gets its payload owned, as a callback does.
+            let (id, text) = (request.id, request.params.payload.text.into_owned());
+            let answers = answers.clone();
+            tokio::spawn(async move {
+                std::hint::black_box(text);
+                let _ = answers.send(id).await;
+            });
+        }
+        drop(answers);
+        let _ = writer.await;
+        std::process::ExitCode::SUCCESS
+    }
+}
+
 fn payload() -> HookPayload {
     HookPayload::Input(InputPayload {
         text: "fix teh tests in the parser module please".to_owned(),
@@ -147,6 +269,7 @@ fn child(role: &str) -> std::process::ExitCode {
             }
             std::process::ExitCode::SUCCESS
         }),
+        "mux" => runtime.block_on(mux_floor::child()),
         _ => {
             use sidewire_ext_sdk::{Decision, Extension, Options, point, serve_main};
             let extension = Extension::new("noop", "1.0.0").on_intercept(
@@ -310,6 +433,35 @@ fn benches(c: &mut Criterion) {
         });
         rt.block_on(async {
             drop(pipe);
+            let _ = spawned.wait().await;
+        });
+    }
+
+    // The structural floor (see `mux_floor`): the JSON floor plus what multiplexing with
+    // deadlines takes on both sides, between the JSON floor and one sidecar.
+    {
+        let (host, mut spawned) = rt.block_on(async {
+            let (child, stdin, lines) = sidewire_benches::spawn_self(ROLE, "mux");
+            (mux_floor::Host::start(stdin, lines), child)
+        });
+        let round_trips = |iters: u64| {
+            let host = std::sync::Arc::clone(&host);
+            let payloads: Vec<HookPayload> = (0..iters).map(|_| payload()).collect();
+            async move {
+                let mut frame = Vec::with_capacity(256);
+                let started = Instant::now();
+                for payload in &payloads {
+                    host.intercept(payload, &mut frame).await;
+                }
+                started.elapsed()
+            }
+        };
+        group.bench_function("mux_floor", |b| {
+            b.iter_custom(|iters| rt.block_on(rt.spawn(round_trips(iters))).unwrap())
+        });
+        rt.block_on(async {
+            drop(host);
+            let _ = spawned.start_kill();
             let _ = spawned.wait().await;
         });
     }
