@@ -3,8 +3,9 @@
 //! In one run, with the same child-process plumbing: the raw pipe floor (a child that echoes
 //! each line), the JSON floor (the same exchange as typed serde structs on both sides, the
 //! least JSON work an intercept needs), the structural floor (`mux_floor`: that JSON exchanged
-//! the way any peer multiplexing concurrent requests with deadlines must: a reader task and a
-//! pending map on the host, a task per request and a writer task in the child), an
+//! the way a peer multiplexing concurrent requests with deadlines does: a reader task and a
+//! pending map on the host, each request's handler polled among those in flight in the
+//! child), an
 //! `input.receive` intercept through 1 and through 4 real no-op Rust sidecars (the SDK serving
 //! an extension that answers `continue`), the host-only cost of a point with no subscriber,
 //! and spawn + handshake latency (p50/p95 printed). The floor and the intercepts are timed in a task on the runtime, where the host's
@@ -99,14 +100,15 @@ mod json_floor {
     }
 }
 
-/// The structural floor: the JSON floor's exchange, done the way any peer that multiplexes
-/// concurrent requests with deadlines has to do it, and nothing more. The host's reader is a
-/// task of its own (answers must be read while no caller waits: notifications, late answers)
-/// that finds the caller in a pending map and hands it the answer through a oneshot; the
-/// caller awaits it under a deadline. The child reads in one task, runs each request's
-/// handler as a task of its own (a callback is async code of the author's and must not stop
-/// the reading) and writes the answers from a writer task fed by a channel. No strict
-/// decoding, no limits, no cancellation, no audit.
+/// The structural floor: the JSON floor's exchange, done the way a peer that multiplexes
+/// concurrent requests with deadlines does it (the shape of sidewire's own, and of rmcp's and
+/// the SDKs'), and nothing more. The host's reader is a task of its own (frames must be read
+/// while no caller waits: notifications, requests, late answers) that finds the caller in a
+/// pending map and hands it the answer through a oneshot; the caller awaits it under a
+/// deadline. The child's one task reads requests and polls each one's handler among those in
+/// flight (a callback is the author's async code and must not stop the reading), writing an
+/// answer when its handler finishes. No strict decoding, no limits, no cancellation, no
+/// audit.
 mod mux_floor {
     use std::collections::HashMap;
     use std::sync::Mutex;
@@ -179,42 +181,47 @@ mod mux_floor {
         }
     }
 
-    /// The child: a reader, a task per request, a writer task.
+    /// The child: one task that reads requests, polls each request's handler among the
+    /// others in flight, and writes each answer as its handler finishes.
     pub(crate) async fn child() -> std::process::ExitCode {
+        use futures_util::StreamExt as _;
+        use futures_util::stream::FuturesUnordered;
+
         let (reader, mut out) = sidewire_benches::stdio_pipes();
-        let (answers, mut queued) = tokio::sync::mpsc::channel::<u64>(64);
-        let writer = tokio::spawn(async move {
-            let mut answer = Vec::with_capacity(128);
-            while let Some(id) = queued.recv().await {
-                answer.clear();
-                let response = json_floor::Response {
-                    jsonrpc: "2.0",
-                    id,
-                    result: json_floor::Answer {
-                        decision: "continue",
-                    },
-                };
-                serde_json::to_writer(&mut answer, &response).expect("an answer serializes");
-                answer.push(b'\n');
-                let _ = out.write_all(&answer).await;
-                let _ = out.flush().await;
-            }
-        });
         let mut lines = BufReader::new(reader).lines();
-        while let Ok(Some(line)) = lines.next_line().await {
-            let Ok(request) = serde_json::from_str::<json_floor::Request<'_>>(&line) else {
-                return std::process::ExitCode::FAILURE;
-            };
-            // The handler gets its payload owned, as a callback does.
-            let (id, text) = (request.id, request.params.payload.text.into_owned());
-            let answers = answers.clone();
-            tokio::spawn(async move {
-                std::hint::black_box(text);
-                let _ = answers.send(id).await;
-            });
+        let mut handlers = FuturesUnordered::new();
+        let mut answer = Vec::with_capacity(128);
+        loop {
+            tokio::select! {
+                line = lines.next_line() => {
+                    let Ok(Some(line)) = line else { break };
+                    let Ok(request) = serde_json::from_str::<json_floor::Request<'_>>(&line)
+                    else {
+                        return std::process::ExitCode::FAILURE;
+                    };
+                    // The handler gets its payload owned, as a callback does.
+                    let (id, text) = (request.id, request.params.payload.text.into_owned());
+                    handlers.push(async move {
+                        std::hint::black_box(text);
+                        id
+                    });
+                }
+                Some(id) = handlers.next() => {
+                    answer.clear();
+                    let response = json_floor::Response {
+                        jsonrpc: "2.0",
+                        id,
+                        result: json_floor::Answer {
+                            decision: "continue",
+                        },
+                    };
+                    serde_json::to_writer(&mut answer, &response).expect("an answer serializes");
+                    answer.push(b'\n');
+                    let _ = out.write_all(&answer).await;
+                    let _ = out.flush().await;
+                }
+            }
         }
-        drop(answers);
-        let _ = writer.await;
         std::process::ExitCode::SUCCESS
     }
 }
