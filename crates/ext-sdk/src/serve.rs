@@ -178,7 +178,7 @@ where
         .max_queued_requests(0);
     let (stream, sink) = sidewire_jsonrpc::ndjson(reader, writer, &config);
     let (events_tx, events_rx) = mpsc::channel(EVENT_QUEUE_FRAMES);
-    let (jobs_tx, mut jobs_rx) = mpsc::unbounded_channel();
+    let (jobs_tx, mut jobs_rx) = mpsc::unbounded_channel::<BoxFuture<()>>();
     let conn = Arc::new(Connection {
         host: HostHandle::new(options.logger.clone()),
         ext: extension,
@@ -200,6 +200,11 @@ where
     // Polled only when signalled, not on each wake of the driver (two per intercept).
     let fatal = sidewire_jsonrpc::when_woken(conn.fatal_signal.notified());
     tokio::pin!(fatal);
+    // New jobs are rare too (a stream opened, resources changed): the intake is polled when
+    // a job was sent, not on each wake. It is armed again after each job; once the channel is
+    // closed it stays pending.
+    let jobs_in = futures_util::stream::poll_fn(move |cx| jobs_rx.poll_recv(cx));
+    let mut intake = sidewire_jsonrpc::when_woken(jobs_in.into_future());
     let outcome = loop {
         // Biased so the driver's end is noticed before anything else is started.
         tokio::select! {
@@ -211,7 +216,12 @@ where
                 let (outcome, ()) = tokio::join!(&mut driver, peer.shutdown(FATAL_GRACE));
                 break outcome;
             }
-            Some(job) = jobs_rx.recv() => jobs.push(job),
+            (job, rest) = &mut intake => {
+                if let Some(job) = job {
+                    jobs.push(job);
+                    intake = sidewire_jsonrpc::when_woken(rest.into_future());
+                }
+            }
             Some(()) = jobs.next(), if !jobs.is_empty() => {}
         }
     };
@@ -220,6 +230,40 @@ where
         return Err(err);
     }
     outcome.map_err(Error::Connection)
+}
+
+/// An intercept's answer as it is written: `continue`, the answer of most intercepts, as its
+/// fixed text ([`InterceptResult::CONTINUE_JSON`], which serde_json writes as it is, keys and
+/// value unescaped), anything else serialized.
+#[derive(Debug, PartialEq)]
+enum Answer {
+    Continue,
+    Other(InterceptResult),
+}
+
+impl From<InterceptResult> for Answer {
+    fn from(result: InterceptResult) -> Self {
+        if result == InterceptResult::continue_() {
+            Answer::Continue
+        } else {
+            Answer::Other(result)
+        }
+    }
+}
+
+impl serde::Serialize for Answer {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        static CONTINUE: OnceLock<Box<RawValue>> = OnceLock::new();
+        match self {
+            Answer::Continue => CONTINUE
+                .get_or_init(|| {
+                    RawValue::from_string(InterceptResult::CONTINUE_JSON.to_owned())
+                        .expect("the continue answer is JSON")
+                })
+                .serialize(serializer),
+            Answer::Other(result) => result.serialize(serializer),
+        }
+    }
 }
 
 /// Work for the ordered event worker.
@@ -485,7 +529,7 @@ impl Connection {
         }))
     }
 
-    fn intercept(self: &Arc<Self>, params: Option<&RawValue>) -> Routed<InterceptResult> {
+    fn intercept(self: &Arc<Self>, params: Option<&RawValue>) -> Routed<Answer> {
         self.gate(Method::Intercept)?;
         let params: InterceptParams =
             decode_params(params.map(RawValue::get)).map_err(|err| err.to_error_object())?;
@@ -501,7 +545,7 @@ impl Connection {
     fn intercept_quick(
         self: &Arc<Self>,
         params: &str,
-    ) -> Option<BoxFuture<Result<InterceptResult, ErrorObject>>> {
+    ) -> Option<BoxFuture<Result<Answer, ErrorObject>>> {
         self.gate(Method::Intercept).ok()?;
         Some(self.start_intercept(decode_params_quick(params)?))
     }
@@ -509,7 +553,7 @@ impl Connection {
     fn start_intercept(
         self: &Arc<Self>,
         params: InterceptParams,
-    ) -> BoxFuture<Result<InterceptResult, ErrorObject>> {
+    ) -> BoxFuture<Result<Answer, ErrorObject>> {
         // The budget runs from the moment the intercept is routed, so waiting for a callback
         // slot counts against it, as it does on the host's side.
         let budget = Duration::from_millis(params.timeout_millis);
@@ -521,13 +565,13 @@ impl Connection {
         self: Arc<Self>,
         params: InterceptParams,
         budget: Duration,
-    ) -> Result<InterceptResult, ErrorObject> {
+    ) -> Result<Answer, ErrorObject> {
         let point = params.event;
         let plan = self.plan();
         let callback = match self.ext.interceptors.get(&point) {
             Some(callback) if plan.active.contains(&point) => Arc::clone(callback),
             // §7.6: an intercept for a point without a handler is answered `continue`.
-            _ => return Ok(InterceptResult::continue_()),
+            _ => return Ok(Answer::Continue),
         };
         // A free slot is taken without a future; waiting for one is rare, and its future
         // (a queue node) would otherwise sit in every intercept's future.
@@ -554,6 +598,7 @@ impl Connection {
             .await
             .map_err(|err| self.callback_failed(point.as_str(), &err))?;
         self.answer(point, strategy, decision, received.as_ref())
+            .map(Answer::from)
     }
 
     /// The inline payload, or the externalized one read back and decoded (§9).
@@ -992,4 +1037,35 @@ fn error_object(err: &Error) -> ErrorObject {
     err.reason()
         .unwrap_or(Reason::Internal)
         .error_object_with(err.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use sidewire_ext_protocol::{DecisionKind, InterceptResult};
+
+    use super::Answer;
+
+    #[test]
+    fn an_answer_is_written_as_its_intercept_result() {
+        let continue_ = InterceptResult::continue_();
+        assert_eq!(Answer::from(continue_.clone()), Answer::Continue);
+        let block = InterceptResult {
+            decision: DecisionKind::Block,
+            reason: "no".to_owned(),
+            replacement: None,
+        };
+        assert_eq!(Answer::from(block.clone()), Answer::Other(block.clone()));
+        for (answer, result) in [
+            (Answer::Continue, continue_),
+            (Answer::Other(block.clone()), block),
+        ] {
+            let text = serde_json::to_string(&answer).unwrap();
+            assert_eq!(text, serde_json::to_string(&result).unwrap());
+            // Through a `Value` too, as any serializer but serde_json's writer sees it.
+            assert_eq!(
+                serde_json::to_value(&answer).unwrap(),
+                serde_json::to_value(&result).unwrap()
+            );
+        }
+    }
 }
