@@ -335,10 +335,105 @@ where
     }
 }
 
+/// A lane's receiver, and the waker it is known to hold.
+///
+/// The driver polls both lanes on each of its polls (twice a request), and they are nearly
+/// always empty: a caller that finds the writer idle writes its own frame. A receive on an
+/// empty channel still spends the task's budget, registers the waker and looks twice (about
+/// 200 instructions). `registered` is `Some` only while the channel holds a clone of the waker
+/// it names, for certain: the last receive returned `Pending` with budget left (tokio's
+/// receive returns `Pending` without registering when the budget is spent) and nothing was
+/// taken since. A send wakes that waker after making the lane non-empty, so while the lane is
+/// empty, open, and polled with the same waker, `Pending` is the answer without the receive.
+struct Lane<T> {
+    rx: mpsc::Receiver<T>,
+    registered: Option<Registered>,
+}
+
+/// The waker a receive registered: the one the poll was given, by identity (its data and
+/// vtable), since a clone may carry another vtable (tokio's `block_on` waker does, so
+/// `Waker::will_wake` never holds between it and its clone), and a clone of it, which keeps
+/// its data alive so that the identity cannot pass to another waker (a clone shares its
+/// original's data for every `Arc`-based waker: tokio's, `futures`', std's `Wake`).
+struct Registered {
+    data: usize,
+    vtable: usize,
+    _alive: Waker,
+}
+
+impl Registered {
+    fn new(waker: &Waker) -> Self {
+        let (data, vtable) = Self::identity(waker);
+        Registered {
+            data,
+            vtable,
+            _alive: waker.clone(),
+        }
+    }
+
+    fn identity(waker: &Waker) -> (usize, usize) {
+        (
+            waker.data() as usize,
+            std::ptr::from_ref(waker.vtable()) as usize,
+        )
+    }
+
+    fn is(&self, waker: &Waker) -> bool {
+        Self::identity(waker) == (self.data, self.vtable)
+    }
+}
+
+impl<T> Lane<T> {
+    fn new(rx: mpsc::Receiver<T>) -> Self {
+        Lane {
+            rx,
+            registered: None,
+        }
+    }
+
+    fn poll_recv(&mut self, cx: &mut Context<'_>) -> Poll<Option<T>> {
+        if let Some(registered) = &self.registered
+            && registered.is(cx.waker())
+            && self.rx.is_empty()
+            && !self.rx.is_closed()
+        {
+            return Poll::Pending;
+        }
+        let budget = tokio::task::coop::has_budget_remaining();
+        let poll = self.rx.poll_recv(cx);
+        match poll {
+            Poll::Pending if budget => {
+                if !self
+                    .registered
+                    .as_ref()
+                    .is_some_and(|registered| registered.is(cx.waker()))
+                {
+                    self.registered = Some(Registered::new(cx.waker()));
+                }
+            }
+            _ => self.registered = None,
+        }
+        poll
+    }
+
+    fn try_recv(&mut self) -> Result<T, mpsc::error::TryRecvError> {
+        let taken = self.rx.try_recv();
+        if taken.is_ok() {
+            self.registered = None;
+        }
+        taken
+    }
+
+    fn close(&mut self) {
+        self.rx.close();
+        self.registered = None;
+    }
+}
+
 /// The two queues the handles feed the writer from.
 pub(crate) struct Lanes {
-    outbound: mpsc::Receiver<Outbound>,
-    background: mpsc::Receiver<Background>,
+    outbound: Lane<Outbound>,
+    background: Lane<Background>,
     /// The background lane was left alone this round because the write queue was above its
     /// low-water mark; a write that drains it below the mark asks for another round.
     background_waiting: bool,
@@ -350,8 +445,8 @@ impl Lanes {
         background: mpsc::Receiver<Background>,
     ) -> Self {
         Lanes {
-            outbound,
-            background,
+            outbound: Lane::new(outbound),
+            background: Lane::new(background),
             background_waiting: false,
         }
     }
@@ -430,3 +525,6 @@ fn take(message: Outbound, writes: &mut WriteQueue, phase: &mut Phase) {
         Outbound::Shutdown(grace) => phase.start_draining(grace),
     }
 }
+
+#[cfg(test)]
+mod tests;
