@@ -98,6 +98,38 @@ mod json_floor {
     pub(crate) struct Answer<'a> {
         pub(crate) decision: &'a str,
     }
+
+    /// Writes the request line of intercept `id` into `dst` (cleared first).
+    pub(crate) fn request_line(id: u64, payload: &HookPayload, dst: &mut Vec<u8>) {
+        dst.clear();
+        let request = Outgoing {
+            jsonrpc: "2.0",
+            id,
+            method: "extension/intercept",
+            params: OutgoingParams {
+                event: "input.receive",
+                seq: id,
+                payload,
+                timeout_millis: 5000,
+            },
+        };
+        serde_json::to_writer(&mut *dst, &request).expect("a request serializes");
+        dst.push(b'\n');
+    }
+
+    /// Writes the `continue` answer line to request `id` into `dst` (cleared first).
+    pub(crate) fn answer_line(id: u64, dst: &mut Vec<u8>) {
+        dst.clear();
+        let response = Response {
+            jsonrpc: "2.0",
+            id,
+            result: Answer {
+                decision: "continue",
+            },
+        };
+        serde_json::to_writer(&mut *dst, &response).expect("an answer serializes");
+        dst.push(b'\n');
+    }
 }
 
 /// The structural floor: the JSON floor's exchange, done the way a peer that multiplexes
@@ -157,20 +189,7 @@ mod mux_floor {
             let id = self.next.fetch_add(1, Ordering::Relaxed) + 1;
             let (tx, rx) = oneshot::channel();
             self.pending.lock().unwrap().insert(id, tx);
-            frame.clear();
-            let request = json_floor::Outgoing {
-                jsonrpc: "2.0",
-                id,
-                method: "extension/intercept",
-                params: json_floor::OutgoingParams {
-                    event: "input.receive",
-                    seq: id,
-                    payload,
-                    timeout_millis: 5000,
-                },
-            };
-            serde_json::to_writer(&mut *frame, &request).unwrap();
-            frame.push(b'\n');
+            json_floor::request_line(id, payload, frame);
             {
                 let mut stdin = self.stdin.lock().await;
                 stdin.write_all(frame).await.unwrap();
@@ -207,16 +226,7 @@ mod mux_floor {
                     });
                 }
                 Some(id) = handlers.next() => {
-                    answer.clear();
-                    let response = json_floor::Response {
-                        jsonrpc: "2.0",
-                        id,
-                        result: json_floor::Answer {
-                            decision: "continue",
-                        },
-                    };
-                    serde_json::to_writer(&mut answer, &response).expect("an answer serializes");
-                    answer.push(b'\n');
+                    json_floor::answer_line(id, &mut answer);
                     let _ = out.write_all(&answer).await;
                     let _ = out.flush().await;
                 }
@@ -261,16 +271,7 @@ fn child(role: &str) -> std::process::ExitCode {
                     return std::process::ExitCode::FAILURE;
                 };
                 std::hint::black_box(&request);
-                answer.clear();
-                let response = json_floor::Response {
-                    jsonrpc: "2.0",
-                    id: request.id,
-                    result: json_floor::Answer {
-                        decision: "continue",
-                    },
-                };
-                serde_json::to_writer(&mut answer, &response).expect("an answer serializes");
-                answer.push(b'\n');
+                json_floor::answer_line(request.id, &mut answer);
                 let _ = out.write_all(&answer).await;
                 let _ = out.flush().await;
             }
@@ -412,20 +413,7 @@ fn benches(c: &mut Criterion) {
                 let started = Instant::now();
                 for payload in &payloads {
                     *id += 1;
-                    frame.clear();
-                    let request = json_floor::Outgoing {
-                        jsonrpc: "2.0",
-                        id: *id,
-                        method: "extension/intercept",
-                        params: json_floor::OutgoingParams {
-                            event: "input.receive",
-                            seq: *id,
-                            payload,
-                            timeout_millis: 5000,
-                        },
-                    };
-                    serde_json::to_writer(&mut frame, &request).unwrap();
-                    frame.push(b'\n');
+                    json_floor::request_line(*id, payload, &mut frame);
                     stdin.write_all(&frame).await.unwrap();
                     stdin.flush().await.unwrap();
                     let line = lines.next_line().await.unwrap().unwrap();
