@@ -7,7 +7,9 @@ use bytes::BytesMut;
 use serde_json::value::RawValue;
 
 use crate::envelope::{Canonical, Garbage, Inbound, Outcome, canonical, classify, one_value};
-use crate::message::{encode_error, encode_notification, encode_request, encode_result};
+use crate::message::{
+    encode_error, encode_notification, encode_request, encode_result, serialized,
+};
 use crate::{ErrorObject, Id, Profile};
 
 /// A classification reduced to comparable owned data.
@@ -100,7 +102,7 @@ pub fn encode(parsed: &Parsed) -> Option<String> {
                 limit,
                 &Id::from_token(id),
                 method,
-                params.as_deref(),
+                params.as_deref().map(serialized),
             )
         }
         Parsed::Notification { method, params } => {

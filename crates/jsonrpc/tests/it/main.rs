@@ -561,6 +561,79 @@ async fn oversized_outgoing_frames_fail_locally_and_write_nothing() {
     raw.silent().await;
 }
 
+/// Params that write the text they are given, without checking the limit.
+struct Written(String);
+
+impl sidewire_jsonrpc::EncodeParams for Written {
+    fn encode_params(
+        &self,
+        dst: &mut bytes::BytesMut,
+        _limit: usize,
+    ) -> Result<(), sidewire_framing::Error> {
+        dst.extend_from_slice(self.0.as_bytes());
+        Ok(())
+    }
+}
+
+#[tokio::test]
+async fn self_encoded_params_arrive_as_written() {
+    let (a, _ta, _b, _tb) = pair((strict(), Router::new()), (strict(), router(None)));
+    let sum = a
+        .call_encoded(
+            Add::METHOD_NAME,
+            &Written(r#"{"a":2,"b":40}"#.into()),
+            CallOptions::default(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(sum.decode::<i64>().unwrap(), 42);
+}
+
+#[tokio::test]
+async fn self_encoded_params_that_break_the_contract_write_nothing() {
+    let (peer, _task, mut raw) = with_raw(strict(), router(None));
+    // A newline would end the frame early: refused, whatever else the text is.
+    let err = peer
+        .call_encoded(
+            "test/echo",
+            &Written("\"a\n\"".into()),
+            CallOptions::default(),
+        )
+        .await
+        .unwrap_err();
+    assert!(err.is_too_large(), "{err}");
+    // Past the frame cap, though the writer did not check the limit it was given.
+    let err = peer
+        .call_encoded(
+            "test/echo",
+            &Written(format!("\"{}\"", "y".repeat(CAP))),
+            CallOptions::default(),
+        )
+        .await
+        .unwrap_err();
+    assert!(err.is_too_large(), "{err}");
+    assert_eq!(peer.pending_requests(), 0);
+    peer.notify::<Note>(&Seq { n: 1 }).await.unwrap();
+    // Only the notification was written.
+    assert_eq!(raw.recv().await["method"], "test/note");
+    raw.silent().await;
+}
+
+/// Debug builds check that the text is one JSON value (release builds trust the writer).
+#[cfg(debug_assertions)]
+#[tokio::test]
+#[should_panic(expected = "one JSON value")]
+async fn self_encoded_params_that_are_not_json_panic_in_debug_builds() {
+    let (peer, _task, _raw) = with_raw(strict(), router(None));
+    let _ = peer
+        .call_encoded(
+            "test/echo",
+            &Written("{\"a\":".into()),
+            CallOptions::default(),
+        )
+        .await;
+}
+
 #[tokio::test]
 async fn oversized_responses_become_a_small_32603() {
     let (a, _ta, _b, _tb) = pair((strict(), Router::new()), (strict(), router(None)));

@@ -25,9 +25,10 @@
 
 use std::sync::Mutex;
 
+use bytes::{BufMut as _, BytesMut};
 use serde::{Deserialize, Serialize};
-use serde_json::value::RawValue;
 use serde_json::{Map, Value};
+use sidewire_jsonrpc::EncodeParams;
 
 use crate::protocol::members::Members;
 
@@ -128,63 +129,87 @@ impl std::str::FromStr for EraChoice {
 /// The `io.modelcontextprotocol/*` members every modern request carries in its `_meta`.
 ///
 /// The version changes at most once (a `-32022` renegotiation), the log level when the caller
-/// sets one; both are read per request.
-#[derive(Debug)]
-pub(crate) struct Envelope {
-    version: Mutex<&'static str>,
-    capabilities: Rendered,
-    client_info: Rendered,
-    log_level: Mutex<Option<Value>>,
-}
-
-/// A constant of the envelope, kept as a value (for [`Envelope::wrap`]) and as its JSON text,
-/// rendered once: serde_json writes a [`RawValue`] as it is, so a request does not escape the
-/// capabilities and the client info again byte by byte (the largest share of a modern
+/// sets one; both are read per request. The members are kept rendered as JSON text too
+/// ([`State::members`]): a request writes them verbatim, where serde would escape their long
+/// names and the capabilities byte by byte again each time (the largest share of a modern
 /// request's encode).
 #[derive(Debug)]
-struct Rendered {
-    value: Value,
-    /// `None` only if the value did not render, which a `Value` always does.
-    text: Option<Box<RawValue>>,
+pub(crate) struct Envelope {
+    capabilities: Value,
+    /// `Null` only if the client info did not serialize; then it is not sent.
+    client_info: Value,
+    state: Mutex<State>,
 }
 
-impl Rendered {
-    fn new(value: Value) -> Self {
-        let text = serde_json::value::to_raw_value(&value).ok();
-        Rendered { value, text }
-    }
-}
-
-impl Serialize for Rendered {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        match &self.text {
-            Some(text) => text.serialize(serializer),
-            None => self.value.serialize(serializer),
-        }
-    }
+/// What of the envelope changes, and its members' text, rendered again on each change.
+#[derive(Debug)]
+struct State {
+    version: &'static str,
+    log_level: Option<Value>,
+    /// The members, in the order [`Envelope::members`] gives them, as the text between the
+    /// braces of the object serde writes of them: `"io.modelcontextprotocol/protocolVersion":…`.
+    members: String,
 }
 
 impl Envelope {
     pub(crate) fn new(capabilities: Value, client_info: &Implementation) -> Self {
-        Envelope {
-            version: Mutex::new(MODERN_PROTOCOL_VERSIONS[0]),
-            capabilities: Rendered::new(capabilities),
-            client_info: Rendered::new(serde_json::to_value(client_info).unwrap_or(Value::Null)),
-            log_level: Mutex::new(None),
-        }
-    }
-
-    /// The version requests go out with.
-    pub(crate) fn version(&self) -> &'static str {
-        *lock(&self.version)
+        let mut envelope = Envelope {
+            capabilities,
+            client_info: serde_json::to_value(client_info).unwrap_or(Value::Null),
+            state: Mutex::new(State {
+                version: MODERN_PROTOCOL_VERSIONS[0],
+                log_level: None,
+                members: String::new(),
+            }),
+        };
+        let state = envelope.state.get_mut().unwrap_or_else(|p| p.into_inner());
+        state.members = Envelope::render(&envelope.capabilities, &envelope.client_info, state);
+        envelope
     }
 
     pub(crate) fn set_version(&self, version: &'static str) {
-        *lock(&self.version) = version;
+        let mut state = lock(&self.state);
+        state.version = version;
+        state.members = Envelope::render(&self.capabilities, &self.client_info, &state);
     }
 
     pub(crate) fn set_log_level(&self, level: Value) {
-        *lock(&self.log_level) = Some(level);
+        let mut state = lock(&self.state);
+        state.log_level = Some(level);
+        state.members = Envelope::render(&self.capabilities, &self.client_info, &state);
+    }
+
+    /// The envelope's members as they are now, by name, in the order they are written.
+    fn members<'a>(
+        capabilities: &'a Value,
+        client_info: &'a Value,
+        state: &'a State,
+    ) -> impl Iterator<Item = (&'static str, MemberValue<'a>)> {
+        [
+            Some((META_VERSION, MemberValue::Str(state.version))),
+            Some((META_CAPABILITIES, MemberValue::Value(capabilities))),
+            (!client_info.is_null()).then_some((META_CLIENT_INFO, MemberValue::Value(client_info))),
+            state
+                .log_level
+                .as_ref()
+                .map(|level| (META_LOG_LEVEL, MemberValue::Value(level))),
+        ]
+        .into_iter()
+        .flatten()
+    }
+
+    /// [`State::members`] for `state`: serde's text of the members as an object, less its
+    /// braces.
+    fn render(capabilities: &Value, client_info: &Value, state: &State) -> String {
+        struct Object<'a>(&'a Value, &'a Value, &'a State);
+        impl Serialize for Object<'_> {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                serializer.collect_map(Envelope::members(self.0, self.1, self.2))
+            }
+        }
+        let object = serde_json::to_string(&Object(capabilities, client_info, state))
+            .expect("a map of strings and values serializes");
+        object[1..object.len() - 1].to_owned()
     }
 
     /// `params` with the envelope merged into its `_meta` (created when absent; members the
@@ -204,25 +229,19 @@ impl Envelope {
         let Value::Object(meta) = meta else {
             unreachable!("made an object above")
         };
-        meta.insert(META_VERSION.to_owned(), Value::from(self.version()));
-        meta.insert(
-            META_CAPABILITIES.to_owned(),
-            self.capabilities.value.clone(),
-        );
-        if !self.client_info.value.is_null() {
-            meta.insert(META_CLIENT_INFO.to_owned(), self.client_info.value.clone());
-        }
-        if let Some(level) = lock(&self.log_level).clone() {
-            meta.insert(META_LOG_LEVEL.to_owned(), level);
+        let state = lock(&self.state);
+        for (name, value) in Envelope::members(&self.capabilities, &self.client_info, &state) {
+            meta.insert(name.to_owned(), value.to_value());
         }
         Value::Object(params)
     }
 
     /// What [`wrap`](Envelope::wrap) builds of `params` as `serde_json::to_value` makes them,
     /// with a multi-round-trip leg's `inputResponses` and `requestState` set (when `params` is
-    /// an object), but serialized straight from borrowed parts: no `Value` is built or cloned
-    /// per request (the params are streamed member by member, see `protocol::members`). The
-    /// wire object holds the same members (in another order, which JSON objects do not have).
+    /// an object), but written straight from borrowed parts ([`EncodeParams`]): no `Value` is
+    /// built or cloned per request (the params are streamed member by member, see
+    /// `protocol::members`), and the envelope's members are copied in as rendered. The wire
+    /// object holds the same members (in another order, which JSON objects do not have).
     pub(crate) fn wrapped<'a, P: Serialize + ?Sized>(
         &'a self,
         params: &'a P,
@@ -233,90 +252,159 @@ impl Envelope {
             params,
             responses,
             state,
-            version: self.version(),
             envelope: self,
-            log_level: lock(&self.log_level).clone(),
         }
     }
 }
 
-/// A request's params with the envelope merged in, serialized from borrowed parts (see
+/// A member of the envelope, borrowed.
+#[derive(Clone, Copy)]
+enum MemberValue<'a> {
+    Str(&'static str),
+    Value(&'a Value),
+}
+
+impl MemberValue<'_> {
+    fn to_value(self) -> Value {
+        match self {
+            MemberValue::Str(text) => Value::from(text),
+            MemberValue::Value(value) => value.clone(),
+        }
+    }
+}
+
+impl Serialize for MemberValue<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            MemberValue::Str(text) => serializer.serialize_str(text),
+            MemberValue::Value(value) => value.serialize(serializer),
+        }
+    }
+}
+
+/// A request's params with the envelope merged in, written from borrowed parts (see
 /// [`Envelope::wrapped`]).
 pub(crate) struct Wrapped<'a, P: ?Sized> {
     /// The caller's params (when they are not an object, they become `{"_meta": ...}`).
     params: &'a P,
     responses: Option<&'a Map<String, Value>>,
     state: Option<&'a str>,
-    version: &'static str,
     envelope: &'a Envelope,
-    log_level: Option<Value>,
 }
 
-impl<P: Serialize + ?Sized> Serialize for Wrapped<'_, P> {
+impl<P: Serialize + ?Sized> EncodeParams for Wrapped<'_, P> {
+    /// Serde writes all but the envelope's members ([`CallerPart`]), `_meta` last; its text
+    /// then ends with `_meta`'s closing brace and the params' own, `…}}`, and the envelope's
+    /// rendered members go in before those two.
+    fn encode_params(
+        &self,
+        dst: &mut BytesMut,
+        limit: usize,
+    ) -> Result<(), sidewire_framing::Error> {
+        let envelope = self.envelope;
+        let state = lock(&envelope.state);
+        let caller = CallerPart {
+            wrapped: self,
+            ours: Ours {
+                client_info: !envelope.client_info.is_null(),
+                log_level: state.log_level.is_some(),
+            },
+        };
+        sidewire_framing::write_json(&caller, dst, limit)?;
+        let Some(close) = dst.len().checked_sub(2).filter(|_| dst.ends_with(b"}}")) else {
+            return Err(sidewire_framing::Error::Serialize(
+                serde::ser::Error::custom("the params did not end with `_meta`"),
+            ));
+        };
+        // An empty `_meta` is `{}`; after any member, a comma goes first.
+        let comma = dst[close - 1] != b'{';
+        if dst.len() + usize::from(comma) + state.members.len() > limit {
+            return Err(sidewire_framing::Error::TooLarge {
+                limit,
+                prefix: bytes::Bytes::new(),
+            });
+        }
+        dst.truncate(close);
+        if comma {
+            dst.put_u8(b',');
+        }
+        dst.put_slice(state.members.as_bytes());
+        dst.put_slice(b"}}");
+        Ok(())
+    }
+}
+
+/// Which of the envelope's member names the caller's `_meta` may not hold (the envelope's
+/// value is sent instead).
+#[derive(Clone, Copy)]
+struct Ours {
+    client_info: bool,
+    log_level: bool,
+}
+
+impl Ours {
+    fn contains(self, name: &str) -> bool {
+        match name {
+            META_VERSION | META_CAPABILITIES => true,
+            META_CLIENT_INFO => self.client_info,
+            META_LOG_LEVEL => self.log_level,
+            _ => false,
+        }
+    }
+}
+
+/// [`Wrapped`] less the envelope's members: the caller's params member by member, a leg's
+/// answers, and `_meta` (last) with the caller's members that are not [`Ours`].
+struct CallerPart<'a, P: ?Sized> {
+    wrapped: &'a Wrapped<'a, P>,
+    ours: Ours,
+}
+
+impl<P: Serialize + ?Sized> Serialize for CallerPart<'_, P> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeMap as _;
+        let wrapped = self.wrapped;
         let mut map = serializer.serialize_map(None)?;
         let replaced = [
-            self.responses.map(|_| "inputResponses"),
-            self.state.map(|_| "requestState"),
+            wrapped.responses.map(|_| "inputResponses"),
+            wrapped.state.map(|_| "requestState"),
         ];
         let mut members = Members::new(&mut map, replaced);
-        self.params.serialize(&mut members)?;
+        wrapped.params.serialize(&mut members)?;
         let (object, caller_meta) = (members.object, members.meta);
         if object {
-            if let Some(responses) = self.responses {
+            if let Some(responses) = wrapped.responses {
                 map.serialize_entry("inputResponses", responses)?;
             }
-            if let Some(state) = self.state {
+            if let Some(state) = wrapped.state {
                 map.serialize_entry("requestState", state)?;
             }
         }
         map.serialize_entry(
             "_meta",
-            &Meta {
+            &CallerMeta {
                 caller: caller_meta.as_ref(),
-                envelope: self.envelope,
-                version: self.version,
-                log_level: self.log_level.as_ref(),
+                ours: self.ours,
             },
         )?;
         map.end()
     }
 }
 
-/// The `_meta` of [`Wrapped`]: the caller's members, then the envelope's, which win.
-struct Meta<'a> {
+/// The caller's `_meta` members that are not [`Ours`].
+struct CallerMeta<'a> {
     caller: Option<&'a Map<String, Value>>,
-    envelope: &'a Envelope,
-    version: &'static str,
-    log_level: Option<&'a Value>,
+    ours: Ours,
 }
 
-impl Serialize for Meta<'_> {
+impl Serialize for CallerMeta<'_> {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeMap as _;
-        let client_info = &self.envelope.client_info;
-        let ours = |name: &str| match name {
-            META_VERSION | META_CAPABILITIES => true,
-            META_CLIENT_INFO => !client_info.value.is_null(),
-            META_LOG_LEVEL => self.log_level.is_some(),
-            _ => false,
-        };
-        let mut map = serializer.serialize_map(None)?;
-        for (name, value) in self.caller.into_iter().flatten() {
-            if !ours(name) {
-                map.serialize_entry(name, value)?;
-            }
-        }
-        map.serialize_entry(META_VERSION, self.version)?;
-        map.serialize_entry(META_CAPABILITIES, &self.envelope.capabilities)?;
-        if !client_info.value.is_null() {
-            map.serialize_entry(META_CLIENT_INFO, client_info)?;
-        }
-        if let Some(level) = self.log_level {
-            map.serialize_entry(META_LOG_LEVEL, level)?;
-        }
-        map.end()
+        serializer.collect_map(
+            self.caller
+                .into_iter()
+                .flatten()
+                .filter(|(name, _)| !self.ours.contains(name)),
+        )
     }
 }
 
@@ -586,6 +674,15 @@ mod tests {
         assert_eq!(envelope.wrap(Value::Null)["_meta"][META_LOG_LEVEL], "debug");
     }
 
+    /// The text `wrapped` writes (checked to be within `limit` and one JSON value, as the
+    /// peer does) as a value, and the text.
+    fn encoded<P: Serialize + ?Sized>(wrapped: &Wrapped<'_, P>) -> (Value, String) {
+        let mut dst = BytesMut::new();
+        wrapped.encode_params(&mut dst, usize::MAX).unwrap();
+        let text = String::from_utf8(dst.to_vec()).unwrap();
+        (serde_json::from_str(&text).expect(&text), text)
+    }
+
     /// `envelope.wrapped(params)` against `envelope.wrap(to_value(params))`, with and without a
     /// leg's answers.
     fn same_as_built<P: Serialize>(envelope: &Envelope, params: &P) {
@@ -593,28 +690,63 @@ mod tests {
             serde_json::from_value(json!({"k": {"action": "accept"}})).unwrap();
         let as_value = serde_json::to_value(params).unwrap();
         let built = envelope.wrap(as_value.clone());
-        let borrowed = serde_json::to_value(envelope.wrapped(params, None, None)).unwrap();
-        assert_eq!(borrowed, built, "{as_value}");
+        let (written, text) = encoded(&envelope.wrapped(params, None, None));
+        assert_eq!(written, built, "{as_value}");
+        // None of the envelope's members twice (a `Value` keeps the last of a repeated name,
+        // so the comparison above cannot tell).
+        for name in [
+            "_meta",
+            META_VERSION,
+            META_CAPABILITIES,
+            META_CLIENT_INFO,
+            META_LOG_LEVEL,
+        ] {
+            assert!(text.matches(&format!("\"{name}\":")).count() <= 1, "{text}");
+        }
         let mut built = as_value.clone();
         if let Value::Object(map) = &mut built {
             map.insert("inputResponses".into(), Value::Object(responses.clone()));
             map.insert("requestState".into(), json!("s1"));
         }
         let built = envelope.wrap(built);
-        let borrowed =
-            serde_json::to_value(envelope.wrapped(params, Some(&responses), Some("s1"))).unwrap();
-        assert_eq!(borrowed, built, "{as_value}");
-        // The text written is that value too, with none of the envelope's members twice (a
-        // `Value` keeps the last of a repeated name, so the comparisons above cannot tell).
-        let text = serde_json::to_string(&envelope.wrapped(params, None, None)).unwrap();
-        let again: Value = serde_json::from_str(&text).unwrap();
-        assert_eq!(again, envelope.wrap(as_value.clone()), "{text}");
-        assert_eq!(text.matches("\"_meta\":").count(), 1, "{text}");
-        let text =
-            serde_json::to_string(&envelope.wrapped(params, Some(&responses), Some("s1"))).unwrap();
-        for name in ["_meta", "inputResponses", "requestState"] {
+        let (written, text) = encoded(&envelope.wrapped(params, Some(&responses), Some("s1")));
+        assert_eq!(written, built, "{as_value}");
+        for name in ["_meta", "inputResponses", "requestState", META_VERSION] {
             assert!(text.matches(&format!("\"{name}\":")).count() <= 1, "{text}");
         }
+    }
+
+    /// The rendered members are written within the limit or not at all: a limit anywhere
+    /// in the text fails with `TooLarge`, never with text past it.
+    #[test]
+    fn the_wrapped_params_keep_to_the_limit() {
+        let envelope = Envelope::new(json!({"sampling": {}}), &Implementation::new("c", "1"));
+        let params = json!({"name": "t", "_meta": {"progressToken": 1}});
+        let (_, text) = encoded(&envelope.wrapped(&params, None, None));
+        for limit in 0..text.len() {
+            let mut dst = BytesMut::from(&b"prefix"[..]);
+            let err = envelope
+                .wrapped(&params, None, None)
+                .encode_params(&mut dst, limit + 6)
+                .unwrap_err();
+            assert!(err.is_too_large(), "{limit}: {err}");
+            assert!(dst.len() <= limit + 6, "{limit}");
+        }
+        let mut dst = BytesMut::new();
+        let written = envelope.wrapped(&params, None, None);
+        written.encode_params(&mut dst, text.len()).unwrap();
+        assert_eq!(dst, text.as_bytes());
+    }
+
+    /// A new version or log level is in the next request's text.
+    #[test]
+    fn the_rendered_members_follow_the_version_and_the_log_level() {
+        let envelope = Envelope::new(json!({}), &Implementation::new("c", "1"));
+        envelope.set_version("2099-01-01");
+        envelope.set_log_level(json!("warning"));
+        let (written, _) = encoded(&envelope.wrapped(&json!({}), None, None));
+        assert_eq!(written["_meta"][META_VERSION], "2099-01-01");
+        assert_eq!(written["_meta"][META_LOG_LEVEL], "warning");
     }
 
     /// The streamed serialization is the built one, member for member, with and without a

@@ -143,7 +143,7 @@ pub(crate) async fn call_modern<P: Serialize + ?Sized>(
             None => (None, None),
         };
         let leg = envelope.wrapped(params, responses, state);
-        let raw = match peer.call(method, Some(&leg), options.clone()).await {
+        let raw = match peer.call_encoded(method, &leg, options.clone()).await {
             Ok(raw) => raw,
             Err(sidewire_jsonrpc::Error::Remote { error, .. })
                 if error.code == era::UNSUPPORTED_PROTOCOL_VERSION && !renegotiated =>
