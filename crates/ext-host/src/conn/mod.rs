@@ -164,6 +164,43 @@ struct WireIntercept<'a> {
     externalized: Vec<ExternalizedField>,
 }
 
+impl sidewire_jsonrpc::EncodeParams for WireIntercept<'_> {
+    /// Serde's text, member for member, written from its parts: the names are constants and
+    /// the event's wire spelling needs no escape (`tests::the_written_intercept_is_serdes`), so
+    /// nothing is escaped per intercept. An externalized payload (rare) goes through serde.
+    fn encode_params(
+        &self,
+        dst: &mut bytes::BytesMut,
+        limit: usize,
+    ) -> Result<(), sidewire_framing::Error> {
+        if !self.externalized.is_empty() {
+            return sidewire_framing::write_json(self, dst, limit);
+        }
+        let (mut seq, mut timeout) = (itoa::Buffer::new(), itoa::Buffer::new());
+        let parts: [&str; 9] = [
+            "{\"event\":\"",
+            self.event.as_str(),
+            "\",\"seq\":",
+            seq.format(self.seq.load(Ordering::Acquire)),
+            ",\"payload\":",
+            self.payload.get(),
+            ",\"timeoutMillis\":",
+            timeout.format(self.timeout_millis),
+            "}",
+        ];
+        if dst.len() + parts.iter().map(|part| part.len()).sum::<usize>() > limit {
+            return Err(sidewire_framing::Error::TooLarge {
+                limit,
+                prefix: Bytes::new(),
+            });
+        }
+        for part in parts {
+            dst.extend_from_slice(part.as_bytes());
+        }
+        Ok(())
+    }
+}
+
 fn load_seq<S: serde::Serializer>(
     seq: &&std::sync::atomic::AtomicU64,
     s: S,
@@ -388,9 +425,9 @@ impl Connection {
             externalized,
         };
         let timeout = Duration::from_millis(timeout_millis);
-        let mut call = pin!(self.peer.call(
+        let mut call = pin!(self.peer.call_encoded(
             Method::Intercept.as_str(),
-            Some(&params),
+            &params,
             CallOptions::timeout(timeout)
         ));
         // The frame is encoded and queued on the call's first poll, so numbering it under the
@@ -660,3 +697,6 @@ impl Drop for Connection {
 
 /// How many events a connection queues before dropping new ones (§8).
 pub(crate) const EVENT_QUEUE: usize = EVENT_QUEUE_FRAMES;
+
+#[cfg(test)]
+mod tests;
