@@ -23,6 +23,7 @@
 //! The verdict holds for the connection's life: a renewed HTTP session or a reconnect of the
 //! same client does not probe again.
 
+use std::cell::RefCell;
 use std::sync::Mutex;
 
 use bytes::{BufMut as _, BytesMut};
@@ -293,9 +294,9 @@ pub(crate) struct Wrapped<'a, P: ?Sized> {
 }
 
 impl<P: Serialize + ?Sized> EncodeParams for Wrapped<'_, P> {
-    /// Serde writes all but the envelope's members ([`CallerPart`]), `_meta` last; its text
-    /// then ends with `_meta`'s closing brace and the params' own, `…}}`, and the envelope's
-    /// rendered members go in before those two.
+    /// Serde writes the params less `_meta` ([`CallerPart`]), which keeps the caller's `_meta`
+    /// as its text; then `_meta` is written after them, from that text's members (less any of
+    /// [`Ours`]) and the envelope's rendered members.
     fn encode_params(
         &self,
         dst: &mut BytesMut,
@@ -305,27 +306,45 @@ impl<P: Serialize + ?Sized> EncodeParams for Wrapped<'_, P> {
         let state = lock(&envelope.state);
         let caller = CallerPart {
             wrapped: self,
-            ours: Ours {
-                client_info: !envelope.client_info.is_null(),
-                log_level: state.log_level.is_some(),
-            },
+            meta: RefCell::new(None),
         };
         sidewire_framing::write_json(&caller, dst, limit)?;
-        let Some(close) = dst.len().checked_sub(2).filter(|_| dst.ends_with(b"}}")) else {
+        let ours = Ours {
+            client_info: !envelope.client_info.is_null(),
+            log_level: state.log_level.is_some(),
+        };
+        let caller_meta = caller.meta.into_inner().map(|text| ours.left_out(text));
+        // The members of the caller's `_meta` object, without its braces (none: empty).
+        let caller_members = caller_meta
+            .as_deref()
+            .map_or("", |text| &text[1..text.len() - 1]);
+        let Some(close) = dst.len().checked_sub(1).filter(|_| dst.ends_with(b"}")) else {
             return Err(sidewire_framing::Error::Serialize(
-                serde::ser::Error::custom("the params did not end with `_meta`"),
+                serde::ser::Error::custom("the params are not an object"),
             ));
         };
-        // An empty `_meta` is `{}`; after any member, a comma goes first.
-        let comma = dst[close - 1] != b'{';
-        if dst.len() + usize::from(comma) + state.members.len() > limit {
+        // `,"_meta":{<caller's>,<ours>}}` in place of the params' closing brace; no comma
+        // after an empty object.
+        let after_member = dst[close - 1] != b'{';
+        let added = usize::from(after_member)
+            + b"\"_meta\":{".len()
+            + caller_members.len()
+            + usize::from(!caller_members.is_empty())
+            + state.members.len()
+            + b"}}".len();
+        if close + added > limit {
             return Err(sidewire_framing::Error::TooLarge {
                 limit,
                 prefix: bytes::Bytes::new(),
             });
         }
         dst.truncate(close);
-        if comma {
+        if after_member {
+            dst.put_u8(b',');
+        }
+        dst.put_slice(b"\"_meta\":{");
+        if !caller_members.is_empty() {
+            dst.put_slice(caller_members.as_bytes());
             dst.put_u8(b',');
         }
         dst.put_slice(state.members.as_bytes());
@@ -351,13 +370,29 @@ impl Ours {
             _ => false,
         }
     }
+
+    /// The caller's `_meta` (an object's text, as serde wrote it) without any member of ours.
+    /// Each of our names starts with `io.modelcontextprotocol/`, and serde writes a name as it
+    /// is when it needs no escape, which ours do not: text without `"io.modelcontextprotocol/`
+    /// holds none of them and is kept as it is. Other text (rare: a caller's own member of that
+    /// namespace, or a value quoting it) is read, filtered and written again.
+    fn left_out(self, text: String) -> String {
+        if !text.contains("\"io.modelcontextprotocol/") {
+            return text;
+        }
+        let Ok(mut members) = serde_json::from_str::<Map<String, Value>>(&text) else {
+            return text;
+        };
+        members.retain(|name, _| !self.contains(name));
+        serde_json::to_string(&members).unwrap_or(text)
+    }
 }
 
-/// [`Wrapped`] less the envelope's members: the caller's params member by member, a leg's
-/// answers, and `_meta` (last) with the caller's members that are not [`Ours`].
+/// The params less `_meta`: the caller's params member by member and a leg's answers. The
+/// caller's `_meta` is kept in `meta`, as its text, for [`Wrapped`] to merge ours into.
 struct CallerPart<'a, P: ?Sized> {
     wrapped: &'a Wrapped<'a, P>,
-    ours: Ours,
+    meta: RefCell<Option<String>>,
 }
 
 impl<P: Serialize + ?Sized> Serialize for CallerPart<'_, P> {
@@ -380,31 +415,8 @@ impl<P: Serialize + ?Sized> Serialize for CallerPart<'_, P> {
                 map.serialize_entry("requestState", state)?;
             }
         }
-        map.serialize_entry(
-            "_meta",
-            &CallerMeta {
-                caller: caller_meta.as_ref(),
-                ours: self.ours,
-            },
-        )?;
+        *self.meta.borrow_mut() = caller_meta;
         map.end()
-    }
-}
-
-/// The caller's `_meta` members that are not [`Ours`].
-struct CallerMeta<'a> {
-    caller: Option<&'a Map<String, Value>>,
-    ours: Ours,
-}
-
-impl Serialize for CallerMeta<'_> {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_map(
-            self.caller
-                .into_iter()
-                .flatten()
-                .filter(|(name, _)| !self.ours.contains(name)),
-        )
     }
 }
 
@@ -774,6 +786,9 @@ mod tests {
             for params in [
                 json!({"name": "t", "arguments": {"a": 1}, "_meta": {"progressToken": "p"}}),
                 json!({"name": "t", "_meta": {META_VERSION: "old", "x": [1]}, "requestState": "s0"}),
+                json!({"_meta": {META_LOG_LEVEL: "info", META_CLIENT_INFO: {}}}),
+                json!({"_meta": {"quote": "\"io.modelcontextprotocol/x"}}),
+                json!({"_meta": {}}),
                 json!({"name": "t", "_meta": 5, "inputResponses": {}}),
                 json!({}),
                 json!([1, 2]),

@@ -6,7 +6,7 @@
 //! with them) into a tree of maps and strings, only for the envelope to read its members back
 //! out: 8 allocations and about 2,500 instructions of a modern `tools/call`. [`Members`] is a
 //! `Serializer` that takes the params' own `serialize` calls: each member is written straight
-//! into the outer map, except `_meta` (kept, as a `Value`, for the envelope to merge its own
+//! into the outer map, except `_meta` (kept as its JSON text, for the envelope to merge its own
 //! members into) and the members a leg replaces. What it writes is what the `Value` route
 //! wrote, member for member (`era::tests`): a struct or a map gives its members, an enum
 //! variant with data the one member `{variant: data}` that `to_value` makes of it, and
@@ -24,8 +24,8 @@ pub(crate) struct Members<'a, M> {
     map: &'a mut M,
     /// Members the caller's params may hold that are not passed on (a leg sets its own).
     replaced: [Option<&'static str>; 2],
-    /// The caller's `_meta`, when it is an object.
-    pub(crate) meta: Option<Map<String, Value>>,
+    /// The caller's `_meta` as serde writes it, when it is an object.
+    pub(crate) meta: Option<String>,
     /// The params were an object (a struct, a map, a variant with data).
     pub(crate) object: bool,
     /// A map's key, between its `serialize_key` and `serialize_value`.
@@ -57,10 +57,8 @@ impl<'a, M: SerializeMap> Members<'a, M> {
 
     fn member<T: Serialize + ?Sized>(&mut self, name: &str, value: &T) -> Result<(), M::Error> {
         if name == "_meta" {
-            self.meta = match serde_json::to_value(value).map_err(M::Error::custom)? {
-                Value::Object(meta) => Some(meta),
-                _ => None,
-            };
+            let text = serde_json::to_string(value).map_err(M::Error::custom)?;
+            self.meta = text.starts_with('{').then_some(text);
             return Ok(());
         }
         if self.replaced.contains(&Some(name)) {
