@@ -1,7 +1,9 @@
 //! Issue 18 §5: the README's commands work when pasted. Every fenced block tagged
 //! ```` ```sh runnable ```` is run as written, each as one `bash -e` script from the
 //! repository's root, with the built `sidewire` first on `PATH`, in a fresh `SIDEWIRE_HOME`
-//! shared by the blocks in order, each within 60 s.
+//! shared by the blocks in order, each within 60 s. `TMPDIR` is a directory of the test's own,
+//! removed with it: a block's `mktemp -d` (the starter's plugin directory, with its 40 MB debug
+//! binary) would otherwise stay in `/tmp` after every run.
 //!
 //! `cargo` lines are not run (a build inside the test would take minutes and contend for the
 //! target directory): `cargo build -p P --example NAME` needs `target/debug/examples/NAME`
@@ -77,7 +79,9 @@ fn the_readmes_runnable_blocks_run_as_written() {
     let readme = std::fs::read_to_string(root.join("README.md")).expect("README.md");
     let blocks = runnable_blocks(&readme);
     assert!(blocks.len() >= 3, "the README marks its runnable blocks");
+    let tmp = home();
     let home = home();
+    let mut ran_mktemp = false;
     let bin = Path::new(EXE).parent().unwrap();
     let path = format!(
         "{}:{}",
@@ -95,11 +99,13 @@ fn the_readmes_runnable_blocks_run_as_written() {
                 continue;
             }
         };
+        ran_mktemp |= script.contains("mktemp");
         let mut child = Command::new("bash")
             .args(["-e", "-c", &script])
             .current_dir(&root)
             .env("PATH", &path)
             .env("SIDEWIRE_HOME", home.path())
+            .env("TMPDIR", tmp.path())
             .env("NO_COLOR", "1")
             .env_remove("RUST_LOG")
             .env_remove("SIDEWIRE_MCP_PEERS")
@@ -125,6 +131,15 @@ fn the_readmes_runnable_blocks_run_as_written() {
             "README block at line {line} failed ({status}):\n{block}\nstdout:\n{}\nstderr:\n{}",
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    if ran_mktemp {
+        let made = std::fs::read_dir(tmp.path())
+            .expect("the test's TMPDIR")
+            .count();
+        assert!(
+            made > 0,
+            "the blocks' mktemp made its files in the test's TMPDIR"
         );
     }
 }
