@@ -9,7 +9,6 @@
 
 use std::time::{Duration, Instant};
 
-use serde_json::value::to_raw_value;
 use sidewire_ext_protocol::{
     Caller, DecisionKind, HookPayload, HookPoint, InterceptResult, Reason, Verdict,
 };
@@ -346,7 +345,7 @@ async fn strategy(
 }
 
 fn serialize(payload: &HookPayload) -> PayloadText {
-    PayloadText::new(to_raw_value(payload).expect("a hook payload serializes"))
+    PayloadText::of(payload)
 }
 
 fn timeout_millis(conn: &Connection, point: HookPoint) -> u64 {

@@ -26,7 +26,7 @@ mod sse;
 pub use bytes::{Bytes, BytesMut};
 
 pub use crate::error::Error;
-pub use crate::ndjson::{NdjsonCodec, Oversize, write_json};
+pub use crate::ndjson::{NdjsonCodec, Oversize, escape_free, write_json};
 pub use crate::reader::FrameReader;
 pub use crate::sse::{SseCodec, SseEvent};
 

@@ -339,6 +339,18 @@ impl Encoder<&[u8]> for NdjsonCodec {
     }
 }
 
+/// Whether serde_json writes `text` as a JSON string with no escape: it holds no `"`, no `\\`
+/// and no control character (U+0000 to U+001F; serde_json escapes nothing else). Such a text
+/// quoted is its JSON string token byte for byte, so a writer can copy it instead of handing it
+/// to serde_json, which looks up every byte in its escape table. One pass with no early exit,
+/// so the compiler vectorizes it (16 or 32 bytes a step).
+#[inline]
+pub fn escape_free(text: &str) -> bool {
+    !text.as_bytes().iter().fold(false, |escaped, &b| {
+        escaped | (b < 0x20) | (b == b'"') | (b == b'\\')
+    })
+}
+
 /// Serializes `value` as compact JSON onto the end of `dst`, never letting `dst.len()` pass
 /// `limit`; the building block for frames assembled from pieces (a JSON-RPC envelope around a
 /// handler's result, say).

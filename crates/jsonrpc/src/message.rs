@@ -347,7 +347,16 @@ fn finish_call(
     params: Option<impl FnOnce(&mut BytesMut, usize) -> Result<(), sidewire_framing::Error>>,
 ) -> Result<(), sidewire_framing::Error> {
     let result = (|| {
-        sidewire_framing::write_json(method, dst, limit)?;
+        // A method name nearly always needs no escape; it is then copied, quoted, instead of
+        // going through serde_json's byte-by-byte escaping (~200 instructions a request).
+        if sidewire_framing::escape_free(method) && dst.len() + method.len() + 2 <= limit {
+            dst.reserve(method.len() + 2);
+            dst.put_u8(b'"');
+            dst.put_slice(method.as_bytes());
+            dst.put_u8(b'"');
+        } else {
+            sidewire_framing::write_json(method, dst, limit)?;
+        }
         if let Some(params) = params {
             dst.put_slice(b",\"params\":");
             params(dst, limit.saturating_sub(1))?;

@@ -3,11 +3,12 @@
 use std::sync::atomic::AtomicU64;
 
 use bytes::BytesMut;
-use serde_json::value::RawValue;
+use proptest::prelude::*;
+use sidewire_ext_protocol::{AgentStartPayload, HookPayload, InputPayload};
 use sidewire_ext_protocol::{ExternalizedField, HookPoint};
 use sidewire_jsonrpc::EncodeParams;
 
-use super::WireIntercept;
+use super::{PayloadText, WireIntercept};
 
 fn both(params: &WireIntercept<'_>) -> (String, String) {
     let mut serde = BytesMut::new();
@@ -29,8 +30,7 @@ fn the_written_intercept_is_serdes() {
         r#"{}"#,
         r#"null"#,
         r#"[1,{"é":"🦀"}]"#,
-    ]
-    .map(|text| RawValue::from_string(text.to_owned()).unwrap());
+    ];
     for event in HookPoint::ALL.iter().copied() {
         for (seq, timeout_millis) in [(1, 1), (u64::MAX, u64::MAX), (42, 30_000)] {
             let seq = AtomicU64::new(seq);
@@ -51,7 +51,7 @@ fn the_written_intercept_is_serdes() {
     let params = WireIntercept {
         event: HookPoint::InputReceive,
         seq: &seq,
-        payload: &payloads[2],
+        payload: "null",
         timeout_millis: 5,
         externalized: vec![ExternalizedField {
             json_pointer: "/payload".into(),
@@ -67,12 +67,11 @@ fn the_written_intercept_is_serdes() {
 /// A limit anywhere in the text fails with `TooLarge` and writes nothing past it.
 #[test]
 fn the_written_intercept_keeps_to_the_limit() {
-    let payload = RawValue::from_string(r#"{"text":"hi"}"#.to_owned()).unwrap();
     let seq = AtomicU64::new(7);
     let params = WireIntercept {
         event: HookPoint::InputReceive,
         seq: &seq,
-        payload: &payload,
+        payload: r#"{"text":"hi"}"#,
         timeout_millis: 5,
         externalized: Vec::new(),
     };
@@ -82,5 +81,45 @@ fn the_written_intercept_keeps_to_the_limit() {
         let err = params.encode_params(&mut dst, limit + 4).unwrap_err();
         assert!(err.is_too_large(), "{limit}: {err}");
         assert!(dst.len() <= limit + 4);
+    }
+}
+
+fn input(text: &str) -> HookPayload {
+    HookPayload::Input(InputPayload {
+        text: text.to_owned(),
+    })
+}
+
+/// A payload's text is serde_json's, whether written from its parts (an input text that
+/// needs no escape, or none) or by serde (anything else).
+#[test]
+fn payload_text_is_serdes() {
+    let mut payloads: Vec<HookPayload> = [
+        "",
+        "hello",
+        "a \"quoted\" line\n",
+        "back\\slash",
+        "\u{1}\u{1f}",
+        "é🦀 \u{7f}",
+    ]
+    .map(input)
+    .into();
+    payloads.push(input(&"x".repeat(100_000)));
+    payloads.push(HookPayload::AgentStart(AgentStartPayload {
+        model: "m\"1".into(),
+        ..AgentStartPayload::default()
+    }));
+    for payload in payloads {
+        let expected = serde_json::to_string(&payload).unwrap();
+        assert_eq!(PayloadText::of(&payload).get(), expected);
+    }
+}
+
+proptest! {
+    #[test]
+    fn any_input_payload_text_is_serdes(text in any::<String>()) {
+        let payload = input(&text);
+        let text = PayloadText::of(&payload);
+        prop_assert_eq!(text.get(), serde_json::to_string(&payload).unwrap());
     }
 }

@@ -1,5 +1,4 @@
 use base64::Engine;
-use serde_json::value::RawValue;
 use sidewire_ext_protocol::{CONTENT_CHUNK_BYTES, CONTENT_OBJECT_BYTES, is_content_ref};
 
 use super::*;
@@ -112,17 +111,17 @@ fn the_store_is_bounded_in_bytes_and_keeps_the_newest() {
 #[test]
 fn one_payload_stored_on_many_connections_is_one_buffer() {
     let text = format!("{{\"text\":\"{}\"}}", "y".repeat(100_000));
-    let payload = crate::conn::PayloadText::new(RawValue::from_string(text).unwrap());
+    let payload = crate::conn::PayloadText::from_json(text);
     let mut stores: Vec<ContentStore> = (0..3).map(|_| ContentStore::default()).collect();
     for store in &mut stores {
         store.store(
             payload.shared_bytes(),
-            &sha256_hex(payload.raw.get().as_bytes()),
+            &sha256_hex(payload.get().as_bytes()),
         );
     }
     let first = stores[0].objects[0].bytes.as_ptr();
     for store in &stores {
         assert_eq!(store.objects[0].bytes.as_ptr(), first, "a copy per store");
-        assert_eq!(store.objects[0].bytes.len(), payload.raw.get().len());
+        assert_eq!(store.objects[0].bytes.len(), payload.get().len());
     }
 }

@@ -15,7 +15,6 @@ use std::sync::{Arc, Mutex, RwLock};
 
 use futures_util::future::join_all;
 use serde_json::Value;
-use serde_json::value::to_raw_value;
 use sidewire_ext_protocol::{
     HookPayload, HookPoint, Method, ResourcesChangedParams, UiActionDecl, UiActionResult,
     UiSubmitResult,
@@ -245,7 +244,7 @@ fn emit(generation: &Generation, shared: &Shared, point: HookPoint, payload: &Ho
     if generation.mask & bit(point) == 0 {
         return;
     }
-    let text = PayloadText::new(to_raw_value(payload).expect("a hook payload serializes"));
+    let text = PayloadText::of(payload);
     for conn in generation.plan(point).recipients() {
         if !conn.send_event(point, &text) && conn.is_ready() {
             shared.warn_once(

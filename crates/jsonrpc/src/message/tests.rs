@@ -163,3 +163,49 @@ fn canonical_frames_with_deep_params() {
         assert!(matches!(parsed, Parsed::Request { .. }), "{depth}");
     }
 }
+
+/// A method name is written as serde_json writes it, whether it is copied (no escape needed)
+/// or escaped, and a limit anywhere in the frame fails it with nothing left behind.
+#[test]
+fn method_names_are_serde_jsons_text_and_keep_to_the_limit() {
+    use bytes::BytesMut;
+
+    use crate::Id;
+    use crate::message::{encode_notification, encode_request};
+
+    type NoParams = fn(&mut BytesMut, usize) -> Result<(), sidewire_framing::Error>;
+
+    for method in [
+        "extension/intercept",
+        "a",
+        "",
+        "tools/call é🦀",
+        "quote\"d",
+        "back\\slash",
+        "tab\tand\u{1}",
+    ] {
+        let expected = format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":{}}}",
+            serde_json::to_string(method).unwrap()
+        );
+        let mut dst = BytesMut::new();
+        encode_request(&mut dst, usize::MAX, &Id::int(7), method, None::<NoParams>).unwrap();
+        assert_eq!(std::str::from_utf8(&dst).unwrap(), expected);
+        for limit in 0..expected.len() {
+            let mut dst = BytesMut::from(&b"head"[..]);
+            let err = encode_request(&mut dst, limit + 4, &Id::int(7), method, None::<NoParams>)
+                .unwrap_err();
+            assert!(err.is_too_large(), "{method:?} at {limit}: {err}");
+            assert_eq!(&dst[..], b"head", "{method:?} at {limit}");
+        }
+        let mut dst = BytesMut::new();
+        encode_notification::<Value>(&mut dst, usize::MAX, method, None).unwrap();
+        assert_eq!(
+            std::str::from_utf8(&dst).unwrap(),
+            format!(
+                "{{\"jsonrpc\":\"2.0\",\"method\":{}}}",
+                serde_json::to_string(method).unwrap()
+            )
+        );
+    }
+}
