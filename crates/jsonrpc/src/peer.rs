@@ -9,6 +9,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
+use bytestring::ByteString;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tokio::sync::{mpsc, oneshot, watch};
@@ -75,12 +76,8 @@ pub(crate) enum Background {
 
 /// How a pending request ends, as routed by the driver.
 pub(crate) enum Reply {
-    /// The response frame, and where its `result` lies inside it.
-    Result {
-        frame: Bytes,
-        start: usize,
-        end: usize,
-    },
+    /// The `result`'s text: a slice of the response frame, which the driver checked is UTF-8.
+    Result(ByteString),
     /// The peer's error object.
     Error(ErrorObject),
     /// The response broke the rules, or (lenient profile) a frame naming the request did not
@@ -102,7 +99,7 @@ impl Reply {
         // The method is copied only into an error: a result costs no allocation here.
         let method = || method.to_owned();
         match self {
-            Reply::Result { frame, start, end } => Ok(RawResult { frame, start, end }),
+            Reply::Result(text) => Ok(RawResult { text }),
             Reply::Error(error) => Err(Error::Remote {
                 method: method(),
                 error,
@@ -226,20 +223,19 @@ fn nanos_since(epoch: tokio::time::Instant) -> u64 {
     u64::try_from(epoch.elapsed().as_nanos()).unwrap_or(u64::MAX)
 }
 
-/// A successful response whose result has not been decoded yet: the frame and where the result
-/// lies inside it, so nothing is copied or parsed until the caller asks.
+/// A successful response whose result has not been decoded yet: its text, a slice of the
+/// response frame, so nothing is copied or parsed until the caller asks.
 #[derive(Clone)]
 pub struct RawResult {
-    frame: Bytes,
-    start: usize,
-    end: usize,
+    /// The text of one JSON value (the driver checked it), UTF-8 (checked once, for the
+    /// frame), sharing the frame's buffer.
+    text: ByteString,
 }
 
 impl RawResult {
     /// The result's JSON text.
     pub fn get(&self) -> &str {
-        // The driver checked the frame is UTF-8 and cut the range at value boundaries.
-        std::str::from_utf8(&self.frame[self.start..self.end]).unwrap_or("null")
+        &self.text
     }
 
     /// Decodes the result.

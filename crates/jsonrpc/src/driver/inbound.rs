@@ -12,6 +12,7 @@ use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
+use bytestring::ByteString;
 use futures_core::Stream;
 use serde_json::value::RawValue;
 
@@ -103,12 +104,7 @@ impl<S, K> Driver<S, K> {
                 // Checked as the usual way checks a result; anything else (the result is
                 // not one value: broken, or followed by more members) takes the usual way.
                 if let Some(result) = envelope::one_value(result) {
-                    let start = result.as_ptr() as usize - text.as_ptr() as usize;
-                    let reply = Reply::Result {
-                        frame: frame.clone(),
-                        start,
-                        end: start + result.len(),
-                    };
+                    let reply = Reply::Result(result_text(&frame, result));
                     self.complete(id, reply);
                     return;
                 }
@@ -123,7 +119,7 @@ impl<S, K> Driver<S, K> {
         }
         match envelope::classify(text, self.peer.shared.config.profile) {
             Ok(inbound) => {
-                if let Some(answer) = self.route(&frame, text, inbound) {
+                if let Some(answer) = self.route(&frame, inbound) {
                     self.writes.push(answer);
                 }
             }
@@ -170,7 +166,7 @@ impl<S, K> Driver<S, K> {
 
     /// Routes one classified message. A request either starts (or queues) and returns nothing,
     /// or is answered at once with the returned frame.
-    fn route(&mut self, frame: &Bytes, text: &str, inbound: Inbound<'_>) -> Option<Bytes> {
+    fn route(&mut self, frame: &Bytes, inbound: Inbound<'_>) -> Option<Bytes> {
         let config = &self.peer.shared.config;
         match inbound {
             Inbound::Request { id, method, params } => {
@@ -193,14 +189,7 @@ impl<S, K> Driver<S, K> {
             }
             Inbound::Response { id, outcome } => {
                 let reply = match outcome {
-                    Outcome::Result(result) => {
-                        let start = result.get().as_ptr() as usize - text.as_ptr() as usize;
-                        Reply::Result {
-                            frame: frame.clone(),
-                            start,
-                            end: start + result.get().len(),
-                        }
-                    }
+                    Outcome::Result(result) => Reply::Result(result_text(frame, result.get())),
                     Outcome::Error(error) => Reply::Error(error),
                 };
                 self.complete(id, reply);
@@ -316,4 +305,13 @@ impl<S, K> Driver<S, K> {
             shared.stats.late_responses.fetch_add(1, Ordering::Relaxed);
         }
     }
+}
+
+/// A result's text, `result` (a slice of `frame`, which is UTF-8), sharing the frame's buffer
+/// and known to be UTF-8, so that reading it (`RawResult::get`, which MCP's client does twice
+/// a call) checks nothing. The check here is the slice's alone, and an ASCII one (the usual
+/// kind) is checked a word at a time.
+fn result_text(frame: &Bytes, result: &str) -> ByteString {
+    ByteString::try_from(frame.slice_ref(result.as_bytes()))
+        .unwrap_or_else(|_| ByteString::from_static("null"))
 }
