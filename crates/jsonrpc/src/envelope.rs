@@ -371,10 +371,15 @@ fn last_value(rest: &str) -> Option<&str> {
 }
 
 /// `text` without the JSON whitespace around it, when it is one JSON value (read as the
-/// envelope's parser reads a member it keeps: checked to any depth, not decoded).
+/// envelope's parser reads a member it keeps: checked to any depth, not decoded). A quick
+/// scan tells ([`valid`]); serde tells what is nested too deep for it.
 pub(crate) fn one_value(text: &str) -> Option<&str> {
-    serde_json::from_str::<IgnoredAny>(text).ok()?;
-    Some(text.trim_matches(WHITESPACE))
+    let one = match valid::verdict(text) {
+        valid::Verdict::Valid => true,
+        valid::Verdict::Invalid => false,
+        valid::Verdict::TooDeep => serde_json::from_str::<IgnoredAny>(text).is_ok(),
+    };
+    one.then(|| text.trim_matches(WHITESPACE))
 }
 
 /// A request id token: a string, or an integer token (`-?(0|[1-9][0-9]*)`, any magnitude). The
@@ -436,3 +441,4 @@ impl fmt::Display for Garbage {
 
 #[cfg(test)]
 mod tests;
+pub(crate) mod valid;

@@ -6,6 +6,7 @@
 use bytes::BytesMut;
 use serde_json::value::RawValue;
 
+use crate::envelope::valid::{self, Verdict};
 use crate::envelope::{Canonical, Garbage, Inbound, Outcome, canonical, classify, one_value};
 use crate::message::{
     encode_error, encode_notification, encode_request, encode_result, serialized,
@@ -122,7 +123,8 @@ pub fn encode(parsed: &Parsed) -> Option<String> {
     Some(String::from_utf8(dst.to_vec()).expect("encoders write UTF-8"))
 }
 
-/// The envelope parser's invariants for arbitrary bytes: no panic under either profile, a
+/// The envelope parser's invariants for arbitrary bytes: the quick check of one JSON value
+/// (`envelope::valid`) tells what serde tells; no panic under either profile, a
 /// well-formed message parses, re-encodes and parses again to the same thing, and a frame in
 /// the canonical shape whose params or result is one JSON value is the message the parser
 /// reads (what the quick ways in rely on).
@@ -130,6 +132,13 @@ pub fn message(data: &[u8]) {
     let Ok(frame) = std::str::from_utf8(data) else {
         return;
     };
+    // The quick check of one JSON value tells what serde tells, or leaves the text to it.
+    let serde_says = serde_json::from_str::<serde::de::IgnoredAny>(frame).is_ok();
+    match valid::verdict(frame) {
+        Verdict::Valid => assert!(serde_says, "accepted {frame:?}"),
+        Verdict::Invalid => assert!(!serde_says, "rejected {frame:?}"),
+        Verdict::TooDeep => {}
+    }
     // The quick ways in agree with the parser: a canonical frame whose params or result is one
     // JSON value is the message the parser reads.
     let expected = match canonical(frame) {
