@@ -410,6 +410,56 @@ fn the_cancel_notice_carries_the_envelope_in_the_modern_era() {
     assert!(hooks.on_cancel(discover).is_none());
 }
 
+/// A modern `tools/call` reads a final text result in one pass, and only a final one: what
+/// the one pass declines is read by `resultType` first, as before.
+#[test]
+fn a_final_result_is_read_in_one_pass_and_only_a_final_one() {
+    use crate::protocol::era::{ResultType, result_type};
+    let item = r#""content":[{"type":"text","text":"ok"}]"#;
+    let read = [
+        format!("{{{item}}}"),
+        format!(r#"{{{item},"resultType":"complete"}}"#),
+        format!(r#"{{"resultType":"complete",{item}}}"#),
+        format!(r#"{{{item},"resultType":null}}"#),
+        format!(r#"{{{item},"result\u0054ype":"complete"}}"#),
+        format!(r#"{{{item},"resultType":"compl\u0065te"}}"#),
+    ];
+    for text in &read {
+        let quick = CallToolResult::decode_final(text);
+        assert_eq!(quick, Some(CallToolResult::text("ok")), "{text}");
+        assert_eq!(result_type(text), Ok(ResultType::Complete), "{text}");
+    }
+    let declined = [
+        // Not final, or not a result this client knows.
+        (format!(r#"{{{item},"resultType":"input_required"}}"#), false),
+        (format!(r#"{{{item},"result\u0054ype":"input_required"}}"#), false),
+        (format!(r#"{{{item},"resultType":"task"}}"#), false),
+        (format!(r#"{{{item},"resultType":5}}"#), false),
+        (
+            format!(r#"{{{item},"resultType":"complete","resultType":"complete"}}"#),
+            false,
+        ),
+        (
+            format!(r#"{{{item},"resultType":"complete","result\u0054ype":"input_required"}}"#),
+            false,
+        ),
+        // Final, but not all text: the derived decode reads it.
+        (
+            r#"{"content":[{"type":"image","data":"AA==","mimeType":"image/png"}],"resultType":"complete"}"#.to_owned(),
+            true,
+        ),
+    ];
+    for (text, complete) in &declined {
+        assert_eq!(CallToolResult::decode_final(text), None, "{text}");
+        assert_eq!(
+            result_type(text) == Ok(ResultType::Complete),
+            *complete,
+            "{text}"
+        );
+        crate::fuzz::call_tool_result(text.as_bytes());
+    }
+}
+
 #[test]
 fn the_client_s_result_decode_gives_what_the_derived_decode_gives() {
     let cases = [

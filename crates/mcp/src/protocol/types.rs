@@ -463,16 +463,31 @@ impl CallToolResult {
     /// its fields; anything else, and anything that does not decode that way, is decoded
     /// again by the derived path, so the outcome (and every error) is the derived one.
     pub(crate) fn decode_text(text: &str) -> Result<Self, serde_json::Error> {
-        match serde_json::from_str::<TextOnlyResult>(text) {
-            Ok(fast) => Ok(fast.into()),
-            Err(_) => serde_json::from_str(text),
+        match Self::decode_final(text) {
+            Some(result) => Ok(result),
+            None => serde_json::from_str(text),
         }
+    }
+
+    /// The quick half of [`CallToolResult::decode_text`]: `Some` for a result of plain text
+    /// items whose `resultType` (a modern result's, read as serde reads it: under an escaped
+    /// name too, and a member there twice fails it) is absent, `null` or `"complete"`, and
+    /// `None` for anything else. `Some` is what the derived decode gives, and a result
+    /// [`era::result_type`](crate::protocol::era::result_type) reads as complete, so a modern
+    /// call need not read `resultType` first (see `modern::call_with`).
+    pub(crate) fn decode_final(text: &str) -> Option<Self> {
+        // The usual result by a small grammar; the rest of text results by serde.
+        crate::protocol::text_result::read(text).or_else(|| {
+            serde_json::from_str::<TextOnlyResult>(text)
+                .ok()
+                .map(Self::from)
+        })
     }
 }
 
-/// [`CallToolResult`] with only plain text items (see [`CallToolResult::decode_text`]). The
-/// other fields are [`CallToolResult`]'s own, so a decode that succeeds here gives what the
-/// derived decode gives.
+/// [`CallToolResult`] with only plain text items, and final (see
+/// [`CallToolResult::decode_final`]). The other fields are [`CallToolResult`]'s own, so a
+/// decode that succeeds here gives what the derived decode gives.
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct TextOnlyResult {
@@ -484,6 +499,17 @@ struct TextOnlyResult {
     is_error: bool,
     #[serde(default, rename = "_meta")]
     meta: Option<Value>,
+    /// Read only to fail on anything but `"complete"`: the derived decode ignores it.
+    #[serde(default)]
+    #[allow(dead_code)]
+    result_type: Option<Complete>,
+}
+
+/// The one `resultType` [`TextOnlyResult`] accepts.
+#[derive(Deserialize)]
+enum Complete {
+    #[serde(rename = "complete")]
+    Complete,
 }
 
 /// A text item as [`Content::Text`] reads it; any other member fails it (the derived
