@@ -1,7 +1,8 @@
 //! Helpers shared by the tests of sidewire's crates, so each lives once: [`within`] (await a
 //! future under a deadline, failing the test with what it waited for), [`eventually`] (poll a
-//! condition until it holds, under a deadline) and [`lock`] (a mutex guard that ignores
-//! poisoning, so one failed test does not cascade). Checks of the process table (`/proc`) are
+//! condition until it holds, under a deadline), [`lock`] (a mutex guard that ignores
+//! poisoning, so one failed test does not cascade) and [`mutations`] (a text broken at one
+//! place in every small way, for tests that hold a quick reader to a reference one). Checks of the process table (`/proc`) are
 //! not here: they live once in `sidewire_process::testing`, next to the `/proc` reader the
 //! reaper uses.
 //!
@@ -40,6 +41,34 @@ pub async fn eventually(limit: Duration, what: &str, mut check: impl FnMut() -> 
 /// Locks `mutex`, taking the data even if a panicking test poisoned it.
 pub fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// `text` broken at byte `at` (at most its length) in every small way: cut there, the byte
+/// there removed, replaced by each of `bytes`, and each of `bytes` inserted there. Only the
+/// results that are UTF-8 are kept.
+pub fn mutations(text: &str, at: usize, bytes: &[u8]) -> Vec<String> {
+    let text = text.as_bytes();
+    let at = at.min(text.len());
+    let mut broken = vec![text[..at].to_vec()];
+    if at < text.len() {
+        let mut cut = text.to_vec();
+        cut.remove(at);
+        broken.push(cut);
+    }
+    for &byte in bytes {
+        if at < text.len() {
+            let mut changed = text.to_vec();
+            changed[at] = byte;
+            broken.push(changed);
+        }
+        let mut inserted = text.to_vec();
+        inserted.insert(at, byte);
+        broken.push(inserted);
+    }
+    broken
+        .into_iter()
+        .filter_map(|bytes| String::from_utf8(bytes).ok())
+        .collect()
 }
 
 #[cfg(test)]

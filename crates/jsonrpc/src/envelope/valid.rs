@@ -339,6 +339,9 @@ mod tests {
         assert_eq!(verdict(&crossed), Verdict::Invalid);
     }
 
+    /// What a byte of a text is changed to, or has inserted beside it.
+    const MUTATIONS: &[u8] = b"{}[],:\"\\ 0123456789.eE+-tfnul\x01\n/ax";
+
     /// Any JSON value serde writes, compact or pretty.
     fn json() -> impl Strategy<Value = serde_json::Value> {
         let leaf = prop_oneof![
@@ -374,29 +377,10 @@ mod tests {
                 serde_json::to_string(&value).unwrap()
             };
             prop_assert_eq!(verdict(&text), Verdict::Valid);
-            let bytes = text.into_bytes();
             for place in places {
-                let i = place.index(bytes.len() + 1);
-                let mut candidates = vec![bytes[..i].to_vec()];
-                if i < bytes.len() {
-                    let mut cut = bytes.clone();
-                    cut.remove(i);
-                    candidates.push(cut);
-                }
-                for &byte in b"{}[],:\"\\ 0123456789.eE+-tfnul\x01\n/ax" {
-                    if i < bytes.len() {
-                        let mut changed = bytes.clone();
-                        changed[i] = byte;
-                        candidates.push(changed);
-                    }
-                    let mut inserted = bytes.clone();
-                    inserted.insert(i, byte);
-                    candidates.push(inserted);
-                }
-                for candidate in candidates {
-                    if let Ok(candidate) = String::from_utf8(candidate) {
-                        agrees(&candidate);
-                    }
+                let at = place.index(text.len() + 1);
+                for broken in sidewire_test_support::mutations(&text, at, MUTATIONS) {
+                    agrees(&broken);
                 }
             }
         }

@@ -1,7 +1,7 @@
 //! The one path every request of a connection takes, in either era.
 //!
-//! Legacy: the params go out as they are. Modern: the [`Envelope`] is merged into the params'
-//! `_meta`, and the result is read by its `resultType`:
+//! Legacy: the params go out as they are. Modern: the [`Envelope`](era::Envelope) is merged
+//! into the params' `_meta`, and the result is read by its `resultType`:
 //!
 //! - `complete` (or absent) is the result;
 //! - `input_required` (multi-round-trip requests) carries `inputRequests` (sampling,
@@ -30,7 +30,7 @@ use sidewire_jsonrpc::{CallOptions, ErrorObject, Peer, RawResult};
 
 use crate::Error;
 use crate::error::Kind;
-use crate::protocol::era::{self, Envelope, Era, ResultType};
+use crate::protocol::era::{self, Era, ResultType};
 use crate::protocol::methods::ListRootsResult;
 use crate::protocol::session::Shared;
 use crate::protocol::types::{CreateMessageParams, ElicitParams};
@@ -135,19 +135,7 @@ pub(crate) async fn call_with<P: Serialize + ?Sized, T>(
     quick: impl Fn(&str) -> Option<T>,
 ) -> Result<Answer<T>, Error> {
     match shared.era() {
-        Some(Era::Modern) => {
-            call_modern(
-                shared,
-                &shared.envelope,
-                peer,
-                what,
-                method,
-                params,
-                options,
-                quick,
-            )
-            .await
-        }
+        Some(Era::Modern) => call_modern(shared, peer, what, method, params, options, quick).await,
         _ => {
             let raw = peer
                 .call(method, Some(params), options)
@@ -163,10 +151,8 @@ pub(crate) async fn call_with<P: Serialize + ?Sized, T>(
 
 /// Sends a modern request (see the module docs), trying `quick` on each result first (see
 /// [`call_with`]).
-#[allow(clippy::too_many_arguments)]
 async fn call_modern<P: Serialize + ?Sized, T>(
     shared: &Shared,
-    envelope: &Envelope,
     peer: &Peer,
     what: &(impl Display + Sync + ?Sized),
     method: &str,
@@ -179,6 +165,7 @@ async fn call_modern<P: Serialize + ?Sized, T>(
     let mut rounds = 0;
     let mut state_only_wait = STATE_ONLY_WAIT;
     let mut answers: Option<Answers> = None;
+    let envelope = &shared.envelope;
     loop {
         // The leg's params are serialized from `params`, the answers and the envelope as
         // they are: nothing is cloned per leg.

@@ -443,6 +443,11 @@ fn a_final_result_is_read_in_one_pass_and_only_a_final_one() {
             format!(r#"{{{item},"resultType":"complete","result\u0054ype":"input_required"}}"#),
             false,
         ),
+        // Not an object: serde reads a struct from an array, its fields in order, and
+        // `result_type` reads this one's first element as `resultType` (the fuzz target's
+        // find).
+        ("\t[[]]".to_owned(), false),
+        ("[]".to_owned(), true),
         // Final, but not all text: the derived decode reads it.
         (
             r#"{"content":[{"type":"image","data":"AA==","mimeType":"image/png"}],"resultType":"complete"}"#.to_owned(),

@@ -302,29 +302,10 @@ mod tests {
         ) {
             agrees(&text);
             prop_assert_eq!(read(&text).is_some(), plain, "{}", text);
-            let bytes = text.into_bytes();
             for place in places {
-                let i = place.index(bytes.len() + 1);
-                let mut candidates = vec![bytes[..i].to_vec()];
-                if i < bytes.len() {
-                    let mut cut = bytes.clone();
-                    cut.remove(i);
-                    candidates.push(cut);
-                }
-                for &byte in b"{}[],:\"\\ tfnrue0x\x01" {
-                    if i < bytes.len() {
-                        let mut changed = bytes.clone();
-                        changed[i] = byte;
-                        candidates.push(changed);
-                    }
-                    let mut inserted = bytes.clone();
-                    inserted.insert(i, byte);
-                    candidates.push(inserted);
-                }
-                for candidate in candidates {
-                    if let Ok(candidate) = String::from_utf8(candidate) {
-                        agrees(&candidate);
-                    }
+                let at = place.index(text.len() + 1);
+                for broken in sidewire_test_support::mutations(&text, at, b"{}[],:\"\\ tfnrue0x\x01") {
+                    agrees(&broken);
                 }
             }
         }

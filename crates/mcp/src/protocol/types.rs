@@ -476,7 +476,15 @@ impl CallToolResult {
     /// [`era::result_type`](crate::protocol::era::result_type) reads as complete, so a modern
     /// call need not read `resultType` first (see `modern::call_with`).
     pub(crate) fn decode_final(text: &str) -> Option<Self> {
-        // The usual result by a small grammar; the rest of text results by serde.
+        // The usual result by a small grammar; the rest of text results by serde. Only an
+        // object: serde reads a struct from an array too (its fields in order), which
+        // `era::result_type` reads otherwise.
+        if !text
+            .trim_start_matches([' ', '\t', '\n', '\r'])
+            .starts_with('{')
+        {
+            return None;
+        }
         crate::protocol::text_result::read(text).or_else(|| {
             serde_json::from_str::<TextOnlyResult>(text)
                 .ok()
