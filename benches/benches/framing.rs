@@ -152,10 +152,11 @@ const TRIM_THRESHOLD: &str = "MALLOC_TRIM_THRESHOLD_";
 ///
 /// glibc raises its mmap threshold to the size of each mapped block it frees, and gives the
 /// top of its heap back to the kernel past a trim threshold that moves with it. So whether a
-/// row's 8 MiB buffer came from a heap kept from the last iteration or from fresh pages (2,048
-/// page faults, 0.30 against 0.55 ms an 8 MiB frame) depended on what the process had freed
-/// before, and it changed between rows of one run. Fixed thresholds serve every buffer of every
-/// row from a heap that is never given back. Other allocators ignore the variables.
+/// large buffer came from fresh pages depended on what the process had freed before (the
+/// 8 MiB row of `LinesCodec`: 2.1 or 6.4 ms, 40% of the latter page faults). Fixed thresholds
+/// serve every buffer of every row from a heap that is never given back. Whether `realloc`
+/// grows a buffer in place or copies it still depends on what lies above it in the heap, which
+/// this does not fix (BENCHMARKS.md). Other allocators ignore the variables.
 fn main() {
     if std::env::var_os(TRIM_THRESHOLD).is_none() {
         let status = std::process::Command::new(std::env::current_exe().expect("this binary"))
