@@ -8,6 +8,14 @@
 //! cap (an event stream) and is valid JSON (a whole body); `Answered` only when a frame is the
 //! response; `Empty` only for a blank, complete body; a quoted prefix and a described content
 //! type are bounded and carry no control characters.
+//!
+//! "Valid JSON" is the grammar (RFC 8259), which sets no limit on a number's magnitude: a frame
+//! whose id is `2777777777777e0777777777777777` is valid JSON that `serde_json::Value` cannot hold
+//! (its numbers are `f64` or 64-bit integers). The client compares ids by their JSON text, so
+//! such an id is one it never sent: the frame is passed on like any other, the POST has no
+//! response (`Why::NoResponse`), and the JSON-RPC peer drops the frame as it drops any
+//! response whose id is not one of its integers. The check here reads the grammar and the id's
+//! text the same way, never through `Value`.
 
 use bytes::BytesMut;
 use sidewire_framing::SseCodec;
@@ -45,9 +53,11 @@ pub fn http_answer(data: &[u8]) {
     let mut answered = false;
     for frame in &decoded.frames {
         assert!(frame.len() <= body.len(), "a frame longer than its body");
-        let value: serde_json::Value =
-            serde_json::from_slice(frame).expect("a frame is valid JSON");
-        answered |= value.get("id") == Some(&serde_json::json!(1)) && value.get("method").is_none();
+        serde_json::from_slice::<serde::de::IgnoredAny>(frame).expect("a frame is valid JSON");
+        let members: Members<'_> =
+            serde_json::from_slice(frame).expect("a frame is a JSON-RPC object");
+        answered |=
+            members.id.is_some_and(|id| id.get() == want.as_json()) && members.method.is_none();
     }
     match decoded.verdict {
         Verdict::Answered => assert!(answered, "answered without the response"),
@@ -57,6 +67,15 @@ pub fn http_answer(data: &[u8]) {
             check_text(&unexpected.content_type);
         }
     }
+}
+
+/// The members of a frame that say whether it is the response, as their JSON text.
+#[derive(serde::Deserialize)]
+struct Members<'a> {
+    #[serde(borrow)]
+    id: Option<&'a serde_json::value::RawValue>,
+    #[serde(borrow)]
+    method: Option<&'a serde_json::value::RawValue>,
 }
 
 /// An event stream, event by event as the transport reads it.
@@ -96,4 +115,44 @@ fn check_text(text: &str) {
         !text.chars().any(char::is_control),
         "a control character in {text:?}"
     );
+}
+
+#[cfg(test)]
+mod tests {
+    /// The checked-in seeds (among them the inputs the fuzzer found) and every prefix of each
+    /// pass the checks in every `cargo test`.
+    #[test]
+    fn the_seeds_and_their_prefixes_hold() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../../fuzz/seeds/mcp_http_answer");
+        let mut seen = 0;
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let seed = std::fs::read(entry.unwrap().path()).unwrap();
+            for end in 0..=seed.len() {
+                super::http_answer(&seed[..end]);
+            }
+            seen += 1;
+        }
+        assert!(seen >= 8, "{seen} seeds");
+    }
+
+    /// A response whose id is a number no `f64` holds is valid JSON and a response to an id the
+    /// client never sent: passed on, and not the answer.
+    #[test]
+    fn an_id_out_of_any_numbers_range_is_an_id_never_sent() {
+        use crate::http::answer::{ContentType, Verdict, Why, decode_body};
+        let body = br#"{"jsonrpc":"2.0","id":2777777777777e0777777777777777,"result":{}}"#;
+        let json = ContentType::parse(Some(b"application/json"));
+        let decoded = decode_body(
+            &json,
+            body,
+            true,
+            &crate::transport::RequestId::from_json("1"),
+        );
+        assert_eq!(decoded.frames.len(), 1);
+        match decoded.verdict {
+            Verdict::Unexpected(unexpected) => assert_eq!(unexpected.why, Why::NoResponse),
+            other => panic!("{other:?}"),
+        }
+    }
 }
