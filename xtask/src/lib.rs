@@ -4,8 +4,10 @@
 //! the edges the design allows (and never on clap, anyhow or a runtime constructor outside the
 //! cli), that every Rust file opens with a `//!` saying what it is, that no `dbg!`, `todo!`,
 //! `#[ignore]` or `#[should_panic]` slipped in, that `.ci/run` runs the README's test
-//! command, and that each library crate's public API matches its committed `public-api.txt`
-//! ([`public_api`]). It is not part of the product and is never published.
+//! command and the public-API check. That check itself ([`public_api`]: each library crate's
+//! public API against its committed `public-api.txt`) needs a nightly rustdoc build, so it is a
+//! command, `cargo run -p xtask -- public-api`, and a step of `.ci/run`, not a test. It is not
+//! part of the product and is never published.
 
 pub mod public_api;
 

@@ -1,4 +1,5 @@
-//! `cargo run -p xtask`: repository chores; the checks themselves run as `cargo test -p xtask`.
+//! `cargo run -p xtask`: repository chores and the public-API check (it needs nightly, so it is
+//! not a test); the other checks run as `cargo test -p xtask`.
 
 use std::io::Write;
 
@@ -10,6 +11,21 @@ fn main() {
             let _ = writeln!(std::io::stdout(), "{}", root.display());
             0
         }
+        // Compares every library crate's public API with its committed `public-api.txt` (a
+        // step of `.ci/run`; needs nightly).
+        Some("public-api") => match xtask::public_api::check(&root) {
+            Ok(()) => {
+                let _ = writeln!(
+                    std::io::stdout(),
+                    "the public API of every library crate matches its public-api.txt"
+                );
+                0
+            }
+            Err(e) => {
+                let _ = writeln!(std::io::stderr(), "{e}");
+                1
+            }
+        },
         // Rewrites every library crate's `public-api.txt` from the code as it is.
         Some("bless-public-api") => match xtask::public_api::generate_all(&root) {
             Ok(listings) => {
@@ -37,8 +53,9 @@ fn main() {
         },
         _ => {
             let _ = std::io::stderr().write_all(
-                b"usage: cargo run -p xtask -- root | bless-public-api\n\
-                  the repository checks run with: cargo test -p xtask\n",
+                b"usage: cargo run -p xtask -- root | public-api | bless-public-api\n\
+                  public-api checks the public-API snapshots (nightly), bless-public-api rewrites them;\n\
+                  the other repository checks run with: cargo test -p xtask\n",
             );
             2
         }

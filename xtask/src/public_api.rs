@@ -1,12 +1,15 @@
 //! The public-API listing of a library crate, rendered from rustdoc's JSON output.
 //!
 //! [`generate_all`] runs `cargo +nightly doc` with rustdoc's JSON output for every library crate
-//! (default features, into a target directory of its own so the stable build's fingerprints are
-//! not touched) and [`render`] turns the JSON into one sorted line per public item: modules,
+//! (default features, into `public-api/` under the target directory, so the stable build's
+//! fingerprints are not touched) and [`render`] turns the JSON into one sorted line per public item: modules,
 //! re-exports of other crates, types with their public fields and variants, functions with
 //! their signatures, trait impls (auto traits too, since `Send`/`Sync` are part of a type's
 //! API; blanket impls are left out as noise). The committed `public-api.txt` of each library
 //! crate is that listing, so a change to the public surface is a visible diff in review.
+//! [`check`] compares the listings with the committed files (`cargo run -p xtask -- public-api`,
+//! a step of its own in `.ci/run`); `cargo run -p xtask -- bless-public-api` rewrites them. It
+//! is not a test: a plain `cargo test` builds nothing with nightly and writes nothing.
 //!
 //! It reads the JSON as untyped values, not through `rustdoc-types`: that crate is tied to one
 //! format version and the installed nightly's format lags the crate's releases; the handful of
@@ -49,7 +52,17 @@ pub fn nightly_available() -> bool {
 /// Runs rustdoc's JSON backend on every crate of [`LIBRARY_CRATES`] (one cargo invocation, so
 /// they build in parallel) and returns each package's rendered listing, in that order.
 pub fn generate_all(root: &Path) -> Result<Vec<(&'static str, String)>, String> {
-    let target = root.join("target").join("public-api");
+    if !nightly_available() {
+        return Err(
+            "the public-API listing needs the nightly toolchain (rustdoc's JSON output \
+                    is unstable): `rustup toolchain install nightly`"
+                .to_owned(),
+        );
+    }
+    // The workspace's target directory (`CARGO_TARGET_DIR` when set), never the checkout.
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map_or_else(|| root.join("target"), PathBuf::from)
+        .join("public-api");
     let mut command = Command::new("cargo");
     command.args(["+nightly", "doc", "-q", "--locked", "--no-deps", "--lib"]);
     for (package, _) in LIBRARY_CRATES {
@@ -83,6 +96,47 @@ pub fn generate_all(root: &Path) -> Result<Vec<(&'static str, String)>, String> 
         out.push((*package, render(&json)));
     }
     Ok(out)
+}
+
+/// Compares each library crate's listing, generated now, with its committed `public-api.txt`.
+///
+/// # Errors
+///
+/// The listings could not be generated (no nightly, a build failure), or they differ from the
+/// committed files: the message lists each changed line per crate, and how to accept them.
+pub fn check(root: &Path) -> Result<(), String> {
+    let listings = generate_all(root)?;
+    let mut report = String::new();
+    for ((package, dir), (_, listing)) in LIBRARY_CRATES.iter().zip(listings) {
+        let path = snapshot_path(root, dir);
+        let committed = std::fs::read_to_string(&path).unwrap_or_default();
+        report.push_str(&diff(package, &path, &committed, &listing));
+    }
+    if report.is_empty() {
+        return Ok(());
+    }
+    Err(format!(
+        "the public API changed; review the lines below and, if intended, run \
+         `cargo run -p xtask -- bless-public-api` and commit the listings:\n{report}"
+    ))
+}
+
+/// The lines of `listing` that `committed` lacks (`+`) and the reverse (`-`), under a heading
+/// naming the crate; empty when they are equal.
+fn diff(package: &str, path: &Path, committed: &str, listing: &str) -> String {
+    if committed == listing {
+        return String::new();
+    }
+    let old: BTreeSet<&str> = committed.lines().collect();
+    let new: BTreeSet<&str> = listing.lines().collect();
+    let mut out = format!("\n{package} ({}):\n", path.display());
+    for line in old.difference(&new) {
+        out.push_str(&format!("- {line}\n"));
+    }
+    for line in new.difference(&old) {
+        out.push_str(&format!("+ {line}\n"));
+    }
+    out
 }
 
 /// What a line says about the item it is listed under, in listing order.

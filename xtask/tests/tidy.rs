@@ -151,6 +151,18 @@ fn ci_runs_the_readme_test_command() {
     );
 }
 
+/// The public-API snapshots are not a test (they need nightly), so CI must run their check.
+#[test]
+fn ci_runs_the_public_api_check() {
+    let ci = std::fs::read_to_string(root().join(".ci/run")).expect(".ci/run exists");
+    assert!(
+        ci.lines().any(|line| line
+            .trim()
+            .starts_with("cargo run -p xtask --locked -- public-api")),
+        ".ci/run does not run `cargo run -p xtask --locked -- public-api`"
+    );
+}
+
 /// The text without comment lines (docs may name what the code must not contain).
 fn code_lines(text: &str) -> String {
     text.lines()

@@ -69,3 +69,20 @@ fn a_reexport_cycle_is_listed_once() {
     }));
     assert_eq!(render(&doc), "pub mod demo::m\n");
 }
+
+#[test]
+fn the_diff_names_the_crate_and_each_changed_line_and_is_empty_when_equal() {
+    let path = std::path::Path::new("crates/demo/public-api.txt");
+    assert_eq!(super::diff("demo", path, "a\nb\n", "a\nb\n"), "");
+    let report = super::diff("demo", path, "a\nb\n", "a\nc\n");
+    assert!(
+        report.contains("demo (crates/demo/public-api.txt)"),
+        "{report}"
+    );
+    assert!(report.contains("- b\n"), "{report}");
+    assert!(report.contains("+ c\n"), "{report}");
+    assert!(
+        !report.contains("a\n- ") && !report.contains("+ a"),
+        "{report}"
+    );
+}
