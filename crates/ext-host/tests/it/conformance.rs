@@ -4,10 +4,15 @@
 //! fixture fails exactly the statements it breaks. Every run proves that no process it started
 //! outlives it (each manifest carries a marker variable, and the process table is searched for
 //! it afterwards).
+//!
+//! Each kit run is a test of its own ([`trials`]): an SDK example, a manifest of the reference
+//! sidecar, a broken fixture, a flaw. A table of them in one test held the whole binary for a
+//! minute; apart, they run side by side and a failure names its fixture.
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
+use libtest_mimic::Trial;
 use serde_json::{Value, json};
 use sidewire_ext_host::conformance::{self, Options, Report, Target, Verdict};
 
@@ -91,9 +96,12 @@ fn failures(report: &Report) -> String {
         .join("\n")
 }
 
-pub(crate) async fn the_sdk_examples_pass_everything_applicable() {
+/// The SDK's examples, each run by one test.
+const SDK_EXAMPLES: [&str; 4] = ["starter", "allow_all", "status_card", "provider"];
+
+async fn the_sdk_example_passes_everything_applicable(example: &'static str) {
     let env = Env::new();
-    for example in ["starter", "allow_all", "status_card", "provider"] {
+    {
         let marker = marker();
         let root = example_package(&env, example, &marker);
         let began = Instant::now();
@@ -201,7 +209,7 @@ async fn python(
     check(target, &marker, options).await
 }
 
-pub(crate) async fn the_python_reference_sidecar_passes_everything_applicable() {
+async fn the_python_reference_sidecar_passes_everything_applicable_as_a_provider() {
     let env = Env::new();
     let report = python(&env, PROVIDER, "sidecar.py", &[], Options::new()).await;
     assert!(report.passed(), "{}", failures(&report));
@@ -213,6 +221,10 @@ pub(crate) async fn the_python_reference_sidecar_passes_everything_applicable() 
             .unwrap();
         assert_eq!(result.verdict, Verdict::Pass, "{id}: {}", result.detail);
     }
+}
+
+async fn the_python_reference_sidecar_passes_everything_applicable_as_an_interceptor() {
+    let env = Env::new();
     let report = python(&env, INTERCEPTOR, "sidecar.py", &[], Options::new()).await;
     assert!(report.passed(), "{}", failures(&report));
     for id in [
@@ -251,7 +263,7 @@ pub(crate) async fn the_python_reference_sidecar_passes_everything_applicable() 
 /// the reference: nothing fails, and both stream statements apply. Its chunks are paced (the
 /// fixture's `PROVIDER_CHUNK_DELAY_MS`) so that the cancel the kit writes with its open lands
 /// mid-stream, which is what makes item 90 applicable.
-pub(crate) async fn the_python_provider_fixture_passes_everything_applicable() {
+async fn the_python_provider_fixture_passes_everything_applicable() {
     let env = Env::new();
     let marker = marker();
     let dir = env.path("py-provider");
@@ -305,112 +317,113 @@ pub(crate) async fn the_python_provider_fixture_passes_everything_applicable() {
     }
 }
 
-pub(crate) async fn each_broken_fixture_fails_exactly_what_it_breaks() {
-    let env = Env::new();
-    // (manifest, program, args, the statements it breaks)
-    #[rustfmt::skip]
-    let cases: &[(&str, &str, &[&str], &[&str])] = &[
-        (INTERCEPTOR, "sidecar.py", &["--flaw", "answer-unknown-notifications"], &["12"]),
-        (INTERCEPTOR, "sidecar.py", &["--flaw", "ascii-ids"], &["10"]),
-        (INTERCEPTOR, "sidecar.py", &["--flaw", "skip-blank-lines"], &["6"]),
-        (INTERCEPTOR, "sidecar.py", &["--flaw", "unknown-method-invalid-request"], &["13"]),
-        (INTERCEPTOR, "sidecar.py", &["--flaw", "ignore-timeout"], &["49"]),
-        (INTERCEPTOR, "sidecar.py", &["--flaw", "no-exit-on-eof"], &["88"]),
-        (INTERCEPTOR, "sidecar.py", &["--flaw", "protocol-error-for-versions"], &["22", "23", "24"]),
-        (INTERCEPTOR, "sidecar.py", &["--flaw", "huge-line-on-resources"], &["S-frames", "S-events"]),
-        (INTERCEPTOR, "banner.sh", &[], &["S-frames"]),
-        (PROVIDER, "sidecar.py", &["--flaw", "seq-from-zero"], &["89"]),
-        (PROVIDER, "sidecar.py", &["--flaw", "chunk-after-cancel"], &["90"]),
-        (PROVIDER, "sidecar.py", &["--flaw", "unknown-ref-accepted"], &["S-provider"]),
-    ];
-    // A broken sidecar is often found by an answer that never comes: 2 s is plenty for one
-    // answer (they take milliseconds) and keeps these runs short. Two kits at a time: each
-    // runs up to four sidecars, and some checks have deadlines.
-    let options = Options::new().reply_timeout(Duration::from_secs(2));
-    for pair in cases.chunks(2) {
-        let runs = pair.iter().map(|(manifest, program, args, _)| {
-            python(&env, manifest, program, args, options.clone())
-        });
-        let reports = futures_util::future::join_all(runs).await;
-        for ((_, program, args, expected), report) in pair.iter().zip(reports) {
-            assert_eq!(
-                report.failed_ids(),
-                expected.to_vec(),
-                "{program} {args:?}:\n{}",
-                failures(&report)
-            );
-        }
-    }
+/// A deliberately broken sidecar: (name, manifest, program, args, the statements it breaks).
+type Broken = (
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static [&'static str],
+    &'static [&'static str],
+);
+
+/// Each broken fixture, run in full: it fails exactly the statements it breaks.
+#[rustfmt::skip]
+const BROKEN: &[Broken] = &[
+    ("answer-unknown-notifications", INTERCEPTOR, "sidecar.py", &["--flaw", "answer-unknown-notifications"], &["12"]),
+    ("ascii-ids", INTERCEPTOR, "sidecar.py", &["--flaw", "ascii-ids"], &["10"]),
+    ("skip-blank-lines", INTERCEPTOR, "sidecar.py", &["--flaw", "skip-blank-lines"], &["6"]),
+    ("unknown-method-invalid-request", INTERCEPTOR, "sidecar.py", &["--flaw", "unknown-method-invalid-request"], &["13"]),
+    ("ignore-timeout", INTERCEPTOR, "sidecar.py", &["--flaw", "ignore-timeout"], &["49"]),
+    ("no-exit-on-eof", INTERCEPTOR, "sidecar.py", &["--flaw", "no-exit-on-eof"], &["88"]),
+    ("protocol-error-for-versions", INTERCEPTOR, "sidecar.py", &["--flaw", "protocol-error-for-versions"], &["22", "23", "24"]),
+    ("huge-line-on-resources", INTERCEPTOR, "sidecar.py", &["--flaw", "huge-line-on-resources"], &["S-frames", "S-events"]),
+    ("banner", INTERCEPTOR, "banner.sh", &[], &["S-frames"]),
+    ("seq-from-zero", PROVIDER, "sidecar.py", &["--flaw", "seq-from-zero"], &["89"]),
+    ("chunk-after-cancel", PROVIDER, "sidecar.py", &["--flaw", "chunk-after-cancel"], &["90"]),
+    ("unknown-ref-accepted", PROVIDER, "sidecar.py", &["--flaw", "unknown-ref-accepted"], &["S-provider"]),
+];
+
+/// A broken sidecar is often found by an answer that never comes: 2 s is plenty for one answer
+/// (they take milliseconds) and keeps these runs short.
+fn broken_options() -> Options {
+    Options::new().reply_timeout(Duration::from_secs(2))
 }
 
-/// One flaw of the Python fixture (at least) for every checked statement the test above does
-/// not break, each failing exactly that statement (or a stated few). A test of its own, so that
-/// libtest runs it beside the one above.
-pub(crate) async fn each_flaw_fails_exactly_its_statements_in_their_sections() {
+async fn the_broken_fixture_fails_exactly_what_it_breaks(case: &'static Broken) {
+    let (_, manifest, program, args, expected) = *case;
     let env = Env::new();
-    // As above: 2 s per answer, two kits at a time.
-    let options = Options::new().reply_timeout(Duration::from_secs(2));
-    // A full run for each would take as long again as the test above, so each runs only the
-    // section its statements live in (`Options::only`; the top-level one where that adds no
-    // slow group): "exactly" means exactly within that section. (When they were added, a full run of each failed the same set, but for
-    // S-handshake's: a refused handshake fails every statement that needs one.) Item 19 is
-    // slow (it runs with `--slow` only); its flaw fails it in a second.
-    // (manifest, args of `sidecar.py`, sections, the statements it breaks)
-    type Case = (
-        &'static str,
-        &'static [&'static str],
-        &'static [&'static str],
-        &'static [&'static str],
+    let report = python(&env, manifest, program, args, broken_options()).await;
+    assert_eq!(
+        report.failed_ids(),
+        expected.to_vec(),
+        "{program} {args:?}:\n{}",
+        failures(&report)
     );
-    #[rustfmt::skip]
-    let limited: &[Case] = &[
-        (INTERCEPTOR, &["--flaw", "frame-limit-one-short"], &["2.1"], &["1"]),
-        (INTERCEPTOR, &["--flaw", "oversize-exits-zero"], &["2.1"], &["2"]),
-        (INTERCEPTOR, &["--flaw", "duplicate-params-accepted"], &["4"], &["7"]),
-        (INTERCEPTOR, &["--flaw", "jsonrpc-unchecked"], &["2.3"], &["8"]),
-        (INTERCEPTOR, &["--flaw", "float-ids-accepted"], &["2.2"], &["9"]),
-        (INTERCEPTOR, &["--flaw", "reused-id-accepted"], &["2.3"], &["11"]),
-        (INTERCEPTOR, &["--flaw", "ui-params-checked-first"], &["10"], &["14"]),
-        (INTERCEPTOR, &["--flaw", "unknown-method-retryable"], &["3"], &["15"]),
-        (INTERCEPTOR, &["--flaw", "eight-callbacks-at-once"], &["2.4"], &["16"]),
-        (INTERCEPTOR, &["--flaw", "content-read-deadline-1s"], &["2.5"], &["19"]),
-        (INTERCEPTOR, &["--flaw", "unknown-members-accepted"], &["4"], &["20"]),
-        // A handshake the kit refuses fails every statement that needs one: 6.3 alone.
-        (INTERCEPTOR, &["--flaw", "providers-without-capability"], &["6.3"], &["S-handshake"]),
-        (INTERCEPTOR, &["--flaw", "notify-before-initialize"], &["6.4"], &["S-barrier"]),
-        (INTERCEPTOR, &["--flaw", "intercepts-in-every-state"], &["6.5"], &["32"]),
-        (INTERCEPTOR, &["--flaw", "allow-everywhere"], &["7"], &["S-intercept"]),
-        (INTERCEPTOR, &["--flaw", "subscribe-beyond-manifest"], &["7"], &["50"]),
-        (INTERCEPTOR, &["--flaw", "unlogged-narrowing"], &["7"], &["50"]),
-        (INTERCEPTOR, &["--flaw", "answer-events"], &["8"], &["S-events"]),
-        (INTERCEPTOR, &["--flaw", "read-first-page-twice"], &["9"], &["S-content"]),
-        (INTERCEPTOR, &["--flaw", "content-unverified"], &["9"], &["59"]),
-        (INTERCEPTOR, &["--flaw", "many-descriptors-accepted"], &["9"], &["60"]),
-        (INTERCEPTOR, &["--flaw", "prompt-without-ui"], &["10"], &["S-ui"]),
-        // A prompt that does not decode fails its shape (69) and the UI gate's valid params.
-        (UI, &["--flaw", "prompt-kind-slider"], &["10"], &["S-ui", "69"]),
-    ];
-    for pair in limited.chunks(2) {
-        let runs = pair.iter().map(|(manifest, args, sections, expected)| {
-            let options = sections
-                .iter()
-                .fold(options.clone(), |o, section| o.only(*section))
-                .slow(expected.contains(&"19"));
-            python(&env, manifest, "sidecar.py", args, options)
-        });
-        let reports = futures_util::future::join_all(runs).await;
-        for ((_, args, sections, expected), report) in pair.iter().zip(reports) {
-            assert_eq!(
-                report.failed_ids(),
-                expected.to_vec(),
-                "{args:?} (sections {sections:?}):\n{}",
-                failures(&report)
-            );
-        }
-    }
 }
 
-pub(crate) async fn a_run_stops_at_its_budget() {
+/// One flaw of the Python fixture: (manifest, args of `sidecar.py`, sections, the statements it
+/// breaks).
+type Flaw = (
+    &'static str,
+    &'static [&'static str],
+    &'static [&'static str],
+    &'static [&'static str],
+);
+
+/// One flaw of the Python fixture (at least) for every checked statement that [`BROKEN`] does not
+/// break, each failing exactly that statement (or a stated few).
+///
+/// A full run for each would take as long again as [`BROKEN`], so each runs only the section its
+/// statements live in (`Options::only`; the top-level one where that adds no slow group):
+/// "exactly" means exactly within that section. (When they were added, a full run of each failed
+/// the same set, but for S-handshake's: a refused handshake fails every statement that needs
+/// one.) Item 19 is slow (it runs with `--slow` only); its flaw fails it in a second.
+#[rustfmt::skip]
+const FLAWS: &[Flaw] = &[
+    (INTERCEPTOR, &["--flaw", "frame-limit-one-short"], &["2.1"], &["1"]),
+    (INTERCEPTOR, &["--flaw", "oversize-exits-zero"], &["2.1"], &["2"]),
+    (INTERCEPTOR, &["--flaw", "duplicate-params-accepted"], &["4"], &["7"]),
+    (INTERCEPTOR, &["--flaw", "jsonrpc-unchecked"], &["2.3"], &["8"]),
+    (INTERCEPTOR, &["--flaw", "float-ids-accepted"], &["2.2"], &["9"]),
+    (INTERCEPTOR, &["--flaw", "reused-id-accepted"], &["2.3"], &["11"]),
+    (INTERCEPTOR, &["--flaw", "ui-params-checked-first"], &["10"], &["14"]),
+    (INTERCEPTOR, &["--flaw", "unknown-method-retryable"], &["3"], &["15"]),
+    (INTERCEPTOR, &["--flaw", "eight-callbacks-at-once"], &["2.4"], &["16"]),
+    (INTERCEPTOR, &["--flaw", "content-read-deadline-1s"], &["2.5"], &["19"]),
+    (INTERCEPTOR, &["--flaw", "unknown-members-accepted"], &["4"], &["20"]),
+    // A handshake the kit refuses fails every statement that needs one: 6.3 alone.
+    (INTERCEPTOR, &["--flaw", "providers-without-capability"], &["6.3"], &["S-handshake"]),
+    (INTERCEPTOR, &["--flaw", "notify-before-initialize"], &["6.4"], &["S-barrier"]),
+    (INTERCEPTOR, &["--flaw", "intercepts-in-every-state"], &["6.5"], &["32"]),
+    (INTERCEPTOR, &["--flaw", "allow-everywhere"], &["7"], &["S-intercept"]),
+    (INTERCEPTOR, &["--flaw", "subscribe-beyond-manifest"], &["7"], &["50"]),
+    (INTERCEPTOR, &["--flaw", "unlogged-narrowing"], &["7"], &["50"]),
+    (INTERCEPTOR, &["--flaw", "answer-events"], &["8"], &["S-events"]),
+    (INTERCEPTOR, &["--flaw", "read-first-page-twice"], &["9"], &["S-content"]),
+    (INTERCEPTOR, &["--flaw", "content-unverified"], &["9"], &["59"]),
+    (INTERCEPTOR, &["--flaw", "many-descriptors-accepted"], &["9"], &["60"]),
+    (INTERCEPTOR, &["--flaw", "prompt-without-ui"], &["10"], &["S-ui"]),
+    // A prompt that does not decode fails its shape (69) and the UI gate's valid params.
+    (UI, &["--flaw", "prompt-kind-slider"], &["10"], &["S-ui", "69"]),
+];
+
+async fn the_flaw_fails_exactly_its_statements_in_their_sections(case: &'static Flaw) {
+    let (manifest, args, sections, expected) = *case;
+    let env = Env::new();
+    let options = sections
+        .iter()
+        .fold(broken_options(), |o, section| o.only(*section))
+        .slow(expected.contains(&"19"));
+    let report = python(&env, manifest, "sidecar.py", args, options).await;
+    assert_eq!(
+        report.failed_ids(),
+        expected.to_vec(),
+        "{args:?} (sections {sections:?}):\n{}",
+        failures(&report)
+    );
+}
+
+async fn a_run_stops_at_its_budget() {
     let env = Env::new();
     let began = Instant::now();
     let options = Options::new().run_budget(Duration::from_millis(300));
@@ -423,4 +436,52 @@ pub(crate) async fn a_run_stops_at_its_budget() {
     );
     assert!(!report.passed());
     assert_eq!(report.results.len(), conformance::statements().len());
+}
+
+/// Every kit run above as a test of its own, the longest first (a broken fixture's full run, then
+/// the reference sidecar's), so that the binary's thread pool starts them early.
+pub(crate) fn trials() -> Vec<Trial> {
+    let mut trials = Vec::new();
+    for case in BROKEN {
+        trials.push(Trial::test(
+            format!(
+                "conformance::the_broken_fixture_fails_exactly_what_it_breaks::{}",
+                case.0
+            ),
+            move || crate::run(|| the_broken_fixture_fails_exactly_what_it_breaks(case)),
+        ));
+    }
+    trials.push(Trial::test(
+        "conformance::the_python_reference_sidecar_passes_everything_applicable_as_a_provider",
+        || crate::run(the_python_reference_sidecar_passes_everything_applicable_as_a_provider),
+    ));
+    trials.push(Trial::test(
+        "conformance::the_python_reference_sidecar_passes_everything_applicable_as_an_interceptor",
+        || crate::run(the_python_reference_sidecar_passes_everything_applicable_as_an_interceptor),
+    ));
+    trials.push(Trial::test(
+        "conformance::the_python_provider_fixture_passes_everything_applicable",
+        || crate::run(the_python_provider_fixture_passes_everything_applicable),
+    ));
+    for example in SDK_EXAMPLES {
+        trials.push(Trial::test(
+            format!("conformance::the_sdk_example_passes_everything_applicable::{example}"),
+            move || crate::run(|| the_sdk_example_passes_everything_applicable(example)),
+        ));
+    }
+    for case in FLAWS {
+        // The flaw's name is its `--flaw` argument.
+        trials.push(Trial::test(
+            format!(
+                "conformance::the_flaw_fails_exactly_its_statements_in_their_sections::{}",
+                case.1[1]
+            ),
+            move || crate::run(|| the_flaw_fails_exactly_its_statements_in_their_sections(case)),
+        ));
+    }
+    trials.push(Trial::test(
+        "conformance::a_run_stops_at_its_budget",
+        || crate::run(a_run_stops_at_its_budget),
+    ));
+    trials
 }
