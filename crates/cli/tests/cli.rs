@@ -1316,22 +1316,26 @@ fn server_everything(test: &str) -> Option<PathBuf> {
     entry.exists().then_some(entry)
 }
 
+/// `mcp call` of a server-everything tool run as a task (`simulate-research-query` is
+/// taskSupport "required"), with `args` before the server; `None` without the peers.
+fn call_research_query(test: &str, args: &[&str]) -> Option<std::process::Output> {
+    let entry = server_everything(test)?;
+    let home = home();
+    let mut all = vec!["mcp"];
+    all.extend_from_slice(args);
+    all.extend_from_slice(&["--stdio", "--", "node", entry.to_str().unwrap(), "stdio"]);
+    Some(run(home.path(), &all))
+}
+
+// The three ways of running a task tool are three tests: each waits out the tool's simulated
+// research, so one test running them in turn held the binary for the sum.
 #[test]
 fn mcp_call_runs_a_task_tool_against_server_everything() {
-    let Some(entry) = server_everything("mcp_call_runs_a_task_tool_against_server_everything")
+    let test = "mcp_call_runs_a_task_tool_against_server_everything";
+    let Some(out) = call_research_query(test, &["call", "simulate-research-query", "topic=rust"])
     else {
         return;
     };
-    let home = home();
-    let entry = entry.to_str().unwrap();
-    let with = |cmd: &[&str]| {
-        let mut args = vec!["mcp"];
-        args.extend_from_slice(cmd);
-        args.extend_from_slice(&["--stdio", "--", "node", entry, "stdio"]);
-        run(home.path(), &args)
-    };
-    // `simulate-research-query` is taskSupport "required": the call runs it as a task.
-    let out = with(&["call", "simulate-research-query", "topic=rust"]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(
         stdout(&out).contains("Research Report: rust"),
@@ -1340,12 +1344,32 @@ fn mcp_call_runs_a_task_tool_against_server_everything() {
     );
     // Not a terminal: no live status line.
     assert!(!stderr(&out).contains("\x1b[2K"), "{}", stderr(&out));
-    // --json: the final result only.
-    let out = with(&["--json", "call", "simulate-research-query", "topic=go"]);
+}
+
+#[test]
+fn mcp_call_json_of_a_task_tool_is_the_final_result_only() {
+    let test = "mcp_call_json_of_a_task_tool_is_the_final_result_only";
+    let Some(out) = call_research_query(
+        test,
+        &["--json", "call", "simulate-research-query", "topic=go"],
+    ) else {
+        return;
+    };
     assert!(out.status.success(), "{}", stderr(&out));
     let doc: Value = serde_json::from_str(&stdout(&out)).expect("one JSON document");
     let text = doc["content"][0]["text"].as_str().unwrap_or_default();
     assert!(text.contains("Research Report: go"), "{doc}");
+}
+
+#[test]
+fn mcp_call_of_a_task_tool_on_a_terminal_rewrites_a_status_line() {
+    let Some(entry) =
+        server_everything("mcp_call_of_a_task_tool_on_a_terminal_rewrites_a_status_line")
+    else {
+        return;
+    };
+    let home = home();
+    let entry = entry.to_str().unwrap();
     // On a terminal: the live status line, rewritten in place, then the result.
     let mut command = Command::new("script");
     command.args([
