@@ -341,6 +341,13 @@
 //! stderr tail. A tool's own failure is not an error: it is a [`CallToolResult`] with
 //! `is_error: true`.
 //!
+//! A server's URL appears in errors and log lines only redacted, as
+//! [`ConfiguredServer::shown_url`] shows it: its userinfo, every query value and any value a
+//! config file expanded into its path from a variable or an input (`https://host/${TOKEN}/mcp`)
+//! become `REDACTED`, its fragment is dropped; scheme, host, port and the rest of the path
+//! stay. Those secrets are also scrubbed from text that may quote the URL (an error body that
+//! echoes the request's path, an authorization message), when they are at least 4 bytes long.
+//!
 //! # Cancel safety
 //!
 //! Dropping a future is the way to cancel. Dropping a call's future removes its pending entry,
@@ -361,6 +368,7 @@ mod host;
 mod http;
 mod names;
 mod protocol;
+mod redact;
 #[cfg(feature = "server")]
 pub mod server;
 mod spec;

@@ -9,7 +9,8 @@
 //! Both directions are typed. Inbound, an item is a JSON-RPC message, or
 //! [`Inbound::Failed`]: the exchange that carried one of our requests failed (an HTTP status,
 //! a network failure, a body over the cap, a 2xx answer that is not the response), with the
-//! request's id and a typed [`Cause`]; or [`Inbound::SessionRenewed`]: the transport replaced
+//! request's id and the typed error of its [`Cause`] (made by the transport, which alone knows
+//! which parts of its URL are secret: see `crate::redact`); or [`Inbound::SessionRenewed`]: the transport replaced
 //! an expired session, so what the protocol core cached from the old one is stale.
 //! Outbound, a transport that runs one exchange per message (HTTP) takes each frame as an
 //! [`Outbound`] carrying its id and method, classified once by the protocol core; stdio and
@@ -25,10 +26,13 @@ use futures_util::{Sink, TryStreamExt};
 use sidewire_jsonrpc::{Config, Peer};
 use sidewire_process::{CloseBudgets, Process};
 use tokio::io::{AsyncRead, AsyncWrite};
+use url::Url;
 
+use crate::auth::failure::AuthFailure;
 use crate::error::Kind;
 use crate::http::HttpBackend;
 use crate::http::answer::Unexpected;
+use crate::redact::UrlSecrets;
 use crate::{Error, ServerSpec, Transport};
 
 /// What a transport yields, boxed so every transport drives the same jsonrpc driver type.
@@ -62,9 +66,8 @@ pub(crate) enum Inbound {
 pub(crate) struct RequestFailed {
     pub(crate) id: RequestId,
     pub(crate) method: String,
-    /// Where the exchange went.
-    pub(crate) url: String,
-    pub(crate) cause: Cause,
+    /// What the caller gets ([`Cause::into_error`]).
+    pub(crate) error: Error,
 }
 
 /// Why an exchange failed.
@@ -83,33 +86,43 @@ pub(crate) enum Cause {
 }
 
 impl Cause {
-    /// The typed error a caller sees for an exchange of `method` with `url` that failed so.
-    pub(crate) fn into_error(self, method: &str, url: &str) -> Error {
+    /// The typed error a caller sees for an exchange of `method` with `url` that failed so:
+    /// the URL shown, and every text that may quote it (a body that echoes the path, an
+    /// authorization message) scrubbed, without the `secrets` of the server's URL.
+    pub(crate) fn into_error(self, method: &str, url: &Url, secrets: &UrlSecrets) -> Error {
+        let url = secrets.show(url);
+        let scrub = |text: String| match secrets.scrub(&text) {
+            std::borrow::Cow::Borrowed(_) => text,
+            std::borrow::Cow::Owned(scrubbed) => scrubbed,
+        };
         let kind = match self {
             Cause::Unanswered(detail) => Kind::Http {
                 method: method.to_owned(),
-                url: url.to_owned(),
+                url,
                 status: None,
-                detail,
+                detail: scrub(detail),
             },
             Cause::Status { status, body } => Kind::Http {
                 method: method.to_owned(),
-                url: url.to_owned(),
+                url,
                 status: Some(status),
-                detail: body,
+                detail: scrub(body),
             },
             Cause::TooLarge(cap) => Kind::TooLarge(format!(
                 "{method}: a response body or SSE event from {url} exceeded the {cap}-byte limit"
             )),
             Cause::Unexpected { status, answer } => Kind::UnexpectedAnswer {
                 method: method.to_owned(),
-                url: url.to_owned(),
+                url,
                 status,
                 content_type: answer.content_type,
                 why: answer.why.as_str(),
-                quote: answer.quote,
+                quote: scrub(answer.quote),
             },
-            Cause::Auth(failure) => Kind::Auth(failure),
+            Cause::Auth(failure) => Kind::Auth(AuthFailure {
+                message: scrub(failure.message),
+                ..failure
+            }),
         };
         Error::new(kind)
     }

@@ -1054,7 +1054,9 @@ fn disabled_and_enabled_must_agree_and_urls_are_redacted() {
         "{err}"
     );
     assert_eq!(
-        redact_url("https://user:pw@example.com/mcp?key=abc&x=1"),
+        ServerSpec::http("s", "https://user:pw@example.com/mcp?key=abc&x=1")
+            .shown_url()
+            .unwrap(),
         "https://REDACTED@example.com/mcp?key=REDACTED&x=REDACTED"
     );
     assert_eq!(shown("X-Api-Key", "abc", "abc", false), "[REDACTED]");
