@@ -348,6 +348,12 @@
 //! stay. Those secrets are also scrubbed from text that may quote the URL (an error body that
 //! echoes the request's path, an authorization message), when they are at least 4 bytes long.
 //!
+//! Text a peer or a file wrote is quoted in errors and log lines escaped and cut: each piece
+//! (a server's error message, a protocol version, an unknown `resultType`, a config key) to
+//! 1 KiB, a list to its first 8 items, and an error's own text to 16 KiB whatever built it,
+//! each cut ending `… (N bytes in all)`. The data stays whole where the API hands it out
+//! ([`Error::remote`]'s message, say).
+//!
 //! # Cancel safety
 //!
 //! Dropping a future is the way to cancel. Dropping a call's future removes its pending entry,
@@ -374,6 +380,7 @@ pub mod server;
 mod spec;
 mod stdio;
 mod sync;
+mod text;
 mod transport;
 
 pub use sidewire_jsonrpc::ErrorObject;

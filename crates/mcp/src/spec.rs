@@ -182,9 +182,10 @@ impl Transport {
             }
             "sse" => Ok(Transport::Sse),
             _ => Err(Error::config(format!(
-                "unknown transport type {raw:?} (allowed: \"stdio\", \"local\", \"http\", \
+                "unknown transport type \"{}\" (allowed: \"stdio\", \"local\", \"http\", \
                  \"streamable-http\", \"streamable_http\", \"streamableHttp\", \"sse\"; omit it \
-                 for stdio)"
+                 for stdio)",
+                crate::text::peer(raw)
             ))),
         }
     }

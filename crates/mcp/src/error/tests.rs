@@ -169,3 +169,33 @@ fn a_signalled_exit_reads_as_a_sentence() {
         "{err}"
     );
 }
+
+#[test]
+fn an_errors_own_text_is_bounded_whatever_built_it() {
+    let server: Arc<str> = "files".into();
+    let huge = "z".repeat(1024 * 1024);
+    let own = format!("the result: {huge}; end");
+    let all = own.len();
+    let err = Error::new(Kind::InvalidResponse(own))
+        .with_server(&server)
+        .with_diagnostics(None, Some("the tail".to_owned()));
+    let text = err.to_string();
+    assert!(
+        text.len() < crate::text::ERROR_TEXT_BYTES + 200,
+        "{} bytes",
+        text.len()
+    );
+    assert!(
+        text.contains(&format!("… ({all} bytes in all)")),
+        "{}",
+        &text[text.len() - 200..]
+    );
+    // What is around the error's own text is still there.
+    assert!(text.starts_with("MCP server `files`: the result: zzz"));
+    assert!(
+        text.ends_with("; stderr: the tail"),
+        "{}",
+        &text[text.len() - 100..]
+    );
+    assert!(err.reason().len() < crate::text::ERROR_TEXT_BYTES + 100);
+}

@@ -367,7 +367,8 @@ async fn open(ctx: &Ctx) -> Result<(Url, SseBody), String> {
                 return match final_url.join(event.data.trim()) {
                     Ok(url) if client::same_origin(&url, &final_url) => Ok((url, events)),
                     Ok(url) => Err(format!(
-                        "the server announced a cross-origin endpoint ({url}); refused"
+                        "the server announced a cross-origin endpoint ({}); refused",
+                        url.origin().ascii_serialization()
                     )),
                     Err(err) => Err(format!("the server announced an invalid endpoint: {err}")),
                 };
@@ -463,7 +464,10 @@ async fn handshake(
     let value: serde_json::Value = serde_json::from_slice(&answer)
         .map_err(|err| format!("re-initialize answered garbage: {err}"))?;
     if let Some(error) = value.get("error") {
-        return Err(format!("re-initialize failed: {error}"));
+        return Err(format!(
+            "re-initialize failed: {}",
+            crate::text::peer(&error.to_string())
+        ));
     }
     let initialized = serde_json::json!({ "jsonrpc": "2.0", "method": INITIALIZED });
     send(ctx, endpoint, Bytes::from(initialized.to_string()))

@@ -21,7 +21,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::oneshot;
 use tokio::time::Instant;
 
-use crate::error::Kind;
+use crate::error::{Kind, no_mutual_version};
 use crate::protocol::bridge;
 use crate::protocol::era::{self, DiscoverResult, Era, EraChoice, Probe};
 use crate::protocol::features::Listed;
@@ -380,18 +380,8 @@ impl Client {
                         other => other,
                     };
                 }
-                Probe::Legacy => {
-                    return Err(Error::new(Kind::NoMutualVersion {
-                        offered: Vec::new(),
-                        supported: era::MODERN_PROTOCOL_VERSIONS.join(", "),
-                    }));
-                }
-                Probe::Incompatible(offered) => {
-                    return Err(Error::new(Kind::NoMutualVersion {
-                        offered,
-                        supported: era::MODERN_PROTOCOL_VERSIONS.join(", "),
-                    }));
-                }
+                Probe::Legacy => return Err(no_mutual_version(Vec::new())),
+                Probe::Incompatible(offered) => return Err(no_mutual_version(offered)),
             }
         }
     }

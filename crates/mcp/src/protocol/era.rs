@@ -544,7 +544,11 @@ pub(crate) fn result_type(raw: &str) -> Result<ResultType, String> {
     match peeked.as_deref() {
         None | Some("complete") => Ok(ResultType::Complete),
         Some("input_required") => Ok(ResultType::InputRequired),
-        Some(other) => Err(format!("an unknown resultType {other:?}")),
+        // Peer text of any size: quoted cut.
+        Some(other) => Err(format!(
+            "an unknown resultType \"{}\"",
+            crate::text::peer(other)
+        )),
     }
 }
 
