@@ -108,6 +108,12 @@ pub(crate) enum Kind {
         named: usize,
         supported: String,
     },
+    /// The server answered `-32022` (unsupported protocol version) twice to `version`, which
+    /// its answers list as supported: it refuses a version it says it speaks.
+    #[error(
+        "the server refused protocol version {version} twice (-32022, unsupported protocol version), though its answer lists {version} among the versions it supports"
+    )]
+    VersionRefused { version: &'static str },
     /// The server asked for input (a multi-round-trip request) and the client's handler refused
     /// it, or the client does not offer that kind of input.
     #[error(
@@ -379,11 +385,12 @@ impl Error {
 
     /// The server and this client share no protocol version: the server chose one this client
     /// does not speak (legacy era), named only versions it does not speak (modern era), or
-    /// answered `-32022` again after the one renegotiation.
+    /// answered `-32022` again after the one renegotiation (also when its answer lists the
+    /// version it refused).
     pub fn is_incompatible_version(&self) -> bool {
         matches!(
             self.0.kind,
-            Kind::Incompatible { .. } | Kind::NoMutualVersion { .. }
+            Kind::Incompatible { .. } | Kind::NoMutualVersion { .. } | Kind::VersionRefused { .. }
         ) || self.remote_code() == Some(crate::protocol::era::UNSUPPORTED_PROTOCOL_VERSION)
     }
 

@@ -165,7 +165,10 @@
 //! this client speaks is the modern era; `-32601`, any other JSON-RPC error, an HTTP error
 //! whose body is not a modern error, or no answer in time fall back to `initialize` (and over
 //! HTTP, from there to HTTP+SSE as before); a `-32022` naming a version we speak probes once
-//! more. The verdict holds for the connection. [`EraChoice::Legacy`] never probes;
+//! more, and a second `-32022` that still lists the version sent is
+//! [`Error::is_incompatible_version`], said as the server refusing a version it lists (with
+//! `auto`, a server whose answer also names a legacy version we speak is initialized with).
+//! The verdict holds for the connection. [`EraChoice::Legacy`] never probes;
 //! [`EraChoice::Modern`] never initializes, and a server that does not speak it fails the
 //! connection with [`Error::is_incompatible_version`]. HTTP+SSE servers are legacy. What the
 //! modern era changes:

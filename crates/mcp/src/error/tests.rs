@@ -148,6 +148,15 @@ fn every_kind_has_its_predicate() {
 }
 
 #[test]
+fn a_refused_listed_version_is_an_incompatible_version() {
+    let err = Error::new(Kind::VersionRefused {
+        version: "2026-07-28",
+    });
+    assert!(err.is_incompatible_version(), "{err}");
+    assert!(!err.is_remote() && !err.is_invalid_response(), "{err}");
+}
+
+#[test]
 fn a_spawn_failure_names_its_os_error_once_in_a_chain() {
     let os = std::io::Error::from(std::io::ErrorKind::NotFound);
     let err = Error::new(Kind::Spawn {

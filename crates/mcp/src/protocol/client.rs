@@ -362,6 +362,12 @@ impl Client {
                     }
                 }
             };
+            let probe = match probe {
+                // A server that refuses its own modern version but names a legacy one we
+                // speak: `auto` initializes, as for any legacy answer.
+                Probe::Refused { legacy: true, .. } if auto => Probe::Legacy,
+                probe => probe,
+            };
             match probe {
                 Probe::Modern(_) => unreachable!("returned above"),
                 Probe::Again(version) => {
@@ -382,6 +388,9 @@ impl Client {
                 }
                 Probe::Legacy => return Err(no_mutual_version(Vec::new())),
                 Probe::Incompatible(offered) => return Err(no_mutual_version(offered)),
+                Probe::Refused { version, .. } => {
+                    return Err(Error::new(Kind::VersionRefused { version }));
+                }
             }
         }
     }

@@ -324,6 +324,34 @@ async fn unsupported_version_renegotiates_once_then_is_incompatible() {
     within("tools/list", client.list_tools()).await.unwrap();
 }
 
+#[tokio::test]
+async fn a_server_refusing_a_version_it_lists_is_told_apart_from_no_mutual_version() {
+    for era in [EraChoice::Auto, EraChoice::Modern] {
+        let script = |seen: &Seen, _: &Wire| match seen.method.as_str() {
+            "server/discover" => unsupported(&["2026-07-28"]),
+            _ => modern(seen),
+        };
+        let (client, wire) = within("connect", scripted(spec().era(era), NoHandler, script)).await;
+        let err = client.unwrap_err();
+        assert!(err.is_incompatible_version(), "{era:?}: {err:?}");
+        // One renegotiation at the version it named, then the verdict: not the
+        // contradiction "it speaks [2026-07-28], none of which this client speaks".
+        assert_eq!(wire.count("server/discover"), 2, "{era:?}");
+        assert_eq!(wire.count("initialize"), 0, "{era:?}");
+        let text = err.to_string();
+        assert!(!text.contains("none of which"), "{era:?}: {text}");
+        assert!(text.contains("2026-07-28"), "{era:?}: {text}");
+    }
+    // A server that also names a legacy version is still initialized with, in `auto`.
+    let script = |seen: &Seen, _: &Wire| match seen.method.as_str() {
+        "server/discover" => unsupported(&["2026-07-28", "2025-11-25"]),
+        _ => legacy(seen),
+    };
+    let (client, wire) = connected(spec(), NoHandler, script).await;
+    assert_eq!(client.era(), Era::Legacy);
+    assert_eq!(wire.count("server/discover"), 2);
+}
+
 /// The most bytes an error about a huge peer text may have: the text is cut to 1 KiB.
 const BOUNDED_ERROR: usize = 4096;
 /// The scripted server's frame cap where it sends huge texts: the client's own cap (8 MiB).
