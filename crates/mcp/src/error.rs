@@ -509,7 +509,9 @@ impl Error {
     }
 
     /// A message was over the frame cap: ours was refused before a byte was written, or the
-    /// server's answer was skipped (the connection lives on).
+    /// server's answer was skipped (the connection lives on). Also a modern-era request over
+    /// HTTP whose `Mcp-Name` or `Mcp-Param-*` header value would be over
+    /// [`MAX_HEADER_VALUE_BYTES`](crate::MAX_HEADER_VALUE_BYTES): nothing was sent.
     pub fn is_too_large(&self) -> bool {
         matches!(self.0.kind, Kind::TooLarge(_))
     }

@@ -181,7 +181,9 @@
 //! - No `initialize`, no session, no GET stream, no `DELETE` on close. Over HTTP each POST
 //!   carries `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` and the `Mcp-Param-*` mirrors of
 //!   the arguments a tool's schema designates (`x-mcp-header`); a tool whose designations are
-//!   invalid is left out of the listing. An error status whose body is a JSON-RPC error is
+//!   invalid is left out of the listing. A request whose `Mcp-Name` or `Mcp-Param-*` value
+//!   would be over [`MAX_HEADER_VALUE_BYTES`] (8 KiB, as sent) is refused before anything is
+//!   sent ([`Error::is_too_large`]). An error status whose body is a JSON-RPC error is
 //!   the server's answer ([`Error::is_remote`]), never a session expiry.
 //! - Servers do not send requests: they ask for sampling, elicitation or roots inside a result
 //!   (`resultType: "input_required"`). The same [`ClientHandler`] answers, and the request
@@ -437,3 +439,4 @@ pub use crate::spec::{
     DEFAULT_MAX_RESTART_BACKOFF, DEFAULT_MAX_RESTARTS, DEFAULT_RESTART_BACKOFF,
     DEFAULT_RESTART_WINDOW, Restart, RestartPolicy,
 };
+pub use crate::transport::MAX_HEADER_VALUE_BYTES;

@@ -83,6 +83,8 @@ pub(crate) enum Cause {
     Unexpected { status: u16, answer: Unexpected },
     /// Authorizing the request failed (see `crate::auth`).
     Auth(crate::auth::failure::AuthFailure),
+    /// A header the request must carry is over [`MAX_HEADER_VALUE_BYTES`]: it was not sent.
+    HeaderTooLarge { header: String, bytes: usize },
 }
 
 impl Cause {
@@ -123,6 +125,11 @@ impl Cause {
                 message: scrub(failure.message),
                 ..failure
             }),
+            Cause::HeaderTooLarge { header, bytes } => Kind::TooLarge(format!(
+                "{method}: its {} header would be {bytes} bytes, over the \
+                 {MAX_HEADER_VALUE_BYTES}-byte cap on one header value; nothing was sent",
+                crate::text::peer(&header)
+            )),
         };
         Error::new(kind)
     }
@@ -155,6 +162,17 @@ pub(crate) struct Outbound {
     pub(crate) modern: Option<Box<ModernHeaders>>,
 }
 
+/// The longest value of a header a modern-era request carries over HTTP besides our own
+/// (`Mcp-Name`, each `Mcp-Param-*` mirror), as sent (after the base64 form where one is
+/// needed): 8 KiB. A request with a longer one is refused before anything is sent
+/// ([`Error::is_too_large`]).
+///
+/// The spec sets no bound, but servers do: nginx refuses a header line over its 8 KiB
+/// buffer, Node.js (the TypeScript SDK's servers) all headers over 16 KiB, and many proxies
+/// sit in between. A value past this cap would be refused somewhere on the way, as a 431 or a
+/// dropped connection, after the request was sent.
+pub const MAX_HEADER_VALUE_BYTES: usize = 8 * 1024;
+
 /// The headers of a modern-era request besides the body (see `protocol::headers`): every
 /// value already encoded for a header.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -167,6 +185,17 @@ pub(crate) struct ModernHeaders {
     pub(crate) name: Option<String>,
     /// `Mcp-Param-{token}` and its value, one per designated argument present.
     pub(crate) params: Vec<(String, String)>,
+}
+
+impl ModernHeaders {
+    /// The first header whose value is over [`MAX_HEADER_VALUE_BYTES`], and its length.
+    pub(crate) fn oversized(&self) -> Option<(String, usize)> {
+        let name = self.name.iter().map(|value| ("Mcp-Name", value));
+        let params = (self.params.iter()).map(|(header, value)| (header.as_str(), value));
+        name.chain(params)
+            .find(|(_, value)| value.len() > MAX_HEADER_VALUE_BYTES)
+            .map(|(header, value)| (header.to_owned(), value.len()))
+    }
 }
 
 /// What an outgoing frame is, as far as a transport cares.
