@@ -3106,6 +3106,38 @@ fn check_understood(home: &Path, config: &Path, dialect: &str) -> Value {
 }
 
 #[test]
+fn the_secrets_expanded_into_a_servers_url_never_reach_the_terminal() {
+    let home = home();
+    // A port nothing listens on: the server fails to start, and the error names its URL.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    drop(listener);
+    let config = home.path().join(".mcp.json");
+    let url = format!(
+        "http://svc:${{SIDEWIRE_TEST_PW}}@127.0.0.1:{port}/${{SIDEWIRE_TEST_TENANT}}/mcp?key=${{SIDEWIRE_TEST_SECRET}}"
+    );
+    let file = json!({"mcpServers": {"remote": {"url": url}}});
+    std::fs::write(&config, file.to_string()).unwrap();
+    let env = [
+        ("SIDEWIRE_TEST_SECRET", SECRET),
+        ("SIDEWIRE_TEST_PW", "pw-5678-do-not-print"),
+        ("SIDEWIRE_TEST_TENANT", "tn-9012-do-not-print"),
+    ];
+    let config = config.to_str().unwrap();
+    for command in ["servers", "tools"] {
+        let out = run_with_env(home.path(), &["mcp", "--config", config, command], "", &env);
+        let all = format!("{}{}", stdout(&out), stderr(&out));
+        for (name, value) in env {
+            assert!(!all.contains(value), "{command}: {name}'s value in: {all}");
+        }
+        assert!(
+            all.contains(&format!("127.0.0.1:{port}/REDACTED/mcp?key=REDACTED")),
+            "{command}: {all}"
+        );
+    }
+}
+
+#[test]
 fn mcp_servers_shows_a_vscode_file_as_understood_with_secrets_redacted() {
     let home = home();
     let folder = home.path().join("project/.vscode");

@@ -12,6 +12,8 @@ use std::time::Duration;
 
 use sidewire_jsonrpc::ErrorObject;
 
+use crate::text;
+
 /// How much of the stderr tail the `Display` text shows; the whole tail (up to 16 KiB) stays
 /// available from [`Error::stderr_tail`].
 const DISPLAY_TAIL: usize = 2048;
@@ -82,11 +84,12 @@ pub(crate) enum Kind {
     #[error("{what}: {reason}")]
     Closed { what: String, reason: String },
     /// The server answered with a JSON-RPC error.
-    #[error("{method} failed: {error}")]
+    #[error("{method} failed: {}", remote_text(error))]
     Remote { method: String, error: ErrorObject },
     /// The server chose a protocol version this client does not speak.
     #[error(
-        "the server chose protocol version {got:?}, which this client does not support (it offered {offered}; supported: {supported})"
+        "the server chose protocol version \"{}\", which this client does not support (it offered {offered}; supported: {supported})",
+        text::peer(got)
     )]
     Incompatible {
         got: String,
@@ -94,24 +97,36 @@ pub(crate) enum Kind {
         supported: String,
     },
     /// A modern-only server (or a server asked for the modern era) shares no protocol version
-    /// with this client.
+    /// with this client. `offered` keeps the first of the versions the server named (see
+    /// [`no_mutual_version`]), `named` counts them all.
     #[error(
-        "the server speaks protocol versions {offered:?}, none of which this client speaks (it speaks {supported})"
+        "the server speaks protocol versions {}, none of which this client speaks (it speaks {supported})",
+        text::peer_list(offered, *named)
     )]
     NoMutualVersion {
         offered: Vec<String>,
+        named: usize,
         supported: String,
     },
+    /// The server answered `-32022` (unsupported protocol version) twice to `version`, which
+    /// its answers list as supported: it refuses a version it says it speaks.
+    #[error(
+        "the server refused protocol version {version} twice (-32022, unsupported protocol version), though its answer lists {version} among the versions it supports"
+    )]
+    VersionRefused { version: &'static str },
     /// The server asked for input (a multi-round-trip request) and the client's handler refused
     /// it, or the client does not offer that kind of input.
-    #[error("{method}: the server asked for {request} and the client refused: {error}")]
+    #[error(
+        "{method}: the server asked for {request} and the client refused: {}",
+        remote_text(error)
+    )]
     InputRefused {
         method: String,
         request: String,
         error: ErrorObject,
     },
     /// A skill's file did not match its listing entry (skills extension), or is not listed.
-    #[error("the skill file {uri} is not verified: {why}")]
+    #[error("the skill file {} is not verified: {why}", text::peer(uri))]
     SkillUnverified { uri: String, why: String },
     /// A message was over the frame cap (ours refused, or the server's answer skipped).
     #[error("{0}")]
@@ -166,7 +181,7 @@ pub(crate) enum Kind {
     SubscriptionLimit(String),
     /// A task-augmented tool call's task ended `failed` and its result could not be fetched
     /// (`error`: the server's answer to `tasks/result`, when it gave one).
-    #[error("{what}: the task {task_id} failed{}{}", message_text(message), error.as_ref().map(|e| format!(" (tasks/result: {e})")).unwrap_or_default())]
+    #[error("{what}: the task {} failed{}{}", text::peer(task_id), message_text(message), error.as_ref().map(|e| format!(" (tasks/result: {})", remote_text(e))).unwrap_or_default())]
     TaskFailed {
         what: String,
         task_id: String,
@@ -174,7 +189,11 @@ pub(crate) enum Kind {
         error: Option<ErrorObject>,
     },
     /// A task-augmented tool call's task ended `cancelled`, and not by this client.
-    #[error("{what}: the task {task_id} was cancelled{}", message_text(message))]
+    #[error(
+        "{what}: the task {} was cancelled{}",
+        text::peer(task_id),
+        message_text(message)
+    )]
     TaskCancelled {
         what: String,
         task_id: String,
@@ -208,7 +227,11 @@ pub(crate) enum Kind {
         violations: Vec<crate::protocol::structured::SchemaViolation>,
     },
     /// A tool's schema that could not be used to check (does not compile, too large).
-    #[error("the {which} of tool `{tool}` cannot be used: {why}")]
+    #[error(
+        "the {which} of tool `{}` cannot be used: {}",
+        text::peer(tool),
+        text::peer(why)
+    )]
     SchemaInvalid {
         tool: String,
         which: &'static str,
@@ -221,8 +244,26 @@ pub(crate) enum Kind {
 fn message_text(message: &Option<String>) -> String {
     message
         .as_deref()
-        .map(|message| format!(": {message}"))
+        .map(|message| format!(": {}", text::peer(message)))
         .unwrap_or_default()
+}
+
+/// A JSON-RPC error object in words, its message cut (see `crate::text`).
+fn remote_text(error: &ErrorObject) -> String {
+    format!("{} (code {})", text::peer(&error.message), error.code)
+}
+
+/// The error of a server that names only protocol versions this client does not speak (or
+/// none): it keeps the first [`PEER_LIST_ITEMS`](text::PEER_LIST_ITEMS) of them, so a
+/// `-32022` naming 200,000 versions is not held, and counts the rest.
+pub(crate) fn no_mutual_version(mut offered: Vec<String>) -> Error {
+    let named = offered.len();
+    offered.truncate(text::PEER_LIST_ITEMS);
+    Error::new(Kind::NoMutualVersion {
+        offered,
+        named,
+        supported: crate::protocol::era::MODERN_PROTOCOL_VERSIONS.join(", "),
+    })
 }
 
 /// Violations in words: how many, and the first.
@@ -344,11 +385,12 @@ impl Error {
 
     /// The server and this client share no protocol version: the server chose one this client
     /// does not speak (legacy era), named only versions it does not speak (modern era), or
-    /// answered `-32022` again after the one renegotiation.
+    /// answered `-32022` again after the one renegotiation (also when its answer lists the
+    /// version it refused).
     pub fn is_incompatible_version(&self) -> bool {
         matches!(
             self.0.kind,
-            Kind::Incompatible { .. } | Kind::NoMutualVersion { .. }
+            Kind::Incompatible { .. } | Kind::NoMutualVersion { .. } | Kind::VersionRefused { .. }
         ) || self.remote_code() == Some(crate::protocol::era::UNSUPPORTED_PROTOCOL_VERSION)
     }
 
@@ -467,7 +509,9 @@ impl Error {
     }
 
     /// A message was over the frame cap: ours was refused before a byte was written, or the
-    /// server's answer was skipped (the connection lives on).
+    /// server's answer was skipped (the connection lives on). Also a modern-era request over
+    /// HTTP whose `Mcp-Name` or `Mcp-Param-*` header value would be over
+    /// [`MAX_HEADER_VALUE_BYTES`](crate::MAX_HEADER_VALUE_BYTES): nothing was sent.
     pub fn is_too_large(&self) -> bool {
         matches!(self.0.kind, Kind::TooLarge(_))
     }
@@ -609,7 +653,7 @@ impl Error {
     /// status or the stderr tail that the whole text ([`Display`](fmt::Display)) adds: for a
     /// caller that shows those apart ([`StartFailure::reason`](crate::StartFailure::reason)).
     pub(crate) fn reason(&self) -> String {
-        self.0.kind.to_string()
+        KindText(&self.0.kind).to_string()
     }
 
     /// How the server process ended (`exited with status 3`, `killed by signal 9`), when it
@@ -656,7 +700,7 @@ impl fmt::Display for Error {
                 elapsed.as_secs_f64()
             )?;
         }
-        write!(f, "{}", self.0.kind)?;
+        write!(f, "{}", KindText(&self.0.kind))?;
         if let Some(exit) = &self.0.exit {
             // `exit_status` is `sidewire_process::Exit`'s text: "exited with status 3" reads
             // on after "the process", "killed by signal 9" needs its verb.
@@ -677,6 +721,17 @@ impl fmt::Display for Error {
             write!(f, "; stderr: {ellipsis}{}", &tail[cut..])?;
         }
         Ok(())
+    }
+}
+
+/// An error's own text, at most [`ERROR_TEXT_BYTES`](text::ERROR_TEXT_BYTES): a backstop for
+/// peer text that no site cut (a config path naming a huge key, a decoder's message quoting a
+/// value).
+struct KindText<'a>(&'a Kind);
+
+impl fmt::Display for KindText<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        text::write_bounded(f, self.0, text::ERROR_TEXT_BYTES)
     }
 }
 

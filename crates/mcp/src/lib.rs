@@ -165,7 +165,10 @@
 //! this client speaks is the modern era; `-32601`, any other JSON-RPC error, an HTTP error
 //! whose body is not a modern error, or no answer in time fall back to `initialize` (and over
 //! HTTP, from there to HTTP+SSE as before); a `-32022` naming a version we speak probes once
-//! more. The verdict holds for the connection. [`EraChoice::Legacy`] never probes;
+//! more, and a second `-32022` that still lists the version sent is
+//! [`Error::is_incompatible_version`], said as the server refusing a version it lists (with
+//! `auto`, a server whose answer also names a legacy version we speak is initialized with).
+//! The verdict holds for the connection. [`EraChoice::Legacy`] never probes;
 //! [`EraChoice::Modern`] never initializes, and a server that does not speak it fails the
 //! connection with [`Error::is_incompatible_version`]. HTTP+SSE servers are legacy. What the
 //! modern era changes:
@@ -178,7 +181,9 @@
 //! - No `initialize`, no session, no GET stream, no `DELETE` on close. Over HTTP each POST
 //!   carries `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` and the `Mcp-Param-*` mirrors of
 //!   the arguments a tool's schema designates (`x-mcp-header`); a tool whose designations are
-//!   invalid is left out of the listing. An error status whose body is a JSON-RPC error is
+//!   invalid is left out of the listing. A request whose `Mcp-Name` or `Mcp-Param-*` value
+//!   would be over [`MAX_HEADER_VALUE_BYTES`] (8 KiB, as sent) is refused before anything is
+//!   sent ([`Error::is_too_large`]). An error status whose body is a JSON-RPC error is
 //!   the server's answer ([`Error::is_remote`]), never a session expiry.
 //! - Servers do not send requests: they ask for sampling, elicitation or roots inside a result
 //!   (`resultType: "input_required"`). The same [`ClientHandler`] answers, and the request
@@ -341,6 +346,19 @@
 //! stderr tail. A tool's own failure is not an error: it is a [`CallToolResult`] with
 //! `is_error: true`.
 //!
+//! A server's URL appears in errors and log lines only redacted, as
+//! [`ConfiguredServer::shown_url`] shows it: its userinfo, every query value and any value a
+//! config file expanded into its path from a variable or an input (`https://host/${TOKEN}/mcp`)
+//! become `REDACTED`, its fragment is dropped; scheme, host, port and the rest of the path
+//! stay. Those secrets are also scrubbed from text that may quote the URL (an error body that
+//! echoes the request's path, an authorization message), when they are at least 4 bytes long.
+//!
+//! Text a peer or a file wrote is quoted in errors and log lines escaped and cut: each piece
+//! (a server's error message, a protocol version, an unknown `resultType`, a config key) to
+//! 1 KiB, a list to its first 8 items, and an error's own text to 16 KiB whatever built it,
+//! each cut ending `… (N bytes in all)`. The data stays whole where the API hands it out
+//! ([`Error::remote`]'s message, say).
+//!
 //! # Cancel safety
 //!
 //! Dropping a future is the way to cancel. Dropping a call's future removes its pending entry,
@@ -361,11 +379,13 @@ mod host;
 mod http;
 mod names;
 mod protocol;
+mod redact;
 #[cfg(feature = "server")]
 pub mod server;
 mod spec;
 mod stdio;
 mod sync;
+mod text;
 mod transport;
 
 pub use sidewire_jsonrpc::ErrorObject;
@@ -419,3 +439,4 @@ pub use crate::spec::{
     DEFAULT_MAX_RESTART_BACKOFF, DEFAULT_MAX_RESTARTS, DEFAULT_RESTART_BACKOFF,
     DEFAULT_RESTART_WINDOW, Restart, RestartPolicy,
 };
+pub use crate::transport::MAX_HEADER_VALUE_BYTES;

@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 use crate::Error;
 use crate::auth::{Authorizer, OAuthSettings};
 use crate::protocol::era::EraChoice;
+use crate::redact::UrlSecrets;
 
 /// How long a server gets to start (launch, initialize and the first tools/list) by default.
 pub const DEFAULT_STARTUP_TIMEOUT: Duration = Duration::from_secs(30);
@@ -181,9 +182,10 @@ impl Transport {
             }
             "sse" => Ok(Transport::Sse),
             _ => Err(Error::config(format!(
-                "unknown transport type {raw:?} (allowed: \"stdio\", \"local\", \"http\", \
+                "unknown transport type \"{}\" (allowed: \"stdio\", \"local\", \"http\", \
                  \"streamable-http\", \"streamable_http\", \"streamableHttp\", \"sse\"; omit it \
-                 for stdio)"
+                 for stdio)",
+                crate::text::peer(raw)
             ))),
         }
     }
@@ -317,6 +319,8 @@ pub struct ServerSpec {
     pub(crate) env: BTreeMap<String, String>,
     pub(crate) dir: Option<PathBuf>,
     pub(crate) url: String,
+    /// The values a config file expanded into `url`, redacted wherever the URL is shown.
+    pub(crate) url_secrets: UrlSecrets,
     pub(crate) headers: BTreeMap<String, String>,
     pub(crate) low_priority: bool,
     pub(crate) startup_timeout: Duration,
@@ -347,6 +351,7 @@ impl ServerSpec {
             env: BTreeMap::new(),
             dir: None,
             url: String::new(),
+            url_secrets: UrlSecrets::default(),
             headers: BTreeMap::new(),
             low_priority: false,
             startup_timeout: DEFAULT_STARTUP_TIMEOUT,
@@ -671,6 +676,13 @@ impl ServerSpec {
         self.max_list_bytes
     }
 
+    /// The URL fit to show in a message or a view (see `crate::redact`); `None` when it is not
+    /// an absolute URL.
+    pub(crate) fn shown_url(&self) -> Option<String> {
+        let url = url::Url::parse(self.url.trim()).ok()?;
+        Some(self.url_secrets.with_url(&url).show(&url))
+    }
+
     /// Checks what a connection needs: a name, and a command (stdio) or an http(s) URL.
     pub(crate) fn validate(&self) -> Result<(), Error> {
         if self.name.trim().is_empty() {
@@ -686,9 +698,14 @@ impl ServerSpec {
                 if lower.starts_with("http://") || lower.starts_with("https://") {
                     Ok(())
                 } else {
+                    // The URL may hold a secret: it is shown redacted, or not at all.
+                    let got = match self.shown_url() {
+                        Some(shown) => format!("{shown:?}"),
+                        None => "text that is not an absolute URL".to_owned(),
+                    };
                     Err(Error::config(format!(
-                        "server `{}`: an {} server needs an http:// or https:// `url`, got {:?}",
-                        self.name, self.transport, self.url
+                        "server `{}`: an {} server needs an http:// or https:// `url`, got {got}",
+                        self.name, self.transport
                     )))
                 }
             }

@@ -9,7 +9,8 @@
 //! Both directions are typed. Inbound, an item is a JSON-RPC message, or
 //! [`Inbound::Failed`]: the exchange that carried one of our requests failed (an HTTP status,
 //! a network failure, a body over the cap, a 2xx answer that is not the response), with the
-//! request's id and a typed [`Cause`]; or [`Inbound::SessionRenewed`]: the transport replaced
+//! request's id and the typed error of its [`Cause`] (made by the transport, which alone knows
+//! which parts of its URL are secret: see `crate::redact`); or [`Inbound::SessionRenewed`]: the transport replaced
 //! an expired session, so what the protocol core cached from the old one is stale.
 //! Outbound, a transport that runs one exchange per message (HTTP) takes each frame as an
 //! [`Outbound`] carrying its id and method, classified once by the protocol core; stdio and
@@ -25,10 +26,13 @@ use futures_util::{Sink, TryStreamExt};
 use sidewire_jsonrpc::{Config, Peer};
 use sidewire_process::{CloseBudgets, Process};
 use tokio::io::{AsyncRead, AsyncWrite};
+use url::Url;
 
+use crate::auth::failure::AuthFailure;
 use crate::error::Kind;
 use crate::http::HttpBackend;
 use crate::http::answer::Unexpected;
+use crate::redact::UrlSecrets;
 use crate::{Error, ServerSpec, Transport};
 
 /// What a transport yields, boxed so every transport drives the same jsonrpc driver type.
@@ -62,9 +66,8 @@ pub(crate) enum Inbound {
 pub(crate) struct RequestFailed {
     pub(crate) id: RequestId,
     pub(crate) method: String,
-    /// Where the exchange went.
-    pub(crate) url: String,
-    pub(crate) cause: Cause,
+    /// What the caller gets ([`Cause::into_error`]).
+    pub(crate) error: Error,
 }
 
 /// Why an exchange failed.
@@ -80,36 +83,53 @@ pub(crate) enum Cause {
     Unexpected { status: u16, answer: Unexpected },
     /// Authorizing the request failed (see `crate::auth`).
     Auth(crate::auth::failure::AuthFailure),
+    /// A header the request must carry is over [`MAX_HEADER_VALUE_BYTES`]: it was not sent.
+    HeaderTooLarge { header: String, bytes: usize },
 }
 
 impl Cause {
-    /// The typed error a caller sees for an exchange of `method` with `url` that failed so.
-    pub(crate) fn into_error(self, method: &str, url: &str) -> Error {
+    /// The typed error a caller sees for an exchange of `method` with `url` that failed so:
+    /// the URL shown, and every text that may quote it (a body that echoes the path, an
+    /// authorization message) scrubbed, without the `secrets` of the server's URL.
+    pub(crate) fn into_error(self, method: &str, url: &Url, secrets: &UrlSecrets) -> Error {
+        let url = secrets.show(url);
+        let scrub = |text: String| match secrets.scrub(&text) {
+            std::borrow::Cow::Borrowed(_) => text,
+            std::borrow::Cow::Owned(scrubbed) => scrubbed,
+        };
         let kind = match self {
             Cause::Unanswered(detail) => Kind::Http {
                 method: method.to_owned(),
-                url: url.to_owned(),
+                url,
                 status: None,
-                detail,
+                detail: scrub(detail),
             },
             Cause::Status { status, body } => Kind::Http {
                 method: method.to_owned(),
-                url: url.to_owned(),
+                url,
                 status: Some(status),
-                detail: body,
+                detail: scrub(body),
             },
             Cause::TooLarge(cap) => Kind::TooLarge(format!(
                 "{method}: a response body or SSE event from {url} exceeded the {cap}-byte limit"
             )),
             Cause::Unexpected { status, answer } => Kind::UnexpectedAnswer {
                 method: method.to_owned(),
-                url: url.to_owned(),
+                url,
                 status,
                 content_type: answer.content_type,
                 why: answer.why.as_str(),
-                quote: answer.quote,
+                quote: scrub(answer.quote),
             },
-            Cause::Auth(failure) => Kind::Auth(failure),
+            Cause::Auth(failure) => Kind::Auth(AuthFailure {
+                message: scrub(failure.message),
+                ..failure
+            }),
+            Cause::HeaderTooLarge { header, bytes } => Kind::TooLarge(format!(
+                "{method}: its {} header would be {bytes} bytes, over the \
+                 {MAX_HEADER_VALUE_BYTES}-byte cap on one header value; nothing was sent",
+                crate::text::peer(&header)
+            )),
         };
         Error::new(kind)
     }
@@ -142,6 +162,17 @@ pub(crate) struct Outbound {
     pub(crate) modern: Option<Box<ModernHeaders>>,
 }
 
+/// The longest value of a header a modern-era request carries over HTTP besides our own
+/// (`Mcp-Name`, each `Mcp-Param-*` mirror), as sent (after the base64 form where one is
+/// needed): 8 KiB. A request with a longer one is refused before anything is sent
+/// ([`Error::is_too_large`]).
+///
+/// The spec sets no bound, but servers do: nginx refuses a header line over its 8 KiB
+/// buffer, Node.js (the TypeScript SDK's servers) all headers over 16 KiB, and many proxies
+/// sit in between. A value past this cap would be refused somewhere on the way, as a 431 or a
+/// dropped connection, after the request was sent.
+pub const MAX_HEADER_VALUE_BYTES: usize = 8 * 1024;
+
 /// The headers of a modern-era request besides the body (see `protocol::headers`): every
 /// value already encoded for a header.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -154,6 +185,17 @@ pub(crate) struct ModernHeaders {
     pub(crate) name: Option<String>,
     /// `Mcp-Param-{token}` and its value, one per designated argument present.
     pub(crate) params: Vec<(String, String)>,
+}
+
+impl ModernHeaders {
+    /// The first header whose value is over [`MAX_HEADER_VALUE_BYTES`], and its length.
+    pub(crate) fn oversized(&self) -> Option<(String, usize)> {
+        let name = self.name.iter().map(|value| ("Mcp-Name", value));
+        let params = (self.params.iter()).map(|(header, value)| (header.as_str(), value));
+        name.chain(params)
+            .find(|(_, value)| value.len() > MAX_HEADER_VALUE_BYTES)
+            .map(|(header, value)| (header.to_owned(), value.len()))
+    }
 }
 
 /// What an outgoing frame is, as far as a transport cares.

@@ -240,7 +240,8 @@ async fn find_resource_metadata(
                 ));
             }
             Err(err) => {
-                tracing::warn!(url = %named, error = %err, "the challenge's resource_metadata is not a URL; trying the well-known paths");
+                let url = crate::text::peer(named);
+                tracing::warn!(%url, error = %err, "the challenge's resource_metadata is not a URL; trying the well-known paths");
             }
         }
     }

@@ -735,8 +735,11 @@ pub(crate) async fn login(spec: &ServerSpec) -> Result<LoginOutcome, Error> {
             scope: state.tokens.as_ref().and_then(|t| t.scope.clone()),
         })
     };
+    // The messages name URLs derived from the server's: shown without its secrets.
+    let secrets = spec.url_secrets.with_url(&url);
     drive(work, tasks).await.map_err(|failure: AuthFailure| {
         let _ = AuthErrorKind::Store;
-        auth_error(failure, &name)
+        let message = secrets.scrub(&failure.message).into_owned();
+        auth_error(AuthFailure { message, ..failure }, &name)
     })
 }

@@ -14,8 +14,7 @@ use crate::{Error, Transport};
 
 /// The entries of a Codex `config.toml`.
 pub(crate) fn entries(text: &str) -> Result<Vec<Entry>, Error> {
-    let table: toml::Table = toml::from_str(text)
-        .map_err(|err| Error::config(format!("invalid TOML: {}", err.to_string().trim_end())))?;
+    let table: toml::Table = toml::from_str(text).map_err(|err| toml_error(&err, text))?;
     let Some(servers) = table.get("mcp_servers") else {
         return Err(Error::config("missing the `[mcp_servers.NAME]` tables"));
     };
@@ -25,6 +24,38 @@ pub(crate) fn entries(text: &str) -> Result<Vec<Entry>, Error> {
         .iter()
         .map(|(name, entry)| server(name, entry))
         .collect()
+}
+
+/// How much of the offending line a TOML error quotes.
+const TOML_LINE_BYTES: usize = 120;
+
+/// A TOML error as its position, its message and the start of its line, each cut: the `toml`
+/// crate's own text quotes the whole offending line, which may be any size.
+fn toml_error(err: &toml::de::Error, text: &str) -> Error {
+    let message = crate::text::peer(err.message().trim_end());
+    let Some(start) = err.span().map(|span| span.start.min(text.len())) else {
+        return Error::config(format!("invalid TOML: {message}"));
+    };
+    // Spans are byte offsets of the text; a line starts after a `\n`, so at a char boundary.
+    let line_start = text.as_bytes()[..start]
+        .iter()
+        .rposition(|&b| b == b'\n')
+        .map_or(0, |i| i + 1);
+    let line_end = text.as_bytes()[line_start..]
+        .iter()
+        .position(|&b| b == b'\n')
+        .map_or(text.len(), |i| line_start + i);
+    let line = text.as_bytes()[..start]
+        .iter()
+        .filter(|&&b| b == b'\n')
+        .count()
+        + 1;
+    let column = start - line_start + 1;
+    let bytes = &text.as_bytes()[line_start..line_end];
+    let quoted = crate::text::quote(bytes.strip_suffix(b"\r").unwrap_or(bytes), TOML_LINE_BYTES);
+    Error::config(format!(
+        "invalid TOML at line {line} column {column}: {message} (the line: `{quoted}`)"
+    ))
 }
 
 fn server(name: &str, entry: &Value) -> Result<Entry, Error> {

@@ -38,18 +38,22 @@ pub(crate) struct Expander<'a> {
 }
 
 impl Expander<'_> {
-    /// `text` with its references replaced; the variables used are appended to `used`. Errors
-    /// name `path` (the server and the field) and the variable, never a value.
+    /// `text` with its references replaced; the variables used are appended to `used`, and
+    /// the value each reference to a variable or an input gave (not the predefined names,
+    /// which hold no secret) to `values`, so the caller can keep them out of what it shows.
+    /// Errors name `path` (the server and the field) and the variable, never a value.
     pub(crate) fn expand(
         &mut self,
         text: &str,
         path: &str,
         syntax: Syntax,
         used: &mut Vec<ConfigVariable>,
+        values: &mut Vec<String>,
     ) -> Result<String, Error> {
         let mut out = String::with_capacity(text.len());
         let mut rest = text;
         while !rest.is_empty() {
+            let before = used.len();
             let (value, consumed) = if let Some(after) = rest.strip_prefix("${") {
                 let end = after.find('}').ok_or_else(|| {
                     Error::config(format!("{path}: `${{` without its closing `}}`"))
@@ -84,6 +88,12 @@ impl Expander<'_> {
                     "{path}: the expanded value is longer than {} KiB",
                     MAX_EXPANDED_BYTES / 1024
                 )));
+            }
+            let referenced = used[before..]
+                .iter()
+                .any(|variable| variable.source != VariableSource::Builtin);
+            if referenced && !value.is_empty() {
+                values.push(value.clone());
             }
             out.push_str(&value);
             rest = &rest[consumed..];

@@ -110,6 +110,7 @@ pub use self::detect::Dialect;
 pub use self::dotenv::MAX_ENV_FILE_BYTES;
 pub use self::expand::MAX_EXPANDED_BYTES;
 use self::expand::{Expander, Syntax};
+use crate::redact::UrlSecrets;
 use crate::{EraChoice, Error, Restart, ServerSpec, ToolFilter, Transport};
 
 /// The largest config file read (4 MiB).
@@ -248,7 +249,8 @@ pub struct ConfiguredServer {
     pub shown_env: BTreeMap<String, String>,
     /// The headers, shown by the same rule as [`shown_env`](Self::shown_env).
     pub shown_headers: BTreeMap<String, String>,
-    /// The URL with its userinfo and query values redacted (empty for stdio).
+    /// The URL as every message shows it: its userinfo, query values and fragment, and any
+    /// value expanded into its path from a variable or an input, redacted (empty for stdio).
     pub shown_url: String,
 }
 
@@ -563,12 +565,17 @@ fn build(entry: Entry, expander: &mut Expander<'_>) -> Result<ConfiguredServer, 
                     entry.field("url")
                 )));
             };
-            let url = expand(text, expander, &mut expansions)?;
-            let spec = if transport == Transport::Sse {
+            let mut values = Vec::new();
+            let url = expand_keeping(text, expander, &mut expansions, &mut values)?;
+            let mut spec = if transport == Transport::Sse {
                 ServerSpec::sse(name, url)
             } else {
                 ServerSpec::http(name, url)
             };
+            // What came from variables and inputs into its path is redacted wherever the URL
+            // is shown.
+            let parsed = url::Url::parse(spec.url.trim()).ok();
+            spec.url_secrets = UrlSecrets::expanded(parsed.as_ref(), values);
             spec.validate()
                 .map_err(|err| Error::config(format!("{}: {err}", text.path)))?;
             spec
@@ -673,7 +680,7 @@ fn build(entry: Entry, expander: &mut Expander<'_>) -> Result<ConfiguredServer, 
         };
         spec = spec.oauth(oauth::oauth(value, path, &mut secret)?);
     }
-    let shown_url = redact_url(&spec.url);
+    let shown_url = spec.shown_url().unwrap_or_default();
     spec = spec.enabled(entry.enabled).tool_filter(entry.tools);
     Ok(ConfiguredServer {
         spec,
@@ -691,8 +698,18 @@ fn expand(
     expander: &mut Expander<'_>,
     expansions: &mut Vec<Expansion>,
 ) -> Result<String, Error> {
+    expand_keeping(text, expander, expansions, &mut Vec::new())
+}
+
+/// [`expand`], the values of the variables and inputs it used appended to `values`.
+fn expand_keeping(
+    text: &Text,
+    expander: &mut Expander<'_>,
+    expansions: &mut Vec<Expansion>,
+    values: &mut Vec<String>,
+) -> Result<String, Error> {
     let mut used = Vec::new();
-    let value = expander.expand(&text.raw, &text.path, text.syntax, &mut used)?;
+    let value = expander.expand(&text.raw, &text.path, text.syntax, &mut used, values)?;
     if !used.is_empty() {
         expansions.push(Expansion {
             field: text.path.clone(),
@@ -742,29 +759,6 @@ fn secret_name(name: &str) -> bool {
     ]
     .iter()
     .any(|word| lower.contains(word))
-}
-
-/// `url` with its userinfo and each query value replaced by `[REDACTED]`.
-fn redact_url(url: &str) -> String {
-    let Ok(mut parsed) = url::Url::parse(url) else {
-        return String::new();
-    };
-    if !parsed.username().is_empty() || parsed.password().is_some() {
-        let _ = parsed.set_username("REDACTED");
-        let _ = parsed.set_password(None);
-    }
-    if parsed.query().is_some() {
-        let keys: Vec<String> = parsed
-            .query_pairs()
-            .map(|(key, _)| key.into_owned())
-            .collect();
-        let mut pairs = parsed.query_pairs_mut();
-        pairs.clear();
-        for key in keys {
-            pairs.append_pair(&key, "REDACTED");
-        }
-    }
-    parsed.to_string()
 }
 
 #[cfg(test)]

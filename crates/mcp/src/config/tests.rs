@@ -882,6 +882,33 @@ fn codex_reads_its_tables_with_toml_paths() {
 }
 
 #[test]
+fn a_toml_error_on_a_huge_line_quotes_it_cut() {
+    let huge = "x".repeat(200 * 1024);
+    let text = format!("[mcp_servers.a]\ncommand = \"{huge}\" junk\n");
+    let err = loader(&[])
+        .parse(&text, Some(Path::new("config.toml")))
+        .unwrap_err();
+    assert!(err.is_config(), "{err}");
+    let message = err.to_string();
+    assert!(
+        message.len() < 2048,
+        "{} bytes: {}",
+        message.len(),
+        &message[..200]
+    );
+    assert!(
+        message.starts_with("invalid TOML at line 2 column "),
+        "{message}"
+    );
+    assert!(message.contains("bytes in all)"), "{message}");
+    // A huge server name in a JSON file is cut in the paths that name it too.
+    let json = format!(r#"{{"mcpServers": {{"{huge}": {{"command": 3}}}}}}"#);
+    let message = parse_mcp_servers(&json).unwrap_err().to_string();
+    assert!(message.len() < 2048, "{} bytes", message.len());
+    assert!(message.contains("bytes in all)"), "{message}");
+}
+
+#[test]
 fn codex_type_errors_keep_their_toml_paths() {
     let parse = |text: &str| {
         loader(&[])
@@ -1054,7 +1081,9 @@ fn disabled_and_enabled_must_agree_and_urls_are_redacted() {
         "{err}"
     );
     assert_eq!(
-        redact_url("https://user:pw@example.com/mcp?key=abc&x=1"),
+        ServerSpec::http("s", "https://user:pw@example.com/mcp?key=abc&x=1")
+            .shown_url()
+            .unwrap(),
         "https://REDACTED@example.com/mcp?key=REDACTED&x=REDACTED"
     );
     assert_eq!(shown("X-Api-Key", "abc", "abc", false), "[REDACTED]");

@@ -209,14 +209,18 @@ pub(crate) fn kind(value: &Value) -> &'static str {
 
 /// A map key as it appears in a path: bare when it is a plain identifier, quoted otherwise, so
 /// a key holding dots or spaces cannot make the path ambiguous.
+/// A key longer than [`PEER_TEXT_BYTES`](crate::text::PEER_TEXT_BYTES) is quoted cut.
 pub(crate) fn display_key(key: &str) -> String {
     let plain = !key.is_empty()
+        && key.len() <= crate::text::PEER_TEXT_BYTES
         && key
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
     if plain {
         key.to_owned()
-    } else {
+    } else if key.len() <= crate::text::PEER_TEXT_BYTES {
         format!("{key:?}")
+    } else {
+        format!("\"{}\"", crate::text::peer(key))
     }
 }

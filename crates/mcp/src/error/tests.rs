@@ -148,6 +148,15 @@ fn every_kind_has_its_predicate() {
 }
 
 #[test]
+fn a_refused_listed_version_is_an_incompatible_version() {
+    let err = Error::new(Kind::VersionRefused {
+        version: "2026-07-28",
+    });
+    assert!(err.is_incompatible_version(), "{err}");
+    assert!(!err.is_remote() && !err.is_invalid_response(), "{err}");
+}
+
+#[test]
 fn a_spawn_failure_names_its_os_error_once_in_a_chain() {
     let os = std::io::Error::from(std::io::ErrorKind::NotFound);
     let err = Error::new(Kind::Spawn {
@@ -168,4 +177,34 @@ fn a_signalled_exit_reads_as_a_sentence() {
             .ends_with("; the process was killed by signal 9"),
         "{err}"
     );
+}
+
+#[test]
+fn an_errors_own_text_is_bounded_whatever_built_it() {
+    let server: Arc<str> = "files".into();
+    let huge = "z".repeat(1024 * 1024);
+    let own = format!("the result: {huge}; end");
+    let all = own.len();
+    let err = Error::new(Kind::InvalidResponse(own))
+        .with_server(&server)
+        .with_diagnostics(None, Some("the tail".to_owned()));
+    let text = err.to_string();
+    assert!(
+        text.len() < crate::text::ERROR_TEXT_BYTES + 200,
+        "{} bytes",
+        text.len()
+    );
+    assert!(
+        text.contains(&format!("… ({all} bytes in all)")),
+        "{}",
+        &text[text.len() - 200..]
+    );
+    // What is around the error's own text is still there.
+    assert!(text.starts_with("MCP server `files`: the result: zzz"));
+    assert!(
+        text.ends_with("; stderr: the tail"),
+        "{}",
+        &text[text.len() - 100..]
+    );
+    assert!(err.reason().len() < crate::text::ERROR_TEXT_BYTES + 100);
 }

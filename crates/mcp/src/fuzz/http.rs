@@ -107,7 +107,7 @@ fn event_stream(body: &[u8], want: &RequestId) {
 /// Text that is safe to show: bounded, and no control characters.
 fn check_text(text: &str) {
     assert!(
-        text.len() <= QUOTE_BYTES + '…'.len_utf8(),
+        text.len() <= QUOTE_BYTES + crate::text::CUT_MARK_BYTES,
         "quoted text of {} bytes",
         text.len()
     );

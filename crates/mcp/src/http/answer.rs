@@ -270,32 +270,8 @@ pub(crate) fn event_frame(data: String, want: &RequestId) -> Event {
 }
 
 /// The first bytes of `bytes` as text that is safe to show: invalid UTF-8 replaced, control
-/// and bidirectional-override characters escaped, cut to [`QUOTE_BYTES`] (then `…`).
+/// and bidirectional-override characters escaped, cut to [`QUOTE_BYTES`] (then
+/// `… (N bytes in all)`); see [`crate::text::quote`].
 pub(crate) fn quote(bytes: &[u8]) -> String {
-    // Four bytes of input per output byte is more than escaping can ever need.
-    let head = &bytes[..bytes.len().min(QUOTE_BYTES * 4)];
-    let text = String::from_utf8_lossy(head);
-    let mut out = String::new();
-    let mut cut = head.len() < bytes.len();
-    for c in text.chars() {
-        let piece: String = if c.is_control() || is_bidi(c) {
-            c.escape_default().collect()
-        } else {
-            c.to_string()
-        };
-        if out.len() + piece.len() > QUOTE_BYTES {
-            cut = true;
-            break;
-        }
-        out.push_str(&piece);
-    }
-    if cut {
-        out.push('…');
-    }
-    out
-}
-
-/// The characters that reorder text on a terminal (bidirectional embeddings and isolates).
-fn is_bidi(c: char) -> bool {
-    matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}')
+    crate::text::quote(bytes, QUOTE_BYTES)
 }

@@ -110,7 +110,8 @@ impl HttpClient {
             .method(method)
             .uri(url.as_str())
             .body(Full::new(body))
-            .map_err(|err| NetError(format!("invalid request to {url}: {err}"), NetKind::Other))?;
+            // The caller names the URL (shown redacted); the text here never does.
+            .map_err(|err| NetError(format!("invalid request: {err}"), NetKind::Other))?;
         *request.headers_mut() = headers.clone();
         self.inner
             .request(request)
@@ -136,9 +137,7 @@ impl HttpClient {
                 .method(method.clone())
                 .uri(url.as_str())
                 .body(Full::new(body.clone()))
-                .map_err(|err| {
-                    NetError(format!("invalid request to {url}: {err}"), NetKind::Other)
-                })?;
+                .map_err(|err| NetError(format!("invalid request: {err}"), NetKind::Other))?;
             *request.headers_mut() = headers.clone();
             let response = self
                 .inner
@@ -157,7 +156,8 @@ impl HttpClient {
                 return Ok((url, response));
             };
             if !same_origin(&url, &next) {
-                tracing::warn!(from = %url, to = %next, "not following a cross-origin redirect");
+                // Origins only: a URL's path and query may hold secrets.
+                tracing::warn!(from = %url.origin().ascii_serialization(), to = %next.origin().ascii_serialization(), "not following a cross-origin redirect");
                 return Ok((url, response));
             }
             hops += 1;

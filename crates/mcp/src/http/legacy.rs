@@ -240,7 +240,10 @@ pub(crate) async fn stream(ctx: Arc<Ctx>) {
     let legacy = &ctx.state.legacy;
     let (mut endpoint, mut events) = match open(&ctx).await {
         Ok(open) => open,
-        Err(why) => return legacy.set(Lifecycle::GaveUp(why)),
+        Err(why) => {
+            let why = ctx.state.secrets.scrub(&why).into_owned();
+            return legacy.set(Lifecycle::GaveUp(why));
+        }
     };
     legacy.set(Lifecycle::Open(endpoint.clone()));
     let mut attempts = Attempts::new(legacy.restart);
@@ -265,7 +268,8 @@ pub(crate) async fn stream(ctx: Arc<Ctx>) {
                     legacy.attempt_budget.as_millis()
                 ),
             };
-            tracing::warn!(server = %ctx.state.server, attempt, reason = %why, "reconnecting the legacy SSE stream failed");
+            let reason = ctx.state.secrets.scrub(&why).into_owned();
+            tracing::warn!(server = %ctx.state.server, attempt, %reason, "reconnecting the legacy SSE stream failed");
             if let Err(spent) = attempts.start() {
                 return give_up(&ctx, format!("{spent}; the last attempt failed: {why}"));
             }
@@ -320,6 +324,7 @@ impl Attempts {
 
 /// Ends the transport: the calls still pending fail as closed.
 fn give_up(ctx: &Ctx, why: String) {
+    let why = ctx.state.secrets.scrub(&why).into_owned();
     tracing::warn!(server = %ctx.state.server, reason = %why, "the legacy HTTP+SSE connection is over");
     ctx.state.legacy.set(Lifecycle::GaveUp(why));
     let _ = ctx.end.send(true);
@@ -362,7 +367,8 @@ async fn open(ctx: &Ctx) -> Result<(Url, SseBody), String> {
                 return match final_url.join(event.data.trim()) {
                     Ok(url) if client::same_origin(&url, &final_url) => Ok((url, events)),
                     Ok(url) => Err(format!(
-                        "the server announced a cross-origin endpoint ({url}); refused"
+                        "the server announced a cross-origin endpoint ({}); refused",
+                        url.origin().ascii_serialization()
                     )),
                     Err(err) => Err(format!("the server announced an invalid endpoint: {err}")),
                 };
@@ -428,7 +434,7 @@ async fn handshake(
     let posted = async {
         send(ctx, endpoint, initialize).await.map_err(|cause| {
             cause
-                .into_error(Initialize::METHOD, endpoint.as_str())
+                .into_error(Initialize::METHOD, endpoint, &ctx.state.secrets)
                 .to_string()
         })
     };
@@ -458,12 +464,19 @@ async fn handshake(
     let value: serde_json::Value = serde_json::from_slice(&answer)
         .map_err(|err| format!("re-initialize answered garbage: {err}"))?;
     if let Some(error) = value.get("error") {
-        return Err(format!("re-initialize failed: {error}"));
+        return Err(format!(
+            "re-initialize failed: {}",
+            crate::text::peer(&error.to_string())
+        ));
     }
     let initialized = serde_json::json!({ "jsonrpc": "2.0", "method": INITIALIZED });
     send(ctx, endpoint, Bytes::from(initialized.to_string()))
         .await
-        .map_err(|cause| cause.into_error(INITIALIZED, endpoint.as_str()).to_string())
+        .map_err(|cause| {
+            cause
+                .into_error(INITIALIZED, endpoint, &ctx.state.secrets)
+                .to_string()
+        })
 }
 
 #[cfg(test)]

@@ -46,6 +46,7 @@ use url::Url;
 use crate::auth::failure::AuthFailure;
 use crate::auth::session::{AuthSession, Budget, Decision};
 use crate::error::Kind;
+use crate::redact::UrlSecrets;
 use crate::sync::lock;
 use crate::transport::{
     Backend, Cause, Inbound, Message, Opened, Outbound, Outlet, RequestFailed, RequestId,
@@ -86,6 +87,9 @@ pub(crate) enum Mode {
 pub(crate) struct HttpState {
     pub(crate) server: Arc<str>,
     pub(crate) url: Url,
+    /// The secrets of `url` (its own and what a config expanded into it): every error and log
+    /// line shows a URL and any text that may quote it through them.
+    pub(crate) secrets: UrlSecrets,
     pub(crate) client: HttpClient,
     /// The configured headers; they override the defaults.
     static_headers: HeaderMap,
@@ -120,6 +124,15 @@ pub(crate) struct HttpState {
 pub(crate) enum SendError {
     Net(NetError),
     Auth(AuthFailure),
+}
+
+impl std::fmt::Display for SendError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SendError::Net(err) => f.write_str(&err.0),
+            SendError::Auth(failure) => write!(f, "{failure}"),
+        }
+    }
 }
 
 impl From<SendError> for Cause {
@@ -178,7 +191,11 @@ impl HttpState {
                 Ok(Decision::Stand) => {
                     return Err(SendError::Auth(crate::auth::failure::AuthFailure::new(
                         crate::auth::AuthErrorKind::StillRefused,
-                        format!("{url} answered HTTP {}", status.as_u16()),
+                        format!(
+                            "{} answered HTTP {}",
+                            self.secrets.show(url),
+                            status.as_u16()
+                        ),
                     )));
                 }
                 Err(failure) => return Err(SendError::Auth(failure)),
@@ -320,18 +337,17 @@ impl Ctx {
     /// Reports a failed exchange: a request's caller gets a typed error; anything else is
     /// logged (nobody waits for it).
     pub(crate) async fn fail(&self, message: &Message, url: &Url, cause: Cause) {
+        let error = cause.into_error(message.method(), url, &self.state.secrets);
         match message {
             Message::Request { id, method } => {
                 let failed = RequestFailed {
                     id: id.clone(),
                     method: method.clone(),
-                    url: url.to_string(),
-                    cause,
+                    error,
                 };
                 let _ = self.inbound.send(Inbound::Failed(failed)).await;
             }
-            other => {
-                let error = cause.into_error(other.method(), url.as_str());
+            _ => {
                 tracing::warn!(server = %self.state.server, %error, "an HTTP exchange failed");
             }
         }
@@ -367,7 +383,7 @@ pub(crate) struct HttpBackend {
 impl std::fmt::Debug for HttpBackend {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("HttpBackend")
-            .field("url", &self.state.url.as_str())
+            .field("url", &self.state.secrets.show(&self.state.url))
             .field("mode", &self.state.mode())
             .finish_non_exhaustive()
     }
@@ -391,7 +407,8 @@ impl HttpBackend {
                     tracing::debug!(server = %state.server, status = %response.status(), "ended the HTTP session");
                 }
                 Ok(Err(err)) => {
-                    tracing::debug!(server = %state.server, error = ?err, "ending the HTTP session failed");
+                    let error = state.secrets.scrub(&err.to_string()).into_owned();
+                    tracing::debug!(server = %state.server, %error, "ending the HTTP session failed");
                 }
                 Err(_) => {
                     tracing::debug!(server = %state.server, "ending the HTTP session timed out");
@@ -424,6 +441,7 @@ pub(crate) fn open(spec: &ServerSpec) -> Result<Opened, Error> {
     };
     let state = Arc::new(HttpState {
         server: Arc::clone(&spec.name),
+        secrets: spec.url_secrets.with_url(&url),
         url,
         client,
         static_headers,

@@ -141,10 +141,17 @@ async fn post(
     let Message::Request { id, method } = message else {
         return Err(Cause::Unanswered("not a request".to_owned()));
     };
+    // Refused before anything is sent (see `MAX_HEADER_VALUE_BYTES`).
+    if let Some((header, bytes)) = modern.oversized() {
+        return Err(Cause::HeaderTooLarge { header, bytes });
+    }
     let mut headers = state.post_headers(None);
     let header = |value: &str| {
         HeaderValue::from_str(value).map_err(|_| {
-            Cause::Unanswered(format!("{value:?} cannot be sent as an HTTP header value"))
+            Cause::Unanswered(format!(
+                "\"{}\" cannot be sent as an HTTP header value",
+                crate::text::peer(value)
+            ))
         })
     };
     headers.insert(VERSION_HEADER, header(&modern.version)?);
@@ -153,8 +160,12 @@ async fn post(
         headers.insert(NAME_HEADER, header(name)?);
     }
     for (name, value) in &modern.params {
-        let name = HeaderName::from_bytes(name.as_bytes())
-            .map_err(|_| Cause::Unanswered(format!("{name:?} is not an HTTP header name")))?;
+        let name = HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
+            Cause::Unanswered(format!(
+                "\"{}\" is not an HTTP header name",
+                crate::text::peer(name)
+            ))
+        })?;
         headers.insert(name, header(value)?);
     }
     // The probe is the first request: like initialize, it waits for a server still starting.

@@ -577,7 +577,8 @@ pub(crate) async fn send_initialize(
                 tracing::info!(server = %state.server, status = %response.status(), attempt, wait_ms = wait.as_millis() as u64, "the server is not ready; retrying initialize");
             }
             Err(err) => {
-                tracing::info!(server = %state.server, error = ?err, attempt, wait_ms = wait.as_millis() as u64, "the server refused the connection; retrying initialize");
+                let error = state.secrets.scrub(&err.to_string()).into_owned();
+                tracing::info!(server = %state.server, %error, attempt, wait_ms = wait.as_millis() as u64, "the server refused the connection; retrying initialize");
             }
         }
         drop(sent);

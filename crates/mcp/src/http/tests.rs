@@ -178,7 +178,8 @@ fn a_quote_is_escaped_and_bounded() {
     assert_eq!(quote("x\u{202e}y".as_bytes()), "x\\u{202e}y");
     let long = quote(&[b'\x07'; 10_000]);
     assert!(
-        long.len() <= QUOTE_BYTES + 3 && long.ends_with('…'),
+        long.len() <= QUOTE_BYTES + crate::text::CUT_MARK_BYTES
+            && long.ends_with("… (10000 bytes in all)"),
         "{long}"
     );
     assert_eq!(quote(b"\xff\xfe"), "\u{fffd}\u{fffd}");

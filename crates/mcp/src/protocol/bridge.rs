@@ -183,13 +183,7 @@ fn frames(
 
 /// Fails the request a transport could not deliver or get answered, with its typed error.
 fn fail(peer: Option<&Peer>, failed: RequestFailed) {
-    let RequestFailed {
-        id,
-        method,
-        url,
-        cause,
-    } = failed;
-    let error = cause.into_error(&method, &url);
+    let RequestFailed { id, method, error } = failed;
     let failed = match (peer, jsonrpc_id(&id)) {
         (Some(peer), Some(wire)) => peer.fail_request(&wire, Box::new(error)),
         _ => false,

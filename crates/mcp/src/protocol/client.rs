@@ -21,7 +21,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::oneshot;
 use tokio::time::Instant;
 
-use crate::error::Kind;
+use crate::error::{Kind, no_mutual_version};
 use crate::protocol::bridge;
 use crate::protocol::era::{self, DiscoverResult, Era, EraChoice, Probe};
 use crate::protocol::features::Listed;
@@ -362,6 +362,12 @@ impl Client {
                     }
                 }
             };
+            let probe = match probe {
+                // A server that refuses its own modern version but names a legacy one we
+                // speak: `auto` initializes, as for any legacy answer.
+                Probe::Refused { legacy: true, .. } if auto => Probe::Legacy,
+                probe => probe,
+            };
             match probe {
                 Probe::Modern(_) => unreachable!("returned above"),
                 Probe::Again(version) => {
@@ -380,17 +386,10 @@ impl Client {
                         other => other,
                     };
                 }
-                Probe::Legacy => {
-                    return Err(Error::new(Kind::NoMutualVersion {
-                        offered: Vec::new(),
-                        supported: era::MODERN_PROTOCOL_VERSIONS.join(", "),
-                    }));
-                }
-                Probe::Incompatible(offered) => {
-                    return Err(Error::new(Kind::NoMutualVersion {
-                        offered,
-                        supported: era::MODERN_PROTOCOL_VERSIONS.join(", "),
-                    }));
+                Probe::Legacy => return Err(no_mutual_version(Vec::new())),
+                Probe::Incompatible(offered) => return Err(no_mutual_version(offered)),
+                Probe::Refused { version, .. } => {
+                    return Err(Error::new(Kind::VersionRefused { version }));
                 }
             }
         }

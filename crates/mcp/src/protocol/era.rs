@@ -497,6 +497,10 @@ pub(crate) enum Probe {
     Legacy,
     /// The server speaks only versions we do not: fail with what it named.
     Incompatible(Vec<String>),
+    /// The server answered `-32022` again though its answer lists `version`, which we speak
+    /// and sent: it refuses a version it says it supports. `legacy`: the answer also names a
+    /// handshake version we speak (so `auto` may still initialize).
+    Refused { version: &'static str, legacy: bool },
 }
 
 impl Probe {
@@ -508,13 +512,18 @@ impl Probe {
         }
     }
 
-    /// The verdict on a `-32022`; `again` says whether one more probe is allowed.
+    /// The verdict on a `-32022`; `again` says whether one more probe is allowed (it is not
+    /// after the one renegotiation, which went at the version the first answer named).
     pub(crate) fn of_unsupported(data: Option<&Value>, again: bool) -> Probe {
         let offered = supported_versions(data);
         match mutual_modern(&offered) {
             Some(version) if again => Probe::Again(version),
-            _ if names_legacy(&offered) || offered.is_empty() => Probe::Legacy,
-            _ => Probe::Incompatible(offered),
+            Some(version) => Probe::Refused {
+                version,
+                legacy: names_legacy(&offered),
+            },
+            None if names_legacy(&offered) || offered.is_empty() => Probe::Legacy,
+            None => Probe::Incompatible(offered),
         }
     }
 }
@@ -544,7 +553,11 @@ pub(crate) fn result_type(raw: &str) -> Result<ResultType, String> {
     match peeked.as_deref() {
         None | Some("complete") => Ok(ResultType::Complete),
         Some("input_required") => Ok(ResultType::InputRequired),
-        Some(other) => Err(format!("an unknown resultType {other:?}")),
+        // Peer text of any size: quoted cut.
+        Some(other) => Err(format!(
+            "an unknown resultType \"{}\"",
+            crate::text::peer(other)
+        )),
     }
 }
 
@@ -852,9 +865,21 @@ mod tests {
             Probe::of_unsupported(Some(&data), true),
             Probe::Again("2026-07-28")
         );
+        // Refused again at a version it lists: said so, not "none of which".
         assert_eq!(
             Probe::of_unsupported(Some(&data), false),
-            Probe::Incompatible(vec!["2026-07-28".to_owned()])
+            Probe::Refused {
+                version: "2026-07-28",
+                legacy: false
+            }
+        );
+        let both = json!({"supported": ["2026-07-28", "2025-11-25"]});
+        assert_eq!(
+            Probe::of_unsupported(Some(&both), false),
+            Probe::Refused {
+                version: "2026-07-28",
+                legacy: true
+            }
         );
         let legacy = json!({"supported": ["2025-06-18"]});
         assert_eq!(Probe::of_unsupported(Some(&legacy), true), Probe::Legacy);

@@ -276,7 +276,7 @@ fn log_to_tracing(server: &str, message: &LogMessage) {
         other => other.to_string(),
     };
     let text = cut(&text, LOG_CAP);
-    let logger = message.logger.as_deref().unwrap_or("");
+    let logger = cut(message.logger.as_deref().unwrap_or(""), LOG_CAP);
     match message.level {
         LogLevel::Debug => {
             tracing::debug!(target: "sidewire_mcp::server_log", server, logger, "{text}")

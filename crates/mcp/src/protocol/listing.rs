@@ -264,6 +264,8 @@ impl<'s, M: ListMethod> Collector<'s, M> {
     fn drop_item(&mut self, key: Option<&str>, why: &str) {
         self.dropped += 1;
         if self.dropped <= WARNED_DROPS {
+            // The key is the server's text, of any size.
+            let key = key.map(crate::text::peer);
             tracing::warn!(
                 server = self.server,
                 method = M::METHOD,
@@ -312,7 +314,8 @@ pub(crate) async fn list_all<M: ListMethod>(
             return Ok(collector.finish());
         };
         if !cursors.insert(next.clone()) {
-            tracing::warn!(server, method = M::METHOD, cursor = %next, items = collector.items().len(), "the server repeated a pagination cursor; stopping with what it sent so far");
+            let cursor = crate::text::peer(&next);
+            tracing::warn!(server, method = M::METHOD, %cursor, items = collector.items().len(), "the server repeated a pagination cursor; stopping with what it sent so far");
             return Ok(collector.finish());
         }
         cursor = Some(next);

@@ -29,7 +29,7 @@ use serde_json::{Map, Value};
 use sidewire_jsonrpc::{CallOptions, ErrorObject, Peer, RawResult};
 
 use crate::Error;
-use crate::error::Kind;
+use crate::error::{Kind, no_mutual_version};
 use crate::protocol::era::{self, Era, ResultType};
 use crate::protocol::methods::ListRootsResult;
 use crate::protocol::session::Shared;
@@ -244,13 +244,6 @@ async fn call_modern<P: Serialize + ?Sized, T>(
             state: input.request_state,
         });
     }
-}
-
-fn no_mutual_version(offered: Vec<String>) -> Error {
-    Error::new(Kind::NoMutualVersion {
-        offered,
-        supported: era::MODERN_PROTOCOL_VERSIONS.join(", "),
-    })
 }
 
 /// Answers every input request of one round at once; the first refusal fails them all.

@@ -167,7 +167,9 @@ impl Cached for ListTools {
                     kept.push(tool);
                 }
                 Err(why) => {
-                    tracing::warn!(server = %shared.name, tool = %tool.name, %why, "dropped a tool whose x-mcp-header designations are invalid");
+                    // Both quote the server's schema: cut.
+                    let (tool, why) = (crate::text::peer(&tool.name), crate::text::peer(&why));
+                    tracing::warn!(server = %shared.name, %tool, %why, "dropped a tool whose x-mcp-header designations are invalid");
                 }
             }
         }

@@ -350,7 +350,11 @@ fn a_transport_failure_comes_back_typed_and_cannot_be_forged() {
             status: 401,
             body: "no".to_owned(),
         }
-        .into_error("tools/call", "http://127.0.0.1:1/mcp")
+        .into_error(
+            "tools/call",
+            &url::Url::parse("http://127.0.0.1:1/mcp").unwrap(),
+            &crate::redact::UrlSecrets::default(),
+        )
     };
     // What the bridge fails a request with, as its caller gets it from jsonrpc.
     let local = sidewire_jsonrpc::Error::Local {

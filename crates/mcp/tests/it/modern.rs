@@ -19,7 +19,7 @@ use sidewire_mcp::{
 };
 
 use crate::peers::{Handler, Yes};
-use crate::support::{MockState, connect_piped, eventually, lock, mock_with, within};
+use crate::support::{MockState, connect_piped_framed, eventually, lock, mock_with, within};
 
 /// One request a scripted server saw.
 #[derive(Debug, Clone)]
@@ -78,6 +78,16 @@ pub(crate) async fn scripted(
     handler: impl ClientHandler,
     script: impl Fn(&Seen, &Wire) -> Reply + Send + Sync + 'static,
 ) -> (Result<Client, sidewire_mcp::Error>, Arc<Wire>) {
+    scripted_framed(spec, handler, script, 1024 * 1024).await
+}
+
+/// [`scripted`], the server's frames up to `max_frame` bytes.
+pub(crate) async fn scripted_framed(
+    spec: ServerSpec,
+    handler: impl ClientHandler,
+    script: impl Fn(&Seen, &Wire) -> Reply + Send + Sync + 'static,
+    max_frame: usize,
+) -> (Result<Client, sidewire_mcp::Error>, Arc<Wire>) {
     let wire = Arc::new(Wire::default());
     let script = Arc::new(script);
     let on_request = Arc::clone(&wire);
@@ -108,7 +118,7 @@ pub(crate) async fn scripted(
             });
             lock(&on_note.notes).push((method.to_owned(), params));
         });
-    let (client, _peer) = connect_piped(router, &spec, handler).await;
+    let (client, _peer) = connect_piped_framed(router, &spec, handler, max_frame).await;
     (client, wire)
 }
 
@@ -312,6 +322,105 @@ async fn unsupported_version_renegotiates_once_then_is_incompatible() {
     assert_eq!(wire.count("prompts/get"), 1);
     // The connection lives on.
     within("tools/list", client.list_tools()).await.unwrap();
+}
+
+#[tokio::test]
+async fn a_server_refusing_a_version_it_lists_is_told_apart_from_no_mutual_version() {
+    for era in [EraChoice::Auto, EraChoice::Modern] {
+        let script = |seen: &Seen, _: &Wire| match seen.method.as_str() {
+            "server/discover" => unsupported(&["2026-07-28"]),
+            _ => modern(seen),
+        };
+        let (client, wire) = within("connect", scripted(spec().era(era), NoHandler, script)).await;
+        let err = client.unwrap_err();
+        assert!(err.is_incompatible_version(), "{era:?}: {err:?}");
+        // One renegotiation at the version it named, then the verdict: not the
+        // contradiction "it speaks [2026-07-28], none of which this client speaks".
+        assert_eq!(wire.count("server/discover"), 2, "{era:?}");
+        assert_eq!(wire.count("initialize"), 0, "{era:?}");
+        let text = err.to_string();
+        assert!(!text.contains("none of which"), "{era:?}: {text}");
+        assert!(text.contains("2026-07-28"), "{era:?}: {text}");
+    }
+    // A server that also names a legacy version is still initialized with, in `auto`.
+    let script = |seen: &Seen, _: &Wire| match seen.method.as_str() {
+        "server/discover" => unsupported(&["2026-07-28", "2025-11-25"]),
+        _ => legacy(seen),
+    };
+    let (client, wire) = connected(spec(), NoHandler, script).await;
+    assert_eq!(client.era(), Era::Legacy);
+    assert_eq!(wire.count("server/discover"), 2);
+}
+
+/// The most bytes an error about a huge peer text may have: the text is cut to 1 KiB.
+const BOUNDED_ERROR: usize = 4096;
+/// The scripted server's frame cap where it sends huge texts: the client's own cap (8 MiB).
+const BIG_FRAME: usize = 8 * 1024 * 1024;
+
+#[tokio::test]
+async fn an_unknown_result_type_of_any_size_is_quoted_cut() {
+    let huge = "x".repeat(7 * 1024 * 1024);
+    let script = move |seen: &Seen, _: &Wire| match seen.method.as_str() {
+        "tools/call" => Reply::Result(json!({"resultType": huge, "content": []})),
+        _ => modern(seen),
+    };
+    let (client, _wire) = within(
+        "connect",
+        scripted_framed(spec(), NoHandler, script, BIG_FRAME),
+    )
+    .await;
+    let err = echo(&client.unwrap()).await.unwrap_err();
+    assert!(err.is_invalid_response(), "{err:?}");
+    let text = err.to_string();
+    assert!(text.len() < BOUNDED_ERROR, "{} bytes", text.len());
+    assert!(text.contains("… (7340032 bytes in all)"), "{text}");
+}
+
+#[tokio::test]
+async fn a_32022_naming_200000_versions_is_named_cut() {
+    let versions: Vec<String> = (0..200_000).map(|i| format!("2030-01-{i}")).collect();
+    let script = move |seen: &Seen, _: &Wire| match seen.method.as_str() {
+        "server/discover" => {
+            let versions: Vec<&str> = versions.iter().map(String::as_str).collect();
+            unsupported(&versions)
+        }
+        _ => modern(seen),
+    };
+    let spec = spec().era(EraChoice::Modern);
+    let (client, _wire) = within(
+        "connect",
+        scripted_framed(spec, NoHandler, script, BIG_FRAME),
+    )
+    .await;
+    let err = client.unwrap_err();
+    assert!(err.is_incompatible_version(), "{err:?}");
+    let text = err.to_string();
+    assert!(text.len() < BOUNDED_ERROR, "{} bytes", text.len());
+    assert!(text.contains("\"2030-01-0\""), "{text}");
+    assert!(text.contains("… and 199992 more]"), "{text}");
+    // The error does not hold the whole list either.
+    assert!(format!("{err:?}").len() < BOUNDED_ERROR);
+}
+
+#[tokio::test]
+async fn a_servers_error_message_of_any_size_is_quoted_cut() {
+    let huge = "y".repeat(3 * 1024 * 1024);
+    let script = move |seen: &Seen, _: &Wire| match seen.method.as_str() {
+        "tools/call" => Reply::Error(ErrorObject::new(-32000, huge.clone())),
+        _ => modern(seen),
+    };
+    let (client, _wire) = within(
+        "connect",
+        scripted_framed(spec(), NoHandler, script, BIG_FRAME),
+    )
+    .await;
+    let err = echo(&client.unwrap()).await.unwrap_err();
+    assert!(err.is_remote(), "{err:?}");
+    // The error object itself is kept whole for the caller.
+    assert_eq!(err.remote().unwrap().message.len(), 3 * 1024 * 1024);
+    let text = err.to_string();
+    assert!(text.len() < BOUNDED_ERROR, "{} bytes", text.len());
+    assert!(text.contains("bytes in all) (code -32000)"), "{text}");
 }
 
 /// A handler offering elicitation and refusing every one.

@@ -13,7 +13,7 @@ use base64::Engine as _;
 use bytes::Bytes;
 use http::Method;
 use serde_json::{Value, json};
-use sidewire_mcp::{Client, Era, ServerSpec, ToolCallOptions};
+use sidewire_mcp::{Client, Era, MAX_HEADER_VALUE_BYTES, ServerSpec, ToolCallOptions};
 use tokio::sync::mpsc;
 
 use crate::http::connect;
@@ -215,6 +215,49 @@ async fn a_400_with_unsupported_version_renegotiates_once() {
     assert!(err.is_incompatible_version(), "{err:?}");
     assert_eq!(mock.posts("tools/call").len(), 2);
     assert!(mock.posts("initialize").is_empty());
+}
+
+#[tokio::test]
+async fn a_header_value_over_the_cap_is_refused_before_anything_is_sent() {
+    let mock = Mock::start().await;
+    mock.script(|seen, _| match seen.rpc_method() {
+        "tools/list" => Some(complete(seen, header_tools())),
+        _ => modern(seen),
+    });
+    let client = connect(&spec(&mock)).await;
+    within("tools/list", client.list_tools()).await.unwrap();
+    let call = |arguments: Value| {
+        within(
+            "tools/call",
+            client.call_tool("headers", arguments, ToolCallOptions::new()),
+        )
+    };
+    // At the cap: sent, the header whole.
+    let at_cap = "r".repeat(MAX_HEADER_VALUE_BYTES);
+    call(json!({"region": at_cap})).await.unwrap();
+    let posts = mock.posts("tools/call");
+    assert_eq!(posts.len(), 1);
+    assert_eq!(posts[0].header("mcp-param-region"), Some(at_cap.as_str()));
+    // One byte over (here a 1 MiB argument): refused, typed, and not a byte on the wire.
+    for value in [
+        "r".repeat(MAX_HEADER_VALUE_BYTES + 1),
+        "r".repeat(1024 * 1024),
+    ] {
+        let err = call(json!({"region": value})).await.unwrap_err();
+        assert!(err.is_too_large(), "{err:?}");
+        let text = err.to_string();
+        assert!(text.contains("Mcp-Param-Region"), "{text}");
+        assert!(text.len() < 1024, "{} bytes", text.len());
+    }
+    // The same for a value whose base64 form, which is what is sent, is over the cap.
+    let err = call(json!({"text": "é".repeat(MAX_HEADER_VALUE_BYTES / 2)}))
+        .await
+        .unwrap_err();
+    assert!(err.is_too_large(), "{err:?}");
+    assert_eq!(mock.posts("tools/call").len(), 1);
+    // The connection lives on.
+    call(json!({"region": "eu"})).await.unwrap();
+    assert_eq!(mock.posts("tools/call").len(), 2);
 }
 
 /// What a legacy Streamable HTTP server answers a request before `initialize`.

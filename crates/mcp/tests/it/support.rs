@@ -402,8 +402,18 @@ pub(crate) async fn connect_piped(
     spec: &ServerSpec,
     handler: impl ClientHandler,
 ) -> (Result<Client, sidewire_mcp::Error>, Peer) {
+    connect_piped_framed(router, spec, handler, 1024 * 1024).await
+}
+
+/// [`connect_piped`] with a server whose frames may be up to `max_frame` bytes.
+pub(crate) async fn connect_piped_framed(
+    router: Router,
+    spec: &ServerSpec,
+    handler: impl ClientHandler,
+    max_frame: usize,
+) -> (Result<Client, sidewire_mcp::Error>, Peer) {
     let (ours, theirs) = tokio::io::duplex(1024 * 1024);
-    let config = Config::new(Profile::Lenient, 1024 * 1024);
+    let config = Config::new(Profile::Lenient, max_frame);
     let (read, write) = tokio::io::split(theirs);
     let (stream, sink) = sidewire_jsonrpc::ndjson(read, write, &config);
     let (peer, driver) = sidewire_jsonrpc::connect(stream, sink, router, config);
