@@ -854,10 +854,9 @@ impl Captured {
     }
 }
 
-#[tokio::test]
-async fn no_token_or_client_secret_reaches_an_error_a_debug_or_the_log() {
-    const CLIENT: &str = "known-client";
-    const SECRET: &str = "pre-registered-secret-4711";
+/// Every event of this thread at every level, kept while the guard lives. (A test runs on one
+/// thread, the spawned driver included.)
+fn capture_log() -> (Captured, tracing::subscriber::DefaultGuard) {
     let log = Captured::default();
     let writer = log.clone();
     let subscriber = tracing_subscriber::fmt()
@@ -865,8 +864,14 @@ async fn no_token_or_client_secret_reaches_an_error_a_debug_or_the_log() {
         .with_max_level(tracing::Level::TRACE)
         .with_ansi(false)
         .finish();
-    // The test runs on one thread, the spawned driver included.
-    let _log = tracing::subscriber::set_default(subscriber);
+    (log, tracing::subscriber::set_default(subscriber))
+}
+
+#[tokio::test]
+async fn no_token_or_client_secret_reaches_an_error_a_debug_or_the_log() {
+    const CLIENT: &str = "known-client";
+    const SECRET: &str = "pre-registered-secret-4711";
+    let (log, _log) = capture_log();
 
     let (auth, resource) = servers(
         AsOptions {
@@ -950,6 +955,126 @@ async fn no_token_or_client_secret_reaches_an_error_a_debug_or_the_log() {
                 "{credential} in {text}"
             );
         }
+    }
+}
+
+#[tokio::test]
+async fn a_broken_token_answer_is_never_quoted_in_an_error_or_the_log() {
+    const ACCESS: &str = "broken-answer-access-5c1d";
+    const REFRESH: &str = "broken-answer-refresh-8a4f";
+    let (log, _log) = capture_log();
+    let (auth, resource) = servers(AsOptions::default(), ResourceOptions::default()).await;
+    let spec = spec(&resource, &headless());
+    let cut_short = format!(
+        r#"{{"access_token":"{ACCESS}","token_type":"Bearer","refresh_token":"{REFRESH}","expires_in":"#
+    );
+    let mistyped = format!(
+        r#"{{"access_token":"{ACCESS}","token_type":"Bearer","refresh_token":"{REFRESH}","expires_in":"{REFRESH}"}}"#
+    );
+    let mut shown = Vec::new();
+    for body in [&cut_short, &mistyped] {
+        // The code exchange gets the broken answer.
+        auth.answer_next_token_requests(1, 200, body);
+        let err = try_connect(&spec).await.map(|_| ()).unwrap_err();
+        assert_eq!(err.auth_error(), Some(AuthErrorKind::Token), "{err:?}");
+        shown.extend([err.to_string(), format!("{err:?}")]);
+    }
+    // The member that is wrong is named.
+    assert!(shown[2].contains("`expires_in`"), "{}", shown[2]);
+    // A refresh that gets one is logged, and the client authorizes again.
+    let client = connect(&spec).await;
+    assert_eq!(echo(&client, "x").await.unwrap(), "echo: x");
+    resource.revoke_all();
+    auth.answer_next_token_requests(1, 200, &cut_short);
+    assert_eq!(echo(&client, "y").await.unwrap(), "echo: y");
+    let grants = grants(&auth);
+    assert_eq!(
+        grants[grants.len() - 2..],
+        ["refresh_token", "authorization_code"]
+    );
+    let log = log.text();
+    assert!(log.contains(AuthErrorKind::Token.as_str()), "{log}");
+    shown.push(log);
+    for text in &shown {
+        assert!(
+            !text.contains(ACCESS) && !text.contains(REFRESH),
+            "a token of the answer was shown: {text}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_broken_registration_answer_never_shows_its_client_secret() {
+    const SECRET: &str = "broken-registration-secret-0e6a";
+    let (log, _log) = capture_log();
+    let mut options = AsOptions::default();
+    for member in ["client_secret", "client_secret_expires_at"] {
+        options
+            .extra_registration_members
+            .insert(member.into(), SECRET.into());
+    }
+    let (auth, resource) = servers(options, ResourceOptions::default()).await;
+    let err = try_connect(&spec(&resource, &headless()))
+        .await
+        .map(|_| ())
+        .unwrap_err();
+    assert_eq!(
+        err.auth_error(),
+        Some(AuthErrorKind::Registration),
+        "{err:?}"
+    );
+    assert_eq!(auth.registration_count(), 1);
+    assert!(
+        err.to_string().contains("`client_secret_expires_at`"),
+        "{err}"
+    );
+    for text in [err.to_string(), format!("{err:?}"), log.text()] {
+        assert!(
+            !text.contains(SECRET),
+            "the client secret was shown: {text}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn expires_in_as_digits_or_an_integral_float_is_read_and_anything_else_is_named() {
+    for (written, secs) in [
+        (serde_json::json!("3600"), 3600),
+        (serde_json::json!(3600.0), 3600),
+        (serde_json::json!(3600), 3600),
+        (serde_json::json!(-30), 0),
+        (serde_json::json!(1e12), auth::MAX_TOKEN_LIFETIME.as_secs()),
+    ] {
+        let mut options = AsOptions::default();
+        options
+            .extra_token_members
+            .insert("expires_in".into(), written.clone());
+        let (_auth, resource) = servers(options, ResourceOptions::default()).await;
+        let authorizer = headless();
+        let spec = spec(&resource, &authorizer);
+        let client = connect(&spec).await;
+        assert_eq!(echo(&client, "x").await.unwrap(), "echo: x", "{written}");
+        let stored = authorizer
+            .store()
+            .load(&auth::store_key(&spec))
+            .unwrap()
+            .and_then(|record| record.tokens)
+            .expect("stored tokens");
+        let lifetime = stored.expires_at.unwrap() - stored.issued_at.unwrap();
+        assert_eq!(lifetime, secs, "{written}");
+    }
+    for written in [serde_json::json!("3600.5"), serde_json::json!("soon")] {
+        let mut options = AsOptions::default();
+        options
+            .extra_token_members
+            .insert("expires_in".into(), written.clone());
+        let (_auth, resource) = servers(options, ResourceOptions::default()).await;
+        let err = try_connect(&spec(&resource, &headless()))
+            .await
+            .map(|_| ())
+            .unwrap_err();
+        assert_eq!(err.auth_error(), Some(AuthErrorKind::Token), "{err:?}");
+        assert!(err.to_string().contains("`expires_in`"), "{err}");
     }
 }
 
