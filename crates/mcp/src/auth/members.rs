@@ -7,8 +7,21 @@
 //! (`invalid type: string "…", expected …`). The body is read as a JSON value first, whose
 //! only errors are syntax errors (fixed texts with a line and column), and each member is then
 //! checked here.
+//!
+//! Every text member kept is capped ([`MAX_CREDENTIAL_BYTES`] for credentials,
+//! [`MAX_ANSWER_TEXT_BYTES`] for the rest), so what a server answers cannot grow a token
+//! record, or a row of `sidewire mcp auth status`, past a known size: an answer with a longer
+//! member is refused when it arrives, naming the member and the cap.
 
 use serde_json::{Map, Value};
+
+/// The longest credential an authorization server's answer may hold (16 KiB): an access or
+/// refresh token, a client secret, an issued assertion. Real ones are at most a few KiB (a JWT
+/// with many claims); a token much longer would not fit in an HTTP header anyway.
+pub const MAX_CREDENTIAL_BYTES: usize = 16 * 1024;
+/// The longest other text member of a token or registration answer (4 KiB): `client_id`,
+/// `scope`, `token_type`, `token_endpoint_auth_method`, `issued_token_type`.
+pub const MAX_ANSWER_TEXT_BYTES: usize = 4 * 1024;
 
 /// A JSON object answer, read member by member.
 #[derive(Debug)]
@@ -32,18 +45,22 @@ impl Members {
     }
 
     /// Text member `name`: `None` when it is absent or `null`, refused when it is anything but
-    /// a string.
-    pub(crate) fn text(&self, name: &str) -> Result<Option<String>, String> {
+    /// a string or longer than `cap` bytes.
+    pub(crate) fn text(&self, name: &str, cap: usize) -> Result<Option<String>, String> {
         match self.0.get(name) {
             None | Some(Value::Null) => Ok(None),
+            Some(Value::String(text)) if text.len() > cap => Err(format!(
+                "`{name}` is {} bytes long, more than the {cap} this client keeps",
+                text.len()
+            )),
             Some(Value::String(text)) => Ok(Some(text.clone())),
             Some(other) => Err(format!("`{name}` is {}, not a string", json_type(other))),
         }
     }
 
-    /// Text member `name`, which must be there and not empty.
-    pub(crate) fn required_text(&self, name: &str) -> Result<String, String> {
-        match self.text(name)? {
+    /// Text member `name`, which must be there, not empty and at most `cap` bytes long.
+    pub(crate) fn required_text(&self, name: &str, cap: usize) -> Result<String, String> {
+        match self.text(name, cap)? {
             Some(text) if text.is_empty() => Err(format!("`{name}` is empty")),
             Some(text) => Ok(text),
             None => Err(format!("`{name}` is missing")),

@@ -78,6 +78,7 @@ pub use self::file_store::{
 pub use self::grants::MAX_TOKEN_LIFETIME;
 pub use self::jwt::MAX_ASSERTION_BYTES;
 pub use self::login::{AuthStatus, LoginOutcome, login, logout, status, store_key};
+pub use self::members::{MAX_ANSWER_TEXT_BYTES, MAX_CREDENTIAL_BYTES};
 pub use self::session::{
     MAX_AUTHORIZATIONS, MAX_NONCE_RETRIES, MAX_RETRIES, REFRESH_MARGIN, STORE_LOCK_WAIT,
 };

@@ -9,7 +9,7 @@ use super::Authorizer;
 use super::discovery::{Discovered, Era};
 use super::failure::{AuthFailure, fail};
 use super::fetch::AuthHttp;
-use super::members::Members;
+use super::members::{MAX_ANSWER_TEXT_BYTES, MAX_CREDENTIAL_BYTES, Members};
 use super::settings::{ClientAuthMethod, Grant, OAuthSettings};
 use super::types::{ClientRegistration, RegistrationSource, Secret};
 
@@ -23,14 +23,18 @@ struct Registered {
 }
 
 impl Registered {
-    /// Reads a registration answer's body. The error names the member that is wrong and why,
-    /// never a value (the answer may carry a client secret).
+    /// Reads a registration answer's body: `client_secret` at most [`MAX_CREDENTIAL_BYTES`],
+    /// the other text members [`MAX_ANSWER_TEXT_BYTES`]. The error names the member that is
+    /// wrong and why, never a value (the answer may carry a client secret).
     fn decode(body: &[u8]) -> Result<Registered, String> {
         let members = Members::parse(body)?;
         Ok(Registered {
-            client_id: members.required_text("client_id")?,
-            client_secret: members.text("client_secret")?.map(Secret::new),
-            token_endpoint_auth_method: members.text("token_endpoint_auth_method")?,
+            client_id: members.required_text("client_id", MAX_ANSWER_TEXT_BYTES)?,
+            client_secret: members
+                .text("client_secret", MAX_CREDENTIAL_BYTES)?
+                .map(Secret::new),
+            token_endpoint_auth_method: members
+                .text("token_endpoint_auth_method", MAX_ANSWER_TEXT_BYTES)?,
             client_secret_expires_at: members.whole_number("client_secret_expires_at")?,
         })
     }
@@ -240,6 +244,26 @@ mod tests {
         );
         assert_eq!(registered.client_secret_expires_at, Some(0));
         assert!(!format!("{registered:?}").contains(SECRET));
+    }
+
+    #[test]
+    fn registration_answer_members_are_capped() {
+        use crate::auth::{MAX_ANSWER_TEXT_BYTES, MAX_CREDENTIAL_BYTES};
+        let with = |member: &str, len: usize| {
+            let mut answer = serde_json::json!({"client_id": "c", "client_secret": "s"});
+            answer[member] = "x".repeat(len).into();
+            Registered::decode(answer.to_string().as_bytes())
+        };
+        for (member, cap) in [
+            ("client_id", MAX_ANSWER_TEXT_BYTES),
+            ("client_secret", MAX_CREDENTIAL_BYTES),
+            ("token_endpoint_auth_method", MAX_ANSWER_TEXT_BYTES),
+        ] {
+            assert!(with(member, cap).is_ok(), "{member}");
+            let why = with(member, cap + 1).unwrap_err();
+            assert!(why.contains(&format!("`{member}`")), "{why}");
+        }
+        assert!(with("client_id", 900 * 1024).is_err());
     }
 
     #[test]

@@ -1037,6 +1037,50 @@ async fn a_broken_registration_answer_never_shows_its_client_secret() {
 }
 
 #[tokio::test]
+async fn over_long_members_of_registration_and_token_answers_are_refused_and_never_stored() {
+    // A 900 KB client id, within the answer cap (`MAX_AUTH_BODY`) but not the member cap.
+    let mut options = AsOptions::default();
+    options
+        .extra_registration_members
+        .insert("client_id".into(), "c".repeat(900 * 1024).into());
+    let (_auth, resource) = servers(options, ResourceOptions::default()).await;
+    let authorizer = headless();
+    let err = try_connect(&spec(&resource, &authorizer))
+        .await
+        .map(|_| ())
+        .unwrap_err();
+    assert_eq!(
+        err.auth_error(),
+        Some(AuthErrorKind::Registration),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("`client_id`"), "{err}");
+    assert!(err.to_string().len() < 1024, "{err}");
+    assert_eq!(authorizer.store().list().unwrap(), []);
+
+    // Tokens one byte over their cap, and a scope over its own.
+    let over = auth::MAX_CREDENTIAL_BYTES + 1;
+    for (member, value) in [
+        ("access_token", "a".repeat(over)),
+        ("refresh_token", "r".repeat(over)),
+        ("scope", "s".repeat(auth::MAX_ANSWER_TEXT_BYTES + 1)),
+    ] {
+        let mut options = AsOptions::default();
+        options
+            .extra_token_members
+            .insert(member.into(), value.into());
+        let (_auth, resource) = servers(options, ResourceOptions::default()).await;
+        let authorizer = headless();
+        let spec = spec(&resource, &authorizer);
+        let err = try_connect(&spec).await.map(|_| ()).unwrap_err();
+        assert_eq!(err.auth_error(), Some(AuthErrorKind::Token), "{err:?}");
+        assert!(err.to_string().contains(&format!("`{member}`")), "{err}");
+        let stored = authorizer.store().load(&auth::store_key(&spec)).unwrap();
+        assert!(stored.is_some_and(|record| record.tokens.is_none()));
+    }
+}
+
+#[tokio::test]
 async fn expires_in_as_digits_or_an_integral_float_is_read_and_anything_else_is_named() {
     for (written, secs) in [
         (serde_json::json!("3600"), 3600),

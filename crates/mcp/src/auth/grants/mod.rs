@@ -23,7 +23,7 @@ use super::dpop::{DPOP, DpopKey, is_use_dpop_nonce};
 use super::failure::{AuthFailure, fail};
 use super::fetch::{AuthHttp, Fetched};
 use super::jwt::{client_assertion, read_assertion};
-use super::members::Members;
+use super::members::{MAX_ANSWER_TEXT_BYTES, MAX_CREDENTIAL_BYTES, Members};
 use super::settings::{ClientAuthMethod, Grant, OAuthSettings};
 use super::types::{ClientRegistration, Secret, Tokens, unix_now};
 
@@ -166,7 +166,8 @@ pub(crate) struct TokenResponse {
 }
 
 impl TokenResponse {
-    /// Reads a token answer's body. `expires_in` is a whole number of seconds however the
+    /// Reads a token answer's body: the tokens at most [`MAX_CREDENTIAL_BYTES`] each, the other
+    /// text members [`MAX_ANSWER_TEXT_BYTES`]. `expires_in` is a whole number of seconds however the
     /// server wrote it (`3600`, `3600.0` or `"3600"`); a negative one counts as 0 (expired on
     /// arrival: refreshed before its first use), a larger one than [`MAX_TOKEN_LIFETIME`] as
     /// that; a fraction or any other text is refused. The error names the member that is wrong
@@ -174,14 +175,16 @@ impl TokenResponse {
     pub(crate) fn decode(body: &[u8]) -> Result<TokenResponse, String> {
         let members = Members::parse(body)?;
         Ok(TokenResponse {
-            access_token: Secret::new(members.required_text("access_token")?),
-            token_type: members.text("token_type")?,
+            access_token: Secret::new(members.required_text("access_token", MAX_CREDENTIAL_BYTES)?),
+            token_type: members.text("token_type", MAX_ANSWER_TEXT_BYTES)?,
             expires_in: members
                 .whole_number("expires_in")?
                 .map(|secs| secs.min(MAX_TOKEN_LIFETIME.as_secs())),
-            refresh_token: members.text("refresh_token")?.map(Secret::new),
-            scope: members.text("scope")?,
-            issued_token_type: members.text("issued_token_type")?,
+            refresh_token: members
+                .text("refresh_token", MAX_CREDENTIAL_BYTES)?
+                .map(Secret::new),
+            scope: members.text("scope", MAX_ANSWER_TEXT_BYTES)?,
+            issued_token_type: members.text("issued_token_type", MAX_ANSWER_TEXT_BYTES)?,
         })
     }
 

@@ -711,6 +711,28 @@ fn expires_in_is_read_leniently_and_clamped() {
 }
 
 #[test]
+fn token_answer_members_are_capped() {
+    let with = |member: &str, len: usize| {
+        let mut answer = json!({"access_token": "a", "refresh_token": "r", "scope": "s"});
+        answer[member] = json!("x".repeat(len));
+        decode(answer)
+    };
+    use crate::auth::{MAX_ANSWER_TEXT_BYTES, MAX_CREDENTIAL_BYTES};
+    for (member, cap) in [
+        ("access_token", MAX_CREDENTIAL_BYTES),
+        ("refresh_token", MAX_CREDENTIAL_BYTES),
+        ("scope", MAX_ANSWER_TEXT_BYTES),
+        ("token_type", MAX_ANSWER_TEXT_BYTES),
+        ("issued_token_type", MAX_ANSWER_TEXT_BYTES),
+    ] {
+        assert!(with(member, cap).is_ok(), "{member}");
+        let why = with(member, cap + 1).unwrap_err();
+        assert!(why.contains(&format!("`{member}`")), "{why}");
+        assert!(!why.contains("xxxx"), "{why}");
+    }
+}
+
+#[test]
 fn a_broken_token_answer_names_the_member_never_a_value() {
     const ACCESS: &str = "at-secret-4d1c";
     const REFRESH: &str = "rt-secret-9e2b";
