@@ -8,7 +8,7 @@ use url::Url;
 use super::Authorizer;
 use super::discovery::{Discovered, Era};
 use super::failure::{AuthFailure, fail};
-use super::fetch::AuthHttp;
+use super::fetch::{AuthHttp, require_tls};
 use super::members::{MAX_ANSWER_TEXT_BYTES, MAX_CREDENTIAL_BYTES, Members};
 use super::settings::{ClientAuthMethod, Grant, OAuthSettings};
 use super::types::{ClientRegistration, RegistrationSource, Secret};
@@ -153,6 +153,7 @@ async fn register(
             "invalid registration endpoint {endpoint:?}: {err}"
         )
     })?;
+    require_tls(&url, "registration endpoint")?;
     let metadata = &discovered.metadata;
     // A public client unless the server only takes confidential ones.
     let method = if metadata.token_endpoint_auth_methods_supported.is_none()

@@ -470,6 +470,46 @@ async fn a_denied_authorization_fails_as_denied() {
     assert!(auth.seen_at("/token").is_empty());
 }
 
+#[tokio::test]
+async fn authorization_server_endpoints_on_plain_http_off_loopback_are_refused_before_use() {
+    // Nothing listens at these: a request sent there would fail another way.
+    for (member, url) in [
+        ("token_endpoint", "http://example.invalid/token"),
+        ("authorization_endpoint", "http://192.0.2.1/authorize"),
+        ("registration_endpoint", "http://[2001:db8::1]/register"),
+    ] {
+        let mut options = AsOptions::default();
+        options.extra_metadata.insert(member.into(), url.into());
+        let (auth, resource) = servers(options, ResourceOptions::default()).await;
+        let result = try_connect(&spec(&resource, &headless())).await;
+        assert_eq!(auth_kind(result), Some(AuthErrorKind::Insecure), "{member}");
+        // Refused with the metadata: no registration, authorization or token request.
+        assert_eq!(auth.registration_count(), 0, "{member}");
+        assert!(auth.authorizations().is_empty(), "{member}");
+        assert!(auth.seen_at("/token").is_empty(), "{member}");
+    }
+    // An issuer, or a configured metadata URL, on plain http: its metadata is not fetched.
+    let (auth, resource) = servers(
+        AsOptions::default(),
+        ResourceOptions {
+            authorization_servers: Some(strings(&["http://example.invalid"])),
+            ..ResourceOptions::default()
+        },
+    )
+    .await;
+    let result = try_connect(&spec(&resource, &headless())).await;
+    assert_eq!(auth_kind(result), Some(AuthErrorKind::Insecure));
+    let (auth2, resource2) = servers(AsOptions::default(), ResourceOptions::default()).await;
+    let settings = OAuthSettings::new()
+        .auth_server_metadata_url("http://example.invalid/.well-known/oauth-authorization-server");
+    let result = try_connect(&spec(&resource2, &headless()).oauth(settings)).await;
+    assert_eq!(auth_kind(result), Some(AuthErrorKind::Insecure));
+    for auth in [auth, auth2] {
+        assert_eq!(metadata_probes(&auth), Vec::<String>::new());
+        assert_eq!(auth.registration_count(), 0);
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // 4. The token stays at the resource's origin
 // ---------------------------------------------------------------------------------------------

@@ -21,7 +21,7 @@ use super::Authorizer;
 use super::discovery::Discovered;
 use super::dpop::{DPOP, DpopKey, is_use_dpop_nonce};
 use super::failure::{AuthFailure, fail};
-use super::fetch::{AuthHttp, Fetched};
+use super::fetch::{AuthHttp, Fetched, require_tls};
 use super::jwt::{client_assertion, read_assertion};
 use super::members::{MAX_ANSWER_TEXT_BYTES, MAX_CREDENTIAL_BYTES, Members};
 use super::settings::{ClientAuthMethod, Grant, OAuthSettings};
@@ -307,6 +307,9 @@ pub(crate) async fn send_token_request(
     body: Bytes,
     dpop: Option<&DpopKey>,
 ) -> Result<Fetched, AuthFailure> {
+    // Every token request comes through here, a refresh with a token endpoint stored by an
+    // earlier run and an identity provider's token exchange included.
+    require_tls(url, "token endpoint")?;
     headers.insert(
         CONTENT_TYPE,
         HeaderValue::from_static("application/x-www-form-urlencoded"),

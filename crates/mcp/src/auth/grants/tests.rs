@@ -331,6 +331,21 @@ async fn private_key_jwt_sends_a_signed_assertion_for_the_issuer() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_token_endpoint_on_plain_http_off_loopback_is_refused_before_sending() {
+    // Nothing listens there: a request that was sent would fail as `Token`, not `Insecure`.
+    let url = Url::parse("http://192.0.2.1:9/token").unwrap();
+    let auth = with_secret(ClientAuthMethod::ClientSecretPost, "cid", "s3cret-value");
+    let err = within(
+        LIMIT,
+        "client credentials",
+        client_credentials(&auth_http(), &url, &auth, None, RESOURCE, None),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(err.kind, AuthErrorKind::Insecure, "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_refused_jwt_bearer_grant_is_sent_once_and_its_error_hides_the_assertion() {
     let assertion = Secret::new("eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJ3b3JrbG9hZCJ9.c2lnbmF0dXJl");
     let echoed = assertion.expose().to_owned();
