@@ -1191,6 +1191,61 @@ async fn concurrent_calls_after_a_revocation_share_one_refresh() {
     assert!(refused > 2, "{refused} calls sent with the revoked token");
 }
 
+/// Two processes (two connections, each with its own `FileStore` on one directory, nobody to
+/// sign in) that share a login, against a server that rotates refresh tokens and refuses a
+/// spent one, with tokens that live `expires_in` seconds: each round every issued token is
+/// revoked, so each connection must refresh or take the other's new tokens.
+async fn two_processes_share_rotating_refresh_tokens(expires_in: u64) {
+    let dir = tempfile::tempdir().unwrap();
+    let (auth, resource) = servers(
+        AsOptions {
+            expires_in: Some(expires_in),
+            refresh: Refresh::Rotate,
+            ..AsOptions::default()
+        },
+        ResourceOptions::default(),
+    )
+    .await;
+    let process = || Authorizer::new(auth::FileStore::new(dir.path()));
+    let login = spec(&resource, &process().interaction(Interaction::Headless));
+    let outcome = within("login", auth::login(&login)).await.unwrap();
+    assert!(matches!(outcome, LoginOutcome::Authorized { .. }));
+    let a = connect(&spec(&resource, &process())).await;
+    let b = connect(&spec(&resource, &process())).await;
+    for round in 0..3 {
+        auth.revoke_all();
+        assert_eq!(echo(&a, "a").await.unwrap(), "echo: a", "round {round}");
+        assert_eq!(echo(&b, "b").await.unwrap(), "echo: b", "round {round}");
+    }
+    assert_eq!(auth.authorizations().len(), 1);
+    let spent: Vec<String> = auth
+        .seen_at("/token")
+        .iter()
+        .filter_map(|seen| seen.form_param("refresh_token"))
+        .collect();
+    assert!(spent.len() >= 3, "{spent:?}");
+    let unique: std::collections::HashSet<&String> = spent.iter().collect();
+    assert_eq!(
+        unique.len(),
+        spent.len(),
+        "a refresh token spent twice: {spent:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_process_takes_the_tokens_another_refreshed_rather_than_spending_its_own_again() {
+    // Tokens that live less than the refresh margin, refreshed on a 401: the second process
+    // takes the first one's new tokens.
+    two_processes_share_rotating_refresh_tokens(20).await;
+}
+
+#[tokio::test]
+async fn a_process_refreshes_with_the_stored_refresh_token_when_the_stored_tokens_are_due() {
+    // Tokens that are due at once: every request refreshes first, with the newest refresh
+    // token, whichever process got it.
+    two_processes_share_rotating_refresh_tokens(0).await;
+}
+
 // ---------------------------------------------------------------------------------------------
 // 12. Token endpoint client authentication
 // ---------------------------------------------------------------------------------------------
