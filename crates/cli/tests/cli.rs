@@ -2360,6 +2360,46 @@ fn mcp_auth_status_shows_each_authorization_and_never_a_credential() {
 }
 
 #[test]
+fn mcp_auth_status_shows_over_long_stored_values_cut_without_panicking() {
+    use sidewire_mcp::auth::{FileStore, StoreKey, StoredAuth, TokenStore};
+    let home = home();
+    // Past `u16::MAX` characters: what an older version stored from a registration answer.
+    let huge = "c".repeat(70_000);
+    let resource = "https://api.example.com/mcp";
+    let record: StoredAuth = serde_json::from_value(json!({
+        "version": StoredAuth::VERSION,
+        "server": "long",
+        "resource": resource,
+        "client": {
+            "issuer": format!("https://{huge}.example.com"),
+            "client_id": huge,
+            "token_endpoint_auth_method": "none",
+            "source": "dynamic",
+        },
+        "tokens": {
+            "access_token": "SECRET-access-77bb",
+            "token_type": "Bearer",
+            "scope": huge,
+            "resource": resource,
+        },
+    }))
+    .expect("a stored record");
+    FileStore::new(home.path().join("mcp").join("oauth"))
+        .save(&StoreKey::new("long", resource), &record)
+        .expect("save");
+    let out = run(home.path(), &["mcp", "auth", "status"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let table = stdout(&out);
+    assert!(table.contains('…'), "{table}");
+    assert!(table.lines().all(|line| line.len() < 1024), "{table}");
+    // `--json` keeps the values whole.
+    let out = run(home.path(), &["mcp", "auth", "status", "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let document: Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
+    assert_eq!(document["authorizations"][0]["clientId"], json!(huge));
+}
+
+#[test]
 fn mcp_logout_says_whether_there_was_a_stored_authorization() {
     let home = home();
     let out = run(home.path(), &["mcp", "logout", "nosuch"]);

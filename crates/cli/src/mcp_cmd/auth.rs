@@ -376,6 +376,20 @@ pub(super) fn status(out: &Out) -> anyhow::Result<()> {
         return Ok(());
     }
     let table: Vec<[String; 7]> = rows.iter().map(row_cells).collect();
+    for line in table_lines(&table) {
+        out.line(line);
+    }
+    Ok(())
+}
+
+/// The most characters of one cell of the `auth status` table (64). A stored record may hold
+/// a value of any length (a record written by hand or by an older version), so longer values
+/// are cut with `…` and no column is wider than this; `--json` shows them whole.
+const MAX_CELL_CHARS: usize = 64;
+
+/// The status table's lines: a header, then one line per row, each column padded to its widest
+/// cell (at most [`MAX_CELL_CHARS`]) but the last.
+fn table_lines(table: &[[String; 7]]) -> Vec<String> {
     let header = [
         "SERVER",
         "ISSUER",
@@ -387,32 +401,45 @@ pub(super) fn status(out: &Out) -> anyhow::Result<()> {
     ]
     .map(str::to_owned);
     let mut widths = [0; 7];
-    for row in std::iter::once(&header).chain(&table) {
+    for row in std::iter::once(&header).chain(table) {
         for (width, cell) in widths.iter_mut().zip(row) {
             *width = (*width).max(cell.chars().count());
         }
     }
-    for row in std::iter::once(&header).chain(&table) {
+    let mut lines = Vec::with_capacity(table.len() + 1);
+    for row in std::iter::once(&header).chain(table) {
         let mut line = String::new();
         for (i, (cell, width)) in row.iter().zip(widths).enumerate() {
-            if i + 1 == row.len() {
-                line.push_str(cell);
-            } else {
-                let _ = write!(line, "{cell:<width$}  ");
+            line.push_str(cell);
+            if i + 1 < row.len() {
+                // Padded by hand: a `{:<width$}` width past `u16::MAX` panics.
+                let pad = width.saturating_sub(cell.chars().count()) + 2;
+                line.extend(std::iter::repeat_n(' ', pad));
             }
         }
-        out.line(line.trim_end());
+        lines.push(line.trim_end().to_owned());
     }
-    Ok(())
+    lines
 }
 
-/// One row of the status table, each peer value escaped.
+/// `text` escaped for the terminal and cut to [`MAX_CELL_CHARS`] characters, `…` marking a
+/// cut.
+fn cell(text: &str) -> String {
+    let escaped = safe::line(text);
+    if escaped.chars().count() <= MAX_CELL_CHARS {
+        return escaped.into_owned();
+    }
+    let mut cut: String = escaped.chars().take(MAX_CELL_CHARS - 1).collect();
+    cut.push('…');
+    cut
+}
+
+/// One row of the status table, each peer value escaped and cut to the column cap.
 fn row_cells(row: &AuthStatus) -> [String; 7] {
     let yes_no = |yes: bool| if yes { "yes" } else { "no" }.to_owned();
-    let text =
-        |value: Option<&str>| value.map_or_else(|| "-".to_owned(), |v| safe::line(v).into_owned());
+    let text = |value: Option<&str>| value.map_or_else(|| "-".to_owned(), cell);
     [
-        safe::line(&row.server).into_owned(),
+        cell(&row.server),
         text(row.issuer.as_deref()),
         text(row.client_id.as_deref()),
         yes_no(row.has_token),
@@ -451,6 +478,42 @@ fn scopes(scope: Option<&str>) -> Vec<&str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_status_table_caps_its_columns_whatever_a_record_holds() {
+        // Past `u16::MAX` characters, which a `{:<width$}` width cannot take.
+        let huge = "c".repeat(70_000);
+        let long = "é\u{1b}".repeat(100);
+        let row = |id: &str| {
+            [
+                "srv".to_owned(),
+                cell(&long),
+                cell(id),
+                "yes".to_owned(),
+                "1h 0m".to_owned(),
+                "no".to_owned(),
+                cell(&huge),
+            ]
+        };
+        let lines = table_lines(&[row(&huge), row("short")]);
+        assert_eq!(lines.len(), 3);
+        for line in &lines {
+            // Six padded columns of at most the cap, the last one, and the gaps.
+            assert!(line.chars().count() <= 7 * (MAX_CELL_CHARS + 2), "{line}");
+        }
+        assert!(lines[1].contains(&format!("{}…", "c".repeat(MAX_CELL_CHARS - 1))));
+        assert!(!lines[1].contains('\u{1b}'));
+        // The columns still line up.
+        let at = |line: &str, needle: &str| line.find(needle).map(|b| line[..b].chars().count());
+        let column = at(&lines[0], "CLIENT ID");
+        assert_eq!(at(&lines[1], &"c".repeat(MAX_CELL_CHARS - 1)), column);
+        assert_eq!(at(&lines[2], "short"), column);
+        assert_eq!(cell("short"), "short");
+        assert_eq!(
+            cell(&"x".repeat(MAX_CELL_CHARS)).chars().count(),
+            MAX_CELL_CHARS
+        );
+    }
 
     #[test]
     fn expiry_is_shown_in_its_two_largest_units() {

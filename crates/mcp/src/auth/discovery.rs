@@ -11,7 +11,7 @@ use url::Url;
 
 use super::challenge::Challenge;
 use super::failure::{AuthFailure, fail};
-use super::fetch::AuthHttp;
+use super::fetch::{AuthHttp, require_tls};
 use crate::http::client::same_origin;
 
 /// The protected resource metadata fields this client uses (RFC 9728 §2).
@@ -212,6 +212,7 @@ pub(crate) async fn discover(
             metadata.issuer
         ));
     }
+    check_endpoints(&metadata)?;
     Ok(Discovered {
         resource: resource.resource,
         resource_scopes: resource.scopes_supported,
@@ -297,6 +298,7 @@ async fn fetch_server_metadata(
     http: &AuthHttp,
     url: &Url,
 ) -> Result<Option<ServerMetadata>, AuthFailure> {
+    require_tls(url, "metadata")?;
     let fetched = http.get_json(url).await.map_err(|err| {
         fail!(
             Discovery,
@@ -337,6 +339,7 @@ async fn legacy(http: &AuthHttp, server: &Url) -> Result<Discovered, AuthFailure
                 "the server's own authorization metadata points to another origin"
             ));
         }
+        check_endpoints(&metadata)?;
         return Ok(Discovered {
             resource,
             resource_scopes: None,
@@ -347,20 +350,40 @@ async fn legacy(http: &AuthHttp, server: &Url) -> Result<Discovered, AuthFailure
         });
     }
     tracing::info!(%origin, "no authorization metadata; using the default endpoints (MCP 2025-03-26)");
+    let metadata = ServerMetadata {
+        issuer: origin.clone(),
+        authorization_endpoint: Some(format!("{origin}/authorize")),
+        token_endpoint: Some(format!("{origin}/token")),
+        registration_endpoint: Some(format!("{origin}/register")),
+        ..ServerMetadata::default()
+    };
+    check_endpoints(&metadata)?;
     Ok(Discovered {
         resource,
         resource_scopes: None,
-        issuer: origin.clone(),
-        metadata: ServerMetadata {
-            issuer: origin.clone(),
-            authorization_endpoint: Some(format!("{origin}/authorize")),
-            token_endpoint: Some(format!("{origin}/token")),
-            registration_endpoint: Some(format!("{origin}/register")),
-            ..ServerMetadata::default()
-        },
+        issuer: origin,
+        metadata,
         has_metadata: false,
         era: Era::Legacy,
     })
+}
+
+/// Refuses metadata that names an endpoint this client would send codes, verifiers, tokens or
+/// secrets to in clear ([`require_tls`]), before any of them is used, whichever the grant
+/// needs: such metadata is broken or forged. (An endpoint that is not a URL is left to the step
+/// that uses it, which refuses it as [`Metadata`](super::AuthErrorKind::Metadata).)
+fn check_endpoints(metadata: &ServerMetadata) -> Result<(), AuthFailure> {
+    let endpoints = [
+        ("authorization endpoint", &metadata.authorization_endpoint),
+        ("token endpoint", &metadata.token_endpoint),
+        ("registration endpoint", &metadata.registration_endpoint),
+    ];
+    for (role, endpoint) in endpoints {
+        if let Some(url) = endpoint.as_deref().and_then(|e| Url::parse(e).ok()) {
+            require_tls(&url, role)?;
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

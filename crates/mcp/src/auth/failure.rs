@@ -32,6 +32,10 @@ pub enum AuthErrorKind {
     Store,
     /// The server needs something this client does not do.
     Unsupported,
+    /// An authorization server endpoint (its metadata, authorization, token or registration
+    /// endpoint, an identity provider's token endpoint) is plain `http://` on a host that is
+    /// not loopback: refused before anything is sent to it (MCP requires HTTPS there).
+    Insecure,
 }
 
 impl AuthErrorKind {
@@ -49,6 +53,7 @@ impl AuthErrorKind {
             AuthErrorKind::StillRefused => "still refused",
             AuthErrorKind::Store => "store",
             AuthErrorKind::Unsupported => "unsupported",
+            AuthErrorKind::Insecure => "insecure endpoint",
         }
     }
 }

@@ -9,12 +9,47 @@ use bytes::Bytes;
 use http::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderValue};
 use http::{Method, StatusCode};
 use serde::de::DeserializeOwned;
-use url::Url;
+use url::{Host, Url};
 
+use super::failure::{AuthFailure, fail};
 use crate::http::client::{HttpClient, ReadError, read_body};
 
 /// The largest body of an authorization server's answer (metadata, a token response) kept.
 pub const MAX_AUTH_BODY: usize = 1024 * 1024;
+
+/// Refuses `url` as the authorization server endpoint `role` (`"token endpoint"`...) unless it
+/// is `https`, or `http` to a loopback host: `localhost`, 127.0.0.0/8 or `::1`. Authorization
+/// codes, PKCE verifiers, tokens and client secrets travel to these endpoints, and their
+/// metadata says where the others are, so MCP's authorization spec requires HTTPS for all of
+/// them; a loopback address never leaves the machine, which keeps local servers (and tests)
+/// working. Checked before anything is sent to `url`.
+pub(crate) fn require_tls(url: &Url, role: &str) -> Result<(), AuthFailure> {
+    let loopback = match url.host() {
+        Some(Host::Domain(name)) => name.eq_ignore_ascii_case("localhost"),
+        Some(Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(Host::Ipv6(ip)) => ip.is_loopback(),
+        None => false,
+    };
+    match url.scheme() {
+        "https" => Ok(()),
+        "http" if loopback => Ok(()),
+        scheme => {
+            // The origin only: a path or query is not needed to see the mistake.
+            let origin = url.origin();
+            let shown = if origin.is_tuple() {
+                origin.ascii_serialization()
+            } else {
+                format!("{scheme}:")
+            };
+            Err(fail!(
+                Insecure,
+                "the authorization server's {role} on {} is not https:// (only a loopback host \
+                 may use http://); refused",
+                crate::http::answer::quote(shown.as_bytes())
+            ))
+        }
+    }
+}
 
 /// An answer, read whole.
 #[derive(Debug)]
@@ -126,5 +161,57 @@ impl AuthHttp {
         headers.insert(ACCEPT, HeaderValue::from_static("application/json"));
         self.send(Method::POST, url, headers, Bytes::from(value.to_string()))
             .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::auth::AuthErrorKind;
+
+    fn check(url: &str) -> Result<(), AuthErrorKind> {
+        require_tls(&Url::parse(url).unwrap(), "token endpoint").map_err(|err| err.kind)
+    }
+
+    #[test]
+    fn authorization_endpoints_need_https_except_on_loopback() {
+        for allowed in [
+            "https://auth.example.com/token",
+            "https://10.0.0.1/token",
+            "http://localhost:8080/token",
+            "http://LOCALHOST/token",
+            "http://127.0.0.1:9/token",
+            "http://127.8.9.10/token",
+            "http://[::1]:9/token",
+        ] {
+            assert_eq!(check(allowed), Ok(()), "{allowed}");
+        }
+        for refused in [
+            "http://auth.example.com/token",
+            "http://example.invalid/token",
+            "http://10.0.0.1/token",
+            "http://192.0.2.1:80/token",
+            "http://128.0.0.1/token",
+            "http://0.0.0.0/token",
+            "http://[::2]/token",
+            "http://[::ffff:127.0.0.1]/token",
+            "http://localhost.example.com/token",
+            "http://127.0.0.1.example.com/token",
+            "ftp://localhost/token",
+            "file:///token",
+        ] {
+            assert_eq!(check(refused), Err(AuthErrorKind::Insecure), "{refused}");
+        }
+        // The error names the origin, never the path or query.
+        let err = require_tls(
+            &Url::parse("http://user:pw@auth.example.com/t?code=c0de").unwrap(),
+            "token endpoint",
+        )
+        .unwrap_err();
+        assert!(err.message.contains("http://auth.example.com"), "{err}");
+        assert!(
+            !err.message.contains("c0de") && !err.message.contains("pw"),
+            "{err}"
+        );
     }
 }

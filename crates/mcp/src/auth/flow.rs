@@ -12,7 +12,7 @@ use url::Url;
 use super::callback::{CallbackParams, Listener};
 use super::discovery::Discovered;
 use super::failure::{AuthFailure, fail};
-use super::fetch::AuthHttp;
+use super::fetch::{AuthHttp, require_tls};
 use super::types::ClientRegistration;
 use super::{AuthorizationPrompt, Authorizer, Interaction};
 
@@ -77,6 +77,8 @@ pub(crate) async fn authorize(
             "invalid authorization endpoint {endpoint:?}: {err}"
         )
     })?;
+    // The person (or the headless browser) is sent there, and the code comes back from it.
+    require_tls(auth_url.url(), "authorization endpoint")?;
     let redirect = RedirectUrl::new(listener.redirect_uri().to_owned())
         .map_err(|err| fail!(Callback, "invalid redirect URI: {err}"))?;
     let oauth = BasicClient::new(ClientId::new(client.client_id.clone()))

@@ -26,6 +26,7 @@ mod flow;
 mod grants;
 mod jwt;
 mod login;
+mod members;
 mod registration;
 mod scope;
 pub(crate) mod session;
@@ -74,8 +75,10 @@ pub use self::fetch::MAX_AUTH_BODY;
 pub use self::file_store::{
     FileStore, MAX_STORED_NAME_CHARS, MAX_STORED_RECORD_BYTES, MAX_STORED_RECORDS,
 };
+pub use self::grants::MAX_TOKEN_LIFETIME;
 pub use self::jwt::MAX_ASSERTION_BYTES;
 pub use self::login::{AuthStatus, LoginOutcome, login, logout, status, store_key};
+pub use self::members::{MAX_ANSWER_TEXT_BYTES, MAX_CREDENTIAL_BYTES};
 pub use self::session::{
     MAX_AUTHORIZATIONS, MAX_NONCE_RETRIES, MAX_RETRIES, REFRESH_MARGIN, STORE_LOCK_WAIT,
 };

@@ -18,8 +18,9 @@
 //!
 //! A refusal of a request sent with an older generation than the current one is simply retried:
 //! another request already changed the tokens. One authorization or refresh runs at a time per
-//! connection (`flight`), and a refresh holds the store's lock, so concurrent processes never
-//! spend the same refresh token twice.
+//! connection (`flight`), and a refresh holds the store's lock and, holding it, reads the stored
+//! tokens again (another process may have refreshed them, spending the refresh token we hold),
+//! so concurrent processes never spend the same refresh token twice.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -539,8 +540,11 @@ impl AuthSession {
             .map_err(|err| fail!(Store, "storing the tokens failed: {err}"))
     }
 
-    /// Refreshes the current tokens (the flight lock held), under the store's lock: when
-    /// another process refreshed meanwhile, its tokens are taken instead.
+    /// Refreshes the current tokens (the flight lock held), under the store's lock. When the
+    /// store holds other tokens than ours, another process (or connection) refreshed since we
+    /// read them: where the server rotates refresh tokens, ours is spent, so theirs are taken,
+    /// and refreshed in turn, with *their* refresh token, only when they are due too (they may
+    /// be: a token that lives less than [`REFRESH_MARGIN`] is due after half its lifetime).
     async fn refresh_locked(&self) -> Result<(), AuthFailure> {
         let (tokens, client, discovered, prover) = {
             let state = lock(&self.state);
@@ -555,16 +559,29 @@ impl AuthSession {
             return Err(fail!(Token, "nothing to refresh"));
         };
         let _guard = self.store_lock().await?;
+        let mut tokens = tokens;
         if let Ok(Some(stored)) = self.authorizer.store.load(&self.key)
             && let Some(theirs) = stored.tokens
             && theirs.access_token != tokens.access_token
-            && !theirs.expires_within(REFRESH_MARGIN, unix_now())
         {
-            tracing::debug!(server = %self.server, "another process refreshed the tokens; using them");
-            let mut state = lock(&self.state);
-            state.tokens = Some(theirs);
-            state.generation += 1;
-            return Ok(());
+            self.authorizer
+                .remember_secret(theirs.access_token.expose());
+            if let Some(refresh) = &theirs.refresh_token {
+                self.authorizer.remember_secret(refresh.expose());
+            }
+            let due = theirs.refresh_due(REFRESH_MARGIN, unix_now());
+            {
+                // Taken even when they are due and their refresh fails below: ours are older.
+                let mut state = lock(&self.state);
+                state.tokens = Some(theirs.clone());
+                state.generation += 1;
+            }
+            if !due {
+                tracing::debug!(server = %self.server, "another process refreshed the tokens; using them");
+                return Ok(());
+            }
+            tracing::debug!(server = %self.server, "another process refreshed the tokens, which are due again; refreshing theirs");
+            tokens = theirs;
         }
         let token_endpoint = discovered
             .as_ref()

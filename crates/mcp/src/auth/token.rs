@@ -1,27 +1,23 @@
-//! Token endpoint requests of the grants `oauth2` knows (authorization code with PKCE, refresh,
-//! client credentials), with the client authentication the registration dictates, the
+//! Token endpoint requests of the code flow and the session (authorization code with PKCE,
+//! refresh, client credentials), with the client authentication the registration dictates, the
 //! resource indicator (RFC 8707) on every request, and DPoP proofs (RFC 9449) when the
-//! connection uses them. `oauth2` builds the requests and reads the answers; they travel over
-//! the connection's own HTTP client through [`AuthHttp`], which adds the proof and retries once
-//! when the server asks for a DPoP nonce.
+//! connection uses them. Each is the form of its RFC, posted by the grants' `post_grant` (client
+//! authentication, DPoP with its one nonce retry) over the connection's own HTTP client; the
+//! answer is read by the one token response decoder, `grants::TokenResponse`, whose errors
+//! never quote the answer (it carries the tokens).
 
-use std::borrow::Cow;
 use std::sync::Arc;
 
-use bytes::Bytes;
-use oauth2::basic::{BasicClient, BasicErrorResponse, BasicTokenResponse};
-use oauth2::{
-    AuthType, AuthorizationCode, ClientId, ClientSecret, EndpointNotSet, EndpointSet,
-    PkceCodeVerifier, RedirectUrl, RefreshToken, RequestTokenError, Scope, TokenResponse, TokenUrl,
-};
+use oauth2::PkceCodeVerifier;
 use url::Url;
 
 use super::Authorizer;
 use super::dpop::DpopKey;
 use super::failure::{AuthFailure, fail};
 use super::fetch::AuthHttp;
+use super::grants::{self, ClientAuthHeaders, TokenResponse};
 use super::settings::{ClientAuthMethod, OAuthSettings};
-use super::types::{ClientRegistration, Secret, Tokens, unix_now};
+use super::types::{ClientRegistration, Tokens, unix_now};
 
 /// What one token request needs.
 pub(crate) struct TokenCall<'a> {
@@ -37,28 +33,6 @@ pub(crate) struct TokenCall<'a> {
     pub(crate) prover: Option<Arc<DpopKey>>,
 }
 
-/// The error of the HTTP client handed to `oauth2`.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub(crate) struct Transfer(String);
-
-/// The HTTP client handed to `oauth2`: [`TokenCall::send`], boxed as a `Send` future.
-struct OAuthHttp<'a, 'b>(&'a TokenCall<'b>);
-
-impl<'c> oauth2::AsyncHttpClient<'c> for OAuthHttp<'_, '_> {
-    type Error = Transfer;
-    type Future = std::pin::Pin<
-        Box<dyn std::future::Future<Output = Result<oauth2::HttpResponse, Transfer>> + Send + 'c>,
-    >;
-
-    fn call(&'c self, request: oauth2::HttpRequest) -> Self::Future {
-        Box::pin(self.0.send(request))
-    }
-}
-
-type Configured =
-    BasicClient<EndpointNotSet, EndpointNotSet, EndpointNotSet, EndpointNotSet, EndpointSet>;
-
 impl TokenCall<'_> {
     fn method(&self) -> Result<ClientAuthMethod, AuthFailure> {
         ClientAuthMethod::from_name(&self.client.token_endpoint_auth_method).ok_or_else(|| {
@@ -70,163 +44,85 @@ impl TokenCall<'_> {
         })
     }
 
-    fn oauth_client(&self) -> Result<Configured, AuthFailure> {
-        let token_url = TokenUrl::new(self.token_endpoint.to_owned()).map_err(|err| {
+    /// The client authentication of one request (a `private_key_jwt` assertion is made anew
+    /// for each), and the `client_id` the form must carry besides.
+    ///
+    /// A registration that names a secret method but holds no secret (a server answered
+    /// `client_secret_basic` and issued none) authenticates as a public client, `client_id` in
+    /// the form: the server decides whether that will do. A `private_key_jwt` form names the
+    /// client too, as servers look the client up by `client_id` before reading the assertion.
+    fn client_auth(&self) -> Result<(ClientAuthHeaders, Option<&str>), AuthFailure> {
+        let method = match self.method()? {
+            ClientAuthMethod::ClientSecretBasic | ClientAuthMethod::ClientSecretPost
+                if self.client.client_secret.is_none() =>
+            {
+                ClientAuthMethod::None
+            }
+            method => method,
+        };
+        let auth = ClientAuthHeaders::new(
+            method,
+            &self.client.client_id,
+            self.client.client_secret.as_ref(),
+            self.settings.client_private_key.as_ref(),
+            self.settings.client_key_alg.as_deref(),
+            self.issuer,
+        )?;
+        for secret in &auth.secrets {
+            self.authorizer.remember_secret(secret);
+        }
+        let client_id =
+            (method == ClientAuthMethod::PrivateKeyJwt).then_some(self.client.client_id.as_str());
+        Ok((auth, client_id))
+    }
+
+    /// Posts `form` (plus the resource indicator and the client authentication) and reads the
+    /// answer as tokens for this resource. `sent` are the credentials in the form, kept out of
+    /// an error message like every credential the authorizer knows.
+    async fn post(
+        &self,
+        mut form: Vec<(&'static str, String)>,
+        sent: &[&str],
+        requested_scope: Option<&str>,
+    ) -> Result<Tokens, AuthFailure> {
+        let url = Url::parse(self.token_endpoint).map_err(|err| {
             fail!(
                 Metadata,
                 "invalid token endpoint {:?}: {err}",
                 self.token_endpoint
             )
         })?;
-        let mut client =
-            BasicClient::new(ClientId::new(self.client.client_id.clone())).set_token_uri(token_url);
-        match self.method()? {
-            ClientAuthMethod::ClientSecretBasic => {
-                client = client.set_auth_type(AuthType::BasicAuth);
-                if let Some(secret) = &self.client.client_secret {
-                    client =
-                        client.set_client_secret(ClientSecret::new(secret.expose().to_owned()));
-                }
-            }
-            ClientAuthMethod::ClientSecretPost => {
-                client = client.set_auth_type(AuthType::RequestBody);
-                if let Some(secret) = &self.client.client_secret {
-                    client =
-                        client.set_client_secret(ClientSecret::new(secret.expose().to_owned()));
-                }
-            }
-            ClientAuthMethod::None | ClientAuthMethod::PrivateKeyJwt => {
-                client = client.set_auth_type(AuthType::RequestBody);
-            }
-        }
-        Ok(client)
-    }
-
-    /// The client assertion parameters of `private_key_jwt` (RFC 7523 §2.2), when that is
-    /// the method.
-    fn assertion(&self) -> Result<Vec<(&'static str, String)>, AuthFailure> {
-        if self.method()? != ClientAuthMethod::PrivateKeyJwt {
-            return Ok(Vec::new());
-        }
-        let key = self.settings.client_private_key.as_ref().ok_or_else(|| {
-            fail!(
-                Registration,
-                "private_key_jwt needs a private key (oauth.clientPrivateKey)"
-            )
-        })?;
-        let jwt = super::jwt::client_assertion(
-            key,
-            self.settings.client_key_alg.as_deref(),
-            &self.client.client_id,
-            self.issuer,
-        )?;
-        self.authorizer.remember_secret(&jwt);
-        Ok(vec![
-            (
-                "client_assertion_type",
-                "urn:ietf:params:oauth:client-assertion-type:jwt-bearer".to_owned(),
-            ),
-            ("client_assertion", jwt),
-        ])
-    }
-
-    /// Sends one `oauth2` request over [`AuthHttp`] through the grants' token request, which
-    /// adds a DPoP proof when the connection has a key (again once with the server's nonce
-    /// when it asks for one).
-    async fn send(&self, request: oauth2::HttpRequest) -> Result<oauth2::HttpResponse, Transfer> {
-        let (parts, body) = request.into_parts();
-        let url = Url::parse(&parts.uri.to_string()).map_err(|err| Transfer(err.to_string()))?;
-        let fetched = super::grants::send_token_request(
+        form.push(("resource", self.resource.to_owned()));
+        let (auth, client_id) = self.client_auth()?;
+        let answer = grants::post_grant(
             self.http,
             &url,
-            parts.headers,
-            Bytes::from(body),
+            form,
+            client_id,
+            &auth,
             self.prover.as_deref(),
+            sent,
         )
         .await
-        .map_err(|err| Transfer(err.message))?;
-        let mut response = http::Response::new(fetched.body.to_vec());
-        *response.status_mut() = fetched.status;
-        *response.headers_mut() = fetched.headers;
-        Ok(response)
+        .map_err(|failure| {
+            AuthFailure::new(failure.kind, self.authorizer.redact(&failure.message))
+        })?;
+        self.finish(answer, requested_scope)
     }
 
-    /// Turns `oauth2`'s answer into tokens for this resource.
+    /// Turns the token answer into tokens for this resource, every credential in it given to
+    /// the authorizer's redactor first.
     fn finish(
         &self,
-        answer: Result<BasicTokenResponse, RequestTokenError<Transfer, BasicErrorResponse>>,
+        answer: TokenResponse,
         requested_scope: Option<&str>,
     ) -> Result<Tokens, AuthFailure> {
-        let response = answer.map_err(|err| self.describe(err))?;
-        let token_type = match response.token_type() {
-            oauth2::basic::BasicTokenType::Bearer => "Bearer".to_owned(),
-            oauth2::basic::BasicTokenType::Extension(other)
-                if other.eq_ignore_ascii_case("dpop") =>
-            {
-                "DPoP".to_owned()
-            }
-            other => {
-                return Err(fail!(
-                    Token,
-                    "the token endpoint issued a token of type {:?}, which this client does not use",
-                    other.as_ref()
-                ));
-            }
-        };
-        let access = response.access_token().secret().to_owned();
-        self.authorizer.remember_secret(&access);
-        let refresh = response.refresh_token().map(|token| {
-            self.authorizer.remember_secret(token.secret());
-            Secret::new(token.secret().to_owned())
-        });
-        let scope = response
-            .scopes()
-            .map(|scopes| {
-                scopes
-                    .iter()
-                    .map(|s| s.as_str())
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            })
-            .or_else(|| requested_scope.map(str::to_owned));
-        Ok(Tokens {
-            access_token: Secret::new(access),
-            token_type,
-            refresh_token: refresh,
-            expires_at: response
-                .expires_in()
-                .map(|after| unix_now().saturating_add(after.as_secs())),
-            issued_at: Some(unix_now()),
-            scope,
-            resource: self.resource.to_owned(),
-        })
-    }
-
-    fn describe(&self, err: RequestTokenError<Transfer, BasicErrorResponse>) -> AuthFailure {
-        let text = match err {
-            RequestTokenError::ServerResponse(response) => {
-                let mut text = format!("the token endpoint refused: {}", response.error().as_ref());
-                if let Some(description) = response.error_description() {
-                    text.push_str(" (");
-                    text.push_str(&crate::http::answer::quote(description.as_bytes()));
-                    text.push(')');
-                }
-                text
-            }
-            RequestTokenError::Request(err) => format!("the token request failed: {err}"),
-            RequestTokenError::Parse(err, body) => format!(
-                "the token endpoint's answer is invalid ({err}): {}",
-                crate::http::answer::quote(&body)
-            ),
-            RequestTokenError::Other(text) => {
-                format!("the token endpoint's answer is invalid: {text}")
-            }
-        };
-        fail!(Token, "{}", self.authorizer.redact(&text))
-    }
-
-    fn resource_param(&self) -> (Cow<'_, str>, Cow<'_, str>) {
-        (Cow::Borrowed("resource"), Cow::Borrowed(self.resource))
+        self.authorizer
+            .remember_secret(answer.access_token.expose());
+        if let Some(refresh) = &answer.refresh_token {
+            self.authorizer.remember_secret(refresh.expose());
+        }
+        answer.into_tokens(self.resource, requested_scope, unix_now())
     }
 
     /// Exchanges an authorization code (RFC 6749 §4.1.3 with PKCE, RFC 7636 §4.5).
@@ -237,20 +133,14 @@ impl TokenCall<'_> {
         redirect_uri: &str,
         requested_scope: Option<&str>,
     ) -> Result<Tokens, AuthFailure> {
-        let redirect = RedirectUrl::new(redirect_uri.to_owned())
-            .map_err(|err| fail!(Callback, "invalid redirect URI: {err}"))?;
-        let client = self.oauth_client()?.set_redirect_uri(redirect);
-        let assertion = self.assertion()?;
-        let (name, value) = self.resource_param();
-        let mut request = client
-            .exchange_code(AuthorizationCode::new(code.to_owned()))
-            .set_pkce_verifier(verifier)
-            .add_extra_param(name, value);
-        for (name, value) in &assertion {
-            request = request.add_extra_param(*name, value.as_str());
-        }
-        let answer = request.request_async(&OAuthHttp(self)).await;
-        self.finish(answer, requested_scope)
+        let form = vec![
+            ("grant_type", "authorization_code".to_owned()),
+            ("code", code.to_owned()),
+            ("code_verifier", verifier.secret().to_owned()),
+            ("redirect_uri", redirect_uri.to_owned()),
+        ];
+        self.post(form, &[code, verifier.secret()], requested_scope)
+            .await
     }
 
     /// Refreshes (RFC 6749 §6), keeping the old refresh token when no new one is issued.
@@ -258,18 +148,13 @@ impl TokenCall<'_> {
         let Some(refresh_token) = &tokens.refresh_token else {
             return Err(fail!(Token, "no refresh token"));
         };
-        let client = self.oauth_client()?;
-        let assertion = self.assertion()?;
-        let token = RefreshToken::new(refresh_token.expose().to_owned());
-        let (name, value) = self.resource_param();
-        let mut request = client
-            .exchange_refresh_token(&token)
-            .add_extra_param(name, value);
-        for (name, value) in &assertion {
-            request = request.add_extra_param(*name, value.as_str());
-        }
-        let answer = request.request_async(&OAuthHttp(self)).await;
-        let mut fresh = self.finish(answer, tokens.scope.as_deref())?;
+        let form = vec![
+            ("grant_type", "refresh_token".to_owned()),
+            ("refresh_token", refresh_token.expose().to_owned()),
+        ];
+        let mut fresh = self
+            .post(form, &[refresh_token.expose()], tokens.scope.as_deref())
+            .await?;
         if fresh.refresh_token.is_none() {
             fresh.refresh_token = tokens.refresh_token.clone();
         }
@@ -281,19 +166,11 @@ impl TokenCall<'_> {
         &self,
         scope: Option<&str>,
     ) -> Result<Tokens, AuthFailure> {
-        let client = self.oauth_client()?;
-        let assertion = self.assertion()?;
-        let (name, value) = self.resource_param();
-        let mut request = client
-            .exchange_client_credentials()
-            .add_extra_param(name, value);
-        for scope in scope.unwrap_or("").split_whitespace() {
-            request = request.add_scope(Scope::new(scope.to_owned()));
+        let mut form = vec![("grant_type", "client_credentials".to_owned())];
+        let scopes: Vec<&str> = scope.unwrap_or("").split_whitespace().collect();
+        if !scopes.is_empty() {
+            form.push(("scope", scopes.join(" ")));
         }
-        for (name, value) in &assertion {
-            request = request.add_extra_param(*name, value.as_str());
-        }
-        let answer = request.request_async(&OAuthHttp(self)).await;
-        self.finish(answer, scope)
+        self.post(form, &[], scope).await
     }
 }

@@ -470,6 +470,46 @@ async fn a_denied_authorization_fails_as_denied() {
     assert!(auth.seen_at("/token").is_empty());
 }
 
+#[tokio::test]
+async fn authorization_server_endpoints_on_plain_http_off_loopback_are_refused_before_use() {
+    // Nothing listens at these: a request sent there would fail another way.
+    for (member, url) in [
+        ("token_endpoint", "http://example.invalid/token"),
+        ("authorization_endpoint", "http://192.0.2.1/authorize"),
+        ("registration_endpoint", "http://[2001:db8::1]/register"),
+    ] {
+        let mut options = AsOptions::default();
+        options.extra_metadata.insert(member.into(), url.into());
+        let (auth, resource) = servers(options, ResourceOptions::default()).await;
+        let result = try_connect(&spec(&resource, &headless())).await;
+        assert_eq!(auth_kind(result), Some(AuthErrorKind::Insecure), "{member}");
+        // Refused with the metadata: no registration, authorization or token request.
+        assert_eq!(auth.registration_count(), 0, "{member}");
+        assert!(auth.authorizations().is_empty(), "{member}");
+        assert!(auth.seen_at("/token").is_empty(), "{member}");
+    }
+    // An issuer, or a configured metadata URL, on plain http: its metadata is not fetched.
+    let (auth, resource) = servers(
+        AsOptions::default(),
+        ResourceOptions {
+            authorization_servers: Some(strings(&["http://example.invalid"])),
+            ..ResourceOptions::default()
+        },
+    )
+    .await;
+    let result = try_connect(&spec(&resource, &headless())).await;
+    assert_eq!(auth_kind(result), Some(AuthErrorKind::Insecure));
+    let (auth2, resource2) = servers(AsOptions::default(), ResourceOptions::default()).await;
+    let settings = OAuthSettings::new()
+        .auth_server_metadata_url("http://example.invalid/.well-known/oauth-authorization-server");
+    let result = try_connect(&spec(&resource2, &headless()).oauth(settings)).await;
+    assert_eq!(auth_kind(result), Some(AuthErrorKind::Insecure));
+    for auth in [auth, auth2] {
+        assert_eq!(metadata_probes(&auth), Vec::<String>::new());
+        assert_eq!(auth.registration_count(), 0);
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // 4. The token stays at the resource's origin
 // ---------------------------------------------------------------------------------------------
@@ -854,10 +894,9 @@ impl Captured {
     }
 }
 
-#[tokio::test]
-async fn no_token_or_client_secret_reaches_an_error_a_debug_or_the_log() {
-    const CLIENT: &str = "known-client";
-    const SECRET: &str = "pre-registered-secret-4711";
+/// Every event of this thread at every level, kept while the guard lives. (A test runs on one
+/// thread, the spawned driver included.)
+fn capture_log() -> (Captured, tracing::subscriber::DefaultGuard) {
     let log = Captured::default();
     let writer = log.clone();
     let subscriber = tracing_subscriber::fmt()
@@ -865,8 +904,14 @@ async fn no_token_or_client_secret_reaches_an_error_a_debug_or_the_log() {
         .with_max_level(tracing::Level::TRACE)
         .with_ansi(false)
         .finish();
-    // The test runs on one thread, the spawned driver included.
-    let _log = tracing::subscriber::set_default(subscriber);
+    (log, tracing::subscriber::set_default(subscriber))
+}
+
+#[tokio::test]
+async fn no_token_or_client_secret_reaches_an_error_a_debug_or_the_log() {
+    const CLIENT: &str = "known-client";
+    const SECRET: &str = "pre-registered-secret-4711";
+    let (log, _log) = capture_log();
 
     let (auth, resource) = servers(
         AsOptions {
@@ -953,6 +998,170 @@ async fn no_token_or_client_secret_reaches_an_error_a_debug_or_the_log() {
     }
 }
 
+#[tokio::test]
+async fn a_broken_token_answer_is_never_quoted_in_an_error_or_the_log() {
+    const ACCESS: &str = "broken-answer-access-5c1d";
+    const REFRESH: &str = "broken-answer-refresh-8a4f";
+    let (log, _log) = capture_log();
+    let (auth, resource) = servers(AsOptions::default(), ResourceOptions::default()).await;
+    let spec = spec(&resource, &headless());
+    let cut_short = format!(
+        r#"{{"access_token":"{ACCESS}","token_type":"Bearer","refresh_token":"{REFRESH}","expires_in":"#
+    );
+    let mistyped = format!(
+        r#"{{"access_token":"{ACCESS}","token_type":"Bearer","refresh_token":"{REFRESH}","expires_in":"{REFRESH}"}}"#
+    );
+    let mut shown = Vec::new();
+    for body in [&cut_short, &mistyped] {
+        // The code exchange gets the broken answer.
+        auth.answer_next_token_requests(1, 200, body);
+        let err = try_connect(&spec).await.map(|_| ()).unwrap_err();
+        assert_eq!(err.auth_error(), Some(AuthErrorKind::Token), "{err:?}");
+        shown.extend([err.to_string(), format!("{err:?}")]);
+    }
+    // The member that is wrong is named.
+    assert!(shown[2].contains("`expires_in`"), "{}", shown[2]);
+    // A refresh that gets one is logged, and the client authorizes again.
+    let client = connect(&spec).await;
+    assert_eq!(echo(&client, "x").await.unwrap(), "echo: x");
+    resource.revoke_all();
+    auth.answer_next_token_requests(1, 200, &cut_short);
+    assert_eq!(echo(&client, "y").await.unwrap(), "echo: y");
+    let grants = grants(&auth);
+    assert_eq!(
+        grants[grants.len() - 2..],
+        ["refresh_token", "authorization_code"]
+    );
+    let log = log.text();
+    assert!(log.contains(AuthErrorKind::Token.as_str()), "{log}");
+    shown.push(log);
+    for text in &shown {
+        assert!(
+            !text.contains(ACCESS) && !text.contains(REFRESH),
+            "a token of the answer was shown: {text}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_broken_registration_answer_never_shows_its_client_secret() {
+    const SECRET: &str = "broken-registration-secret-0e6a";
+    let (log, _log) = capture_log();
+    let mut options = AsOptions::default();
+    for member in ["client_secret", "client_secret_expires_at"] {
+        options
+            .extra_registration_members
+            .insert(member.into(), SECRET.into());
+    }
+    let (auth, resource) = servers(options, ResourceOptions::default()).await;
+    let err = try_connect(&spec(&resource, &headless()))
+        .await
+        .map(|_| ())
+        .unwrap_err();
+    assert_eq!(
+        err.auth_error(),
+        Some(AuthErrorKind::Registration),
+        "{err:?}"
+    );
+    assert_eq!(auth.registration_count(), 1);
+    assert!(
+        err.to_string().contains("`client_secret_expires_at`"),
+        "{err}"
+    );
+    for text in [err.to_string(), format!("{err:?}"), log.text()] {
+        assert!(
+            !text.contains(SECRET),
+            "the client secret was shown: {text}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn over_long_members_of_registration_and_token_answers_are_refused_and_never_stored() {
+    // A 900 KB client id, within the answer cap (`MAX_AUTH_BODY`) but not the member cap.
+    let mut options = AsOptions::default();
+    options
+        .extra_registration_members
+        .insert("client_id".into(), "c".repeat(900 * 1024).into());
+    let (_auth, resource) = servers(options, ResourceOptions::default()).await;
+    let authorizer = headless();
+    let err = try_connect(&spec(&resource, &authorizer))
+        .await
+        .map(|_| ())
+        .unwrap_err();
+    assert_eq!(
+        err.auth_error(),
+        Some(AuthErrorKind::Registration),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("`client_id`"), "{err}");
+    assert!(err.to_string().len() < 1024, "{err}");
+    assert_eq!(authorizer.store().list().unwrap(), []);
+
+    // Tokens one byte over their cap, and a scope over its own.
+    let over = auth::MAX_CREDENTIAL_BYTES + 1;
+    for (member, value) in [
+        ("access_token", "a".repeat(over)),
+        ("refresh_token", "r".repeat(over)),
+        ("scope", "s".repeat(auth::MAX_ANSWER_TEXT_BYTES + 1)),
+    ] {
+        let mut options = AsOptions::default();
+        options
+            .extra_token_members
+            .insert(member.into(), value.into());
+        let (_auth, resource) = servers(options, ResourceOptions::default()).await;
+        let authorizer = headless();
+        let spec = spec(&resource, &authorizer);
+        let err = try_connect(&spec).await.map(|_| ()).unwrap_err();
+        assert_eq!(err.auth_error(), Some(AuthErrorKind::Token), "{err:?}");
+        assert!(err.to_string().contains(&format!("`{member}`")), "{err}");
+        let stored = authorizer.store().load(&auth::store_key(&spec)).unwrap();
+        assert!(stored.is_some_and(|record| record.tokens.is_none()));
+    }
+}
+
+#[tokio::test]
+async fn expires_in_as_digits_or_an_integral_float_is_read_and_anything_else_is_named() {
+    for (written, secs) in [
+        (serde_json::json!("3600"), 3600),
+        (serde_json::json!(3600.0), 3600),
+        (serde_json::json!(3600), 3600),
+        (serde_json::json!(-30), 0),
+        (serde_json::json!(1e12), auth::MAX_TOKEN_LIFETIME.as_secs()),
+    ] {
+        let mut options = AsOptions::default();
+        options
+            .extra_token_members
+            .insert("expires_in".into(), written.clone());
+        let (_auth, resource) = servers(options, ResourceOptions::default()).await;
+        let authorizer = headless();
+        let spec = spec(&resource, &authorizer);
+        let client = connect(&spec).await;
+        assert_eq!(echo(&client, "x").await.unwrap(), "echo: x", "{written}");
+        let stored = authorizer
+            .store()
+            .load(&auth::store_key(&spec))
+            .unwrap()
+            .and_then(|record| record.tokens)
+            .expect("stored tokens");
+        let lifetime = stored.expires_at.unwrap() - stored.issued_at.unwrap();
+        assert_eq!(lifetime, secs, "{written}");
+    }
+    for written in [serde_json::json!("3600.5"), serde_json::json!("soon")] {
+        let mut options = AsOptions::default();
+        options
+            .extra_token_members
+            .insert("expires_in".into(), written.clone());
+        let (_auth, resource) = servers(options, ResourceOptions::default()).await;
+        let err = try_connect(&spec(&resource, &headless()))
+            .await
+            .map(|_| ())
+            .unwrap_err();
+        assert_eq!(err.auth_error(), Some(AuthErrorKind::Token), "{err:?}");
+        assert!(err.to_string().contains("`expires_in`"), "{err}");
+    }
+}
+
 // ---------------------------------------------------------------------------------------------
 // 11. Concurrency
 // ---------------------------------------------------------------------------------------------
@@ -980,6 +1189,61 @@ async fn concurrent_calls_after_a_revocation_share_one_refresh() {
         .filter(|s| s.bearer() == Some(revoked.as_str()))
         .count();
     assert!(refused > 2, "{refused} calls sent with the revoked token");
+}
+
+/// Two processes (two connections, each with its own `FileStore` on one directory, nobody to
+/// sign in) that share a login, against a server that rotates refresh tokens and refuses a
+/// spent one, with tokens that live `expires_in` seconds: each round every issued token is
+/// revoked, so each connection must refresh or take the other's new tokens.
+async fn two_processes_share_rotating_refresh_tokens(expires_in: u64) {
+    let dir = tempfile::tempdir().unwrap();
+    let (auth, resource) = servers(
+        AsOptions {
+            expires_in: Some(expires_in),
+            refresh: Refresh::Rotate,
+            ..AsOptions::default()
+        },
+        ResourceOptions::default(),
+    )
+    .await;
+    let process = || Authorizer::new(auth::FileStore::new(dir.path()));
+    let login = spec(&resource, &process().interaction(Interaction::Headless));
+    let outcome = within("login", auth::login(&login)).await.unwrap();
+    assert!(matches!(outcome, LoginOutcome::Authorized { .. }));
+    let a = connect(&spec(&resource, &process())).await;
+    let b = connect(&spec(&resource, &process())).await;
+    for round in 0..3 {
+        auth.revoke_all();
+        assert_eq!(echo(&a, "a").await.unwrap(), "echo: a", "round {round}");
+        assert_eq!(echo(&b, "b").await.unwrap(), "echo: b", "round {round}");
+    }
+    assert_eq!(auth.authorizations().len(), 1);
+    let spent: Vec<String> = auth
+        .seen_at("/token")
+        .iter()
+        .filter_map(|seen| seen.form_param("refresh_token"))
+        .collect();
+    assert!(spent.len() >= 3, "{spent:?}");
+    let unique: std::collections::HashSet<&String> = spent.iter().collect();
+    assert_eq!(
+        unique.len(),
+        spent.len(),
+        "a refresh token spent twice: {spent:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_process_takes_the_tokens_another_refreshed_rather_than_spending_its_own_again() {
+    // Tokens that live less than the refresh margin, refreshed on a 401: the second process
+    // takes the first one's new tokens.
+    two_processes_share_rotating_refresh_tokens(20).await;
+}
+
+#[tokio::test]
+async fn a_process_refreshes_with_the_stored_refresh_token_when_the_stored_tokens_are_due() {
+    // Tokens that are due at once: every request refreshes first, with the newest refresh
+    // token, whichever process got it.
+    two_processes_share_rotating_refresh_tokens(0).await;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -34,6 +34,9 @@
 //!   (retry limit);
 //! - refresh: [`AsOptions::expires_in`] (proactive), [`Resource::revoke_all`] (refresh once
 //!   on 401), [`Refresh::Reject`] (re-authorize), [`AuthServer::fail_next_token_requests`];
+//! - broken token answers: [`AuthServer::answer_next_token_requests`] (any status and body),
+//!   [`AsOptions::extra_token_members`] (e.g. `expires_in` as a string), and
+//!   [`AsOptions::extra_registration_members`] for registration answers;
 //! - checks the client must make: [`AsOptions::issuer`] (issuer mismatch),
 //!   [`AsOptions::code_challenge_methods_supported`] (no S256), [`IssParam`] (RFC 9207),
 //!   [`ResourceOptions::resource`] (resource mismatch), [`ResourceOptions::redirect_to`],
@@ -308,6 +311,12 @@ pub(crate) struct AsOptions {
     /// Merged into the metadata document last, overriding what is there (e.g. a
     /// `token_endpoint` on another origin). Default empty.
     pub(crate) extra_metadata: Map<String, Value>,
+    /// Merged into each successful token answer last, overriding what is there (e.g.
+    /// `"expires_in": "3600"`). Default empty.
+    pub(crate) extra_token_members: Map<String, Value>,
+    /// Merged into each registration answer last, overriding what is there (the client is
+    /// registered as the server made it). Default empty.
+    pub(crate) extra_registration_members: Map<String, Value>,
 }
 
 impl Default for AsOptions {
@@ -334,6 +343,8 @@ impl Default for AsOptions {
             refresh: Refresh::Rotate,
             clients: Vec::new(),
             extra_metadata: Map::new(),
+            extra_token_members: Map::new(),
+            extra_registration_members: Map::new(),
         }
     }
 }
@@ -424,6 +435,9 @@ struct AsState {
     /// Token requests still to fail, with which status, and whether the error reflects the
     /// request.
     fail_token: (usize, u16, bool),
+    /// Token requests still to answer with this status and raw body (`application/json`),
+    /// before anything else is checked.
+    raw_token: (usize, u16, String),
 }
 
 /// The authorization server's routes and state, shared by its own listener and by a
@@ -467,6 +481,7 @@ impl AuthServer {
             registrations: Vec::new(),
             authorizations: Vec::new(),
             fail_token: (0, 500, false),
+            raw_token: (0, 200, String::new()),
         })));
         let routes = core.clone();
         mock.script(move |seen, mock| {
@@ -577,6 +592,13 @@ impl AuthServer {
     /// client must redact what it shows of the answer).
     pub(crate) fn fail_next_token_requests_echoing(&self, n: usize, status: u16) {
         lock(&self.core.0).fail_token = (n, status, true);
+    }
+
+    /// The next `n` token requests (any grant) are answered `status` with exactly `body`
+    /// (declared `application/json`, whatever it is) before anything else is checked: a
+    /// broken server.
+    pub(crate) fn answer_next_token_requests(&self, n: usize, status: u16, body: &str) {
+        lock(&self.core.0).raw_token = (n, status, body.to_owned());
     }
 }
 
@@ -823,6 +845,11 @@ fn unauthorized_client(why: &str) -> Response<Body> {
 
 /// `POST /token`.
 fn token(state: &mut AsState, seen: &Seen) -> Response<Body> {
+    if state.raw_token.0 > 0 {
+        state.raw_token.0 -= 1;
+        let (status, body) = (state.raw_token.1, state.raw_token.2.clone());
+        return crate::http_mock::typed(status, "application/json", body);
+    }
     if state.fail_token.0 > 0 {
         state.fail_token.0 -= 1;
         let description = match state.fail_token.2 {
@@ -957,6 +984,9 @@ fn issue(
     if let Some(scope) = &scope {
         map.insert("scope".into(), scope.clone().into());
     }
+    for (name, value) in &state.options.extra_token_members {
+        map.insert(name.clone(), value.clone());
+    }
     state.issued.push(Issued {
         access_token,
         refresh_token,
@@ -1016,6 +1046,9 @@ fn register(state: &mut AsState, seen: &Seen) -> Response<Body> {
     if let Some(secret) = &secret {
         answer.insert("client_secret".into(), secret.clone().into());
         answer.insert("client_secret_expires_at".into(), 0.into());
+    }
+    for (name, value) in &state.options.extra_registration_members {
+        answer.insert(name.clone(), value.clone());
     }
     state.registrations.push(seen.body.clone());
     state.clients.insert(

@@ -1,25 +1,29 @@
-//! Token requests written by hand: the grants `oauth2` does not have (the RFC 7523 JWT bearer
-//! grant of workload identity, the RFC 8693 token exchange of enterprise-managed
-//! authorization), client credentials with any client authentication, the client
-//! authentication of a token request ([`ClientAuthHeaders`]), DPoP at the token endpoint with
-//! its one nonce retry, and the token response and error types the code flow shares.
+//! Token requests, written by hand: the form, the client authentication of a token request
+//! ([`ClientAuthHeaders`]), DPoP at the token endpoint with its one nonce retry, and the one
+//! token response decoder ([`TokenResponse`]) and error reading that every token request
+//! shares (the code flow's, the refresh's and client credentials in `token.rs` too). The grants
+//! themselves here are the ones beyond RFC 6749: the RFC 7523 JWT bearer grant of workload
+//! identity and the RFC 8693 token exchange of enterprise-managed authorization.
 //!
 //! Every request goes through [`AuthHttp`] (bounded in time and size); no grant is ever
 //! retried, except for the one DPoP nonce round trip RFC 9449 §8 defines, which is a part of
 //! the same request, not a second attempt.
 
+use std::time::Duration;
+
 use bytes::Bytes;
 use http::Method;
 use http::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue};
-use serde::{Deserialize, Deserializer};
+use serde::Deserialize;
 use url::Url;
 
 use super::Authorizer;
 use super::discovery::Discovered;
 use super::dpop::{DPOP, DpopKey, is_use_dpop_nonce};
 use super::failure::{AuthFailure, fail};
-use super::fetch::{AuthHttp, Fetched};
+use super::fetch::{AuthHttp, Fetched, require_tls};
 use super::jwt::{client_assertion, read_assertion};
+use super::members::{MAX_ANSWER_TEXT_BYTES, MAX_CREDENTIAL_BYTES, Members};
 use super::settings::{ClientAuthMethod, Grant, OAuthSettings};
 use super::types::{ClientRegistration, Secret, Tokens, unix_now};
 
@@ -48,7 +52,7 @@ pub(crate) struct ClientAuthHeaders {
     /// `Authorization: Basic ...`, for `client_secret_basic`.
     pub(crate) authorization: Option<HeaderValue>,
     /// The credentials inside, to scrub from error messages.
-    secrets: Vec<String>,
+    pub(crate) secrets: Vec<String>,
 }
 
 impl std::fmt::Debug for ClientAuthHeaders {
@@ -143,58 +147,77 @@ impl ClientAuthHeaders {
     }
 }
 
-/// A token endpoint's successful answer (RFC 6749 §5.1, RFC 8693 §2.2.1). `Debug` hides the
-/// tokens.
-#[derive(Debug, Clone, Deserialize)]
+/// The longest access token lifetime believed (one year): a larger `expires_in` counts as this
+/// much, so a token that claims to live for ever is still refreshed once a year.
+pub const MAX_TOKEN_LIFETIME: Duration = Duration::from_secs(365 * 24 * 60 * 60);
+
+/// A token endpoint's successful answer (RFC 6749 §5.1, RFC 8693 §2.2.1): the one decoder of
+/// every token answer, the code flow's and the refresh's included. `Debug` hides the tokens.
+#[derive(Debug, Clone)]
 pub(crate) struct TokenResponse {
     pub(crate) access_token: Secret,
     /// `Bearer`, `DPoP`, or `N_A` for a token exchange's assertion.
-    #[serde(default)]
     pub(crate) token_type: Option<String>,
-    /// Seconds; some servers send a string or a fraction, which is accepted.
-    #[serde(default, deserialize_with = "lenient_seconds")]
+    /// Seconds, at most [`MAX_TOKEN_LIFETIME`] (see [`TokenResponse::decode`]).
     pub(crate) expires_in: Option<u64>,
-    #[serde(default)]
     pub(crate) refresh_token: Option<Secret>,
-    #[serde(default)]
     pub(crate) scope: Option<String>,
-    #[serde(default)]
     pub(crate) issued_token_type: Option<String>,
 }
 
-/// `expires_in` as a number of seconds, whether the server wrote `3600`, `3600.0` or
-/// `"3600"`; anything else (negative, not a number) counts as absent.
-fn lenient_seconds<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<u64>, D::Error> {
-    let value = Option::<serde_json::Value>::deserialize(deserializer)?;
-    Ok(match value {
-        Some(serde_json::Value::Number(n)) => n.as_u64().or_else(|| {
-            n.as_f64()
-                .filter(|f| *f >= 0.0 && f.is_finite())
-                .map(|f| f as u64)
-        }),
-        Some(serde_json::Value::String(s)) => s.trim().parse().ok(),
-        _ => None,
-    })
-}
-
 impl TokenResponse {
-    /// The tokens to keep: `token_type` as sent (`Bearer` when absent), `expires_at` =
-    /// `now` + `expires_in`, the granted `scope`, else the requested one.
+    /// Reads a token answer's body: the tokens at most [`MAX_CREDENTIAL_BYTES`] each, the other
+    /// text members [`MAX_ANSWER_TEXT_BYTES`]. `expires_in` is a whole number of seconds however the
+    /// server wrote it (`3600`, `3600.0` or `"3600"`); a negative one counts as 0 (expired on
+    /// arrival: refreshed before its first use), a larger one than [`MAX_TOKEN_LIFETIME`] as
+    /// that; a fraction or any other text is refused. The error names the member that is wrong
+    /// and why, never a value (the answer carries the tokens).
+    pub(crate) fn decode(body: &[u8]) -> Result<TokenResponse, String> {
+        let members = Members::parse(body)?;
+        Ok(TokenResponse {
+            access_token: Secret::new(members.required_text("access_token", MAX_CREDENTIAL_BYTES)?),
+            token_type: members.text("token_type", MAX_ANSWER_TEXT_BYTES)?,
+            expires_in: members
+                .whole_number("expires_in")?
+                .map(|secs| secs.min(MAX_TOKEN_LIFETIME.as_secs())),
+            refresh_token: members
+                .text("refresh_token", MAX_CREDENTIAL_BYTES)?
+                .map(Secret::new),
+            scope: members.text("scope", MAX_ANSWER_TEXT_BYTES)?,
+            issued_token_type: members.text("issued_token_type", MAX_ANSWER_TEXT_BYTES)?,
+        })
+    }
+
+    /// The tokens to keep: `token_type` `Bearer` or `DPoP` (as sent, compared without case;
+    /// `Bearer` when absent; any other type is refused), `expires_at` = `now` + `expires_in`,
+    /// the granted `scope`, else the requested one.
     pub(crate) fn into_tokens(
         self,
         resource: &str,
         requested_scope: Option<&str>,
         now: u64,
-    ) -> Tokens {
-        Tokens {
+    ) -> Result<Tokens, AuthFailure> {
+        let token_type = match self.token_type.as_deref() {
+            None => "Bearer",
+            Some(sent) if sent.eq_ignore_ascii_case("bearer") => "Bearer",
+            Some(sent) if sent.eq_ignore_ascii_case("dpop") => "DPoP",
+            Some(other) => {
+                return Err(fail!(
+                    Token,
+                    "the token endpoint issued a token of type `{}`, which this client does not use",
+                    escaped(other, 40)
+                ));
+            }
+        };
+        Ok(Tokens {
             access_token: self.access_token,
-            token_type: self.token_type.unwrap_or_else(|| "Bearer".to_owned()),
+            token_type: token_type.to_owned(),
             refresh_token: self.refresh_token,
             expires_at: self.expires_in.map(|secs| now.saturating_add(secs)),
             issued_at: Some(now),
             scope: self.scope.or_else(|| requested_scope.map(str::to_owned)),
             resource: resource.to_owned(),
-        }
+        })
     }
 }
 
@@ -211,10 +234,11 @@ fn escaped(text: &str, cap: usize) -> String {
     out
 }
 
-/// The failure a token endpoint's error answer means (RFC 6749 §5.2): its `error` and
-/// `error_description`, escaped and cut short, or its status alone when the body is not such
-/// an error. The body itself is never quoted whole (it might echo a credential).
-pub(crate) fn token_error(fetched: &Fetched) -> AuthFailure {
+/// What an OAuth error answer says (RFC 6749 §5.2, RFC 7591 §3.2.2): `(HTTP 400,
+/// invalid_client): description`, its `error` and `error_description` escaped and cut short, or
+/// `(HTTP 400)` alone when the body is not such an error. The body itself is never quoted (it
+/// might echo a credential).
+pub(crate) fn refusal(fetched: &Fetched) -> String {
     #[derive(Deserialize)]
     struct ErrorBody {
         error: String,
@@ -228,29 +252,33 @@ pub(crate) fn token_error(fetched: &Fetched) -> AuthFailure {
                 .error_description
                 .map(|d| format!(": {}", escaped(&d, MAX_ERROR_DESCRIPTION)))
                 .unwrap_or_default();
-            fail!(
-                Token,
-                "the token endpoint refused the request (HTTP {status}, {}){description}",
-                escaped(&body.error, 64)
-            )
+            format!("(HTTP {status}, {}){description}", escaped(&body.error, 64))
         }
-        Err(_) => fail!(Token, "the token endpoint answered HTTP {status}"),
+        Err(_) => format!("(HTTP {status})"),
     }
 }
 
-/// A successful answer as a [`TokenResponse`], or the error it is. A JSON error names where
-/// the document broke, not what it said (it carries tokens).
+/// The failure a token endpoint's error answer means: see [`refusal`].
+pub(crate) fn token_error(fetched: &Fetched) -> AuthFailure {
+    fail!(
+        Token,
+        "the token endpoint refused the request {}",
+        refusal(fetched)
+    )
+}
+
+/// A successful answer as a [`TokenResponse`], or the error it is. Neither error quotes the
+/// body (it carries tokens): a refusal says its `error` and `error_description`, a broken
+/// answer which member is wrong.
 pub(crate) fn token_response(fetched: &Fetched) -> Result<TokenResponse, AuthFailure> {
     if !fetched.status.is_success() {
         return Err(token_error(fetched));
     }
-    serde_json::from_slice(&fetched.body).map_err(|err| {
+    TokenResponse::decode(&fetched.body).map_err(|why| {
         fail!(
             Token,
-            "the token endpoint's answer is not a token response ({:?} error at line {}, column {})",
-            err.classify(),
-            err.line(),
-            err.column()
+            "the token endpoint's answer (HTTP {}) is not a token response: {why}",
+            fetched.status.as_u16()
         )
     })
 }
@@ -279,6 +307,9 @@ pub(crate) async fn send_token_request(
     body: Bytes,
     dpop: Option<&DpopKey>,
 ) -> Result<Fetched, AuthFailure> {
+    // Every token request comes through here, a refresh with a token endpoint stored by an
+    // earlier run and an identity provider's token exchange included.
+    require_tls(url, "token endpoint")?;
     headers.insert(
         CONTENT_TYPE,
         HeaderValue::from_static("application/x-www-form-urlencoded"),
@@ -316,7 +347,7 @@ pub(crate) async fn send_token_request(
 
 /// Posts a token request form with the client authentication, and reads the answer as a
 /// token response. Error messages never hold the assertion, secret or token sent.
-async fn post_grant(
+pub(crate) async fn post_grant(
     http: &AuthHttp,
     url: &Url,
     mut form: Vec<(&'static str, String)>,
@@ -387,8 +418,8 @@ pub(crate) async fn jwt_bearer(
 
 /// The client credentials grant (RFC 6749 §4.4) with any client authentication, `scope` and
 /// `resource`, DPoP when given: the shape the conformance suite checks, by which the tests pin
-/// [`ClientAuthHeaders`]. (The session's client credentials go through `oauth2` in
-/// `token.rs`, with the same assertion.)
+/// [`ClientAuthHeaders`]. (The session's client credentials post the same form through
+/// `token.rs`.)
 ///
 /// Cancel safety: dropping the future abandons the request.
 #[cfg(test)]
@@ -563,15 +594,7 @@ pub(crate) async fn obtain(
     if let Some(refresh) = &response.refresh_token {
         authorizer.remember_secret(refresh.expose());
     }
-    let tokens = response.into_tokens(&discovered.resource, scope, unix_now());
-    if !tokens.token_type.eq_ignore_ascii_case("bearer") && !tokens.is_dpop() {
-        return Err(fail!(
-            Token,
-            "the token endpoint issued a token of type `{}`, which this client does not use",
-            escaped(&tokens.token_type, 40)
-        ));
-    }
-    Ok(tokens)
+    response.into_tokens(&discovered.resource, scope, unix_now())
 }
 
 #[cfg(test)]

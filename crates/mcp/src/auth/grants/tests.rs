@@ -331,6 +331,21 @@ async fn private_key_jwt_sends_a_signed_assertion_for_the_issuer() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_token_endpoint_on_plain_http_off_loopback_is_refused_before_sending() {
+    // Nothing listens there: a request that was sent would fail as `Token`, not `Insecure`.
+    let url = Url::parse("http://192.0.2.1:9/token").unwrap();
+    let auth = with_secret(ClientAuthMethod::ClientSecretPost, "cid", "s3cret-value");
+    let err = within(
+        LIMIT,
+        "client credentials",
+        client_credentials(&auth_http(), &url, &auth, None, RESOURCE, None),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(err.kind, AuthErrorKind::Insecure, "{err}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_refused_jwt_bearer_grant_is_sent_once_and_its_error_hides_the_assertion() {
     let assertion = Secret::new("eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJ3b3JrbG9hZCJ9.c2lnbmF0dXJl");
     let echoed = assertion.expose().to_owned();
@@ -447,7 +462,8 @@ async fn the_enterprise_flow_exchanges_the_id_token_then_presents_the_id_jag_wit
     )
     .await
     .unwrap()
-    .into_tokens(RESOURCE, None, 1000);
+    .into_tokens(RESOURCE, None, 1000)
+    .unwrap();
     assert_eq!(tokens.access_token.expose(), "test-token-9");
     let grant = &auth_server.seen()[0];
     assert_eq!(
@@ -525,7 +541,8 @@ async fn a_use_dpop_nonce_answer_is_retried_once_with_a_new_proof_carrying_the_n
     let tokens = cc(&endpoint, &public_client(), None, Some(&key))
         .await
         .unwrap()
-        .into_tokens(RESOURCE, None, 100);
+        .into_tokens(RESOURCE, None, 100)
+        .unwrap();
     assert!(tokens.is_dpop());
     assert_eq!(tokens.expires_at, Some(160));
     let seen = endpoint.seen();
@@ -635,29 +652,133 @@ async fn no_secret_or_token_reaches_an_error_message() {
     assert!(!err.to_string().contains("post-secret-value"), "{err}");
 }
 
+fn decode(body: Value) -> Result<TokenResponse, String> {
+    TokenResponse::decode(body.to_string().as_bytes())
+}
+
 #[test]
 fn token_responses_become_tokens() {
-    let response: TokenResponse = serde_json::from_value(json!({
-        "access_token": "a", "token_type": "DPoP", "expires_in": "30",
+    let response = decode(json!({
+        "access_token": "a", "token_type": "dpop", "expires_in": "30",
         "refresh_token": "r", "scope": "x y"
     }))
     .unwrap();
     assert!(!format!("{response:?}").contains("\"a\""));
-    let tokens = response.into_tokens(RESOURCE, Some("ignored"), 10);
+    let tokens = response.into_tokens(RESOURCE, Some("ignored"), 10).unwrap();
     assert_eq!(tokens.expires_at, Some(40));
+    assert_eq!(tokens.token_type, "DPoP");
     assert_eq!(tokens.scope.as_deref(), Some("x y"));
     assert_eq!(tokens.refresh_token.as_ref().map(Secret::expose), Some("r"));
     assert_eq!(tokens.resource, RESOURCE);
 
-    let bare: TokenResponse =
-        serde_json::from_value(json!({"access_token": "a", "expires_in": -5})).unwrap();
-    let tokens = bare.into_tokens(RESOURCE, Some("asked"), 10);
+    let bare = decode(json!({"access_token": "a"})).unwrap();
+    let tokens = bare.into_tokens(RESOURCE, Some("asked"), 10).unwrap();
     assert_eq!(tokens.token_type, "Bearer");
     assert_eq!(tokens.expires_at, None);
     assert_eq!(tokens.scope.as_deref(), Some("asked"));
-    let float: TokenResponse =
-        serde_json::from_value(json!({"access_token": "a", "expires_in": 59.9})).unwrap();
-    assert_eq!(float.expires_in, Some(59));
+
+    let other = decode(json!({"access_token": "a", "token_type": "mac"})).unwrap();
+    let err = other.into_tokens(RESOURCE, None, 10).unwrap_err();
+    assert_eq!(err.kind, AuthErrorKind::Token);
+}
+
+#[test]
+fn expires_in_is_read_leniently_and_clamped() {
+    let expires_in = |value: Value| {
+        decode(json!({"access_token": "a", "expires_in": value})).map(|r| r.expires_in)
+    };
+    // The ways servers write a number of seconds.
+    assert_eq!(expires_in(json!(3600)), Ok(Some(3600)));
+    assert_eq!(expires_in(json!(3600.0)), Ok(Some(3600)));
+    assert_eq!(expires_in(json!("3600")), Ok(Some(3600)));
+    assert_eq!(expires_in(json!(0)), Ok(Some(0)));
+    assert_eq!(expires_in(Value::Null), Ok(None));
+    // Absurd values are clamped: negative is expired on arrival, huge is a year.
+    let year = MAX_TOKEN_LIFETIME.as_secs();
+    assert_eq!(expires_in(json!(-5)), Ok(Some(0)));
+    assert_eq!(expires_in(json!(-5.0)), Ok(Some(0)));
+    assert_eq!(expires_in(json!(i64::MIN)), Ok(Some(0)));
+    assert_eq!(expires_in(json!(year + 1)), Ok(Some(year)));
+    assert_eq!(expires_in(json!(u64::MAX)), Ok(Some(year)));
+    assert_eq!(expires_in(json!(1e300)), Ok(Some(year)));
+    assert_eq!(expires_in(json!("9".repeat(400))), Ok(Some(year)));
+    // A fraction or any other text is refused, naming the member and not the value.
+    for refused in [
+        json!(59.9),
+        json!("59.9"),
+        json!("3600.0"),
+        json!("soon-7f3e"),
+        json!("-5"),
+        json!(""),
+        json!(" 3600"),
+        json!(true),
+        json!([3600]),
+        json!({"secs": 3600}),
+    ] {
+        let why = expires_in(refused.clone()).unwrap_err();
+        assert!(why.contains("`expires_in`"), "{refused}: {why}");
+        assert!(!why.contains("59.9") && !why.contains("7f3e"), "{why}");
+    }
+    // The cap holds however the tokens are made.
+    let far = decode(json!({"access_token": "a", "expires_in": u64::MAX})).unwrap();
+    let tokens = far.into_tokens(RESOURCE, None, 10).unwrap();
+    assert_eq!(tokens.expires_at, Some(10 + year));
+}
+
+#[test]
+fn token_answer_members_are_capped() {
+    let with = |member: &str, len: usize| {
+        let mut answer = json!({"access_token": "a", "refresh_token": "r", "scope": "s"});
+        answer[member] = json!("x".repeat(len));
+        decode(answer)
+    };
+    use crate::auth::{MAX_ANSWER_TEXT_BYTES, MAX_CREDENTIAL_BYTES};
+    for (member, cap) in [
+        ("access_token", MAX_CREDENTIAL_BYTES),
+        ("refresh_token", MAX_CREDENTIAL_BYTES),
+        ("scope", MAX_ANSWER_TEXT_BYTES),
+        ("token_type", MAX_ANSWER_TEXT_BYTES),
+        ("issued_token_type", MAX_ANSWER_TEXT_BYTES),
+    ] {
+        assert!(with(member, cap).is_ok(), "{member}");
+        let why = with(member, cap + 1).unwrap_err();
+        assert!(why.contains(&format!("`{member}`")), "{why}");
+        assert!(!why.contains("xxxx"), "{why}");
+    }
+}
+
+#[test]
+fn a_broken_token_answer_names_the_member_never_a_value() {
+    const ACCESS: &str = "at-secret-4d1c";
+    const REFRESH: &str = "rt-secret-9e2b";
+    let cases = [
+        // Not JSON at all, a token in it.
+        format!(r#"{{"access_token": "{ACCESS}", "refresh_token": "{REFRESH}", }}"#),
+        format!(r#"{{"access_token": "{ACCESS}", "refresh_token": "{REFRESH}""#),
+        // JSON, but a member of the wrong type holding a token.
+        format!(r#"{{"access_token": ["{ACCESS}"], "refresh_token": "{REFRESH}"}}"#),
+        format!(r#"{{"access_token": "{ACCESS}", "refresh_token": {{"v": "{REFRESH}"}}}}"#),
+        format!(r#"{{"access_token": "{ACCESS}", "scope": 7, "refresh_token": "{REFRESH}"}}"#),
+        format!(r#"{{"access_token": "{ACCESS}", "expires_in": "{REFRESH}"}}"#),
+        // Not an object: a bare token.
+        format!(r#""{ACCESS}""#),
+        // No access token.
+        format!(r#"{{"refresh_token": "{REFRESH}"}}"#),
+    ];
+    let members = ["access_token", "refresh_token", "scope", "expires_in"];
+    for body in cases {
+        let why = TokenResponse::decode(body.as_bytes()).unwrap_err();
+        assert!(
+            !why.contains(ACCESS) && !why.contains(REFRESH),
+            "{body}: {why}"
+        );
+        if body.starts_with('{') && serde_json::from_str::<Value>(&body).is_ok() {
+            assert!(
+                members.iter().any(|m| why.contains(&format!("`{m}`"))),
+                "{body}: {why}"
+            );
+        }
+    }
 }
 
 #[test]
