@@ -239,12 +239,19 @@ impl CommandThread {
 }
 
 /// Whether `command` winds down itself on an ending signal (cancelling its provider stream so
-/// the sidecar sees the cancel, then shutting down) instead of being dropped at once.
+/// the sidecar sees the cancel, or its MCP call so the server does, then shutting down) instead
+/// of being dropped at once. Not `mcp login`, `logout` and `auth`: they start no server.
 fn winds_down(command: &Command) -> bool {
-    matches!(
-        command,
-        Command::Ext(cli::ExtCommand::Complete { .. }) | Command::Run { .. }
-    )
+    match command {
+        Command::Ext(cli::ExtCommand::Complete { .. }) | Command::Run { .. } => true,
+        Command::Mcp(args) => !matches!(
+            args.command,
+            cli::McpCommand::Login { .. }
+                | cli::McpCommand::Logout { .. }
+                | cli::McpCommand::Auth(_)
+        ),
+        _ => false,
+    }
 }
 
 fn exit_code(out: &Out, result: anyhow::Result<()>) -> ExitCode {
@@ -409,7 +416,7 @@ async fn run(
     verbose: bool,
 ) -> anyhow::Result<()> {
     match command {
-        Command::Mcp(args) => mcp_cmd::run(args, out).await,
+        Command::Mcp(args) => mcp_cmd::run(args, out, interrupted).await,
         Command::Plugin(command) => plugin_cmd::run(command, out),
         Command::Ext(command) => ext_cmd::run(command, out, interrupted).await,
         Command::Demo => demo::run(out).await,

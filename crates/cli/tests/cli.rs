@@ -3219,3 +3219,6 @@ mod readme;
 
 #[path = "cli/untrusted.rs"]
 mod untrusted;
+
+#[path = "cli/cancel.rs"]
+mod cancel;
