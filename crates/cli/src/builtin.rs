@@ -256,6 +256,15 @@ pub(crate) fn manifest(exe: &std::path::Path) -> Value {
     })
 }
 
+/// Writes the built-in plugin's package into `dir` (created): its manifest, whose command is
+/// `exe` with the hidden `__sidecar` subcommand. `sidewire demo` installs it linked from a
+/// temporary directory; `plugin install --builtin demo` copies it into the store.
+pub(crate) fn write_package(dir: &std::path::Path, exe: &std::path::Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(dir)?;
+    let manifest = serde_json::to_vec_pretty(&manifest(exe)).map_err(std::io::Error::other)?;
+    std::fs::write(dir.join("reasonix-plugin.json"), manifest)
+}
+
 /// The ref of the built-in sidecar's scripted model.
 pub(crate) fn scripted_model_ref() -> String {
     samples::ScriptedModel::new(SIDECAR_NAME).provider_ref()

@@ -427,10 +427,18 @@ pub(crate) enum AuthCommand {
 
 #[derive(Debug, Subcommand)]
 pub(crate) enum PluginCommand {
-    /// Install a plugin directory (asks for consent after showing what it may do).
+    /// Install a plugin directory, or a plugin built into sidewire (asks for consent after
+    /// showing what it may do).
     Install {
         /// The directory holding `reasonix-plugin.json`.
-        path: PathBuf,
+        #[arg(required_unless_present = "builtin", conflicts_with = "builtin")]
+        path: Option<PathBuf>,
+        /// Install a plugin built into this binary instead of a directory: `demo` is the demo's
+        /// sidecar (the starter rewrite, an allow-all permission policy, a status card, and the
+        /// scripted model plugin/sidewire-demo/scripted/echo-1). It runs this binary by its
+        /// absolute path: install it again with --replace after moving sidewire.
+        #[arg(long, value_name = "NAME", conflicts_with = "link")]
+        builtin: Option<BuiltinPlugin>,
         /// Use the directory in place instead of copying it.
         #[arg(long)]
         link: bool,
@@ -463,6 +471,14 @@ pub(crate) enum PluginCommand {
         /// The plugin id.
         name: String,
     },
+}
+
+/// The plugins `plugin install --builtin` installs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum BuiltinPlugin {
+    /// The demo's sidecar, `sidewire-demo` (what `sidewire demo` installs in its temporary
+    /// state directory).
+    Demo,
 }
 
 #[derive(Debug, Subcommand)]
@@ -661,6 +677,42 @@ mod tests {
         assert_eq!((model.as_deref(), max_rounds), (Some("plugin/p/m/1"), 3));
         let err = parse(&["run", "--max-rounds", "3"]).expect_err("--max-rounds needs --model");
         assert_eq!(err.kind(), clap::error::ErrorKind::MissingRequiredArgument);
+    }
+
+    #[test]
+    fn plugin_install_takes_a_directory_or_a_builtin_but_not_both() {
+        let install = |line: &[&str]| match parse(line).map(|cli| cli.command) {
+            Ok(Command::Plugin(PluginCommand::Install { path, builtin, .. })) => {
+                Ok((path, builtin))
+            }
+            Ok(other) => panic!("not plugin install: {other:?}"),
+            Err(err) => Err(err.kind()),
+        };
+        assert_eq!(
+            install(&["plugin", "install", "--builtin", "demo", "--yes"]),
+            Ok((None, Some(BuiltinPlugin::Demo)))
+        );
+        assert_eq!(
+            install(&["plugin", "install", "dir"]),
+            Ok((Some(PathBuf::from("dir")), None))
+        );
+        use clap::error::ErrorKind;
+        assert_eq!(
+            install(&["plugin", "install"]),
+            Err(ErrorKind::MissingRequiredArgument)
+        );
+        assert_eq!(
+            install(&["plugin", "install", "dir", "--builtin", "demo"]),
+            Err(ErrorKind::ArgumentConflict)
+        );
+        assert_eq!(
+            install(&["plugin", "install", "--builtin", "demo", "--link"]),
+            Err(ErrorKind::ArgumentConflict)
+        );
+        assert_eq!(
+            install(&["plugin", "install", "--builtin", "nosuch"]),
+            Err(ErrorKind::InvalidValue)
+        );
     }
 
     #[test]

@@ -42,11 +42,7 @@ pub(crate) async fn run(out: &Out) -> anyhow::Result<()> {
         .context("cannot make a temporary directory")?;
     let state = temp.path().join("state");
     let package = temp.path().join("package");
-    std::fs::create_dir_all(&package)?;
-    std::fs::write(
-        package.join("reasonix-plugin.json"),
-        serde_json::to_vec_pretty(&builtin::manifest(&exe))?,
-    )?;
+    builtin::write_package(&package, &exe)?;
     let store = PluginStore::new(&state);
     store
         .install(&package, InstallOptions::link())

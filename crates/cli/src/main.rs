@@ -83,6 +83,7 @@ fn main() -> ExitCode {
     let graceful = winds_down(&cli.command);
     let owns_ctrl_c = matches!(cli.command, Command::Run { .. });
     let verbose = cli.verbose > 0;
+    let handle = runtime.handle().clone();
     let code = runtime.block_on(async {
         let mut signals = EndingSignals::install();
         // `run` gives Ctrl-C its own meaning (cancel the call in flight); SIGTERM and SIGHUP
@@ -93,22 +94,28 @@ fn main() -> ExitCode {
             None
         });
         let (interrupt, interrupted) = Interrupted::channel();
-        let work = run(cli.command, &out, interrupted, ctrl_c, verbose);
-        tokio::pin!(work);
+        let mut work =
+            CommandThread::start(handle, cli.command, out, interrupted, ctrl_c, verbose);
         tokio::select! {
-            result = &mut work => exit_code(&out, result),
+            result = work.finished() => exit_code(&out, result),
             signal = signals.recv() => {
                 if graceful {
                     // The command cancels what it streams (the sidecar is told) and shuts down;
                     // bounded, and a second signal ends it at once.
                     interrupt.fire();
                     tokio::select! {
-                        _ = tokio::time::timeout(GRACE, &mut work) => {}
+                        _ = tokio::time::timeout(GRACE, work.finished()) => {}
                         _ = signals.recv() => {}
                     }
                 }
                 // Dropping the command's future cancels calls in flight (MCP servers are told)
-                // and kills every child process group; then exit as the shell expects.
+                // and kills every child process group; then exit as the shell expects. A
+                // command stuck in a blocking call is not waited for beyond the bound: what it
+                // started is killed below all the same.
+                work.cancel();
+                if tokio::time::timeout(DROP_WAIT, work.dropped()).await.is_err() {
+                    tracing::debug!("the command did not stop within {DROP_WAIT:?}; exiting anyway");
+                }
                 out.note(format!("interrupted ({})", signal.name()));
                 ExitCode::from(signal.exit_code())
             }
@@ -135,13 +142,116 @@ fn main() -> ExitCode {
 /// dropped: a stream's cancel (2 s at most in the host) and a sidecar's orderly shutdown.
 const GRACE: std::time::Duration = std::time::Duration::from_secs(5);
 
+/// How long an ending signal waits for the command's future to be dropped on its thread (calls
+/// in flight cancelled, child processes killed) before sidewire exits anyway: a command stuck in
+/// a blocking call (a read from a terminal or a pipe) never gets there, and must not keep
+/// sidewire from ending.
+const DROP_WAIT: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// The command's future, run on a thread of its own (through the runtime's handle) rather than
+/// beside the signal handling: a blocking call inside a command (a read of stdin, a file that
+/// blocks) holds up only that thread, so an ending signal still ends sidewire. The future is
+/// dropped on its thread when [`cancel`](Self::cancel) is called, as it was dropped in place
+/// before.
+struct CommandThread {
+    /// Sent (or dropped) to drop the command's future.
+    cancel: Option<tokio::sync::oneshot::Sender<()>>,
+    /// The command's result; closed without one when its future was dropped or panicked.
+    /// `None` once taken (a oneshot is not polled again after it answered).
+    done: Option<tokio::sync::oneshot::Receiver<anyhow::Result<()>>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl CommandThread {
+    fn start(
+        handle: tokio::runtime::Handle,
+        command: Command,
+        out: Out,
+        interrupted: Interrupted,
+        ctrl_c: CtrlC,
+        verbose: bool,
+    ) -> CommandThread {
+        let (cancel, cancelled) = tokio::sync::oneshot::channel::<()>();
+        let (finish, done) = tokio::sync::oneshot::channel();
+        let thread = std::thread::Builder::new()
+            .name("sidewire-command".to_owned())
+            .spawn(move || {
+                handle.block_on(async move {
+                    let work = run(command, &out, interrupted, ctrl_c, verbose);
+                    tokio::select! {
+                        // A cancel (or its sender dropped) drops `work` here, on this thread.
+                        _ = cancelled => {}
+                        result = work => {
+                            let _ = finish.send(result);
+                        }
+                    }
+                });
+            })
+            .expect("a thread for the command starts");
+        CommandThread {
+            cancel: Some(cancel),
+            done: Some(done),
+            thread: Some(thread),
+        }
+    }
+
+    /// The command's result. A command that panicked panics here too, as it did when it ran
+    /// on this thread.
+    ///
+    /// Cancel safety: cancel safe (the result stays until it is taken).
+    async fn finished(&mut self) -> anyhow::Result<()> {
+        let Some(done) = self.done.as_mut() else {
+            return Err(anyhow::anyhow!("the command's result was taken already"));
+        };
+        let answer = done.await;
+        self.done = None;
+        match answer {
+            Ok(result) => result,
+            Err(_) => {
+                // No result and no cancel: the command's thread panicked.
+                if let Some(thread) = self.thread.take()
+                    && let Err(panic) = thread.join()
+                {
+                    std::panic::resume_unwind(panic);
+                }
+                Err(anyhow::anyhow!("the command ended without a result"))
+            }
+        }
+    }
+
+    /// Drops the command's future on its thread (at its next poll).
+    fn cancel(&mut self) {
+        if let Some(cancel) = self.cancel.take() {
+            let _ = cancel.send(());
+        }
+    }
+
+    /// Waits until the command's future is gone (finished or dropped); never returns while
+    /// its thread is stuck in a blocking call.
+    ///
+    /// Cancel safety: cancel safe.
+    async fn dropped(&mut self) {
+        if let Some(done) = self.done.as_mut() {
+            let _ = done.await;
+            self.done = None;
+        }
+    }
+}
+
 /// Whether `command` winds down itself on an ending signal (cancelling its provider stream so
-/// the sidecar sees the cancel, then shutting down) instead of being dropped at once.
+/// the sidecar sees the cancel, or its MCP call so the server does, then shutting down) instead
+/// of being dropped at once. Not `mcp login`, `logout` and `auth`: they start no server.
 fn winds_down(command: &Command) -> bool {
-    matches!(
-        command,
-        Command::Ext(cli::ExtCommand::Complete { .. }) | Command::Run { .. }
-    )
+    match command {
+        Command::Ext(cli::ExtCommand::Complete { .. }) | Command::Run { .. } => true,
+        Command::Mcp(args) => !matches!(
+            args.command,
+            cli::McpCommand::Login { .. }
+                | cli::McpCommand::Logout { .. }
+                | cli::McpCommand::Auth(_)
+        ),
+        _ => false,
+    }
 }
 
 fn exit_code(out: &Out, result: anyhow::Result<()>) -> ExitCode {
@@ -306,7 +416,7 @@ async fn run(
     verbose: bool,
 ) -> anyhow::Result<()> {
     match command {
-        Command::Mcp(args) => mcp_cmd::run(args, out).await,
+        Command::Mcp(args) => mcp_cmd::run(args, out, interrupted).await,
         Command::Plugin(command) => plugin_cmd::run(command, out),
         Command::Ext(command) => ext_cmd::run(command, out, interrupted).await,
         Command::Demo => demo::run(out).await,

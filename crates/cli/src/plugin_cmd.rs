@@ -12,7 +12,7 @@ use anyhow::Context as _;
 use serde_json::json;
 use sidewire_ext_host::{InstallOptions, Package, PluginStore};
 
-use crate::cli::PluginCommand;
+use crate::cli::{BuiltinPlugin, PluginCommand};
 use crate::out::Out;
 use crate::safe;
 
@@ -22,10 +22,23 @@ pub(crate) fn run(command: PluginCommand, out: &Out) -> anyhow::Result<()> {
     match command {
         PluginCommand::Install {
             path,
+            builtin,
             link,
             replace,
             yes,
         } => {
+            // A built-in plugin is written as a package in a temporary directory and goes
+            // through the same flow as any other: the summary, the consent, a copy install
+            // (the temporary directory goes when this ends).
+            let staged = match builtin {
+                Some(BuiltinPlugin::Demo) => Some(stage_demo()?),
+                None => None,
+            };
+            let path = match (&staged, path) {
+                (Some(staged), _) => staged.path().join("package"),
+                (None, Some(path)) => path,
+                (None, None) => anyhow::bail!("name a plugin directory or --builtin"),
+            };
             let package = Package::open(&path)
                 .with_context(|| format!("reading the plugin at {}", path.display()))?;
             package.check_installable()?;
@@ -125,6 +138,19 @@ pub(crate) fn run(command: PluginCommand, out: &Out) -> anyhow::Result<()> {
         PluginCommand::Enable { name } => set_enabled(&store, &name, true, out),
         PluginCommand::Disable { name } => set_enabled(&store, &name, false, out),
     }
+}
+
+/// The built-in demo plugin as a package in a fresh temporary directory (`package/` in it),
+/// running this binary by its absolute path.
+fn stage_demo() -> anyhow::Result<tempfile::TempDir> {
+    let exe = std::env::current_exe().context("cannot find this program's own path")?;
+    let temp = tempfile::Builder::new()
+        .prefix("sidewire-builtin-")
+        .tempdir()
+        .context("cannot make a temporary directory")?;
+    crate::builtin::write_package(&temp.path().join("package"), &exe)
+        .context("writing the built-in plugin's package")?;
+    Ok(temp)
 }
 
 fn set_enabled(store: &PluginStore, name: &str, enabled: bool, out: &Out) -> anyhow::Result<()> {

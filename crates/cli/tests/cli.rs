@@ -213,6 +213,63 @@ fn ext_providers_lists_the_catalog_in_text_and_json() {
     assert!(stdout(&out).contains("no extension serves a model"));
 }
 
+#[test]
+fn plugin_install_builtin_demo_serves_the_scripted_model() {
+    // Issue 40 §12: the README's provider path, for a user with nothing installed.
+    let home = home();
+    let out = run_with_input(
+        home.path(),
+        &["plugin", "install", "--builtin", "demo"],
+        "n\n",
+    );
+    // The same consent as any plugin: without it, nothing is installed.
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("FULL TRUST"), "{}", stderr(&out));
+    let out = run(
+        home.path(),
+        &["plugin", "install", "--builtin", "demo", "--yes"],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("installed sidewire-demo"),
+        "{}",
+        stdout(&out)
+    );
+    let out = run(
+        home.path(),
+        &["ext", "complete", "--provider", SCRIPTED, "hello there"],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("You said: hello there"),
+        "{}",
+        stdout(&out)
+    );
+    // Copied into the store: it does not depend on a temporary directory.
+    let out = run(home.path(), &["--json", "plugin", "list"]);
+    let doc: Value = serde_json::from_str(&stdout(&out)).expect("one JSON document");
+    assert_eq!(doc["plugins"][0]["id"], "sidewire-demo");
+    assert_eq!(doc["plugins"][0]["linked"], false);
+    // Installed again only with --replace.
+    let out = run(
+        home.path(),
+        &["plugin", "install", "--builtin", "demo", "--yes"],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let out = run(
+        home.path(),
+        &[
+            "plugin",
+            "install",
+            "--builtin",
+            "demo",
+            "--yes",
+            "--replace",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+}
+
 /// Every line of `out`'s stdout as JSON.
 fn json_lines(out: &Output) -> Vec<Value> {
     stdout(out)
@@ -3312,3 +3369,9 @@ mod flags;
 
 #[path = "cli/readme.rs"]
 mod readme;
+
+#[path = "cli/untrusted.rs"]
+mod untrusted;
+
+#[path = "cli/cancel.rs"]
+mod cancel;

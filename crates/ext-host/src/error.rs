@@ -35,6 +35,12 @@ pub enum Error {
         /// Why.
         error: std::io::Error,
     },
+    /// A file a package or the store controls was refused before it was read, or could not be
+    /// read: not a regular file (a FIFO, a device), a symbolic link out of the package, larger
+    /// than its cap, or not UTF-8 (see [`sidewire_process::file`]). The message names the file
+    /// and the rule; [`Error::file`] gives the typed cause.
+    #[error(transparent)]
+    File(sidewire_process::file::FileError),
     /// The installed-plugin store exists but cannot be read as one; it is never reset silently.
     #[error("{}: the installed-plugin store is corrupt: {detail}", path.display())]
     StoreCorrupt {
@@ -151,9 +157,19 @@ impl Error {
         }
     }
 
-    /// A file could not be read or written.
+    /// A file could not be read or written, or was refused before it was read
+    /// ([`Error::file`] says why).
     pub fn is_io(&self) -> bool {
-        matches!(self, Error::Io { .. })
+        matches!(self, Error::Io { .. } | Error::File(_))
+    }
+
+    /// The file that was refused or could not be read, and why (its `is_not_regular`,
+    /// `is_symlink`, `is_too_large`, `is_not_utf8`, `is_not_found` predicates).
+    pub fn file(&self) -> Option<&sidewire_process::file::FileError> {
+        match self {
+            Error::File(err) => Some(err),
+            _ => None,
+        }
     }
 
     /// The installed-plugin store is corrupt.

@@ -224,7 +224,7 @@ pub use crate::error::{
     Error, OperationFailure, ProviderFailure, Refusal, RefusedBy, StartupFailure, StartupStage,
 };
 pub use crate::events::{HostEvent, HostEvents, PublishedSurface, UiPrompt};
-pub use crate::package::{Package, TrustSummary};
+pub use crate::package::{MAX_MANIFEST_BYTES, Package, TrustSummary};
 pub use crate::provider::{CatalogEntry, ProviderStream, StreamRequest};
 pub use crate::runtime::{ExtensionHost, GenerationReport, Runtime, SidecarInfo, Turn};
 pub use crate::store::{InstallOptions, InstalledPlugin, PluginStore};
@@ -237,6 +237,7 @@ pub mod reaper {
     pub use sidewire_process::{kill_descendants, set_child_subreaper};
 }
 pub use crate::text::is_terminal_control;
+pub use sidewire_process::file::FileError;
 pub use sidewire_process::{REDACTED, Redactor};
 
 /// The wire types of Extension Protocol v1 that this crate's API speaks (hook points and

@@ -15,8 +15,14 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use sidewire_ext_protocol::{MANIFEST_FILE, Manifest};
+use sidewire_process::file::{self, Symlinks};
 
 use crate::Error;
+
+/// The largest manifest [`Package::open`] reads: a real one is a few KiB, and it is read
+/// before anyone consented to the package, so a hostile one must not grow the host. The read
+/// stops one byte past it.
+pub const MAX_MANIFEST_BYTES: usize = 1024 * 1024;
 
 /// A plugin package: a directory holding `reasonix-plugin.json`.
 #[derive(Debug, Clone, PartialEq)]
@@ -28,15 +34,21 @@ pub struct Package {
 }
 
 impl Package {
-    /// Reads and strictly decodes `dir/reasonix-plugin.json`.
+    /// Reads and strictly decodes `dir/reasonix-plugin.json`. The package is not trusted yet
+    /// (this runs before consent): the manifest is read only if it is a regular file of at
+    /// most [`MAX_MANIFEST_BYTES`], opened without blocking (a FIFO cannot hang the read), and
+    /// a symlink is followed only to a file inside `dir` (not to `/dev/zero`, not out of the
+    /// package).
     ///
     /// # Errors
     ///
-    /// [`Error::Io`] when the file cannot be read, [`Error::Manifest`] (naming the file and the
-    /// member's JSON path) when it does not decode.
+    /// [`Error::File`] when the file is refused or cannot be read ([`Error::is_io`];
+    /// [`Error::file`] says which rule), [`Error::Manifest`] (naming the file and the member's
+    /// JSON path) when it does not decode.
     pub fn open(dir: &Path) -> Result<Package, Error> {
         let path = dir.join(MANIFEST_FILE);
-        let text = std::fs::read_to_string(&path).map_err(|err| Error::io(&path, err))?;
+        let text = file::read_to_string(&path, MAX_MANIFEST_BYTES, Symlinks::Inside(dir))
+            .map_err(Error::File)?;
         let manifest = Manifest::parse(&text).map_err(|error| Error::Manifest { path, error })?;
         Ok(Package {
             root: dir.to_path_buf(),

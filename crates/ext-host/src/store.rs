@@ -32,6 +32,9 @@ const STAGING_PREFIX: &str = ".staging-";
 const RETIRED_PREFIX: &str = ".retired-";
 /// The record's format number; a record of another format is refused, not guessed at.
 const FORMAT: u32 = 1;
+/// The largest record read: a plugin's entry is a few hundred bytes, so this is thousands of
+/// plugins; anything larger is not a record this store wrote. The read stops one byte past.
+const MAX_RECORD_BYTES: usize = 16 * 1024 * 1024;
 
 /// One installed plugin, as recorded.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -172,15 +175,22 @@ impl PluginStore {
 
     fn read_record(&self) -> Result<Record, Error> {
         let path = self.record_path();
-        let text = match fs::read_to_string(&path) {
+        // Written by this store only, by an atomic rename: a link or anything but a regular
+        // file there is not our record (and a FIFO must not hang every command that lists).
+        let read = sidewire_process::file::read_to_string(
+            &path,
+            MAX_RECORD_BYTES,
+            sidewire_process::file::Symlinks::Refuse,
+        );
+        let text = match read {
             Ok(text) => text,
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => {
+            Err(err) if err.is_not_found() => {
                 return Ok(Record {
                     format: FORMAT,
                     plugins: Vec::new(),
                 });
             }
-            Err(err) => return Err(Error::io(&path, err)),
+            Err(err) => return Err(Error::File(err)),
         };
         let corrupt = |detail: String| Error::StoreCorrupt {
             path: path.clone(),

@@ -403,7 +403,7 @@ pub use crate::host::{
     Named, ServerState, ServerStatus, StartFailure,
 };
 pub use crate::names::{MAX_NAME_LEN, is_valid_name, namespaced_name};
-pub use crate::protocol::client::{Client, ClientDriver};
+pub use crate::protocol::client::{CANCEL_FLUSH, Client, ClientDriver};
 pub use crate::protocol::elicit_url::{
     MAX_ELICITATION_URL_BYTES, MAX_URL_ELICITATIONS, URL_ELICITATION_REQUIRED, UrlElicitation,
 };

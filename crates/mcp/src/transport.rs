@@ -33,7 +33,7 @@ use crate::error::Kind;
 use crate::http::HttpBackend;
 use crate::http::answer::Unexpected;
 use crate::redact::UrlSecrets;
-use crate::{Error, ServerSpec, Transport};
+use crate::{CANCEL_FLUSH, Error, ServerSpec, Transport};
 
 /// What a transport yields, boxed so every transport drives the same jsonrpc driver type.
 pub(crate) type InboundStream =
@@ -271,6 +271,34 @@ impl Backend {
                     .await;
             }
             Backend::Http(http) => http.close(peer).await,
+        }
+    }
+
+    /// Says goodbye for the last client handle when a cancel notice may still be unwritten
+    /// ([`CANCEL_FLUSH`]): the connection writes what is queued and closes (for stdio: the
+    /// server's stdin), and a stdio server gets what is left of `CANCEL_FLUSH` to exit by
+    /// itself before its group is killed, by the close sequence or, at the latest, by the drop
+    /// of `self`. Over HTTP the transport's driver then finishes the notice's POST (bounded
+    /// the same way, `http::streamable`).
+    ///
+    /// The connection's driver must be polled meanwhile (its writer writes the notice).
+    pub(crate) async fn farewell(self, peer: &Peer) {
+        match &self {
+            Backend::Stdio(process) => {
+                let budgets = CloseBudgets {
+                    stdin: CANCEL_FLUSH,
+                    term: None,
+                    kill: Duration::ZERO,
+                };
+                process
+                    .close(budgets, async {
+                        peer.shutdown(Duration::ZERO).await;
+                    })
+                    .await;
+            }
+            Backend::Streams | Backend::Http(_) => {
+                let _ = tokio::time::timeout(CANCEL_FLUSH, peer.shutdown(Duration::ZERO)).await;
+            }
         }
     }
 

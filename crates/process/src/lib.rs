@@ -7,7 +7,10 @@
 //! tail redacted by one [`Redactor`], its end is a typed [`Exit`], and [`Process::close`] is the
 //! bounded close sequence ([`CloseBudgets`]). The library spawns no task: [`Command::spawn`]
 //! returns a [`Supervise`] future the caller runs. For binaries it offers
-//! [`set_child_subreaper`] and [`kill_descendants`]. It is not a protocol layer (it hands out
+//! [`set_child_subreaper`] and [`kill_descendants`]; for both hosts, [`file::read`], the one
+//! bounded, non-blocking read of a file a peer, a package or a config controls (it cannot block
+//! on a FIFO, follows a final symlink only by policy, and reads nothing but a regular file within
+//! a cap). It is not a protocol layer (it hands out
 //! stdin and stdout and never reads them), not portable yet (Linux first; other Unixes lose the
 //! death signal and the subreaper), and not a sandbox.
 //!
@@ -40,6 +43,7 @@ mod close;
 mod command;
 mod error;
 mod exit;
+pub mod file;
 mod path;
 mod process;
 mod procfs;

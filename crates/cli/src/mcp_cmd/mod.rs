@@ -27,6 +27,7 @@ use sidewire_mcp::{McpConfig, McpHost, ServerSpec, ServerState, StartFailure};
 
 use self::auth::LoginMode;
 use self::list::Listing;
+use crate::Interrupted;
 use crate::cli::{AuthCommand, HttpTransport, McpArgs, McpCommand};
 use crate::out::Out;
 use crate::safe;
@@ -95,7 +96,11 @@ fn from_flags_or_config(args: &McpArgs) -> anyhow::Result<(Vec<ServerSpec>, Opti
 /// Runs one `sidewire mcp` subcommand. A server that needs a login is offered one on a
 /// terminal, and the command then runs again, once; elsewhere the command fails naming
 /// `sidewire mcp login`.
-pub(crate) async fn run(args: McpArgs, out: &Out) -> anyhow::Result<()> {
+///
+/// On an ending signal (`interrupted`) the command winds down: what it was doing is dropped
+/// (a call in flight is cancelled, its `notifications/cancelled` queued), then the servers are
+/// let go, each told of the cancel first (see `sidewire_mcp::CANCEL_FLUSH`).
+pub(crate) async fn run(args: McpArgs, out: &Out, interrupted: Interrupted) -> anyhow::Result<()> {
     match &args.command {
         McpCommand::Login {
             server,
@@ -117,7 +122,7 @@ pub(crate) async fn run(args: McpArgs, out: &Out) -> anyhow::Result<()> {
     }
     let authorizer = auth::authorizer();
     let interactive = auth::interactive();
-    let err = match attempt(&args, authorizer.as_ref(), interactive, out).await {
+    let err = match attempt(&args, authorizer.as_ref(), interactive, out, &interrupted).await {
         Ok(()) => return Ok(()),
         Err(err) => err,
     };
@@ -139,7 +144,7 @@ pub(crate) async fn run(args: McpArgs, out: &Out) -> anyhow::Result<()> {
     // everything below sidewire); the URL is printed, and `sidewire mcp login` opens one.
     auth::login_spec(spec, LoginMode::Person { browser: false }, out).await?;
     // Once: a second login-required failure is reported, not offered again.
-    match attempt(&args, authorizer.as_ref(), false, out).await {
+    match attempt(&args, authorizer.as_ref(), false, out, &interrupted).await {
         Err(err) if err.is::<NeedsLogin>() || auth::login_required_in(&err).is_some() => {
             let server = auth::login_required_in(&err)
                 .or_else(|| err.downcast_ref::<NeedsLogin>().map(|n| n.0.clone()))
@@ -171,6 +176,7 @@ async fn attempt(
     authorizer: Option<&sidewire_mcp::auth::Authorizer>,
     offer: bool,
     out: &Out,
+    interrupted: &Interrupted,
 ) -> anyhow::Result<()> {
     let (specs, config) = selected(args)?;
     let mut specs = auth::authorize(specs, authorizer);
@@ -203,20 +209,42 @@ async fn attempt(
         urls: elicit_url::UrlConsent::new(),
         told: std::sync::Mutex::default(),
     });
-    let driver = tokio::spawn(driver);
-    let failures = host.start_available(specs.clone()).await;
-    let login = |failure: &StartFailure| auth::needs_login(failure, &specs);
-    let result = match failures.iter().find(|f| login(f)) {
-        Some(failure) if offer => Err(NeedsLogin(failure.server.clone()).into()),
-        _ => {
-            let config = config.as_ref();
-            command(&host, args, config, timeout, &failures, &login, out).await
+    let mut driver = tokio::spawn(driver);
+    let work = async {
+        let failures = host.start_available(specs.clone()).await;
+        let login = |failure: &StartFailure| auth::needs_login(failure, &specs);
+        match failures.iter().find(|f| login(f)) {
+            Some(failure) if offer => Err(NeedsLogin(failure.server.clone()).into()),
+            _ => {
+                let config = config.as_ref();
+                command(&host, args, config, timeout, &failures, &login, out).await
+            }
         }
     };
+    let mut interrupted = interrupted.clone();
+    let finished = tokio::select! {
+        result = work => Some(result),
+        () = interrupted.wait() => None,
+    };
+    let Some(result) = finished else {
+        // An ending signal: the work was dropped just now (a call in flight cancelled, its
+        // notice queued). The host goes next, without the graceful shutdown: each connection
+        // writes what it owes its server, then kills it (`sidewire_mcp::CANCEL_FLUSH`), and
+        // the driver ends once they all have; waited for, bounded, so that nothing is cut
+        // short by the exit.
+        drop(host);
+        let _ = tokio::time::timeout(DRIVER_WIND_DOWN, &mut driver).await;
+        return Err(anyhow::anyhow!("interrupted"));
+    };
     host.shutdown().await;
-    let _ = tokio::time::timeout(Duration::from_secs(5), driver).await;
+    let _ = tokio::time::timeout(DRIVER_WIND_DOWN, driver).await;
     result
 }
+
+/// How long the end of a command waits for the MCP host's driver to wind down: after a
+/// graceful shutdown, or after the host was dropped on a signal (then each connection takes
+/// `sidewire_mcp::CANCEL_FLUSH` at most).
+const DRIVER_WIND_DOWN: Duration = Duration::from_secs(5);
 
 /// A duration flag's value (clap checked it is positive and finite).
 fn seconds(value: Option<f64>) -> Option<Duration> {

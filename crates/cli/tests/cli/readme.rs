@@ -6,10 +6,13 @@
 //! binary) would otherwise stay in `/tmp` after every run.
 //!
 //! `cargo` lines are not run (a build inside the test would take minutes and contend for the
-//! target directory): `cargo build -p P --example NAME` needs `target/debug/examples/NAME`
-//! built already (`cargo test --workspace` builds the examples) or the block prints
-//! `SKIPPED:`; any other `cargo` line is a no-op (`cargo install` is the `sidewire` on
-//! `PATH`).
+//! target directory): `cargo build -p P --example NAME` needs the example built already in the
+//! target directory this test was built in (`examples/NAME` beside the `sidewire` under test,
+//! wherever `CARGO_TARGET_DIR` put it; `cargo test --workspace` builds the examples) or the
+//! block prints `SKIPPED:`; any other `cargo` line is a no-op (`cargo install` is the
+//! `sidewire` on `PATH`). A command that only asks cargo (`cargo metadata` inside a line) runs,
+//! with the cargo that built the test first on `PATH`: it is how a block finds the target
+//! directory, which no block may spell as `target/debug`.
 
 use super::*;
 
@@ -49,15 +52,25 @@ fn runnable_blocks(markdown: &str) -> Vec<(usize, String)> {
     blocks
 }
 
-/// The script the test runs for a block, or why it cannot run here.
-fn script(root: &Path, block: &str) -> Result<String, String> {
+/// Where the examples of the build under test are: `examples/` beside the `sidewire` binary
+/// (the profile's directory in the target directory, whatever it is).
+fn built_examples() -> PathBuf {
+    Path::new(EXE)
+        .parent()
+        .expect("the binary's directory")
+        .join("examples")
+}
+
+/// The script the test runs for a block, or why it cannot run here; examples are looked for in
+/// `examples`.
+fn script(examples: &Path, block: &str) -> Result<String, String> {
     let mut script = String::new();
     for line in block.lines() {
         let words: Vec<&str> = line.split_whitespace().collect();
         if words.first() == Some(&"cargo") {
             if let Some(at) = words.iter().position(|w| *w == "--example") {
                 let name = words.get(at + 1).ok_or("--example without a name")?;
-                let built = root.join("target/debug/examples").join(name);
+                let built = examples.join(name);
                 if !built.exists() {
                     return Err(format!("{} is not built", built.display()));
                 }
@@ -84,12 +97,14 @@ fn the_readmes_runnable_blocks_run_as_written() {
     let mut ran_mktemp = false;
     let bin = Path::new(EXE).parent().unwrap();
     let path = format!(
-        "{}:{}",
+        "{}:{}:{}",
         bin.display(),
+        cargo_dir().display(),
         std::env::var("PATH").unwrap_or_default()
     );
+    let examples = built_examples();
     for (line, block) in blocks {
-        let script = match script(&root, &block) {
+        let script = match script(&examples, &block) {
             Ok(script) => script,
             Err(why) => {
                 let _ = std::io::Write::write_all(
@@ -144,6 +159,14 @@ fn the_readmes_runnable_blocks_run_as_written() {
     }
 }
 
+/// The directory of the cargo that built this test.
+fn cargo_dir() -> PathBuf {
+    Path::new(env!("CARGO"))
+        .parent()
+        .expect("cargo's directory")
+        .to_path_buf()
+}
+
 #[test]
 fn blocks_are_found_and_cargo_lines_are_not_run() {
     let markdown = "text\n```sh runnable\necho one\ncargo install --path crates/cli\n```\n```sh\nnot runnable\n```\n";
@@ -158,4 +181,72 @@ fn blocks_are_found_and_cargo_lines_are_not_run() {
 
 fn script_err(block: &str) -> String {
     script(Path::new("/nonexistent"), block).expect_err("not built")
+}
+
+#[test]
+fn an_example_is_looked_for_in_the_target_directory_under_test() {
+    // Any directory: where `CARGO_TARGET_DIR` put the build, not `target/debug`.
+    let elsewhere = home();
+    let examples = elsewhere.path().join("debug/examples");
+    std::fs::create_dir_all(&examples).unwrap();
+    std::fs::write(examples.join("starter"), "").unwrap();
+    let block = "cargo build -p sidewire-ext-sdk --example starter\ncp x y\n";
+    let script = script(&examples, block).expect("the example is found where it was built");
+    assert_eq!(
+        script,
+        ": cargo build -p sidewire-ext-sdk --example starter\ncp x y\n"
+    );
+    // The directory the test uses is the one its own binary was built in.
+    assert_eq!(built_examples().parent(), Path::new(EXE).parent());
+}
+
+#[test]
+fn the_readme_finds_the_target_directory_wherever_cargo_target_dir_puts_it() {
+    let readme = std::fs::read_to_string(root().join("README.md")).expect("README.md");
+    let blocks = runnable_blocks(&readme);
+    for (line, block) in &blocks {
+        assert!(
+            !block.contains("target/debug"),
+            "the README block at line {line} spells the target directory:\n{block}"
+        );
+    }
+    // The line that finds it, run against another target directory (cargo only reads the
+    // workspace's manifest: nothing is built).
+    let finder = blocks
+        .iter()
+        .flat_map(|(_, block)| block.lines())
+        .find(|line| line.contains("cargo metadata"))
+        .expect("a README block finds the target directory with cargo metadata");
+    let variable = finder.split('=').next().unwrap_or_default().trim();
+    let elsewhere = home();
+    let wanted = elsewhere.path().join("target-elsewhere");
+    let out = Command::new("bash")
+        .args([
+            "-e",
+            "-c",
+            &format!("{finder}\nprintf '%s' \"${variable}\""),
+        ])
+        .current_dir(root())
+        .env(
+            "PATH",
+            format!(
+                "{}:{}",
+                cargo_dir().display(),
+                std::env::var("PATH").unwrap_or_default()
+            ),
+        )
+        .env("CARGO_TARGET_DIR", &wanted)
+        .stdin(Stdio::null())
+        .output()
+        .expect("bash runs");
+    assert!(
+        out.status.success(),
+        "{finder}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        wanted.to_string_lossy(),
+        "{finder}"
+    );
 }

@@ -48,7 +48,15 @@ pub(crate) async fn resolve(target: &Target) -> Result<Launch, Error> {
             args,
         } => {
             let path = absolute(manifest)?;
-            let text = std::fs::read_to_string(&path).map_err(|err| Error::io(&path, err))?;
+            // The file named on the command line: a link is followed (it is the user's own
+            // choice, like a config file), but only a regular file within the manifest cap is
+            // read, without blocking.
+            let text = sidewire_process::file::read_to_string(
+                &path,
+                crate::MAX_MANIFEST_BYTES,
+                sidewire_process::file::Symlinks::Follow,
+            )
+            .map_err(Error::File)?;
             let manifest = Manifest::parse(&text).map_err(|error| Error::Manifest {
                 path: path.clone(),
                 error,

@@ -269,3 +269,81 @@ fn a_missing_or_broken_manifest_names_its_cause_once() {
     assert_eq!(text.matches("unknown member").count(), 1, "{text}");
     assert_eq!(text.matches("bogus").count(), 1, "{text}");
 }
+
+/// A package directory whose manifest is whatever `make` puts at its path.
+fn package_with(dir: &Path, name: &str, make: impl FnOnce(&Path)) -> PathBuf {
+    let root = dir.join(name);
+    std::fs::create_dir_all(&root).unwrap();
+    make(&root.join(MANIFEST_FILE));
+    root
+}
+
+/// Opens on another thread, so a read that blocks fails the test instead of hanging it.
+fn open_on_a_thread(dir: PathBuf) -> Result<Package, Error> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(Package::open(&dir));
+    });
+    rx.recv_timeout(std::time::Duration::from_secs(30))
+        .expect("opening returns instead of blocking")
+}
+
+#[test]
+fn a_manifest_that_is_a_fifo_a_device_link_or_too_large_is_refused_at_once_by_name() {
+    let tmp = tempfile::tempdir().unwrap();
+    let fifo = package_with(tmp.path(), "fifo", |path| {
+        rustix::fs::mkfifoat(
+            rustix::fs::CWD,
+            path,
+            rustix::fs::Mode::RUSR | rustix::fs::Mode::WUSR,
+        )
+        .unwrap();
+    });
+    let zero = package_with(tmp.path(), "zero", |path| {
+        std::os::unix::fs::symlink("/dev/zero", path).unwrap();
+    });
+    let secret = tmp.path().join("elsewhere.json");
+    std::fs::write(&secret, with_runtime("1.0.0", "/bin/true", &[]).to_string()).unwrap();
+    let outside = package_with(tmp.path(), "outside", |path| {
+        std::os::unix::fs::symlink(&secret, path).unwrap();
+    });
+    let large = package_with(tmp.path(), "large", |path| {
+        std::fs::File::create(path)
+            .unwrap()
+            .set_len(crate::MAX_MANIFEST_BYTES as u64 + 1)
+            .unwrap();
+    });
+    for (dir, rule) in [
+        (fifo, "not regular"),
+        (zero, "symlink"),
+        (outside, "symlink"),
+        (large, "too large"),
+    ] {
+        let err = open_on_a_thread(dir.clone()).unwrap_err();
+        assert!(err.is_io(), "{err:?}");
+        let file = err.file().expect("a refused file");
+        let matched = match rule {
+            "not regular" => file.is_not_regular(),
+            "symlink" => file.is_symlink(),
+            _ => file.is_too_large(),
+        };
+        assert!(matched, "{}: expected {rule}, got {err}", dir.display());
+        assert!(
+            err.to_string()
+                .contains(&*dir.join(MANIFEST_FILE).to_string_lossy()),
+            "the error names the file: {err}"
+        );
+    }
+}
+
+#[test]
+fn a_manifest_linked_to_a_file_inside_its_package_is_read() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = package_with(tmp.path(), "linked", |path| {
+        let real = path.parent().unwrap().join("manifests/v1.json");
+        std::fs::create_dir_all(real.parent().unwrap()).unwrap();
+        std::fs::write(&real, with_runtime("1.0.0", "/bin/true", &[]).to_string()).unwrap();
+        std::os::unix::fs::symlink("manifests/v1.json", path).unwrap();
+    });
+    assert_eq!(open_on_a_thread(root).unwrap().id(), "acme");
+}

@@ -362,3 +362,31 @@ fn a_copy_failure_names_the_path_that_failed() {
         other => panic!("{other:?}"),
     }
 }
+
+#[test]
+fn a_record_that_is_a_fifo_or_a_link_is_refused_at_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let state = tmp.path().join("state");
+    fs::create_dir_all(&state).unwrap();
+    let store = PluginStore::new(&state);
+    rustix::fs::mkfifoat(
+        rustix::fs::CWD,
+        store.record_path(),
+        rustix::fs::Mode::RUSR | rustix::fs::Mode::WUSR,
+    )
+    .unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let listing = PluginStore::new(&state);
+    std::thread::spawn(move || {
+        let _ = tx.send(listing.list().map(|plugins| plugins.len()));
+    });
+    let err = rx
+        .recv_timeout(std::time::Duration::from_secs(30))
+        .expect("listing returns instead of blocking")
+        .unwrap_err();
+    assert!(err.file().is_some_and(|f| f.is_not_regular()), "{err}");
+    fs::remove_file(store.record_path()).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", store.record_path()).unwrap();
+    let err = store.list().unwrap_err();
+    assert!(err.file().is_some_and(|f| f.is_symlink()), "{err}");
+}

@@ -19,12 +19,13 @@
 //! reads at most [`MAX_STORED_RECORDS`] records.
 
 use std::fs::{self, File, OpenOptions};
-use std::io::{self, Read as _, Write as _};
+use std::io::{self, Write as _};
 use std::os::unix::fs::{DirBuilderExt as _, OpenOptionsExt as _};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use sha2::{Digest as _, Sha256};
+use sidewire_process::file::Symlinks;
 
 use super::store::{StoreGuard, TokenStore};
 use super::types::{StoreKey, StoredAuth};
@@ -126,21 +127,22 @@ fn corrupt(path: &Path, detail: impl std::fmt::Display) -> io::Error {
 
 /// Reads and checks the record at `path`; `Ok(None)` when there is no file.
 fn read_record(path: &Path) -> io::Result<Option<StoredAuth>> {
-    let file = match File::open(path) {
-        Ok(file) => file,
-        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(err) => return Err(named(path, err)),
+    // Through the hosts' one bounded read: a record is written by this store only, by an atomic
+    // rename, so a link, a FIFO or a device at its path is not a record (refused at once: a
+    // FIFO must not hang every command that loads tokens), and neither is a file over the cap.
+    let cap = usize::try_from(MAX_STORED_RECORD_BYTES).unwrap_or(usize::MAX);
+    let bytes = match sidewire_process::file::read(path, cap, Symlinks::Refuse) {
+        Ok(bytes) => bytes,
+        Err(err) if err.is_not_found() => return Ok(None),
+        // The message names the file; the I/O error's kind is kept.
+        Err(err) if err.is_io() => return Err(err.into()),
+        Err(err) => {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("not a usable token record: {err}"),
+            ));
+        }
     };
-    let mut bytes = Vec::new();
-    file.take(MAX_STORED_RECORD_BYTES + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|err| named(path, err))?;
-    if bytes.len() as u64 > MAX_STORED_RECORD_BYTES {
-        return Err(corrupt(
-            path,
-            format_args!("larger than {MAX_STORED_RECORD_BYTES} bytes"),
-        ));
-    }
     // The version first: a record of another version may have another shape.
     let value: serde_json::Value =
         serde_json::from_slice(&bytes).map_err(|err| corrupt(path, err))?;

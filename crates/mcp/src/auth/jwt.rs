@@ -276,24 +276,23 @@ pub(crate) fn read_assertion(source: &AssertionSource) -> Result<Secret, AuthFai
 }
 
 /// A file's text, refusing one larger than [`MAX_ASSERTION_BYTES`] (plus some whitespace)
-/// without reading it all.
+/// without reading it all, through the hosts' one bounded read: a FIFO or a device at the path
+/// fails at once instead of hanging the token request; a link (the path is the user's config)
+/// is followed to a regular file only.
 fn read_capped(path: &std::path::Path) -> Result<String, AuthFailure> {
-    use std::io::Read;
     let shown = path.display().to_string();
-    let file = std::fs::File::open(path)
-        .map_err(|err| fail!(Token, "reading the assertion file {shown:?}: {err}"))?;
     let cap = MAX_ASSERTION_BYTES + 1024;
-    let mut bytes = Vec::new();
-    file.take(cap as u64 + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|err| fail!(Token, "reading the assertion file {shown:?}: {err}"))?;
-    if bytes.len() > cap {
-        return Err(fail!(
-            Token,
-            "the assertion file {shown:?} is larger than {MAX_ASSERTION_BYTES} bytes"
-        ));
-    }
-    String::from_utf8(bytes).map_err(|_| fail!(Token, "the assertion file {shown:?} is not UTF-8"))
+    sidewire_process::file::read_to_string(path, cap, sidewire_process::file::Symlinks::Follow)
+        .map_err(|err| {
+            if err.is_too_large() {
+                fail!(
+                    Token,
+                    "the assertion file {shown:?} is larger than {MAX_ASSERTION_BYTES} bytes"
+                )
+            } else {
+                fail!(Token, "reading the assertion file: {err}")
+            }
+        })
 }
 
 #[cfg(test)]

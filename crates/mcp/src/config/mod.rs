@@ -99,7 +99,6 @@ mod vscode;
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::io::Read as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -424,28 +423,14 @@ fn project_dir(path: Option<&Path>) -> PathBuf {
     }
 }
 
-/// Reads a regular file of at most `limit` bytes as UTF-8; the error names the file.
+/// Reads a config file or an `envFile` the user keeps: a regular file of at most `limit` bytes,
+/// as UTF-8, through the hosts' one bounded read ([`sidewire_process::file`]): opened without
+/// blocking, so a FIFO or a device (`/dev/stdin`) there fails at once instead of hanging the
+/// command, and following a symlink (such files are often links into a dotfiles repository) to
+/// a regular file only. The error names the file and the rule.
 pub(crate) fn read_bounded(path: &Path, limit: usize) -> Result<String, Error> {
-    let cannot =
-        |err: &dyn fmt::Display| Error::config(format!("cannot read {}: {err}", path.display()));
-    let file = std::fs::File::open(path).map_err(|err| cannot(&err))?;
-    // Only a regular file: a FIFO or a device (`/dev/stdin`) could block the read for ever.
-    let regular = file.metadata().map_err(|err| cannot(&err))?.is_file();
-    if !regular {
-        return Err(cannot(&"not a regular file"));
-    }
-    let mut bytes = Vec::new();
-    file.take(limit as u64 + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|err| cannot(&err))?;
-    if bytes.len() > limit {
-        return Err(Error::config(format!(
-            "cannot read {}: it is larger than {} KiB",
-            path.display(),
-            limit / 1024
-        )));
-    }
-    String::from_utf8(bytes).map_err(|_| cannot(&"it is not UTF-8"))
+    sidewire_process::file::read_to_string(path, limit, sidewire_process::file::Symlinks::Follow)
+        .map_err(|err| Error::config(format!("cannot read {err}")))
 }
 
 /// A value as the file writes it, with its path and the syntaxes it takes.

@@ -1053,6 +1053,46 @@ fn a_bad_env_file_is_named() {
     assert_eq!((env["A"].as_str(), env["B"].as_str()), ("explicit", "file"));
 }
 
+/// `load_error` on another thread, so that a load that blocks fails the test instead of
+/// hanging it.
+fn load_error_at_once(path: &Path) -> String {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let path = path.to_path_buf();
+    std::thread::spawn(move || {
+        let _ = tx.send(load_error(&loader(&[]), &path));
+    });
+    rx.recv_timeout(Duration::from_secs(30))
+        .expect("the load returns instead of blocking")
+}
+
+#[test]
+fn a_fifo_as_the_config_or_its_env_file_fails_at_once_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let mkfifo = |path: &Path| {
+        rustix::fs::mkfifoat(
+            rustix::fs::CWD,
+            path,
+            rustix::fs::Mode::RUSR | rustix::fs::Mode::WUSR,
+        )
+        .unwrap();
+    };
+    let config = dir.path().join(".mcp.json");
+    mkfifo(&config);
+    let text = load_error_at_once(&config);
+    assert!(text.contains(&*config.to_string_lossy()), "{text}");
+    assert!(text.contains("FIFO"), "{text}");
+    std::fs::remove_file(&config).unwrap();
+    mkfifo(&dir.path().join("fifo.env"));
+    std::fs::write(
+        &config,
+        r#"{"mcpServers": {"s": {"command": "x", "envFile": "fifo.env"}}}"#,
+    )
+    .unwrap();
+    let text = load_error_at_once(&config);
+    assert!(text.contains("mcpServers.s.envFile"), "{text}");
+    assert!(text.contains("fifo.env") && text.contains("FIFO"), "{text}");
+}
+
 #[test]
 fn the_config_file_is_bounded() {
     let dir = tempfile::tempdir().unwrap();

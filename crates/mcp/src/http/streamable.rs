@@ -69,6 +69,7 @@ use hyper::body::Incoming;
 use sidewire_jsonrpc::Request as _;
 use tokio::sync::mpsc;
 
+use crate::CANCEL_FLUSH;
 use crate::http::answer::{self, ContentType, Event, Unexpected, Verdict, Why};
 use crate::http::client::{
     BackgroundTask, NetError, NetKind, ReadError, SseBody, ensure_success, error_body,
@@ -291,7 +292,10 @@ pub(crate) fn retry_delay(retry_ms: Option<u64>, attempt: u32) -> Duration {
 
 /// The transport driver: turns frames into exchanges, runs them and the streams, and hyper's
 /// connection futures. Ends when the jsonrpc side drops the sink, or the legacy stream ends;
-/// either way everything in flight is dropped, which closes the inbound queue.
+/// either way everything in flight is dropped, which closes the inbound queue. One exception:
+/// when the sink closes, the notifications' POSTs under way (a `notifications/cancelled` the
+/// connection wrote on its way out) get [`CANCEL_FLUSH`] to finish, so the server learns of a
+/// cancel; requests' exchanges are not waited for.
 pub(crate) async fn run(
     ctx: Arc<Ctx>,
     mut outbound: mpsc::Receiver<Outbound>,
@@ -299,12 +303,14 @@ pub(crate) async fn run(
     mut tasks: mpsc::UnboundedReceiver<BackgroundTask>,
 ) {
     let mut exchanges = FuturesUnordered::<BackgroundTask>::new();
+    // Notifications' exchanges, apart from the others, so the end can wait for them alone.
+    let mut notices = FuturesUnordered::<BackgroundTask>::new();
     let mut connections = FuturesUnordered::<BackgroundTask>::new();
     let mut ended = ctx.end.subscribe();
     if ctx.state.mode() == Mode::Legacy {
         ctx.run(Box::pin(legacy::stream(Arc::clone(&ctx))));
     }
-    loop {
+    let sink_closed = loop {
         // Branch order: hyper's connections first (they carry every exchange), then finished
         // work, then new frames, so a busy writer cannot starve the readers.
         tokio::select! {
@@ -313,8 +319,9 @@ pub(crate) async fn run(
             Some(()) = connections.next(), if !connections.is_empty() => {}
             Some(task) = tasks.recv() => exchanges.push(task),
             Some(()) = exchanges.next(), if !exchanges.is_empty() => {}
-            _ = ended.wait_for(|end| *end) => break,
-            frame = outbound.recv(), if exchanges.len() < MAX_IN_FLIGHT => match frame {
+            Some(()) = notices.next(), if !notices.is_empty() => {}
+            _ = ended.wait_for(|end| *end) => break false,
+            frame = outbound.recv(), if exchanges.len() + notices.len() < MAX_IN_FLIGHT => match frame {
                 Some(frame) => match modern::route(&ctx, frame) {
                     Ok(Some(task)) => exchanges.push(task),
                     Ok(None) => {}
@@ -324,11 +331,35 @@ pub(crate) async fn run(
                         if is_initialized(&frame.message) {
                             ctx.state.handshake.send_replace(Handshake::Confirming);
                         }
-                        exchanges.push(Box::pin(exchange(Arc::clone(&ctx), frame)));
+                        let notice = matches!(frame.message, Message::Notification { .. });
+                        let task: BackgroundTask = Box::pin(exchange(Arc::clone(&ctx), frame));
+                        if notice {
+                            notices.push(task);
+                        } else {
+                            exchanges.push(task);
+                        }
                     }
                 },
-                None => break,
+                None => break true,
             },
+        }
+    };
+    if sink_closed && !notices.is_empty() {
+        // hyper's connections still run: they carry the POSTs.
+        let drain = async {
+            loop {
+                tokio::select! {
+                    biased;
+                    Some(task) = hyper_tasks.recv() => connections.push(task),
+                    Some(()) = connections.next(), if !connections.is_empty() => {}
+                    next = notices.next() => if next.is_none() {
+                        break;
+                    },
+                }
+            }
+        };
+        if tokio::time::timeout(CANCEL_FLUSH, drain).await.is_err() {
+            tracing::debug!(server = %ctx.state.server, "a notification's POST did not finish before the transport ended");
         }
     }
     tracing::debug!(server = %ctx.state.server, "the HTTP transport ended");

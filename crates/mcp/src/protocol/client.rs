@@ -54,6 +54,15 @@ use crate::{Error, ServerSpec, Stage};
 /// How long an error waits for a dead server's exit status and last stderr.
 const SETTLE: Duration = Duration::from_secs(1);
 
+/// How long a connection whose last handle is dropped gives a `notifications/cancelled` it
+/// still owes the server (a request abandoned just before: the usual way an interrupted
+/// program ends) before the server is killed. The driver writes what is queued and closes the
+/// connection: a stdio server (its stdin closed) then has until this long after the drop to
+/// read the notice and exit by itself before its group is killed; over HTTP the write takes at
+/// most this long and the notice's POST at most this long again. The driver must still be
+/// polled for this (a dropped driver kills at once).
+pub const CANCEL_FLUSH: Duration = Duration::from_millis(200);
+
 /// The future that runs a connection: the JSON-RPC reader and writer, server requests, the
 /// list refresh, and (stdio) the process supervision and stderr drain. Spawn it, or poll it in
 /// a `select!`; nothing works while it is not polled.
@@ -85,7 +94,11 @@ impl fmt::Debug for ClientDriver {
 /// A connection to one MCP server. Cheap to clone; every clone uses the same connection.
 ///
 /// When the last clone is dropped the server is killed at once (its whole process group,
-/// synchronously) and the driver winds down; [`close`](Client::close) is the graceful way.
+/// synchronously) and the driver winds down; [`close`](Client::close) is the graceful way. The
+/// one exception: when a request was abandoned on the connection (a `notifications/cancelled`
+/// was queued, perhaps not written yet), the driver first writes what is queued and closes the
+/// connection, and the server is killed within [`CANCEL_FLUSH`], so that it learns of the
+/// cancel.
 #[derive(Clone)]
 pub struct Client {
     inner: Arc<ClientInner>,
@@ -95,13 +108,28 @@ struct ClientInner {
     shared: Arc<Shared>,
     peer: Peer,
     backend: Backend,
-    /// Dropped with the last handle, which tells the driver to stop serving.
-    _alive: oneshot::Sender<()>,
+    /// Dropped with the last handle, which tells the driver to stop serving; or sent the
+    /// backend, when a cancel notice is owed (see [`CANCEL_FLUSH`]).
+    alive: Option<oneshot::Sender<Backend>>,
 }
 
 impl Drop for ClientInner {
     fn drop(&mut self) {
-        self.backend.kill_now();
+        let backend = std::mem::replace(&mut self.backend, Backend::Streams);
+        let alive = self.alive.take();
+        // A cancel notice made just before (the future of a call dropped with the client, as
+        // when a program is interrupted) is only queued: killing the server now would lose it.
+        // The driver gets the backend instead, to kill the server once it is written (bounded).
+        if self.shared.cancel_owed()
+            && let Some(alive) = alive
+        {
+            if let Err(backend) = alive.send(backend) {
+                // The driver is gone: nothing can write the notice.
+                backend.kill_now();
+            }
+            return;
+        }
+        backend.kill_now();
     }
 }
 
@@ -237,7 +265,7 @@ impl Client {
             renewed,
             Arc::clone(&shared.tool_headers),
         );
-        let (alive, alive_rx) = oneshot::channel();
+        let (alive, alive_rx) = oneshot::channel::<Backend>();
         let mut future = session::driver(
             rpc,
             peer.clone(),
@@ -250,7 +278,7 @@ impl Client {
                 shared,
                 peer,
                 backend: opened.backend,
-                _alive: alive,
+                alive: Some(alive),
             }),
         };
         // The handshake needs the driver polled; poll it here until the caller takes it.

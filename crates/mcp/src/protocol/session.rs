@@ -13,7 +13,7 @@
 //! and a failed timed refresh waits for the next notice or listing.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -47,7 +47,7 @@ use crate::protocol::types::{
     ResourceTemplate, Tool,
 };
 use crate::sync::lock;
-use crate::transport::Background;
+use crate::transport::{Backend, Background};
 use crate::{Error, Root, ServerSpec};
 
 /// Bits of [`Shared::dirty`] and [`Shared::listed`].
@@ -227,6 +227,10 @@ pub(crate) struct Shared {
     pub(crate) inbound: Arc<Inbound>,
     /// The roots offered (the spec's, until [`Client::set_roots`](crate::Client::set_roots)).
     roots: Mutex<Arc<[Root]>>,
+    /// A request was abandoned and a `notifications/cancelled` made for it: the last handle's
+    /// drop then lets the driver write it before the server is killed (see
+    /// [`CANCEL_FLUSH`](crate::CANCEL_FLUSH)).
+    cancel_owed: AtomicBool,
 }
 
 impl Shared {
@@ -254,7 +258,13 @@ impl Shared {
             schemas: SchemaCache::default(),
             inbound: Arc::default(),
             roots: Mutex::new(spec.roots.clone().into()),
+            cancel_owed: AtomicBool::new(false),
         })
+    }
+
+    /// Whether a `notifications/cancelled` was made on this connection (see `cancel_owed`).
+    pub(crate) fn cancel_owed(&self) -> bool {
+        self.cancel_owed.load(Ordering::Acquire)
     }
 
     /// The roots offered now.
@@ -438,10 +448,11 @@ impl Hooks for McpHooks {
             (false, _) => "the client abandoned the request",
         };
         let mut params = json!({ "requestId": cancelled.id, "reason": reason });
-        if let Some(shared) = &self.shared
-            && shared.era() == Some(Era::Modern)
-        {
-            params = shared.envelope.wrap(params);
+        if let Some(shared) = &self.shared {
+            if shared.era() == Some(Era::Modern) {
+                params = shared.envelope.wrap(params);
+            }
+            shared.cancel_owed.store(true, Ordering::Release);
         }
         Some(HookNotification {
             method: CANCELLED.to_owned(),
@@ -685,14 +696,20 @@ async fn refreshed<M: Cached>(
 }
 
 /// Assembles a connection's driver: the jsonrpc driver, the refresh loop and the listen loop
-/// (`protocol::listen`) until the
-/// connection ends or every client handle is gone, alongside the transport's background work
-/// (which outlives them: it reaps the process and drains the last of its stderr).
+/// (`protocol::listen`) until the connection ends or every client handle is gone, alongside the
+/// transport's background work (which outlives them: it reaps the process and drains the last
+/// of its stderr).
+///
+/// The last handle's drop either kills the server itself (the sender of `alive` is just
+/// dropped) or, when a `notifications/cancelled` may still be unwritten, hands the driver the
+/// transport's [`Backend`]: the connection then keeps running while the backend says goodbye
+/// ([`Backend::farewell`]: what is queued written, the connection closed, the server given
+/// [`CANCEL_FLUSH`](crate::CANCEL_FLUSH) to read it), and the backend's drop kills what is left.
 pub(crate) fn driver<S, K, E, F>(
     rpc: sidewire_jsonrpc::Driver<S, K>,
     peer: Peer,
     shared: Arc<Shared>,
-    alive: oneshot::Receiver<()>,
+    alive: oneshot::Receiver<Backend>,
     background: Option<Background>,
 ) -> Background
 where
@@ -718,12 +735,28 @@ where
         // The companions wait for rare things (a change notice, a listen to open, the end):
         // polled only when woken, not twice per request as the connection's task wakes.
         let listen = when_woken(listen::listen_loop(peer.clone(), Arc::clone(&shared)));
-        let refresh = when_woken(refresh_loop(peer, shared));
+        let refresh = when_woken(refresh_loop(peer.clone(), shared));
+        let work = async {
+            tokio::join!(rpc, refresh, listen);
+        };
+        tokio::pin!(work);
         tokio::select! {
-            ((), (), ()) = async { tokio::join!(rpc, refresh, listen) } => {}
+            () = &mut work => {}
             // Every handle is gone: stop serving. Dropping the jsonrpc driver fails what is
-            // pending and closes our end; a process was already killed by the handle's drop.
-            _ = alive => {}
+            // pending and closes our end; a process was already killed by the handle's drop,
+            // unless a cancel notice was owed: then its backend came along, to close the
+            // connection once what is queued is written (bounded), the connection running
+            // meanwhile so that its writer writes it.
+            farewell = alive => {
+                if let Ok(backend) = farewell {
+                    let goodbye = backend.farewell(&peer);
+                    tokio::pin!(goodbye);
+                    tokio::select! {
+                        () = &mut goodbye => {}
+                        () = &mut work => goodbye.await,
+                    }
+                }
+            }
         }
     };
     match background {

@@ -576,3 +576,35 @@ async fn a_failed_legacy_reconnect_is_retried_within_the_policy() {
     assert_eq!(mock.posts("tools/call")[0].path, "/messages?session=2");
     assert_eq!(mock.posts("initialize").len(), 2);
 }
+
+#[tokio::test]
+async fn a_call_dropped_with_the_last_client_handle_still_posts_its_cancel() {
+    // How an interrupted program ends: the call's future and the client go together, and the
+    // cancel is only queued by then. The connection writes it, and the transport finishes its
+    // POST, before it ends (`CANCEL_FLUSH`), every time.
+    let mock = Mock::start().await;
+    mock.script(|seen, _| {
+        (seen.rpc_method() == "tools/call")
+            .then(|| crate::http_mock::slow(200, Duration::from_secs(60)))
+    });
+    let spec = ServerSpec::http("web", mock.url("/mcp"));
+    for run in 1..=20 {
+        let client = connect(&spec).await;
+        // The task owns the only handle: aborting it drops the call, then the client.
+        let call = tokio::spawn(async move { echo(&client, "hi").await });
+        eventually("the call to reach the server", || {
+            mock.posts("tools/call").len() == run
+        })
+        .await;
+        call.abort();
+        eventually(&format!("run {run}: the cancel's POST"), || {
+            mock.posts("notifications/cancelled").len() == run
+        })
+        .await;
+        let id = &mock.posts("tools/call")[run - 1].body["id"];
+        assert_eq!(
+            mock.posts("notifications/cancelled")[run - 1].body["params"]["requestId"],
+            *id
+        );
+    }
+}

@@ -828,6 +828,36 @@ async fn a_silent_modern_call_times_out_idle_and_the_server_is_told() {
 }
 
 #[tokio::test]
+async fn a_call_dropped_with_the_last_client_handle_is_still_told_to_the_server() {
+    // How an interrupted program ends: the call's future and the client go together, and the
+    // cancel is only queued by then. The connection writes it before it closes
+    // (`CANCEL_FLUSH`), in either era, every time (the driver used to be stopped first, at
+    // random, when it was polled next).
+    for era in [EraChoice::Modern, EraChoice::Legacy] {
+        for run in 0..20 {
+            let script = |seen: &Seen, _: &Wire| match seen.method.as_str() {
+                "tools/call" => Reply::Never,
+                _ => dual(seen),
+            };
+            let (client, wire) = connected(spec().era(era), NoHandler, script).await;
+            // The task owns the only handle: aborting it drops the call, then the client.
+            let call = tokio::spawn(async move { echo(&client).await });
+            eventually("the call to reach the server", || {
+                wire.count("tools/call") == 1
+            })
+            .await;
+            call.abort();
+            eventually(&format!("{era:?} run {run}: the cancel"), || {
+                !wire.notified("notifications/cancelled").is_empty()
+            })
+            .await;
+            let cancelled = wire.notified("notifications/cancelled");
+            assert_eq!(cancelled[0]["requestId"], wire.requests("tools/call")[0].id);
+        }
+    }
+}
+
+#[tokio::test]
 async fn the_built_in_server_speaks_both_eras_with_progress() {
     for (choice, era) in [
         (EraChoice::Auto, Era::Modern),

@@ -1,7 +1,7 @@
 //! The file store: round trips, modes, atomic replacement, corrupt files, sharing a directory,
 //! the lock (in this process and from a child), the bounds, and secrets kept out of `Debug`.
 
-use std::io::{BufRead as _, BufReader};
+use std::io::{BufRead as _, BufReader, Read as _};
 use std::os::unix::fs::PermissionsExt as _;
 use std::process::{Command, Stdio};
 
@@ -192,6 +192,37 @@ fn a_record_over_the_size_cap_is_refused() {
     text.push(b' ');
     fs::write(&path, &text).expect("write");
     let err = store.load(&key).expect_err("over the cap");
+    assert_eq!(err.kind(), io::ErrorKind::InvalidData);
+}
+
+#[test]
+fn a_record_that_is_a_fifo_or_a_link_is_refused_at_once_naming_it() {
+    let (_temp, store) = store();
+    let key = key();
+    store.create_dir().expect("mkdir");
+    let path = store.path_of(&key);
+    rustix::fs::mkfifoat(
+        rustix::fs::CWD,
+        &path,
+        rustix::fs::Mode::RUSR | rustix::fs::Mode::WUSR,
+    )
+    .expect("mkfifo");
+    // On another thread, so that a load that blocks fails the test instead of hanging it.
+    let (tx, rx) = std::sync::mpsc::channel();
+    let loading = store.clone();
+    let loaded_key = key.clone();
+    std::thread::spawn(move || {
+        let _ = tx.send(loading.load(&loaded_key).map(|record| record.is_some()));
+    });
+    let err = rx
+        .recv_timeout(std::time::Duration::from_secs(30))
+        .expect("the load returns instead of blocking")
+        .expect_err("a FIFO is not a record");
+    assert_eq!(err.kind(), io::ErrorKind::InvalidData);
+    assert!(err.to_string().contains(&*path.to_string_lossy()), "{err}");
+    fs::remove_file(&path).expect("rm");
+    std::os::unix::fs::symlink("/dev/zero", &path).expect("symlink");
+    let err = store.load(&key).expect_err("a link is not a record");
     assert_eq!(err.kind(), io::ErrorKind::InvalidData);
 }
 
