@@ -63,6 +63,22 @@ impl Cli {
             if !args.headers.is_empty() && args.url.is_none() {
                 return conflict("--header goes with --url");
             }
+            // Flags that pick or read config servers, or shape the --url server, would be
+            // silently ignored beside another kind of server: refused instead.
+            let adhoc = args.url.is_some() || args.stdio;
+            if !args.servers.is_empty() && adhoc {
+                return conflict(
+                    "--server picks servers of a config; with --url or --stdio there is one server",
+                );
+            }
+            if args.dialect.is_some() && adhoc {
+                return conflict("--dialect reads --config; --url and --stdio take no config");
+            }
+            if args.transport.is_some() && args.url.is_none() {
+                return conflict(
+                    "--transport goes with --url (a config's servers say their own `type`)",
+                );
+            }
             if !args.stdio && !args.stdio_command.is_empty() {
                 // Never silently ignored: the words after `--` start a server only with --stdio.
                 let conflict = if args.url.is_some() {
@@ -213,9 +229,9 @@ pub(crate) struct McpArgs {
     /// A header for --url, as 'Name: value' (repeatable).
     #[arg(long = "header", global = true, value_name = "K: V", requires = "url", value_parser = parse_header)]
     pub(crate) headers: Vec<(String, String)>,
-    /// The transport for --url.
-    #[arg(long, global = true, value_enum, default_value_t = HttpTransport::Auto)]
-    pub(crate) transport: HttpTransport,
+    /// The transport for --url (default: auto).
+    #[arg(long, global = true, value_enum)]
+    pub(crate) transport: Option<HttpTransport>,
     /// An ad hoc stdio server: its command and arguments follow `--` at the end of the line
     /// (`sidewire mcp tools --stdio -- npx -y @modelcontextprotocol/server-everything`).
     #[arg(long, global = true)]

@@ -3214,5 +3214,8 @@ mod args;
 #[path = "cli/flags.rs"]
 mod flags;
 
+#[path = "cli/rough_edges.rs"]
+mod rough_edges;
+
 #[path = "cli/readme.rs"]
 mod readme;

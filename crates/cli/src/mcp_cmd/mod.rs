@@ -42,7 +42,7 @@ pub(super) const ADHOC: &str = "adhoc";
 /// The `--url` server, with its `--header`s.
 fn adhoc_http(args: &McpArgs) -> anyhow::Result<ServerSpec> {
     let url = args.url.as_deref().context("no --url given")?;
-    let mut spec = match args.transport {
+    let mut spec = match args.transport.unwrap_or(HttpTransport::Auto) {
         HttpTransport::Sse => ServerSpec::sse(ADHOC, url),
         HttpTransport::Auto | HttpTransport::Http => ServerSpec::http(ADHOC, url),
     };

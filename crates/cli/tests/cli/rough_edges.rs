@@ -1,0 +1,120 @@
+//! Issue 40: the rough edges a new user found. Piped `mcp call` output is the tool's text
+//! (point 11); roots (13); exit codes and checks (20); input that was silently ignored (21); a
+//! VS Code input's default (22); `run`'s edges (23); thin text output (24).
+
+use super::*;
+
+// Point 21: silently ignored input.
+
+#[test]
+fn server_transport_and_dialect_flags_that_would_be_ignored_are_usage_errors() {
+    let home = home();
+    for line in [
+        &["mcp", "tools", "--server", "foo", "--stdio", "--", "true"][..],
+        &[
+            "mcp",
+            "tools",
+            "--server",
+            "foo",
+            "--url",
+            "http://127.0.0.1:9",
+        ],
+        &[
+            "mcp",
+            "tools",
+            "--transport",
+            "sse",
+            "--stdio",
+            "--",
+            "true",
+        ],
+        &["mcp", "--transport", "http", "tools", "--config", "x.json"],
+        &[
+            "mcp",
+            "tools",
+            "--dialect",
+            "cursor",
+            "--stdio",
+            "--",
+            "true",
+        ],
+    ] {
+        let out = run(home.path(), line);
+        assert_eq!(out.status.code(), Some(2), "{line:?}: {}", stderr(&out));
+    }
+}
+
+#[test]
+fn a_mistyped_key_in_a_server_entry_is_warned_of_once_with_its_path() {
+    let home = home();
+    let config = home.path().join(".mcp.json");
+    std::fs::write(
+        &config,
+        json!({"mcpServers": {"demo": {"command": EXE, "arg": ["__mcp-server"], "args": ["__mcp-server"], "alwaysAllow": []}}})
+            .to_string(),
+    )
+    .unwrap();
+    let out = run(
+        home.path(),
+        &["mcp", "--config", config.to_str().unwrap(), "tools"],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert_eq!(
+        err.matches("mcpServers.demo.arg: unknown key").count(),
+        1,
+        "{err}"
+    );
+    assert!(err.contains(".mcp.json"), "{err}");
+    // Another tool's key is known, not warned of.
+    assert!(!err.contains("alwaysAllow"), "{err}");
+}
+
+#[test]
+fn a_trailing_comma_is_refused_where_the_dialects_tool_refuses_it() {
+    let home = home();
+    let text = format!(
+        r#"{{"mcpServers": {{"demo": {{"command": "{EXE}", "args": ["__mcp-server"],}},}}}}"#
+    );
+    let desktop = home.path().join("claude_desktop_config.json");
+    std::fs::write(&desktop, &text).unwrap();
+    let out = run(
+        home.path(),
+        &["mcp", "--config", desktop.to_str().unwrap(), "tools"],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("claude-desktop"), "{}", stderr(&out));
+    // Claude Code's `.mcp.json` takes it.
+    let code = home.path().join(".mcp.json");
+    std::fs::write(&code, &text).unwrap();
+    let out = run(
+        home.path(),
+        &["mcp", "--config", code.to_str().unwrap(), "tools"],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+}
+
+// Point 22: a VS Code input's default.
+
+#[test]
+fn a_vscode_inputs_default_answers_it_without_a_terminal() {
+    let home = home();
+    let folder = home.path().join(".vscode");
+    std::fs::create_dir_all(&folder).unwrap();
+    let config = folder.join("mcp.json");
+    std::fs::write(
+        &config,
+        json!({
+            "inputs": [{"type": "promptString", "id": "tz", "description": "Time zone", "default": "Europe/Oslo"}],
+            "servers": {"demo": {"command": EXE, "args": ["__mcp-server"], "env": {"TZ": "${input:tz}"}}},
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let out = run(
+        home.path(),
+        &["mcp", "--config", config.to_str().unwrap(), "servers"],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("demo running"), "{}", stdout(&out));
+}
