@@ -363,7 +363,8 @@ pub(crate) enum McpCommand {
     Tools,
     /// Call a tool: `call TOOL a=1 b=two` (typed by the tool's input schema), or
     /// `call TOOL --args '{"a":1}'` (exact JSON). Text mode prints the content (an image or
-    /// audio as a one-line summary) and the structured content only when there is no text.
+    /// audio as a one-line summary) and the structured content only when there is no text;
+    /// piped or redirected, a text is written as the tool sent it, byte for byte.
     Call {
         /// The namespaced name (`mcp__<server>__<tool>`) or, when unambiguous, the tool's own.
         tool: String,

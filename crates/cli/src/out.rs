@@ -39,13 +39,37 @@ fn routed(text: &str) -> bool {
 pub(crate) struct Out {
     pub(crate) json: bool,
     color: bool,
+    /// Stdout is a terminal (else a pipe or a file: see [`Out::verbatim`]).
+    terminal: bool,
 }
 
 impl Out {
     pub(crate) fn new(json: bool) -> Self {
-        let color =
-            !json && std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-        Out { json, color }
+        let terminal = std::io::stdout().is_terminal();
+        let color = !json && terminal && std::env::var_os("NO_COLOR").is_none();
+        Out {
+            json,
+            color,
+            terminal,
+        }
+    }
+
+    /// Whether stdout is a terminal.
+    pub(crate) fn is_terminal(&self) -> bool {
+        self.terminal
+    }
+
+    /// A peer's text written to stdout as it is, byte for byte, control characters included
+    /// (ignored with `--json`). Only for text whose bytes are the point (a tool's text result
+    /// piped to a file) and only when stdout is not a terminal: the callers check
+    /// [`is_terminal`](Out::is_terminal) and escape on a terminal.
+    pub(crate) fn verbatim(&self, text: &str) {
+        debug_assert!(!self.terminal, "verbatim text is for a pipe or a file");
+        if !self.json {
+            let mut stdout = std::io::stdout().lock();
+            let _ = stdout.write_all(text.as_bytes());
+            let _ = stdout.flush();
+        }
     }
 
     /// A line of human output (ignored with `--json`).

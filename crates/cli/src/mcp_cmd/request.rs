@@ -173,10 +173,12 @@ pub(super) async fn read(host: &McpHost, uri: &str, out: &Out) -> anyhow::Result
         .read_resource(&owner, uri)
         .await
         .with_context(|| format!("reading {uri}"))?;
+    // A resource's text, like a tool's, is written as it is when stdout is not a terminal.
+    let parts = &mut result::Parts::new(out);
     for contents in &result.contents {
         match (&contents.text, &contents.blob) {
-            (Some(text), _) => out.line(safe::block(text, CONTENT_INDENT)),
-            (None, Some(blob)) => out.line(format!(
+            (Some(text), _) => parts.text(text),
+            (None, Some(blob)) => parts.line(format!(
                 "({} bytes of base64 data, {})",
                 blob.len(),
                 safe::line(contents.mime_type.as_deref().unwrap_or_default())

@@ -4,6 +4,44 @@
 
 use super::*;
 
+// Point 11: `mcp call` output is the tool's text when piped.
+
+#[test]
+fn piped_call_output_is_the_tools_text_byte_for_byte() {
+    let home = home();
+    for text in [
+        "one line",
+        "first\n  indented second\nthird\n",
+        "no trailing newline\nsecond",
+        "\n\nblank lines around\n\n",
+        "a tab\there and a \u{1b}[31mcolour\u{1b}[0m and a \u{202e}bidi",
+    ] {
+        let word = format!("text={text}");
+        let out = run(home.path(), &adhoc(&["call", "echo", &word]));
+        assert!(out.status.success(), "{text:?}: {}", stderr(&out));
+        assert_eq!(out.stdout, text.as_bytes(), "{text:?}");
+    }
+}
+
+#[test]
+fn call_output_on_a_terminal_stays_escaped_and_indented() {
+    let home = home();
+    let mut command = Command::new("script");
+    let line = format!("{EXE} mcp call hostile --stdio -- {EXE} __mcp-server --hostile");
+    command.args(["-qfec", &line, "/dev/null"]);
+    // The progress line's own clearing sequence is the CLI's, not the tool's.
+    let seen = interact_raw(command, home.path(), &[])
+        .replace("\r\u{1b}[2K", "")
+        .replace("\r\n", "\n");
+    assert_no_raw_controls("mcp call on a terminal", &seen);
+    assert!(
+        seen.contains(&format!(
+            "result {HOSTILE_SHOWN}\n  second line {HOSTILE_SHOWN}"
+        )),
+        "{seen}"
+    );
+}
+
 // Point 21: silently ignored input.
 
 #[test]
