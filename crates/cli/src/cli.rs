@@ -79,6 +79,24 @@ impl Cli {
                     "--transport goes with --url (a config's servers say their own `type`)",
                 );
             }
+            let names_one = |server: &Option<String>| {
+                server.is_some() || args.url.is_some() || args.servers.len() == 1
+            };
+            match &args.command {
+                McpCommand::Login { server, .. } if !names_one(server) => {
+                    return Err(Cli::command().error(
+                        clap::error::ErrorKind::MissingRequiredArgument,
+                        "name the server: `sidewire mcp login SERVER` (or --url URL, or one --server)",
+                    ));
+                }
+                McpCommand::Logout { server } if !names_one(server) => {
+                    return Err(Cli::command().error(
+                        clap::error::ErrorKind::MissingRequiredArgument,
+                        "name the server: `sidewire mcp logout SERVER` (or --url URL)",
+                    ));
+                }
+                _ => {}
+            }
             if !args.stdio && !args.stdio_command.is_empty() {
                 // Never silently ignored: the words after `--` start a server only with --stdio.
                 let conflict = if args.url.is_some() {
@@ -142,7 +160,7 @@ pub(crate) enum Command {
         /// Run each line of text as an agent turn with this provider ref
         /// (`plugin/<plugin>/<provider>/<model>`, see `sidewire ext providers`): its answer
         /// streams back, and the tools it asks for run through the permission chain.
-        #[arg(long, value_name = "REF")]
+        #[arg(long, value_name = "REF", value_parser = parse_provider_ref)]
         model: Option<String>,
         /// With --model: at most this many provider requests per turn.
         #[arg(long, value_name = "N", default_value_t = sidewire_agent::Agent::DEFAULT_MAX_ROUNDS, requires = "model")]
@@ -263,6 +281,20 @@ pub(crate) struct McpArgs {
     pub(crate) startup_timeout: Option<f64>,
     #[command(subcommand)]
     pub(crate) command: McpCommand,
+}
+
+/// A provider ref (`--model`, `--provider`): `plugin/<plugin>/<rest>`, each part non-empty
+/// (spec §14.1). Whether an extension serves it is known only once they are booted.
+fn parse_provider_ref(text: &str) -> Result<String, String> {
+    let parts = text
+        .strip_prefix("plugin/")
+        .and_then(|rest| rest.split_once('/'));
+    match parts {
+        Some((plugin, rest)) if !plugin.is_empty() && !rest.is_empty() => Ok(text.to_owned()),
+        _ => Err(format!(
+            "a provider ref is plugin/<plugin>/<provider>/<model> (see `sidewire ext providers`), got {text:?}"
+        )),
+    }
 }
 
 /// A `--header` value: `Name: value`.
@@ -509,7 +541,7 @@ pub(crate) enum ExtCommand {
     /// Ctrl-C cancels the stream.
     Complete {
         /// The provider ref (`plugin/<plugin>/<provider>/<model>`).
-        #[arg(long = "provider", value_name = "REF")]
+        #[arg(long = "provider", value_name = "REF", value_parser = parse_provider_ref)]
         provider: String,
         /// The `maxTokens` of the request.
         #[arg(long, value_name = "N", default_value_t = sidewire_agent::Agent::DEFAULT_MAX_TOKENS)]

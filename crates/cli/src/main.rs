@@ -152,8 +152,9 @@ fn exit_code(out: &Out, result: anyhow::Result<()>) -> ExitCode {
             out.note(format!("interrupted ({})", Ending::Interrupt.name()));
             ExitCode::from(Ending::Interrupt.exit_code())
         }
-        // Words that cannot be a tool's arguments are a usage error, like clap's.
-        Err(err) if err.is::<schema_args::ArgError>() => {
+        // Words that cannot be a tool's arguments are a usage error, like clap's; so are
+        // arguments the tool's inputSchema refuses, checked here before anything was sent.
+        Err(err) if err.is::<schema_args::ArgError>() || refused_locally(&err) => {
             out.error(&err);
             ExitCode::from(2)
         }
@@ -162,6 +163,13 @@ fn exit_code(out: &Out, result: anyhow::Result<()>) -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// Whether `err` is the MCP library's check of a tool's arguments against its inputSchema:
+/// nothing was sent, so it is the caller's usage, not a server's failure.
+fn refused_locally(err: &anyhow::Error) -> bool {
+    err.downcast_ref::<sidewire_mcp::Error>()
+        .is_some_and(sidewire_mcp::Error::is_invalid_arguments)
 }
 
 /// SIGINT, handed to a command that gives Ctrl-C its own meaning (`run`: the first cancels the

@@ -563,30 +563,6 @@ fn run_with_a_model_stops_at_the_round_bound_after_the_last_calls_ran() {
 }
 
 #[test]
-fn run_with_a_model_that_no_extension_serves_reports_each_turn_and_goes_on() {
-    let home = home();
-    let config = agent_setup(home.path());
-    let out = run_with_input(
-        home.path(),
-        &[
-            "run",
-            "--config",
-            config.to_str().unwrap(),
-            "--model",
-            "plugin/x/y/z",
-        ],
-        "hi\n/tools\n",
-    );
-    assert!(out.status.success(), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("not in the provider catalog"),
-        "{}",
-        stderr(&out)
-    );
-    assert!(stdout(&out).contains("mcp__demo__add"), "{}", stdout(&out));
-}
-
-#[test]
 fn completions_are_printed() {
     let out = run(home().path(), &["completions", "bash"]);
     assert!(out.status.success());
@@ -630,15 +606,15 @@ fn mcp_adhoc_stdio_lists_and_calls_tools() {
 
 /// `mcp call` checks the arguments against the tool's inputSchema before sending: a string
 /// where `add` takes a number fails with the path and keyword, and the tool never runs (it
-/// would have answered "add needs numbers" with isError).
+/// would have answered "add needs numbers" with isError). The check is local: a usage error.
 #[test]
-fn mcp_call_arguments_that_break_the_input_schema_exit_1_unsent() {
+fn mcp_call_arguments_that_break_the_input_schema_exit_2_unsent() {
     let home = home();
     let out = run(
         home.path(),
         &adhoc(&["call", "add", "--args", r#"{"a":"x","b":1}"#]),
     );
-    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(out.status.code(), Some(2));
     assert!(
         !stdout(&out).contains("add needs numbers"),
         "{}",
@@ -2020,7 +1996,25 @@ fn hostile_plugin(dir: &Path, mode: &str) -> PathBuf {
 #[test]
 fn a_turn_blocked_at_input_shows_the_hostile_reason_escaped_and_asks_no_model() {
     let home = home();
-    hostile_plugin(home.path(), "--hostile");
+    let package = hostile_plugin(home.path(), "--hostile");
+    // It serves the model too: `run --model` checks at its start that an extension does.
+    let manifest = package.join("reasonix-plugin.json");
+    let mut doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(&manifest).unwrap()).unwrap();
+    doc["runtime"]["capabilities"] = json!(["interceptors", "ui", "providers"]);
+    std::fs::write(&manifest, doc.to_string()).unwrap();
+    let reinstall = run(
+        home.path(),
+        &[
+            "plugin",
+            "install",
+            package.to_str().unwrap(),
+            "--yes",
+            "--link",
+            "--replace",
+        ],
+    );
+    assert!(reinstall.status.success(), "{}", stderr(&reinstall));
     let out = run_with_input(home.path(), &["run", "--model", SCRIPTED], "hello\n");
     assert!(out.status.success(), "{}", stderr(&out));
     assert_output_is_clean("run --model", &out);
@@ -2411,12 +2405,15 @@ fn mcp_login_refuses_servers_oauth_does_not_apply_to() {
             &["mcp", "--config", path, "login", "nosuch"],
             "no server named nosuch",
         ),
-        (&["mcp", "--config", path, "login"], "name the server"),
     ] {
         let out = run(home.path(), line);
         assert_fails(&out, needle);
         assert_eq!(out.status.code(), Some(1), "{line:?}");
     }
+    // No server named: a usage error.
+    let out = run(home.path(), &["mcp", "--config", path, "login"]);
+    assert_fails(&out, "name the server");
+    assert_eq!(out.status.code(), Some(2));
 }
 
 #[test]

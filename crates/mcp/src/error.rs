@@ -198,9 +198,10 @@ pub(crate) enum Kind {
         violations: Vec<crate::protocol::structured::SchemaViolation>,
         result: Box<crate::protocol::types::CallToolResult>,
     },
-    /// Tool arguments that do not match the tool's `inputSchema` (checked before sending).
+    /// Tool arguments that do not match the tool's `inputSchema` (checked here, before
+    /// sending: the text says so, and the whole error names no server, which said nothing).
     #[error(
-        "the arguments of tool `{tool}` do not match its inputSchema: {}",
+        "the arguments of tool `{tool}` do not match its inputSchema (checked before sending; nothing was sent): {}",
         violations_text(violations)
     )]
     InvalidArguments {
@@ -646,7 +647,10 @@ fn closed_text(reason: &sidewire_jsonrpc::CloseReason) -> String {
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if let Some(server) = &self.0.server {
+        // A check made here before sending is not the server's word: it is not prefixed with
+        // the server's name (its text says it was checked before sending).
+        let local = matches!(self.0.kind, Kind::InvalidArguments { .. });
+        if let Some(server) = self.0.server.as_ref().filter(|_| !local) {
             write!(f, "MCP server `{server}`: ")?;
         }
         if let Some((stage, elapsed)) = self.0.stage {

@@ -96,6 +96,16 @@ pub(crate) async fn run(options: Options, out: &Out) -> anyhow::Result<()> {
             safe::block(&failure.to_string(), "  ")
         ));
     }
+    // A model no extension serves would fail every line: said once, before any is read.
+    if let Some(mode) = &options.agent
+        && !(runtime.providers().iter()).any(|entry| entry.descriptor.reference == mode.model)
+    {
+        runtime.shutdown().await;
+        anyhow::bail!(
+            "no running extension serves provider {} (`sidewire ext providers` lists the ones that do)",
+            safe::line(&mode.model)
+        );
+    }
 
     let (mcp, driver) = sidewire_mcp::McpHost::new(NoHandler);
     let mcp_task = tokio::spawn(driver);

@@ -39,7 +39,7 @@ fn words_the_schema_refuses_are_a_usage_error_and_nothing_is_sent() {
 fn args_sends_exact_json() {
     let home = home();
     // Sent as it is, not typed by the schema (but checked against it before sending: JSON the
-    // schema refuses is never sent, see `mcp_call_arguments_that_break_the_input_schema_exit_1_unsent`).
+    // schema refuses is never sent, see `mcp_call_arguments_that_break_the_input_schema_exit_2_unsent`).
     let out = run(
         home.path(),
         &adhoc(&["call", "add", "--args", r#"{"a":1,"b":2}"#]),

@@ -42,6 +42,55 @@ fn call_output_on_a_terminal_stays_escaped_and_indented() {
     );
 }
 
+// Point 20: exit codes and checks.
+
+#[test]
+fn run_checks_its_model_ref_before_reading_a_line() {
+    let home = home();
+    let config = agent_setup(home.path());
+    // Not a ref at all: a usage error.
+    let out = run_with_input(home.path(), &["run", "--model", "nosuch"], "hi\n");
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(!stdout(&out).contains("> hi"), "{}", stdout(&out));
+    // A ref no extension serves: a failure before any line is read.
+    let out = run_with_input(
+        home.path(),
+        &[
+            "run",
+            "--config",
+            config.to_str().unwrap(),
+            "--model",
+            "plugin/x/y/z",
+        ],
+        "hi\n",
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("plugin/x/y/z"), "{}", stderr(&out));
+    assert!(!stdout(&out).contains("> hi"), "{}", stdout(&out));
+}
+
+#[test]
+fn arguments_over_the_schemas_maximum_are_a_local_usage_error() {
+    let home = home();
+    let out = run(home.path(), &adhoc(&["call", "slow", "steps=300"]));
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("maximum"), "{err}");
+    // The check is ours: nothing says the server refused them.
+    assert!(!err.contains("MCP server `adhoc`:"), "{err}");
+    assert!(!stdout(&out).contains("counted to"), "{}", stdout(&out));
+}
+
+#[test]
+fn login_and_logout_without_a_server_are_usage_errors() {
+    let home = home();
+    for command in ["login", "logout"] {
+        let out = run(home.path(), &["mcp", command]);
+        assert_eq!(out.status.code(), Some(2), "{command}: {}", stderr(&out));
+        assert!(stderr(&out).contains("SERVER"), "{}", stderr(&out));
+    }
+}
+
 // Point 21: silently ignored input.
 
 #[test]
