@@ -3178,7 +3178,9 @@ enabled = false
     let env = [("SIDEWIRE_TEST_SECRET", SECRET)];
     let out = run_with_env(home.path(), &["mcp", "--config", config, "tools"], "", &env);
     assert!(out.status.success(), "{}", stderr(&out));
-    assert_eq!(stdout(&out).lines().count(), 1, "{}", stdout(&out));
+    // One tool (its parameters on the indented line under it).
+    let entries = stdout(&out).lines().filter(|l| !l.starts_with(' ')).count();
+    assert_eq!(entries, 1, "{}", stdout(&out));
     assert!(
         stdout(&out).starts_with("mcp__demo__echo"),
         "{}",

@@ -45,6 +45,28 @@ impl fmt::Display for Stage {
     }
 }
 
+/// The request a [`Stage::Initialize`] failure was waiting on: the era probe
+/// (`server/discover`) or the legacy handshake (`initialize`), which follows a probe that got
+/// a legacy answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Handshake {
+    /// `initialize` (the legacy era, or the fallback after the probe).
+    Initialize,
+    /// `server/discover` (the modern era, or the probe of `auto`).
+    Discover,
+}
+
+impl Handshake {
+    /// The method's name: `initialize` or `server/discover`.
+    pub fn method(self) -> &'static str {
+        match self {
+            Handshake::Initialize => "initialize",
+            Handshake::Discover => "server/discover",
+        }
+    }
+}
+
 /// What went wrong with a server spec, a connection, a call or the host.
 ///
 /// Branch with the predicates ([`is_timeout`](Error::is_timeout),
@@ -57,6 +79,7 @@ struct Inner {
     kind: Kind,
     server: Option<Arc<str>>,
     stage: Option<(Stage, Duration)>,
+    handshake: Option<Handshake>,
     exit: Option<String>,
     stderr: Option<String>,
 }
@@ -253,6 +276,7 @@ impl Error {
             kind,
             server: None,
             stage: None,
+            handshake: None,
             exit: None,
             stderr: None,
         }))
@@ -272,6 +296,13 @@ impl Error {
     pub(crate) fn with_stage(mut self, stage: Stage, elapsed: Duration) -> Self {
         if self.0.stage.is_none() {
             self.0.stage = Some((stage, elapsed));
+        }
+        self
+    }
+
+    pub(crate) fn with_handshake(mut self, handshake: Handshake) -> Self {
+        if self.0.handshake.is_none() {
+            self.0.handshake = Some(handshake);
         }
         self
     }
@@ -606,6 +637,12 @@ impl Error {
     pub fn stage(&self) -> Option<(Stage, Duration)> {
         self.0.stage
     }
+
+    /// For a failure at [`Stage::Initialize`]: the request it was waiting on
+    /// (`server/discover` or `initialize`).
+    pub fn handshake(&self) -> Option<Handshake> {
+        self.0.handshake
+    }
     /// What went wrong, in words, without the server's name, the startup stage, the exit
     /// status or the stderr tail that the whole text ([`Display`](fmt::Display)) adds: for a
     /// caller that shows those apart ([`StartFailure::reason`](crate::StartFailure::reason)).
@@ -690,6 +727,7 @@ impl fmt::Debug for Error {
             .field("kind", &self.0.kind)
             .field("server", &self.0.server)
             .field("stage", &self.0.stage)
+            .field("handshake", &self.0.handshake)
             .field("exit", &self.0.exit)
             .field("stderr", &self.0.stderr.as_ref().map(String::len))
             .finish()

@@ -457,10 +457,14 @@ fn require_running(
 /// A start failure, unescaped: the stage, the reason and how the process ended on one line,
 /// then the stderr tail (if any) as an indented block. Each fact once: the library's whole
 /// error text repeats the exit status and the stderr's end, so it is not used here.
-fn failure_text(failure: &StartFailure) -> String {
+pub(crate) fn failure_text(failure: &StartFailure) -> String {
+    // The handshake stage by the request it waited on (`server/discover` or `initialize`).
+    let stage = match (failure.stage, failure.handshake) {
+        (sidewire_mcp::Stage::Initialize, Some(handshake)) => handshake.method(),
+        (stage, _) => stage.as_str(),
+    };
     let mut text = format!(
-        "{} failed after {} ms: {}",
-        failure.stage.as_str(),
+        "{stage} failed after {} ms: {}",
         failure.elapsed.as_millis(),
         failure.reason
     );
@@ -486,7 +490,7 @@ fn failure_text(failure: &StartFailure) -> String {
     }
     if let Some(hint) = hints::start(failure) {
         text.push_str("\nhint: ");
-        text.push_str(hint);
+        text.push_str(&hint);
     }
     text
 }

@@ -454,7 +454,7 @@ impl Repl<'_> {
         let (name, schema) = {
             let snapshot = self.mcp.snapshot();
             let known = snapshot.tools().map(|t| (t.name, t.item.name.clone()));
-            let name = crate::mcp_cmd::request::resolve(known, tool, "tool")?;
+            let name = crate::mcp_cmd::request::resolve_tool(self.mcp, known, tool)?;
             let schema = (snapshot.tools())
                 .find(|t| t.name == name)
                 .map(|t| t.item.input_schema.to_value())

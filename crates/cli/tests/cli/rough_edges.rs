@@ -205,3 +205,104 @@ fn a_vscode_inputs_default_answers_it_without_a_terminal() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(stdout(&out).contains("demo running"), "{}", stdout(&out));
 }
+
+// Point 24: thin text output.
+
+#[test]
+fn tools_show_their_parameters_and_empty_listings_say_so() {
+    let home = home();
+    let out = run(home.path(), &adhoc(&["tools"]));
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let add = text
+        .split("mcp__adhoc__add")
+        .nth(1)
+        .and_then(|rest| rest.split("mcp__adhoc__").next())
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        add.contains("a: number") && add.contains("b: number"),
+        "{text}"
+    );
+    let slow = text.split("mcp__adhoc__slow").nth(1).unwrap_or_default();
+    assert!(slow.contains("steps?: integer"), "{text}");
+    for (listing, says) in [
+        ("prompts", "no prompts"),
+        ("resources", "no resources"),
+        ("templates", "no resource templates"),
+    ] {
+        let out = run(home.path(), &adhoc(&[listing]));
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert!(stdout(&out).contains(says), "{listing}: {}", stdout(&out));
+    }
+}
+
+#[test]
+fn an_unknown_tool_that_the_configs_filter_hides_says_so() {
+    let home = home();
+    let config = home.path().join(".mcp.json");
+    std::fs::write(
+        &config,
+        json!({"mcpServers": {"demo": {"command": EXE, "args": ["__mcp-server"], "excludeTools": ["add"]}}})
+            .to_string(),
+    )
+    .unwrap();
+    let path = config.to_str().unwrap();
+    for name in ["add", "mcp__demo__add"] {
+        let out = run(
+            home.path(),
+            &["mcp", "--config", path, "call", name, "a=1", "b=2"],
+        );
+        assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+        let err = stderr(&out);
+        assert!(err.contains("filter"), "{name}: {err}");
+    }
+    // A name no filter hides is just unknown.
+    let out = run(home.path(), &["mcp", "--config", path, "call", "nope"]);
+    assert!(!stderr(&out).contains("filter"), "{}", stderr(&out));
+}
+
+#[test]
+fn ext_check_with_nothing_installed_says_how_to_install() {
+    let home = home();
+    let out = run(home.path(), &["ext", "check"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let all = format!("{}{}", stdout(&out), stderr(&out));
+    assert!(all.contains("no plugins installed"), "{all}");
+    assert!(all.contains("sidewire plugin install"), "{all}");
+}
+
+#[test]
+fn installing_an_installed_plugin_names_the_replace_flag() {
+    let home = home();
+    let package = install_builtin(home.path());
+    let out = run(
+        home.path(),
+        &[
+            "plugin",
+            "install",
+            package.to_str().unwrap(),
+            "--yes",
+            "--link",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--replace"), "{}", stderr(&out));
+}
+
+#[test]
+fn a_start_failures_hint_names_the_handshake_that_was_sent() {
+    let home = home();
+    let not_a_server = ["sh", "-c", "echo Usage: server [options]"];
+    for (era, method) in [("auto", "server/discover"), ("legacy", "initialize")] {
+        let mut line = vec!["mcp", "--era", era, "tools", "--stdio", "--"];
+        line.extend_from_slice(&not_a_server);
+        let out = run(home.path(), &line);
+        assert_eq!(out.status.code(), Some(1));
+        let err = stderr(&out);
+        let hint = err
+            .lines()
+            .find(|l| l.contains("hint: "))
+            .unwrap_or_else(|| panic!("{era}: no hint: {err}"));
+        assert!(hint.contains(&format!("`{method}`")), "{era}: {hint}");
+    }
+}
