@@ -367,13 +367,20 @@ fn init_tracing(cli: &Cli) {
             write!(writer, "{field}={}", safe::line(&text))
         }
     });
-    let _ = tracing_subscriber::fmt()
+    let builder = tracing_subscriber::fmt()
         .fmt_fields(tracing_subscriber::field::MakeExt::delimited(fields, " "))
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .with_ansi(color)
-        .with_target(false)
-        .try_init();
+        .with_target(false);
+    // At the default level a log line is a plain note (`warning: ...`); the timestamps and
+    // level columns are for `-v` and `RUST_LOG`.
+    let plain = cli.verbose == 0 && std::env::var_os("RUST_LOG").is_none();
+    let _ = if plain {
+        builder.event_format(out::Notes).try_init()
+    } else {
+        builder.try_init()
+    };
 }
 
 /// `$SIDEWIRE_HOME`, or the platform data directory. An empty variable counts as unset (as

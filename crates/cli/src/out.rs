@@ -9,7 +9,40 @@
 use std::io::{IsTerminal, Write};
 use std::sync::OnceLock;
 
+use tracing_subscriber::fmt::format::Writer;
+use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields};
+use tracing_subscriber::registry::LookupSpan;
+
 use crate::safe;
+
+/// How log lines look at the default level (no `-v`, no `RUST_LOG`): plain notes like the
+/// CLI's own, `warning: restarting a crashed MCP server server=demo attempt=1`, without the
+/// timestamp and level column, which are for debugging (`-v` has them).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Notes;
+
+impl<S, N> FormatEvent<S, N> for Notes
+where
+    S: tracing::Subscriber + for<'a> LookupSpan<'a>,
+    N: for<'a> FormatFields<'a> + 'static,
+{
+    fn format_event(
+        &self,
+        ctx: &FmtContext<'_, S, N>,
+        mut writer: Writer<'_>,
+        event: &tracing::Event<'_>,
+    ) -> std::fmt::Result {
+        let word = match *event.metadata().level() {
+            tracing::Level::ERROR => "error",
+            tracing::Level::WARN => "warning",
+            tracing::Level::INFO => "note",
+            _ => "debug",
+        };
+        write!(writer, "{word}: ")?;
+        ctx.field_format().format_fields(writer.by_ref(), event)?;
+        writeln!(writer)
+    }
+}
 
 /// Where terminal text goes instead of stdout and stderr while `run`'s line editor owns the
 /// terminal: printed above the prompt, which is then drawn again (set once, by `run` on a
@@ -158,5 +191,51 @@ impl Out {
         if !routed(&text) {
             let _ = std::io::stderr().lock().write_all(text.as_bytes());
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use super::*;
+
+    /// A writer into a shared buffer.
+    #[derive(Clone, Default)]
+    struct Buffer(Arc<Mutex<Vec<u8>>>);
+
+    impl Write for Buffer {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            crate::lock(&self.0).extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn default_level_log_lines_are_plain_notes() {
+        let buffer = Buffer::default();
+        let writer = buffer.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .event_format(Notes)
+            .with_writer(move || writer.clone())
+            .finish();
+        tracing::subscriber::with_default(subscriber, || {
+            tracing::warn!(
+                server = "demo",
+                attempt = 1,
+                "restarting a crashed MCP server"
+            );
+        });
+        let text = String::from_utf8(crate::lock(&buffer.0).clone()).unwrap();
+        assert!(
+            text.starts_with("warning: restarting a crashed MCP server"),
+            "{text:?}"
+        );
+        assert!(text.contains("server") && text.contains("demo"), "{text:?}");
+        assert!(!text.contains("WARN"), "{text:?}");
+        assert_eq!(text.lines().count(), 1, "{text:?}");
     }
 }

@@ -33,6 +33,7 @@ mod ui;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -120,7 +121,7 @@ pub(crate) async fn run(options: Options, out: &Out) -> anyhow::Result<()> {
             out.note(format!(
                 "warning: MCP server {} failed to start: {}",
                 safe::line(&failure.server),
-                safe::line(&failure.error)
+                safe::block(&crate::mcp_cmd::failure_text(&failure), "  ")
             ));
         }
     }
@@ -165,10 +166,16 @@ pub(crate) async fn run(options: Options, out: &Out) -> anyhow::Result<()> {
             && std::io::IsTerminal::is_terminal(&std::io::stdout()),
     );
     let names = Arc::new(Mutex::new(Names::default()));
+    let pending = Pending::default();
     // Whatever ends the session, the terminal is left in the mode it was found in.
     let _restore = terminal.then(TerminalMode::save);
     let mut input = if terminal {
-        match EditorThread::start(home.join(HISTORY_FILE), Arc::clone(&names)) {
+        let editor = EditorThread::start(
+            home.join(HISTORY_FILE),
+            Arc::clone(&names),
+            pending.waiting(),
+        );
+        match editor {
             Ok(editor) => Input::Editor(editor),
             Err(err) => {
                 out.note(format!(
@@ -186,7 +193,7 @@ pub(crate) async fn run(options: Options, out: &Out) -> anyhow::Result<()> {
         runtime: &runtime,
         mcp: &mcp,
         surfaces: Arc::default(),
-        pending: Arc::default(),
+        pending,
         names,
         allow_tools: options.allow_tools,
         verbose: options.verbose,
@@ -197,17 +204,21 @@ pub(crate) async fn run(options: Options, out: &Out) -> anyhow::Result<()> {
         conversation: Mutex::default(),
         out: *out,
     };
+    let quitting = Arc::new(AtomicBool::new(false));
     let events_task = tokio::spawn(ui::print_events(
         events,
         Arc::clone(&repl.surfaces),
         Arc::clone(&repl.pending),
         editing,
+        Arc::clone(&quitting),
         *out,
     ));
 
     let result = repl
         .run(&mut input, options.interrupted, options.ctrl_c)
         .await;
+    // The extensions stop because the session ends: their surfaces going is no news.
+    quitting.store(true, Ordering::SeqCst);
     repl.cancel_pending();
     runtime.shutdown().await;
     mcp.shutdown().await;
@@ -368,9 +379,11 @@ impl Repl<'_> {
 
     /// Cancels the prompts still waiting for an answer.
     fn cancel_pending(&self) {
-        for (prompt, _) in crate::lock(&self.pending).drain(..) {
+        let mut queue = self.pending.lock();
+        for (prompt, _) in queue.drain(..) {
             prompt.cancel();
         }
+        self.pending.mark(&queue);
     }
 
     async fn execute(&self, command: Command<'_>) -> anyhow::Result<()> {
@@ -427,6 +440,12 @@ impl Repl<'_> {
                 surface,
                 values,
             } => {
+                // A required field left out or empty is refused here, before the sidecar
+                // gets a submission it must reject.
+                let form = crate::lock(&self.surfaces).form(plugin, surface);
+                if let Some(form) = form {
+                    ui::check_submission(&form, &values)?;
+                }
                 let result = self.runtime.submit_form(plugin, surface, values).await?;
                 out.line(format!("submitted: accepted={}", result.accepted));
                 out.json_line(&json!({
@@ -708,12 +727,13 @@ impl Repl<'_> {
     /// waiting; returns whether it did.
     fn answer_prompt(&self, line: &str) -> bool {
         let out = &self.out;
-        let mut queue = crate::lock(&self.pending);
+        let mut queue = self.pending.lock();
         let Some((prompt, values)) = queue.front_mut() else {
             return false;
         };
         if line.is_empty() {
             let (prompt, _) = queue.pop_front().expect("checked non-empty");
+            self.pending.mark(&queue);
             prompt.cancel();
             out.line("dismissed");
         } else {
@@ -723,16 +743,27 @@ impl Repl<'_> {
                 FieldKind::Input | FieldKind::Select => Value::String(line.to_owned()),
                 FieldKind::Multiselect => Value::Array(
                     line.split(',')
-                        .map(|s| Value::String(s.trim().to_owned()))
+                        .map(str::trim)
+                        .filter(|s| !s.is_empty())
+                        .map(|s| Value::String(s.to_owned()))
                         .collect(),
                 ),
             };
+            if field.required == Some(true) && ui::is_empty_answer(&value) {
+                out.note(format!(
+                    "{} is required: answer it (an empty line dismisses the question)",
+                    safe::line(&field.key)
+                ));
+                ask(out, prompt, values.len());
+                return true;
+            }
             values.insert(field.key.clone(), value);
             if values.len() < prompt.fields.len() {
                 ask(out, prompt, values.len());
                 return true;
             }
             let (mut prompt, values) = queue.pop_front().expect("checked non-empty");
+            self.pending.mark(&queue);
             if let Err(err) = prompt.answer(values) {
                 out.note(format!(
                     "error: {}; the prompt is dismissed",

@@ -206,6 +206,102 @@ fn a_vscode_inputs_default_answers_it_without_a_terminal() {
     assert!(stdout(&out).contains("demo running"), "{}", stdout(&out));
 }
 
+// Point 23: `run`'s edges.
+
+#[test]
+fn quitting_run_says_nothing_of_surfaces_gone() {
+    let home = home();
+    install_builtin(home.path());
+    let seen = run_on_a_terminal(
+        home.path(),
+        &[("sidewire> ", "/ui"), ("Say hello", "/quit")],
+    );
+    assert!(seen.contains("extension ready"), "{seen}");
+    assert!(!seen.contains("gone"), "{seen}");
+}
+
+#[test]
+fn a_forms_required_field_cannot_be_submitted_empty() {
+    let home = home();
+    install_builtin(home.path());
+    let mut command = Command::new("script");
+    command.args(["-qfec", &format!("{EXE} run"), "/dev/null"]);
+    let mut terminal = Terminal::start(command, home.path());
+    // The demo's form has a required `name`: left out, then empty.
+    terminal.wait_until_seen("fill in: /submit sidewire-demo:demo-form");
+    terminal.type_line("/submit sidewire-demo:demo-form");
+    terminal.wait_for(|line| line.contains("is required"));
+    terminal.type_line("/submit sidewire-demo:demo-form name=");
+    terminal.wait_for(|line| line.contains("is required"));
+    terminal.type_line("/quit");
+    let seen = terminal.finish();
+    assert!(!seen.contains("submitted: accepted"), "{seen}");
+}
+
+#[test]
+fn runs_start_up_warning_names_a_failed_server_once() {
+    let home = home();
+    let config = home.path().join("mcp.json");
+    std::fs::write(
+        &config,
+        json!({"mcpServers": {"broken": {"command": "/no/such/server-marker"}}}).to_string(),
+    )
+    .unwrap();
+    let out = run_with_input(
+        home.path(),
+        &["run", "--config", config.to_str().unwrap()],
+        "/quit\n",
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    let warning = err
+        .lines()
+        .find(|l| l.contains("failed to start"))
+        .unwrap_or_else(|| panic!("no warning: {err}"));
+    assert_eq!(warning.matches("broken").count(), 1, "{warning}");
+}
+
+#[test]
+fn a_servers_stray_stdout_is_no_warning_at_the_default_level() {
+    let home = home();
+    let out = run(
+        home.path(),
+        &[
+            "mcp",
+            "call",
+            "echo",
+            "text=hi",
+            "--stdio",
+            "--",
+            "sh",
+            "-c",
+            &format!("echo a banner, not JSON; exec {EXE} __mcp-server"),
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("WARN"), "{}", stderr(&out));
+}
+
+#[test]
+fn a_command_not_on_path_shows_the_path_once_and_cut() {
+    let home = home();
+    let long: Vec<String> = (0..400).map(|n| format!("/no/such/dir-{n}")).collect();
+    let path = long.join(":");
+    let out = run_with_env(
+        home.path(),
+        &["mcp", "tools", "--stdio", "--", "no-such-server-command"],
+        "",
+        &[("PATH", &path), ("SHELL", "/bin/false")],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("/no/such/dir-0"), "{err}");
+    assert_eq!(err.matches("/no/such/dir-1:").count(), 1, "{err}");
+    assert!(!err.contains("/no/such/dir-399"), "{err}");
+    // What to do survives the cut.
+    assert!(err.contains("absolute path"), "{err}");
+}
+
 // Point 24: thin text output.
 
 #[test]
