@@ -37,6 +37,20 @@ impl Cli {
         T: Into<std::ffi::OsString> + Clone,
     {
         let cli = Cli::try_parse_from(args)?;
+        let roots = match &cli.command {
+            Command::Mcp(args) => args.roots.len(),
+            Command::Run { roots, .. } => roots.len(),
+            _ => 0,
+        };
+        if roots > sidewire_mcp::MAX_CONFIG_ROOTS {
+            return Err(Cli::command().error(
+                clap::error::ErrorKind::TooManyValues,
+                format!(
+                    "{roots} --root given; at most {} are offered",
+                    sidewire_mcp::MAX_CONFIG_ROOTS
+                ),
+            ));
+        }
         if let Command::Mcp(args) = &cli.command {
             if args.stdio && args.stdio_command.is_empty() {
                 return Err(Cli::command().error(
@@ -137,7 +151,8 @@ impl Cli {
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
     /// Talk to MCP servers: from a config file, or ad hoc with --url or --stdio.
-    Mcp(McpArgs),
+    // Boxed: its flags make it far larger than the other commands.
+    Mcp(Box<McpArgs>),
     /// Install and manage extension plugins (state under $SIDEWIRE_HOME).
     #[command(subcommand)]
     Plugin(PluginCommand),
@@ -162,6 +177,10 @@ pub(crate) enum Command {
         /// streams back, and the tools it asks for run through the permission chain.
         #[arg(long, value_name = "REF", value_parser = parse_provider_ref)]
         model: Option<String>,
+        /// Offer this directory to the MCP servers as a root (repeatable; replaces the
+        /// config's `roots`); `/root add DIR` and `/root remove DIR` change them while it runs.
+        #[arg(long = "root", value_name = "DIR", value_parser = parse_root)]
+        roots: Vec<PathBuf>,
         /// With --model: at most this many provider requests per turn.
         #[arg(long, value_name = "N", default_value_t = sidewire_agent::Agent::DEFAULT_MAX_ROUNDS, requires = "model")]
         max_rounds: u32,
@@ -261,6 +280,10 @@ pub(crate) struct McpArgs {
     /// An environment variable for the --stdio server, as KEY=VALUE (repeatable).
     #[arg(short = 'e', long = "env", global = true, value_name = "KEY=VALUE", requires = "stdio", value_parser = parse_env)]
     pub(crate) env: Vec<(String, String)>,
+    /// Offer this directory to the servers as a root (`roots/list`; repeatable). Given, it
+    /// replaces the config's top-level `roots`; with none, no `roots` capability is declared.
+    #[arg(long = "root", global = true, value_name = "DIR", value_parser = parse_root)]
+    pub(crate) roots: Vec<PathBuf>,
     /// Ask each server to send its log messages of this level and above (`logging/setLevel`),
     /// and print them on stderr.
     #[arg(long, global = true, value_enum, value_name = "LEVEL")]
@@ -294,6 +317,17 @@ fn parse_provider_ref(text: &str) -> Result<String, String> {
         _ => Err(format!(
             "a provider ref is plugin/<plugin>/<provider>/<model> (see `sidewire ext providers`), got {text:?}"
         )),
+    }
+}
+
+/// A `--root` value: an existing directory, made absolute (a typo is caught here rather than
+/// offered to a server).
+fn parse_root(text: &str) -> Result<PathBuf, String> {
+    let path = std::path::absolute(text).map_err(|err| format!("{text:?}: {err}"))?;
+    if path.is_dir() {
+        Ok(path)
+    } else {
+        Err(format!("{text:?} is not a directory"))
     }
 }
 
@@ -590,7 +624,7 @@ mod tests {
 
     fn mcp(line: &[&str]) -> McpArgs {
         match parse(line).expect("parses").command {
-            Command::Mcp(args) => args,
+            Command::Mcp(args) => *args,
             other => panic!("not mcp: {other:?}"),
         }
     }

@@ -314,7 +314,7 @@ async fn run(
     verbose: bool,
 ) -> anyhow::Result<()> {
     match command {
-        Command::Mcp(args) => mcp_cmd::run(args, out).await,
+        Command::Mcp(args) => mcp_cmd::run(*args, out).await,
         Command::Plugin(command) => plugin_cmd::run(command, out),
         Command::Ext(command) => ext_cmd::run(command, out, interrupted).await,
         Command::Demo => demo::run(out).await,
@@ -322,11 +322,13 @@ async fn run(
             config,
             allow_tools,
             model,
+            roots,
             max_rounds,
         } => {
             let agent = model.map(|model| run::AgentMode { model, max_rounds });
             let options = run::Options {
                 config,
+                roots,
                 allow_tools,
                 agent,
                 verbose,

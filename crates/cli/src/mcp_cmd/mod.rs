@@ -204,6 +204,12 @@ async fn attempt(
         told: std::sync::Mutex::default(),
     });
     let driver = tokio::spawn(driver);
+    if !args.roots.is_empty() {
+        // Before any server starts, in place of the config's `roots`: each server connects
+        // with them (and declares the capability).
+        let roots = args.roots.iter().map(sidewire_mcp::Root::dir).collect();
+        host.set_roots(roots).await;
+    }
     let failures = host.start_available(specs.clone()).await;
     let login = |failure: &StartFailure| auth::needs_login(failure, &specs);
     let result = match failures.iter().find(|f| login(f)) {

@@ -42,6 +42,144 @@ fn call_output_on_a_terminal_stays_escaped_and_indented() {
     );
 }
 
+// Point 13: roots.
+
+/// `python3 roots_server.py` (see the fixture), or `None` when there is no python3.
+fn roots_server(test: &str) -> Option<String> {
+    modern_server(test)?;
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/roots_server.py");
+    Some(script.to_str().unwrap().to_owned())
+}
+
+/// The `file://` URI sidewire offers for the directory `dir`.
+fn root_uri(dir: &Path) -> String {
+    format!("file://{}", dir.canonicalize().unwrap().display())
+}
+
+#[test]
+fn root_flags_are_offered_as_roots_and_none_means_no_capability() {
+    let Some(script) = roots_server("root_flags_are_offered_as_roots_and_none_means_no_capability")
+    else {
+        return;
+    };
+    let home = home();
+    let (one, two) = (home.path().join("one"), home.path().join("two"));
+    std::fs::create_dir_all(&one).unwrap();
+    std::fs::create_dir_all(&two).unwrap();
+    let out = run(
+        home.path(),
+        &[
+            "mcp",
+            "call",
+            "roots",
+            "--root",
+            one.to_str().unwrap(),
+            "--root",
+            two.to_str().unwrap(),
+            "--stdio",
+            "--",
+            "python3",
+            &script,
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains(&root_uri(&one)), "{text}");
+    assert!(text.contains(&root_uri(&two)), "{text}");
+    // No root given: the capability is not declared.
+    let out = run(
+        home.path(),
+        &["mcp", "call", "roots", "--stdio", "--", "python3", &script],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("no roots capability"),
+        "{}",
+        stdout(&out)
+    );
+    // A root that is not a directory is a usage error.
+    let out = run(
+        home.path(),
+        &[
+            "mcp",
+            "call",
+            "roots",
+            "--root",
+            "/no/such/dir",
+            "--stdio",
+            "--",
+            "python3",
+            &script,
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+}
+
+#[test]
+fn the_configs_roots_are_offered_relative_to_its_folder() {
+    let Some(script) = roots_server("the_configs_roots_are_offered_relative_to_its_folder") else {
+        return;
+    };
+    let home = home();
+    let project = home.path().join("project");
+    std::fs::create_dir_all(project.join("src")).unwrap();
+    let config = project.join(".mcp.json");
+    std::fs::write(
+        &config,
+        json!({
+            "roots": ["src", "${workspaceFolder}"],
+            "mcpServers": {"r": {"command": "python3", "args": [script]}},
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let out = run(
+        home.path(),
+        &["mcp", "--config", config.to_str().unwrap(), "call", "roots"],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains(&root_uri(&project.join("src"))), "{text}");
+    assert!(text.lines().any(|l| l == root_uri(&project)), "{text}");
+}
+
+#[test]
+fn roots_added_in_run_reach_the_server_with_list_changed() {
+    let Some(script) = roots_server("roots_added_in_run_reach_the_server_with_list_changed") else {
+        return;
+    };
+    let home = home();
+    let (one, two) = (home.path().join("one"), home.path().join("two"));
+    std::fs::create_dir_all(&one).unwrap();
+    std::fs::create_dir_all(&two).unwrap();
+    let config = home.path().join("mcp.json");
+    std::fs::write(
+        &config,
+        json!({"mcpServers": {"r": {"command": "python3", "args": [script]}}}).to_string(),
+    )
+    .unwrap();
+    let input = format!(
+        "/root add {}\n/root\n/call roots\n/quit\n",
+        two.to_str().unwrap()
+    );
+    let out = run_with_input(
+        home.path(),
+        &[
+            "run",
+            "--config",
+            config.to_str().unwrap(),
+            "--root",
+            one.to_str().unwrap(),
+        ],
+        &input,
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains(&root_uri(&one)), "{text}");
+    assert!(text.contains(&root_uri(&two)), "{text}");
+    assert!(text.contains("list_changed 1"), "{text}");
+}
+
 // Point 20: exit codes and checks.
 
 #[test]
