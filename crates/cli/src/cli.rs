@@ -37,6 +37,20 @@ impl Cli {
         T: Into<std::ffi::OsString> + Clone,
     {
         let cli = Cli::try_parse_from(args)?;
+        let roots = match &cli.command {
+            Command::Mcp(args) => args.roots.len(),
+            Command::Run { roots, .. } => roots.len(),
+            _ => 0,
+        };
+        if roots > sidewire_mcp::MAX_CONFIG_ROOTS {
+            return Err(Cli::command().error(
+                clap::error::ErrorKind::TooManyValues,
+                format!(
+                    "{roots} --root given; at most {} are offered",
+                    sidewire_mcp::MAX_CONFIG_ROOTS
+                ),
+            ));
+        }
         if let Command::Mcp(args) = &cli.command {
             if args.stdio && args.stdio_command.is_empty() {
                 return Err(Cli::command().error(
@@ -62,6 +76,40 @@ impl Cli {
             }
             if !args.headers.is_empty() && args.url.is_none() {
                 return conflict("--header goes with --url");
+            }
+            // Flags that pick or read config servers, or shape the --url server, would be
+            // silently ignored beside another kind of server: refused instead.
+            let adhoc = args.url.is_some() || args.stdio;
+            if !args.servers.is_empty() && adhoc {
+                return conflict(
+                    "--server picks servers of a config; with --url or --stdio there is one server",
+                );
+            }
+            if args.dialect.is_some() && adhoc {
+                return conflict("--dialect reads --config; --url and --stdio take no config");
+            }
+            if args.transport.is_some() && args.url.is_none() {
+                return conflict(
+                    "--transport goes with --url (a config's servers say their own `type`)",
+                );
+            }
+            let names_one = |server: &Option<String>| {
+                server.is_some() || args.url.is_some() || args.servers.len() == 1
+            };
+            match &args.command {
+                McpCommand::Login { server, .. } if !names_one(server) => {
+                    return Err(Cli::command().error(
+                        clap::error::ErrorKind::MissingRequiredArgument,
+                        "name the server: `sidewire mcp login SERVER` (or --url URL, or one --server)",
+                    ));
+                }
+                McpCommand::Logout { server } if !names_one(server) => {
+                    return Err(Cli::command().error(
+                        clap::error::ErrorKind::MissingRequiredArgument,
+                        "name the server: `sidewire mcp logout SERVER` (or --url URL)",
+                    ));
+                }
+                _ => {}
             }
             if !args.stdio && !args.stdio_command.is_empty() {
                 // Never silently ignored: the words after `--` start a server only with --stdio.
@@ -103,7 +151,8 @@ impl Cli {
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
     /// Talk to MCP servers: from a config file, or ad hoc with --url or --stdio.
-    Mcp(McpArgs),
+    // Boxed: its flags make it far larger than the other commands.
+    Mcp(Box<McpArgs>),
     /// Install and manage extension plugins (state under $SIDEWIRE_HOME).
     #[command(subcommand)]
     Plugin(PluginCommand),
@@ -126,8 +175,12 @@ pub(crate) enum Command {
         /// Run each line of text as an agent turn with this provider ref
         /// (`plugin/<plugin>/<provider>/<model>`, see `sidewire ext providers`): its answer
         /// streams back, and the tools it asks for run through the permission chain.
-        #[arg(long, value_name = "REF")]
+        #[arg(long, value_name = "REF", value_parser = parse_provider_ref)]
         model: Option<String>,
+        /// Offer this directory to the MCP servers as a root (repeatable; replaces the
+        /// config's `roots`); `/root add DIR` and `/root remove DIR` change them while it runs.
+        #[arg(long = "root", value_name = "DIR", value_parser = parse_root)]
+        roots: Vec<PathBuf>,
         /// With --model: at most this many provider requests per turn.
         #[arg(long, value_name = "N", default_value_t = sidewire_agent::Agent::DEFAULT_MAX_ROUNDS, requires = "model")]
         max_rounds: u32,
@@ -213,9 +266,9 @@ pub(crate) struct McpArgs {
     /// A header for --url, as 'Name: value' (repeatable).
     #[arg(long = "header", global = true, value_name = "K: V", requires = "url", value_parser = parse_header)]
     pub(crate) headers: Vec<(String, String)>,
-    /// The transport for --url.
-    #[arg(long, global = true, value_enum, default_value_t = HttpTransport::Auto)]
-    pub(crate) transport: HttpTransport,
+    /// The transport for --url (default: auto).
+    #[arg(long, global = true, value_enum)]
+    pub(crate) transport: Option<HttpTransport>,
     /// An ad hoc stdio server: its command and arguments follow `--` at the end of the line
     /// (`sidewire mcp tools --stdio -- npx -y @modelcontextprotocol/server-everything`).
     #[arg(long, global = true)]
@@ -227,6 +280,10 @@ pub(crate) struct McpArgs {
     /// An environment variable for the --stdio server, as KEY=VALUE (repeatable).
     #[arg(short = 'e', long = "env", global = true, value_name = "KEY=VALUE", requires = "stdio", value_parser = parse_env)]
     pub(crate) env: Vec<(String, String)>,
+    /// Offer this directory to the servers as a root (`roots/list`; repeatable). Given, it
+    /// replaces the config's top-level `roots`; with none, no `roots` capability is declared.
+    #[arg(long = "root", global = true, value_name = "DIR", value_parser = parse_root)]
+    pub(crate) roots: Vec<PathBuf>,
     /// Ask each server to send its log messages of this level and above (`logging/setLevel`),
     /// and print them on stderr.
     #[arg(long, global = true, value_enum, value_name = "LEVEL")]
@@ -247,6 +304,31 @@ pub(crate) struct McpArgs {
     pub(crate) startup_timeout: Option<f64>,
     #[command(subcommand)]
     pub(crate) command: McpCommand,
+}
+
+/// A provider ref (`--model`, `--provider`): `plugin/<plugin>/<rest>`, each part non-empty
+/// (spec §14.1). Whether an extension serves it is known only once they are booted.
+fn parse_provider_ref(text: &str) -> Result<String, String> {
+    let parts = text
+        .strip_prefix("plugin/")
+        .and_then(|rest| rest.split_once('/'));
+    match parts {
+        Some((plugin, rest)) if !plugin.is_empty() && !rest.is_empty() => Ok(text.to_owned()),
+        _ => Err(format!(
+            "a provider ref is plugin/<plugin>/<provider>/<model> (see `sidewire ext providers`), got {text:?}"
+        )),
+    }
+}
+
+/// A `--root` value: an existing directory, made absolute (a typo is caught here rather than
+/// offered to a server).
+fn parse_root(text: &str) -> Result<PathBuf, String> {
+    let path = std::path::absolute(text).map_err(|err| format!("{text:?}: {err}"))?;
+    if path.is_dir() {
+        Ok(path)
+    } else {
+        Err(format!("{text:?} is not a directory"))
+    }
 }
 
 /// A `--header` value: `Name: value`.
@@ -347,7 +429,8 @@ pub(crate) enum McpCommand {
     Tools,
     /// Call a tool: `call TOOL a=1 b=two` (typed by the tool's input schema), or
     /// `call TOOL --args '{"a":1}'` (exact JSON). Text mode prints the content (an image or
-    /// audio as a one-line summary) and the structured content only when there is no text.
+    /// audio as a one-line summary) and the structured content only when there is no text;
+    /// piped or redirected, a text is written as the tool sent it, byte for byte.
     Call {
         /// The namespaced name (`mcp__<server>__<tool>`) or, when unambiguous, the tool's own.
         tool: String,
@@ -508,7 +591,7 @@ pub(crate) enum ExtCommand {
     /// Ctrl-C cancels the stream.
     Complete {
         /// The provider ref (`plugin/<plugin>/<provider>/<model>`).
-        #[arg(long = "provider", value_name = "REF")]
+        #[arg(long = "provider", value_name = "REF", value_parser = parse_provider_ref)]
         provider: String,
         /// The `maxTokens` of the request.
         #[arg(long, value_name = "N", default_value_t = sidewire_agent::Agent::DEFAULT_MAX_TOKENS)]
@@ -557,7 +640,7 @@ mod tests {
 
     fn mcp(line: &[&str]) -> McpArgs {
         match parse(line).expect("parses").command {
-            Command::Mcp(args) => args,
+            Command::Mcp(args) => *args,
             other => panic!("not mcp: {other:?}"),
         }
     }

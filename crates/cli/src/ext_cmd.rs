@@ -222,6 +222,14 @@ async fn check(only: Option<&str>, out: &Out) -> anyhow::Result<()> {
     let home = crate::sidewire_home()?;
     let store = sidewire_ext_host::PluginStore::new(&home);
     let installed = store.list().context("reading the plugin store")?;
+    if installed.is_empty() && only.is_none() {
+        out.line(
+            "no plugins installed: install one with `sidewire plugin install DIR` (a directory \
+             holding reasonix-plugin.json; `sidewire demo` shows one at work)",
+        );
+        out.json(&json!({ "plugins": [], "bootMillis": 0 }));
+        return Ok(());
+    }
     if let Some(name) = only {
         anyhow::ensure!(
             installed.iter().any(|p| p.id == name),

@@ -262,8 +262,9 @@ fn exit_code(out: &Out, result: anyhow::Result<()>) -> ExitCode {
             out.note(format!("interrupted ({})", Ending::Interrupt.name()));
             ExitCode::from(Ending::Interrupt.exit_code())
         }
-        // Words that cannot be a tool's arguments are a usage error, like clap's.
-        Err(err) if err.is::<schema_args::ArgError>() => {
+        // Words that cannot be a tool's arguments are a usage error, like clap's; so are
+        // arguments the tool's inputSchema refuses, checked here before anything was sent.
+        Err(err) if err.is::<schema_args::ArgError>() || refused_locally(&err) => {
             out.error(&err);
             ExitCode::from(2)
         }
@@ -272,6 +273,13 @@ fn exit_code(out: &Out, result: anyhow::Result<()>) -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// Whether `err` is the MCP library's check of a tool's arguments against its inputSchema:
+/// nothing was sent, so it is the caller's usage, not a server's failure.
+fn refused_locally(err: &anyhow::Error) -> bool {
+    err.downcast_ref::<sidewire_mcp::Error>()
+        .is_some_and(sidewire_mcp::Error::is_invalid_arguments)
 }
 
 /// SIGINT, handed to a command that gives Ctrl-C its own meaning (`run`: the first cancels the
@@ -416,7 +424,7 @@ async fn run(
     verbose: bool,
 ) -> anyhow::Result<()> {
     match command {
-        Command::Mcp(args) => mcp_cmd::run(args, out, interrupted).await,
+        Command::Mcp(args) => mcp_cmd::run(*args, out, interrupted).await,
         Command::Plugin(command) => plugin_cmd::run(command, out),
         Command::Ext(command) => ext_cmd::run(command, out, interrupted).await,
         Command::Demo => demo::run(out).await,
@@ -424,11 +432,13 @@ async fn run(
             config,
             allow_tools,
             model,
+            roots,
             max_rounds,
         } => {
             let agent = model.map(|model| run::AgentMode { model, max_rounds });
             let options = run::Options {
                 config,
+                roots,
                 allow_tools,
                 agent,
                 verbose,
@@ -469,13 +479,20 @@ fn init_tracing(cli: &Cli) {
             write!(writer, "{field}={}", safe::line(&text))
         }
     });
-    let _ = tracing_subscriber::fmt()
+    let builder = tracing_subscriber::fmt()
         .fmt_fields(tracing_subscriber::field::MakeExt::delimited(fields, " "))
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .with_ansi(color)
-        .with_target(false)
-        .try_init();
+        .with_target(false);
+    // At the default level a log line is a plain note (`warning: ...`); the timestamps and
+    // level columns are for `-v` and `RUST_LOG`.
+    let plain = cli.verbose == 0 && std::env::var_os("RUST_LOG").is_none();
+    let _ = if plain {
+        builder.event_format(out::Notes).try_init()
+    } else {
+        builder.try_init()
+    };
 }
 
 /// `$SIDEWIRE_HOME`, or the platform data directory. An empty variable counts as unset (as

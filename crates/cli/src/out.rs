@@ -9,7 +9,40 @@
 use std::io::{IsTerminal, Write};
 use std::sync::OnceLock;
 
+use tracing_subscriber::fmt::format::Writer;
+use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields};
+use tracing_subscriber::registry::LookupSpan;
+
 use crate::safe;
+
+/// How log lines look at the default level (no `-v`, no `RUST_LOG`): plain notes like the
+/// CLI's own, `warning: restarting a crashed MCP server server=demo attempt=1`, without the
+/// timestamp and level column, which are for debugging (`-v` has them).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Notes;
+
+impl<S, N> FormatEvent<S, N> for Notes
+where
+    S: tracing::Subscriber + for<'a> LookupSpan<'a>,
+    N: for<'a> FormatFields<'a> + 'static,
+{
+    fn format_event(
+        &self,
+        ctx: &FmtContext<'_, S, N>,
+        mut writer: Writer<'_>,
+        event: &tracing::Event<'_>,
+    ) -> std::fmt::Result {
+        let word = match *event.metadata().level() {
+            tracing::Level::ERROR => "error",
+            tracing::Level::WARN => "warning",
+            tracing::Level::INFO => "note",
+            _ => "debug",
+        };
+        write!(writer, "{word}: ")?;
+        ctx.field_format().format_fields(writer.by_ref(), event)?;
+        writeln!(writer)
+    }
+}
 
 /// Where terminal text goes instead of stdout and stderr while `run`'s line editor owns the
 /// terminal: printed above the prompt, which is then drawn again (set once, by `run` on a
@@ -39,13 +72,37 @@ fn routed(text: &str) -> bool {
 pub(crate) struct Out {
     pub(crate) json: bool,
     color: bool,
+    /// Stdout is a terminal (else a pipe or a file: see [`Out::verbatim`]).
+    terminal: bool,
 }
 
 impl Out {
     pub(crate) fn new(json: bool) -> Self {
-        let color =
-            !json && std::io::stdout().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-        Out { json, color }
+        let terminal = std::io::stdout().is_terminal();
+        let color = !json && terminal && std::env::var_os("NO_COLOR").is_none();
+        Out {
+            json,
+            color,
+            terminal,
+        }
+    }
+
+    /// Whether stdout is a terminal.
+    pub(crate) fn is_terminal(&self) -> bool {
+        self.terminal
+    }
+
+    /// A peer's text written to stdout as it is, byte for byte, control characters included
+    /// (ignored with `--json`). Only for text whose bytes are the point (a tool's text result
+    /// piped to a file) and only when stdout is not a terminal: the callers check
+    /// [`is_terminal`](Out::is_terminal) and escape on a terminal.
+    pub(crate) fn verbatim(&self, text: &str) {
+        debug_assert!(!self.terminal, "verbatim text is for a pipe or a file");
+        if !self.json {
+            let mut stdout = std::io::stdout().lock();
+            let _ = stdout.write_all(text.as_bytes());
+            let _ = stdout.flush();
+        }
     }
 
     /// A line of human output (ignored with `--json`).
@@ -134,5 +191,51 @@ impl Out {
         if !routed(&text) {
             let _ = std::io::stderr().lock().write_all(text.as_bytes());
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use super::*;
+
+    /// A writer into a shared buffer.
+    #[derive(Clone, Default)]
+    struct Buffer(Arc<Mutex<Vec<u8>>>);
+
+    impl Write for Buffer {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            crate::lock(&self.0).extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn default_level_log_lines_are_plain_notes() {
+        let buffer = Buffer::default();
+        let writer = buffer.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .event_format(Notes)
+            .with_writer(move || writer.clone())
+            .finish();
+        tracing::subscriber::with_default(subscriber, || {
+            tracing::warn!(
+                server = "demo",
+                attempt = 1,
+                "restarting a crashed MCP server"
+            );
+        });
+        let text = String::from_utf8(crate::lock(&buffer.0).clone()).unwrap();
+        assert!(
+            text.starts_with("warning: restarting a crashed MCP server"),
+            "{text:?}"
+        );
+        assert!(text.contains("server") && text.contains("demo"), "{text:?}");
+        assert!(!text.contains("WARN"), "{text:?}");
+        assert_eq!(text.lines().count(), 1, "{text:?}");
     }
 }

@@ -42,6 +42,15 @@ pub(crate) fn run(command: PluginCommand, out: &Out) -> anyhow::Result<()> {
             let package = Package::open(&path)
                 .with_context(|| format!("reading the plugin at {}", path.display()))?;
             package.check_installable()?;
+            // Said before consent is asked for, and naming the flag (the store refuses it too).
+            if !replace {
+                let installed = store.list().context("reading the plugin store")?;
+                anyhow::ensure!(
+                    !installed.iter().any(|p| p.id == package.id()),
+                    "plugin {} is already installed: pass --replace to reinstall it",
+                    safe::line(package.id())
+                );
+            }
             let summary = package.trust_summary();
             // The summary goes to stderr so `--json` output stays one document.
             out.note(summary.to_string());

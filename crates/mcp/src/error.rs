@@ -47,6 +47,28 @@ impl fmt::Display for Stage {
     }
 }
 
+/// The request a [`Stage::Initialize`] failure was waiting on: the era probe
+/// (`server/discover`) or the legacy handshake (`initialize`), which follows a probe that got
+/// a legacy answer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Handshake {
+    /// `initialize` (the legacy era, or the fallback after the probe).
+    Initialize,
+    /// `server/discover` (the modern era, or the probe of `auto`).
+    Discover,
+}
+
+impl Handshake {
+    /// The method's name: `initialize` or `server/discover`.
+    pub fn method(self) -> &'static str {
+        match self {
+            Handshake::Initialize => "initialize",
+            Handshake::Discover => "server/discover",
+        }
+    }
+}
+
 /// What went wrong with a server spec, a connection, a call or the host.
 ///
 /// Branch with the predicates ([`is_timeout`](Error::is_timeout),
@@ -59,6 +81,7 @@ struct Inner {
     kind: Kind,
     server: Option<Arc<str>>,
     stage: Option<(Stage, Duration)>,
+    handshake: Option<Handshake>,
     exit: Option<String>,
     stderr: Option<String>,
 }
@@ -217,9 +240,10 @@ pub(crate) enum Kind {
         violations: Vec<crate::protocol::structured::SchemaViolation>,
         result: Box<crate::protocol::types::CallToolResult>,
     },
-    /// Tool arguments that do not match the tool's `inputSchema` (checked before sending).
+    /// Tool arguments that do not match the tool's `inputSchema` (checked here, before
+    /// sending: the text says so, and the whole error names no server, which said nothing).
     #[error(
-        "the arguments of tool `{tool}` do not match its inputSchema: {}",
+        "the arguments of tool `{tool}` do not match its inputSchema (checked before sending; nothing was sent): {}",
         violations_text(violations)
     )]
     InvalidArguments {
@@ -293,6 +317,7 @@ impl Error {
             kind,
             server: None,
             stage: None,
+            handshake: None,
             exit: None,
             stderr: None,
         }))
@@ -312,6 +337,13 @@ impl Error {
     pub(crate) fn with_stage(mut self, stage: Stage, elapsed: Duration) -> Self {
         if self.0.stage.is_none() {
             self.0.stage = Some((stage, elapsed));
+        }
+        self
+    }
+
+    pub(crate) fn with_handshake(mut self, handshake: Handshake) -> Self {
+        if self.0.handshake.is_none() {
+            self.0.handshake = Some(handshake);
         }
         self
     }
@@ -649,6 +681,12 @@ impl Error {
     pub fn stage(&self) -> Option<(Stage, Duration)> {
         self.0.stage
     }
+
+    /// For a failure at [`Stage::Initialize`]: the request it was waiting on
+    /// (`server/discover` or `initialize`).
+    pub fn handshake(&self) -> Option<Handshake> {
+        self.0.handshake
+    }
     /// What went wrong, in words, without the server's name, the startup stage, the exit
     /// status or the stderr tail that the whole text ([`Display`](fmt::Display)) adds: for a
     /// caller that shows those apart ([`StartFailure::reason`](crate::StartFailure::reason)).
@@ -690,7 +728,10 @@ fn closed_text(reason: &sidewire_jsonrpc::CloseReason) -> String {
 
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if let Some(server) = &self.0.server {
+        // A check made here before sending is not the server's word: it is not prefixed with
+        // the server's name (its text says it was checked before sending).
+        let local = matches!(self.0.kind, Kind::InvalidArguments { .. });
+        if let Some(server) = self.0.server.as_ref().filter(|_| !local) {
             write!(f, "MCP server `{server}`: ")?;
         }
         if let Some((stage, elapsed)) = self.0.stage {
@@ -741,6 +782,7 @@ impl fmt::Debug for Error {
             .field("kind", &self.0.kind)
             .field("server", &self.0.server)
             .field("stage", &self.0.stage)
+            .field("handshake", &self.0.handshake)
             .field("exit", &self.0.exit)
             .field("stderr", &self.0.stderr.as_ref().map(String::len))
             .finish()

@@ -392,11 +392,12 @@ pub use sidewire_jsonrpc::ErrorObject;
 
 pub use crate::cap::CutNote;
 pub use crate::config::{
-    ConfigInput, ConfigLoader, ConfigVariable, ConfiguredServer, Dialect, Expansion, InputResolver,
-    MAX_CONFIG_BYTES, MAX_ENV_FILE_BYTES, MAX_EXPANDED_BYTES, McpConfig, VariableSource,
-    load_mcp_servers, parse_mcp_servers,
+    ConfigInput, ConfigLoader, ConfigVariable, ConfigWarning, ConfigWarningKind, ConfiguredServer,
+    Dialect, Expansion, InputResolver, MAX_CONFIG_BYTES, MAX_CONFIG_ROOTS, MAX_CONFIG_WARNINGS,
+    MAX_ENV_FILE_BYTES, MAX_EXPANDED_BYTES, McpConfig, VariableSource, load_mcp_servers,
+    parse_mcp_servers,
 };
-pub use crate::error::{Error, Stage};
+pub use crate::error::{Error, Handshake, Stage};
 pub use crate::host::ServerExit;
 pub use crate::host::{
     HostPrompt, HostResource, HostSnapshot, HostTool, MAX_PARALLEL_STARTS, McpHost, McpHostDriver,

@@ -96,9 +96,37 @@ fn not_found(command: &str, searched: &OsStr) -> Error {
              PATH. A host started from a desktop launcher may not see your shell's PATH: give \
              the command as an absolute path (e.g. the output of `which {command}`), or set \
              PATH in the command's environment",
-            searched.to_string_lossy()
+            shown_path(searched)
         ),
     }
+}
+
+/// At most this many characters of a searched `PATH` are shown in an error: a long `PATH`
+/// would bury the advice after it (and an error's text is cut further up).
+const SHOWN_PATH_CHARS: usize = 300;
+
+/// `path` for an error message: its entries once each, as many whole ones as fit in
+/// [`SHOWN_PATH_CHARS`], then how many more there are.
+fn shown_path(path: &OsStr) -> String {
+    let text = path.to_string_lossy();
+    let entries: Vec<&str> = text.split(':').filter(|entry| !entry.is_empty()).collect();
+    let mut shown = String::new();
+    let mut count = 0;
+    for entry in &entries {
+        if count > 0 && shown.len() + 1 + entry.len() > SHOWN_PATH_CHARS {
+            break;
+        }
+        if count > 0 {
+            shown.push(':');
+        }
+        // A single entry longer than the bound is cut itself.
+        shown.extend(entry.chars().take(SHOWN_PATH_CHARS));
+        count += 1;
+    }
+    if count < entries.len() {
+        shown.push_str(&format!(" and {} more entries", entries.len() - count));
+    }
+    shown
 }
 
 /// A command with a `/`: a path relative to `dir` or the current directory.

@@ -1,7 +1,10 @@
 //! Loading `--config` (any dialect, or the one `--dialect` names), with the `${input:ID}`
-//! questions of a VS Code file asked on the terminal: the library takes the answers through an
+//! questions of a VS Code file asked on the terminal (an input's `default` offered, and taken
+//! on an empty answer): the library takes the answers through an
 //! [`InputResolver`](sidewire_mcp::InputResolver) and never reads a terminal itself. Without a
-//! terminal no resolver is given, so a file that needs an input fails naming it.
+//! terminal no resolver is given, so an input takes its `default`, and one without a default
+//! fails naming it. What the file holds but looks wrong (an unknown key in a server entry) is
+//! warned of on stderr, once per load, naming the file and the member's path.
 
 use std::io::{BufRead as _, IsTerminal as _, Write as _};
 use std::path::{Path, PathBuf};
@@ -38,17 +41,39 @@ pub(crate) fn load_file(path: &Path, dialect: Option<Dialect>) -> anyhow::Result
     if std::io::stdin().is_terminal() && std::io::stderr().is_terminal() {
         loader = loader.inputs(ask);
     }
-    Ok(loader.load(path)?)
+    let config = loader.load(path)?;
+    let out = crate::out::Out::new(false);
+    for warning in &config.warnings {
+        out.note(format!(
+            "warning: {}: {}",
+            path.display(),
+            safe::line(&warning.to_string())
+        ));
+    }
+    if config.warnings_omitted > 0 {
+        out.note(format!(
+            "warning: {}: {} more like these",
+            path.display(),
+            config.warnings_omitted
+        ));
+    }
+    Ok(config)
 }
 
 /// Asks for one input on the terminal: its description on stderr, the answer read from stdin
 /// (not echoed for a password). The end of input is no answer.
 fn ask(input: &ConfigInput) -> Option<String> {
+    // The default is offered as VS Code pre-fills it (a password's is not shown).
+    let default = match (&input.default, input.password) {
+        (Some(_), true) => " [Enter keeps the default]".to_owned(),
+        (Some(default), false) => format!(" [{}]", safe::line(default)),
+        (None, _) => String::new(),
+    };
     let question = if input.description.is_empty() {
-        format!("{}: ", safe::line(&input.id))
+        format!("{}{default}: ", safe::line(&input.id))
     } else {
         format!(
-            "{} ({}): ",
+            "{} ({}){default}: ",
             safe::line(&input.description),
             safe::line(&input.id)
         )
@@ -67,10 +92,15 @@ fn ask(input: &ConfigInput) -> Option<String> {
         );
         let _ = stderr.write_all(b"\n");
     }
-    match read {
-        Ok(n) if n > 0 => Some(line.trim_end_matches(['\r', '\n']).to_owned()),
-        _ => None,
+    let answer = match read {
+        Ok(n) if n > 0 => line.trim_end_matches(['\r', '\n']).to_owned(),
+        _ => return None,
+    };
+    // An empty answer keeps the default (the library takes it when given none).
+    if answer.is_empty() && input.default.is_some() {
+        return None;
     }
+    Some(answer)
 }
 
 /// Turns the terminal's echo off; the settings to restore, when it could.

@@ -8,21 +8,26 @@
 //! its call fails as a task, the `is_task_*` predicates of `sidewire_mcp::Error` are the keys
 //! for [`call`].
 
-use sidewire_mcp::{Stage, StartFailure, Transport};
+use sidewire_mcp::{Handshake, Stage, StartFailure, Transport};
 
 /// A hint for a server that did not start.
-pub(super) fn start(failure: &StartFailure) -> Option<&'static str> {
+pub(super) fn start(failure: &StartFailure) -> Option<String> {
     match (failure.transport, failure.stage, failure.http_status) {
         (Transport::StreamableHttp | Transport::Sse, _, Some(404 | 405 | 501)) => Some(
             "the URL answered as if nothing serves MCP at that path: check it (servers often \
              use /mcp for Streamable HTTP, /sse for legacy HTTP+SSE; --transport sse forces \
-             the legacy transport)",
+             the legacy transport)"
+                .to_owned(),
         ),
-        (Transport::Stdio, Stage::Initialize, _) if failure.exit_status.is_some() => Some(
-            "the command ended before it answered `initialize`: is it an MCP server, and does \
-             it write only JSON-RPC on stdout (its logs on stderr)? Run it by hand to see what \
-             it prints",
-        ),
+        (Transport::Stdio, Stage::Initialize, _) if failure.exit_status.is_some() => {
+            // The request it was sent: the era probe, or the legacy handshake.
+            let method = failure.handshake.unwrap_or(Handshake::Initialize).method();
+            Some(format!(
+                "the command ended before it answered `{method}`: is it an MCP server, and does \
+                 it write only JSON-RPC on stdout (its logs on stderr)? Run it by hand to see \
+                 what it prints"
+            ))
+        }
         _ => None,
     }
 }

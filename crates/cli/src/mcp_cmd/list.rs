@@ -1,9 +1,11 @@
 //! The listing subcommands of `sidewire mcp`: `servers` (each with its protocol version and
-//! era), `tools`, `prompts`, `resources` and `templates`, each printed one entry a line or as
-//! one JSON document. The listings are written
-//! as they are walked, from the clients' cached lists: nothing is copied or built whole first.
+//! era), `tools` (each with its parameters: name, type, `?` when optional), `prompts`,
+//! `resources` and `templates`, each printed one entry a line (an empty listing says so) or as
+//! one JSON document. The listings are written as they are walked, from the clients' cached
+//! lists: nothing is copied or built whole first.
 
 use std::cell::RefCell;
+use std::collections::BTreeSet;
 
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::json;
@@ -261,29 +263,117 @@ pub(super) fn listing(host: &McpHost, listing: Listing, out: &Out) -> anyhow::Re
             safe::line(name)
         ));
     };
+    let mut shown = 0usize;
     match listing {
         Listing::Tools => {
             for t in snapshot.tools() {
                 named(&t.name, t.item.description.as_deref());
+                if let Some(parameters) = parameters(&t.item.input_schema.to_value()) {
+                    out.line(format!("{LIST_INDENT}{parameters}"));
+                }
+                shown += 1;
             }
         }
         Listing::Prompts => {
             for p in snapshot.prompts() {
                 named(&p.name, p.item.description.as_deref());
+                shown += 1;
             }
         }
         Listing::Resources => {
             for (server, r) in snapshot.resources() {
                 located(server, &r.uri, &r.name);
+                shown += 1;
             }
         }
         Listing::Templates => {
             for (server, t) in snapshot.resource_templates() {
                 located(server, &t.uri_template, &t.name);
+                shown += 1;
             }
         }
     }
+    if shown == 0 {
+        out.line(match listing {
+            Listing::Tools => "no tools",
+            Listing::Prompts => "no prompts",
+            Listing::Resources => "no resources",
+            Listing::Templates => "no resource templates",
+        });
+    }
     Ok(())
+}
+
+/// At most this many parameters are listed per tool; the others are counted.
+const MAX_PARAMETERS_SHOWN: usize = 16;
+/// A parameter's name and type are cut to this many characters each.
+const MAX_PARAMETER_CHARS: usize = 40;
+
+/// A tool's parameters on one line, from its input schema's `properties`: `name: type` for a
+/// required one, `name?: type` for an optional one (`a: number, steps?: integer, tags?:
+/// string[]`); `None` when it takes none. Names and types are the server's text: escaped, and
+/// cut.
+fn parameters(schema: &serde_json::Value) -> Option<String> {
+    let properties = schema.get("properties")?.as_object()?;
+    if properties.is_empty() {
+        return None;
+    }
+    let required: BTreeSet<&str> = (schema.get("required").and_then(|r| r.as_array()))
+        .map(|names| names.iter().filter_map(|n| n.as_str()).collect())
+        .unwrap_or_default();
+    let mut parts: Vec<String> = properties
+        .iter()
+        .take(MAX_PARAMETERS_SHOWN)
+        .map(|(name, property)| {
+            let optional = if required.contains(name.as_str()) {
+                ""
+            } else {
+                "?"
+            };
+            format!(
+                "{}{optional}: {}",
+                cut(name),
+                cut(&parameter_type(property))
+            )
+        })
+        .collect();
+    if properties.len() > MAX_PARAMETERS_SHOWN {
+        parts.push(format!("+{} more", properties.len() - MAX_PARAMETERS_SHOWN));
+    }
+    Some(parts.join(", "))
+}
+
+/// A property's type in a word: its `type` (types joined by `|`, an array's item type as
+/// `type[]`), `enum`, `anyOf`/`oneOf`, or `any`.
+fn parameter_type(property: &serde_json::Value) -> String {
+    use serde_json::Value;
+    let words = |types: &[Value]| -> String {
+        let names: Vec<&str> = types.iter().filter_map(Value::as_str).collect();
+        names.join("|")
+    };
+    match property.get("type") {
+        Some(Value::String(kind)) if kind == "array" => {
+            match property.get("items").and_then(|i| i.get("type")) {
+                Some(Value::String(item)) => format!("{item}[]"),
+                _ => "array".to_owned(),
+            }
+        }
+        Some(Value::String(kind)) => kind.clone(),
+        Some(Value::Array(kinds)) if !kinds.is_empty() => words(kinds),
+        _ if property.get("enum").is_some() => "enum".to_owned(),
+        _ if property.get("anyOf").is_some() => "anyOf".to_owned(),
+        _ if property.get("oneOf").is_some() => "oneOf".to_owned(),
+        _ => "any".to_owned(),
+    }
+}
+
+/// A server's word escaped for one line and cut to [`MAX_PARAMETER_CHARS`].
+fn cut(text: &str) -> String {
+    let text = safe::line(text);
+    match text.char_indices().nth(MAX_PARAMETER_CHARS) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.into_owned(),
+    }
 }
 
 /// The `--json` document of a listing, serialised straight from the snapshot.
@@ -374,5 +464,51 @@ impl Serialize for Document<'_> {
             }
         }
         map.end()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn parameters_show_name_type_and_whether_required_compactly_and_bounded() {
+        let schema = json!({
+            "type": "object",
+            "properties": {
+                "a": {"type": "number"},
+                "steps": {"type": "integer"},
+                "tags": {"type": "array", "items": {"type": "string"}},
+                "mode": {"enum": ["x", "y"]},
+                "either": {"type": ["string", "null"]},
+                "evil\u{1b}[2J": {"type": "x".repeat(100)},
+            },
+            "required": ["a"],
+        });
+        let line = parameters(&schema).unwrap();
+        for part in [
+            "a: number",
+            "steps?: integer",
+            "tags?: string[]",
+            "mode?: enum",
+            "either?: string|null",
+            "evil\\x1b[2J?: ",
+        ] {
+            assert!(line.contains(part), "{part} in {line}");
+        }
+        assert!(
+            !line.contains(&"x".repeat(MAX_PARAMETER_CHARS + 1)),
+            "{line}"
+        );
+        assert_eq!(parameters(&json!({"type": "object"})), None);
+        assert_eq!(parameters(&json!({"properties": {}})), None);
+        let many: serde_json::Map<String, serde_json::Value> = (0..40)
+            .map(|n| (format!("p{n:02}"), json!({"type": "string"})))
+            .collect();
+        let line = parameters(&json!({ "properties": many })).unwrap();
+        assert_eq!(line.matches(": string").count(), MAX_PARAMETERS_SHOWN);
+        assert!(line.ends_with("+24 more"), "{line}");
     }
 }

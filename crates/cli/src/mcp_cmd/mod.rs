@@ -43,7 +43,7 @@ pub(super) const ADHOC: &str = "adhoc";
 /// The `--url` server, with its `--header`s.
 fn adhoc_http(args: &McpArgs) -> anyhow::Result<ServerSpec> {
     let url = args.url.as_deref().context("no --url given")?;
-    let mut spec = match args.transport {
+    let mut spec = match args.transport.unwrap_or(HttpTransport::Auto) {
         HttpTransport::Sse => ServerSpec::sse(ADHOC, url),
         HttpTransport::Auto | HttpTransport::Http => ServerSpec::http(ADHOC, url),
     };
@@ -210,6 +210,12 @@ async fn attempt(
         told: std::sync::Mutex::default(),
     });
     let mut driver = tokio::spawn(driver);
+    if !args.roots.is_empty() {
+        // Before any server starts, in place of the config's `roots`: each server connects
+        // with them (and declares the capability).
+        let roots = args.roots.iter().map(sidewire_mcp::Root::dir).collect();
+        host.set_roots(roots).await;
+    }
     let work = async {
         let failures = host.start_available(specs.clone()).await;
         let login = |failure: &StartFailure| auth::needs_login(failure, &specs);
@@ -485,10 +491,14 @@ fn require_running(
 /// A start failure, unescaped: the stage, the reason and how the process ended on one line,
 /// then the stderr tail (if any) as an indented block. Each fact once: the library's whole
 /// error text repeats the exit status and the stderr's end, so it is not used here.
-fn failure_text(failure: &StartFailure) -> String {
+pub(crate) fn failure_text(failure: &StartFailure) -> String {
+    // The handshake stage by the request it waited on (`server/discover` or `initialize`).
+    let stage = match (failure.stage, failure.handshake) {
+        (sidewire_mcp::Stage::Initialize, Some(handshake)) => handshake.method(),
+        (stage, _) => stage.as_str(),
+    };
     let mut text = format!(
-        "{} failed after {} ms: {}",
-        failure.stage.as_str(),
+        "{stage} failed after {} ms: {}",
         failure.elapsed.as_millis(),
         failure.reason
     );
@@ -514,7 +524,7 @@ fn failure_text(failure: &StartFailure) -> String {
     }
     if let Some(hint) = hints::start(failure) {
         text.push_str("\nhint: ");
-        text.push_str(hint);
+        text.push_str(&hint);
     }
     text
 }

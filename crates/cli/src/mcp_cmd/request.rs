@@ -45,7 +45,7 @@ pub(super) async fn call(
 ) -> anyhow::Result<()> {
     let snapshot = host.snapshot();
     let known = snapshot.tools().map(|t| (t.name, t.item.name.clone()));
-    let name = resolve(known, tool, "tool")?;
+    let name = resolve_tool(host, known, tool)?;
     let arguments = match args {
         CallArguments::Json(text) => json_object(text)?,
         CallArguments::Pairs(words) => {
@@ -173,10 +173,12 @@ pub(super) async fn read(host: &McpHost, uri: &str, out: &Out) -> anyhow::Result
         .read_resource(&owner, uri)
         .await
         .with_context(|| format!("reading {uri}"))?;
+    // A resource's text, like a tool's, is written as it is when stdout is not a terminal.
+    let parts = &mut result::Parts::new(out);
     for contents in &result.contents {
         match (&contents.text, &contents.blob) {
-            (Some(text), _) => out.line(safe::block(text, CONTENT_INDENT)),
-            (None, Some(blob)) => out.line(format!(
+            (Some(text), _) => parts.text(text),
+            (None, Some(blob)) => parts.line(format!(
                 "({} bytes of base64 data, {})",
                 blob.len(),
                 safe::line(contents.mime_type.as_deref().unwrap_or_default())
@@ -218,6 +220,46 @@ pub(super) async fn ping(host: &McpHost, out: &Out) -> anyhow::Result<()> {
     }
     out.json(&json!({ "ping": rows }));
     if failed { Err(Reported.into()) } else { Ok(()) }
+}
+
+/// [`resolve`] for a tool; an unknown name that a server's tool filter (the config's
+/// `includeTools`/`excludeTools`, `enabled_tools`/`disabled_tools`, `tools`) keeps out says so.
+pub(crate) fn resolve_tool(
+    host: &McpHost,
+    known: impl IntoIterator<Item = (String, String)>,
+    wanted: &str,
+) -> anyhow::Result<String> {
+    resolve(known, wanted, "tool").map_err(|err| match filtered_by(host, wanted) {
+        Some(server) => err.context(format!(
+            "the config's tool filter of server {} keeps a tool named {} out (its \
+             includeTools/excludeTools, enabled_tools/disabled_tools or tools)",
+            safe::line(&server),
+            safe::line(wanted)
+        )),
+        None => err,
+    })
+}
+
+/// The running server whose tool filter keeps a tool of the name `wanted` out: its own name,
+/// or the namespaced name on that server.
+fn filtered_by(host: &McpHost, wanted: &str) -> Option<String> {
+    host.status()
+        .into_iter()
+        .filter(|status| status.state == ServerState::Running)
+        .find_map(|status| {
+            let client = host.client(&status.name)?;
+            let filter = client.spec().tools_exposed();
+            if filter.is_all() {
+                return None;
+            }
+            let own = match wanted.strip_prefix(&format!("mcp__{}__", status.name)) {
+                Some(own) => own,
+                // Another server's namespaced name.
+                None if wanted.starts_with("mcp__") => return None,
+                None => wanted,
+            };
+            (!filter.allows(own)).then_some(status.name)
+        })
 }
 
 /// A namespaced name, or a server-local name that is unambiguous among the selected servers.

@@ -2,6 +2,12 @@
 //! audio clip as a one-line summary, never base64), then the structured content only when no
 //! block is text, or when `--structured` asks for it. `--save DIR` writes the images, audio
 //! and binary resources into DIR. (`--json` prints the whole result once, elsewhere.)
+//!
+//! Where the text goes decides how it is written ([`Parts`]): on a terminal each part is
+//! escaped and a text's continuation lines are indented, so a peer cannot forge a line of
+//! ours; piped or redirected, a text part is the tool's text itself, byte for byte (control
+//! characters included: a file gets what the tool said), so `mcp call read_text_file path=f >
+//! out` reproduces `f`.
 
 use std::path::{Path, PathBuf};
 
@@ -22,23 +28,69 @@ pub(super) struct Show<'a> {
     pub(super) save: Option<&'a Path>,
 }
 
+/// The parts of a result on their way to stdout: on a terminal, one escaped line (or indented
+/// block) each; piped, a text part byte for byte and each other part (a summary line of ours) on
+/// a line of its own, after a newline only when the text before it did not end with one.
+pub(super) struct Parts<'a> {
+    out: &'a Out,
+    /// Stdout is not a terminal: text parts go out as they are.
+    verbatim: bool,
+    /// Piped: what was written last did not end with a newline.
+    open_line: bool,
+}
+
+impl<'a> Parts<'a> {
+    pub(super) fn new(out: &'a Out) -> Self {
+        Parts {
+            out,
+            verbatim: !out.is_terminal(),
+            open_line: false,
+        }
+    }
+
+    /// A peer's text part (a tool's text, a resource's text).
+    pub(super) fn text(&mut self, text: &str) {
+        if !self.verbatim {
+            self.out.line(safe::block(text, CONTENT_INDENT));
+            return;
+        }
+        self.close_line();
+        self.out.verbatim(text);
+        self.open_line = !text.is_empty() && !text.ends_with('\n');
+    }
+
+    /// A line of the CLI's own (a summary holding escaped peer values).
+    pub(super) fn line(&mut self, line: impl AsRef<str>) {
+        self.close_line();
+        self.out.line(line);
+    }
+
+    /// Ends a piped text part that did not end its line, so the next part starts on its own.
+    fn close_line(&mut self) {
+        if std::mem::take(&mut self.open_line) {
+            self.out.verbatim("\n");
+        }
+    }
+}
+
 /// Prints `result` (text mode).
 pub(super) fn print(result: &CallToolResult, show: Show<'_>, out: &Out) -> anyhow::Result<()> {
     if let Some(dir) = show.save {
         std::fs::create_dir_all(dir)
             .with_context(|| format!("cannot create --save directory {}", dir.display()))?;
     }
+    let parts = &mut Parts::new(out);
     for (index, content) in result.content.iter().enumerate() {
         match content {
-            Content::Text { text, .. } => out.line(safe::block(text, CONTENT_INDENT)),
+            Content::Text { text, .. } => parts.text(text),
             Content::Image {
                 data, mime_type, ..
-            } => binary("image", data, mime_type, index, show.save, out)?,
+            } => binary("image", data, mime_type, index, show.save, parts)?,
             Content::Audio {
                 data, mime_type, ..
-            } => binary("audio", data, mime_type, index, show.save, out)?,
-            Content::Resource { resource, .. } => embedded(resource, index, show.save, out)?,
-            Content::ResourceLink(link) => out.line(format!(
+            } => binary("audio", data, mime_type, index, show.save, parts)?,
+            Content::Resource { resource, .. } => embedded(resource, index, show.save, parts)?,
+            Content::ResourceLink(link) => parts.line(format!(
                 "[resource link] {}{}",
                 safe::line(&link.uri),
                 if link.name.is_empty() {
@@ -47,7 +99,7 @@ pub(super) fn print(result: &CallToolResult, show: Show<'_>, out: &Out) -> anyho
                     format!(" ({})", safe::line(&link.name))
                 }
             )),
-            other => out.line(safe::block(
+            other => parts.line(safe::block(
                 &crate::builtin::content_text(other),
                 CONTENT_INDENT,
             )),
@@ -60,7 +112,7 @@ pub(super) fn print(result: &CallToolResult, show: Show<'_>, out: &Out) -> anyho
     if let Some(structured) = &result.structured_content
         && (show.structured || !has_text)
     {
-        out.line(safe::json(structured));
+        parts.line(safe::json(structured));
     }
     Ok(())
 }
@@ -70,18 +122,18 @@ fn embedded(
     resource: &ResourceContents,
     index: usize,
     save: Option<&Path>,
-    out: &Out,
+    parts: &mut Parts<'_>,
 ) -> anyhow::Result<()> {
     match (&resource.text, &resource.blob) {
-        (Some(text), _) => out.line(safe::block(text, CONTENT_INDENT)),
+        (Some(text), _) => parts.text(text),
         (None, Some(blob)) => {
             let mime = resource
                 .mime_type
                 .as_deref()
                 .unwrap_or("application/octet-stream");
-            binary("resource", blob, mime, index, save, out)?;
+            binary("resource", blob, mime, index, save, parts)?;
         }
-        (None, None) => out.line(format!("[resource] {} (empty)", safe::line(&resource.uri))),
+        (None, None) => parts.line(format!("[resource] {} (empty)", safe::line(&resource.uri))),
     }
     Ok(())
 }
@@ -94,7 +146,7 @@ fn binary(
     mime: &str,
     index: usize,
     save: Option<&Path>,
-    out: &Out,
+    parts: &mut Parts<'_>,
 ) -> anyhow::Result<()> {
     let mut line = format!("[{what} {}, {}", safe::line(mime), bytes(decoded_len(data)));
     if what == "image"
@@ -110,7 +162,7 @@ fn binary(
         }
         None => line.push_str(" (--save DIR writes it)"),
     }
-    out.line(line);
+    parts.line(line);
     Ok(())
 }
 

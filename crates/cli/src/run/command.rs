@@ -26,6 +26,17 @@ pub(super) enum CallArgs {
     Pairs(Vec<String>),
 }
 
+/// `/root`'s forms.
+#[derive(Debug, PartialEq)]
+pub(super) enum RootCommand<'a> {
+    /// `/root`: the roots offered now.
+    List,
+    /// `/root add DIR` (the rest of the line).
+    Add(&'a str),
+    /// `/root remove DIR` (the rest of the line).
+    Remove(&'a str),
+}
+
 /// One line of input, parsed.
 #[derive(Debug, PartialEq)]
 pub(super) enum Command<'a> {
@@ -42,6 +53,8 @@ pub(super) enum Command<'a> {
     Ui,
     /// `/reload`: reload the extensions.
     Reload,
+    /// `/root [add|remove DIR]`: the roots offered to the MCP servers.
+    Root(RootCommand<'a>),
     /// `/submit PLUGIN:SURFACE key=value...`: submit a form.
     Submit {
         plugin: &'a str,
@@ -98,6 +111,15 @@ pub(super) const COMMANDS: &[(&str, &str, &str, &str)] = &[
         "/submit PLUGIN:SURFACE key=value...",
         "submit a plugin's form",
         "Values are JSON when they parse as JSON, else text.",
+    ),
+    (
+        "/root",
+        "/root [add DIR | remove DIR]",
+        "the roots offered to the MCP servers",
+        "Without arguments, the roots offered now. `add` offers a directory too, `remove` \
+         takes one back; servers that declared `roots` are told (a legacy-era server gets \
+         notifications/roots/list_changed). A server started with no roots (no --root, no \
+         `roots` in the config) declared none and sees them only once it restarts.",
     ),
     (
         "/reload",
@@ -229,6 +251,17 @@ impl<'a> Command<'a> {
             }
             "/ui" => Command::Ui,
             "/reload" => Command::Reload,
+            "/root" => {
+                let (verb, dir) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+                let dir = dir.trim();
+                let root = match (verb, dir.is_empty()) {
+                    ("", _) => RootCommand::List,
+                    ("add", false) => RootCommand::Add(dir),
+                    ("remove", false) => RootCommand::Remove(dir),
+                    _ => anyhow::bail!("usage: /root [add DIR | remove DIR]"),
+                };
+                Command::Root(root)
+            }
             "/submit" => {
                 let (surface, pairs) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
                 let (plugin, surface) = surface
@@ -290,6 +323,18 @@ mod tests {
         assert_eq!(Command::parse("/tools all").unwrap(), Command::Tools);
         assert_eq!(Command::parse("/ui").unwrap(), Command::Ui);
         assert_eq!(Command::parse("/reload").unwrap(), Command::Reload);
+        assert_eq!(
+            Command::parse("/root").unwrap(),
+            Command::Root(RootCommand::List)
+        );
+        assert_eq!(
+            Command::parse("/root add  /a dir with spaces ").unwrap(),
+            Command::Root(RootCommand::Add("/a dir with spaces"))
+        );
+        assert_eq!(
+            Command::parse("/root remove src").unwrap(),
+            Command::Root(RootCommand::Remove("src"))
+        );
         assert_eq!(
             Command::parse("/help").unwrap(),
             Command::Help { topic: None }
@@ -392,6 +437,9 @@ mod tests {
             "usage: /submit PLUGIN:SURFACE key=value..."
         );
         assert_eq!(error("/submit p:form x"), "form values are key=value");
+        for line in ["/root add", "/root drop x", "/root remove"] {
+            assert_eq!(error(line), "usage: /root [add DIR | remove DIR]", "{line}");
+        }
     }
 
     #[test]

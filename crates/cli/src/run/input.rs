@@ -7,9 +7,12 @@
 //! in its own mode, so Ctrl-C during a call is a SIGINT that cancels the call. While it reads,
 //! Ctrl-C on a non-empty line clears it, and on an empty one is [`Read::Interrupted`] (the loop
 //! quits on the second in a row). Output meanwhile goes through the editor's printer (see
-//! [`crate::out::route_terminal`]), above the prompt, which is drawn again under it.
+//! [`crate::out::route_terminal`]), above the prompt, which is drawn again under it: the prompt
+//! is `sidewire> `, or `  answer> ` while a plugin's question waits for the next line (drawn
+//! again as the question is printed, so it changes even while the editor reads).
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use rustyline::completion::{Completer, Pair};
@@ -31,6 +34,24 @@ pub(super) const HISTORY_LINES: usize = 1000;
 
 /// The prompt.
 const PROMPT: &str = "sidewire> ";
+
+/// The prompt while a plugin's question waits for the next line. As wide as [`PROMPT`]: the
+/// editor measures the prompt once per read, and this one may replace it during the read.
+const ANSWER_PROMPT: &str = "  answer> ";
+
+/// The prompt's text: [`ANSWER_PROMPT`] when a question waits, else [`PROMPT`].
+fn prompt_text(question: bool) -> &'static str {
+    if question { ANSWER_PROMPT } else { PROMPT }
+}
+
+/// The editor's prompt, read again each time the line is drawn.
+struct LivePrompt(Arc<AtomicBool>);
+
+impl rustyline::Prompt for LivePrompt {
+    fn raw(&self) -> &str {
+        prompt_text(self.0.load(Ordering::SeqCst))
+    }
+}
 
 /// What one read gave.
 #[derive(Debug, PartialEq)]
@@ -112,11 +133,12 @@ pub(super) struct EditorThread {
 
 impl EditorThread {
     /// Starts the editor on stdin and stdout (both terminals), with the history in `history`
-    /// (read now; written line by line) and completion from `names`. Everything printed from
-    /// now on goes through its printer.
+    /// (read now; written line by line) and completion from `names`; the prompt asks for an
+    /// answer while `question` is set. Everything printed from now on goes through its printer.
     pub(super) fn start(
         history: PathBuf,
         names: Arc<Mutex<Names>>,
+        question: Arc<AtomicBool>,
     ) -> anyhow::Result<EditorThread> {
         let config = Config::builder()
             .max_history_size(HISTORY_LINES)?
@@ -146,13 +168,14 @@ impl EditorThread {
         });
         let (requests, requested) = std::sync::mpsc::channel::<Request>();
         let (reply, replies) = tokio::sync::mpsc::channel(1);
+        let prompt = LivePrompt(question);
         std::thread::Builder::new()
             .name("sidewire-line-editor".to_owned())
             .spawn(move || {
                 while let Ok(request) = requested.recv() {
                     match request {
                         Request::Read => {
-                            let read = match editor.readline(PROMPT) {
+                            let read = match editor.readline(&prompt) {
                                 Ok(line) => Ok(Read::Line(line)),
                                 Err(ReadlineError::Interrupted) => Ok(Read::Interrupted),
                                 Err(ReadlineError::Eof) => Ok(Read::Eof),
@@ -277,16 +300,26 @@ impl Completer for Helper {
         _: &rustyline::Context<'_>,
     ) -> rustyline::Result<(usize, Vec<Pair>)> {
         let (start, found) = self.candidates(line, pos);
-        let pairs = found
-            .into_iter()
-            .map(|name| Pair {
-                // Names come from peers: what is shown and inserted is escaped.
-                display: crate::safe::line(&name).into_owned(),
-                replacement: crate::safe::line(&name).into_owned(),
-            })
-            .collect();
-        Ok((start, pairs))
+        Ok((start, pairs(found)))
     }
+}
+
+/// The completion candidates as the editor takes them. Each completes a whole word, so its
+/// replacement ends with a space: a unique candidate is inserted with it, ready for what
+/// follows, and several insert only their common prefix (never the space, unless they are one).
+fn pairs(found: Vec<String>) -> Vec<Pair> {
+    found
+        .into_iter()
+        .map(|name| {
+            // Names come from peers: what is shown and inserted is escaped.
+            let display = crate::safe::line(&name).into_owned();
+            let replacement = format!("{display} ");
+            Pair {
+                display,
+                replacement,
+            }
+        })
+        .collect()
 }
 
 impl Hinter for Helper {
@@ -341,5 +374,25 @@ mod tests {
         // Arguments and plain text complete nothing.
         assert_eq!(complete("/call echo te").1, Vec::<String>::new());
         assert_eq!(complete("hello").1, Vec::<String>::new());
+    }
+
+    #[test]
+    fn a_completed_word_is_followed_by_a_space_and_shown_without() {
+        let pairs = pairs(vec!["/help".to_owned(), "evil\u{1b}[2J".to_owned()]);
+        assert_eq!(pairs[0].replacement, "/help ");
+        assert_eq!(pairs[0].display, "/help");
+        assert_eq!(pairs[1].replacement, "evil\\x1b[2J ");
+    }
+
+    #[test]
+    fn the_prompt_asks_for_an_answer_while_a_question_waits_at_the_same_width() {
+        assert_eq!(prompt_text(false), "sidewire> ");
+        assert!(prompt_text(true).contains("answer"));
+        assert_eq!(prompt_text(true).len(), prompt_text(false).len());
+        let question = Arc::new(AtomicBool::new(false));
+        let prompt = LivePrompt(Arc::clone(&question));
+        assert_eq!(rustyline::Prompt::raw(&prompt), PROMPT);
+        question.store(true, Ordering::SeqCst);
+        assert_eq!(rustyline::Prompt::raw(&prompt), ANSWER_PROMPT);
     }
 }

@@ -1,8 +1,13 @@
 //! `sidewire run`: the interactive host. It boots the installed extensions and the configured
 //! MCP servers, then reads lines: plain text goes through `input.receive`; `/help`, `/tools`,
 //! `/call`, prompts as `/<server>:<prompt>`, plugin UI actions as `/<plugin>:<action>`,
-//! `/submit`, `/ui`, `/reload` and `/quit` are commands; `@<server>:<uri>` expands a resource
-//! into the input.
+//! `/submit`, `/ui`, `/root`, `/reload` and `/quit` are commands; `@<server>:<uri>` expands a
+//! resource into the input.
+//!
+//! The MCP servers are offered the roots of `--root` (else the config's `roots`); `/root add
+//! DIR` and `/root remove DIR` change them, and a legacy-era server is sent
+//! `notifications/roots/list_changed`. With no root at the start, no `roots` capability is
+//! declared, and a server learns of roots added later only when it restarts.
 //!
 //! On a terminal it is a line editor ([`input`]: prompt, history, completion) with a progress
 //! line while a call runs ([`progress`]); Ctrl-C cancels the call in flight (the MCP server is
@@ -33,6 +38,7 @@ mod ui;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -41,9 +47,9 @@ use serde_json::{Value, json};
 use sidewire_ext_host::{ExtensionHost, HostConfig, Runtime};
 use sidewire_ext_sdk::protocol::FieldKind;
 use sidewire_ext_sdk::protocol::{HookPayload, HookPoint, InputPayload, UiHost};
-use sidewire_mcp::{NoHandler, ToolCallOptions};
+use sidewire_mcp::{NoHandler, Root, ToolCallOptions};
 
-use self::command::{CallArgs, Command, Namespace};
+use self::command::{CallArgs, Command, Namespace, RootCommand};
 use self::input::{EditorThread, Input, Names, Read};
 use self::progress::CallProgress;
 use self::ui::{Pending, Surfaces, ask};
@@ -63,6 +69,9 @@ pub(crate) struct AgentMode {
 pub(crate) struct Options {
     /// The MCP config file (default: `./.mcp.json` when present).
     pub(crate) config: Option<PathBuf>,
+    /// `--root`: the directories offered to the MCP servers as roots (absolute, existing);
+    /// given, they replace the config's `roots`.
+    pub(crate) roots: Vec<PathBuf>,
     /// Let the host's policy allow tools that are not marked read-only (`--allow-tools`).
     pub(crate) allow_tools: bool,
     /// With `--model`.
@@ -77,6 +86,10 @@ pub(crate) struct Options {
 
 /// The name of the history file in `$SIDEWIRE_HOME`.
 const HISTORY_FILE: &str = "run_history";
+
+/// The most roots `run` offers at once (`--root`, the config's, `/root add`): each is one entry
+/// of every `roots/list` answer. The same bound as a config file's.
+pub(super) const MAX_ROOTS: usize = sidewire_mcp::MAX_CONFIG_ROOTS;
 
 pub(crate) async fn run(options: Options, out: &Out) -> anyhow::Result<()> {
     let started = Instant::now();
@@ -96,6 +109,16 @@ pub(crate) async fn run(options: Options, out: &Out) -> anyhow::Result<()> {
             safe::block(&failure.to_string(), "  ")
         ));
     }
+    // A model no extension serves would fail every line: said once, before any is read.
+    if let Some(mode) = &options.agent
+        && !(runtime.providers().iter()).any(|entry| entry.descriptor.reference == mode.model)
+    {
+        runtime.shutdown().await;
+        anyhow::bail!(
+            "no running extension serves provider {} (`sidewire ext providers` lists the ones that do)",
+            safe::line(&mode.model)
+        );
+    }
 
     let (mcp, driver) = sidewire_mcp::McpHost::new(NoHandler);
     let mcp_task = tokio::spawn(driver);
@@ -103,14 +126,33 @@ pub(crate) async fn run(options: Options, out: &Out) -> anyhow::Result<()> {
         let default = PathBuf::from(".mcp.json");
         default.exists().then_some(default)
     });
-    if let Some(path) = &config {
+    let loaded = match &config {
+        Some(path) => Some(crate::mcp_cmd::config::load_file(path, None)?),
+        None => None,
+    };
+    let roots: Vec<Root> = if options.roots.is_empty() {
+        loaded.as_ref().map(|c| c.roots.clone()).unwrap_or_default()
+    } else {
+        options.roots.iter().map(Root::dir).collect()
+    };
+    anyhow::ensure!(
+        roots.len() <= MAX_ROOTS,
+        "{} roots given; at most {MAX_ROOTS} are offered",
+        roots.len()
+    );
+    if !roots.is_empty() {
+        // Before any server starts: each connects with them (and declares `roots`).
+        mcp.set_roots(roots.clone()).await;
+    }
+    if let (Some(path), Some(loaded)) = (&config, loaded) {
         out.note(format!("starting MCP servers from {}...", path.display()));
-        let specs = crate::mcp_cmd::config::load_file(path, None)?.into_specs();
-        for failure in mcp.start_available(specs).await {
+        for failure in mcp.start_available(loaded.into_specs()).await {
+            // The failure's parts, each once (the library's whole text names the server
+            // again).
             out.note(format!(
                 "warning: MCP server {} failed to start: {}",
                 safe::line(&failure.server),
-                safe::line(&failure.error)
+                safe::block(&crate::mcp_cmd::failure_text(&failure), "  ")
             ));
         }
     }
@@ -155,10 +197,16 @@ pub(crate) async fn run(options: Options, out: &Out) -> anyhow::Result<()> {
             && std::io::IsTerminal::is_terminal(&std::io::stdout()),
     );
     let names = Arc::new(Mutex::new(Names::default()));
+    let pending = Pending::default();
     // Whatever ends the session, the terminal is left in the mode it was found in.
     let _restore = terminal.then(TerminalMode::save);
     let mut input = if terminal {
-        match EditorThread::start(home.join(HISTORY_FILE), Arc::clone(&names)) {
+        let editor = EditorThread::start(
+            home.join(HISTORY_FILE),
+            Arc::clone(&names),
+            pending.waiting(),
+        );
+        match editor {
             Ok(editor) => Input::Editor(editor),
             Err(err) => {
                 out.note(format!(
@@ -176,7 +224,8 @@ pub(crate) async fn run(options: Options, out: &Out) -> anyhow::Result<()> {
         runtime: &runtime,
         mcp: &mcp,
         surfaces: Arc::default(),
-        pending: Arc::default(),
+        pending,
+        roots: Mutex::new(roots),
         names,
         allow_tools: options.allow_tools,
         verbose: options.verbose,
@@ -187,17 +236,21 @@ pub(crate) async fn run(options: Options, out: &Out) -> anyhow::Result<()> {
         conversation: Mutex::default(),
         out: *out,
     };
+    let quitting = Arc::new(AtomicBool::new(false));
     let events_task = tokio::spawn(ui::print_events(
         events,
         Arc::clone(&repl.surfaces),
         Arc::clone(&repl.pending),
         editing,
+        Arc::clone(&quitting),
         *out,
     ));
 
     let result = repl
         .run(&mut input, options.interrupted, options.ctrl_c)
         .await;
+    // The extensions stop because the session ends: their surfaces going is no news.
+    quitting.store(true, Ordering::SeqCst);
     repl.cancel_pending();
     runtime.shutdown().await;
     mcp.shutdown().await;
@@ -235,6 +288,8 @@ struct Repl<'a> {
     mcp: &'a sidewire_mcp::McpHost,
     surfaces: Arc<Mutex<Surfaces>>,
     pending: Pending,
+    /// The roots offered to the MCP servers (at most [`MAX_ROOTS`]).
+    roots: Mutex<Vec<Root>>,
     /// What the line editor completes, refreshed before each read.
     names: Arc<Mutex<Names>>,
     /// Let the host's policy allow tools that are not marked read-only (`--allow-tools`).
@@ -358,9 +413,11 @@ impl Repl<'_> {
 
     /// Cancels the prompts still waiting for an answer.
     fn cancel_pending(&self) {
-        for (prompt, _) in crate::lock(&self.pending).drain(..) {
+        let mut queue = self.pending.lock();
+        for (prompt, _) in queue.drain(..) {
             prompt.cancel();
         }
+        self.pending.mark(&queue);
     }
 
     async fn execute(&self, command: Command<'_>) -> anyhow::Result<()> {
@@ -417,6 +474,12 @@ impl Repl<'_> {
                 surface,
                 values,
             } => {
+                // A required field left out or empty is refused here, before the sidecar
+                // gets a submission it must reject.
+                let form = crate::lock(&self.surfaces).form(plugin, surface);
+                if let Some(form) = form {
+                    ui::check_submission(&form, &values)?;
+                }
                 let result = self.runtime.submit_form(plugin, surface, values).await?;
                 out.line(format!("submitted: accepted={}", result.accepted));
                 out.json_line(&json!({
@@ -430,8 +493,75 @@ impl Repl<'_> {
                 item,
                 args,
             } => self.item(command, namespace, owner, item, args).await?,
+            Command::Root(command) => self.root(command).await?,
             Command::Input(line) => self.input(line).await?,
         }
+        Ok(())
+    }
+
+    /// `/root`, `/root add DIR`, `/root remove DIR`: the roots offered to the MCP servers,
+    /// then (when they changed) the new list sent to every running server that declared the
+    /// capability.
+    async fn root(&self, command: RootCommand<'_>) -> anyhow::Result<()> {
+        let out = &self.out;
+        let changed = {
+            let mut roots = crate::lock(&self.roots);
+            match command {
+                RootCommand::List => None,
+                RootCommand::Add(dir) => {
+                    let path = std::path::absolute(dir)
+                        .with_context(|| format!("{} is not a usable path", safe::line(dir)))?;
+                    anyhow::ensure!(path.is_dir(), "{} is not a directory", safe::line(dir));
+                    let root = Root::dir(&path);
+                    if roots.iter().any(|r| r.uri == root.uri) {
+                        None
+                    } else {
+                        anyhow::ensure!(
+                            roots.len() < MAX_ROOTS,
+                            "there are {MAX_ROOTS} roots already, the most offered"
+                        );
+                        roots.push(root);
+                        Some(roots.clone())
+                    }
+                }
+                RootCommand::Remove(dir) => {
+                    let uri = Root::dir(dir).uri;
+                    let before = roots.len();
+                    roots.retain(|r| r.uri != uri);
+                    anyhow::ensure!(
+                        roots.len() < before,
+                        "{} is not a root; /root lists them",
+                        safe::line(dir)
+                    );
+                    Some(roots.clone())
+                }
+            }
+        };
+        if let Some(roots) = changed {
+            for (server, err) in self.mcp.set_roots(roots).await {
+                if err.is_unsupported() {
+                    out.note(format!(
+                        "note: MCP server {} started without roots (none were given), so it \
+                         gets them only when it restarts",
+                        safe::line(&server)
+                    ));
+                } else {
+                    out.note(format!(
+                        "warning: MCP server {} was not told of the new roots: {}",
+                        safe::line(&server),
+                        safe::block(&err.to_string(), "  ")
+                    ));
+                }
+            }
+        }
+        let roots = crate::lock(&self.roots).clone();
+        if roots.is_empty() {
+            out.line("no roots");
+        }
+        for root in &roots {
+            out.line(safe::line(&root.uri));
+        }
+        out.json_line(&json!({ "event": "roots", "roots": roots }));
         Ok(())
     }
 
@@ -444,7 +574,7 @@ impl Repl<'_> {
         let (name, schema) = {
             let snapshot = self.mcp.snapshot();
             let known = snapshot.tools().map(|t| (t.name, t.item.name.clone()));
-            let name = crate::mcp_cmd::request::resolve(known, tool, "tool")?;
+            let name = crate::mcp_cmd::request::resolve_tool(self.mcp, known, tool)?;
             let schema = (snapshot.tools())
                 .find(|t| t.name == name)
                 .map(|t| t.item.input_schema.to_value())
@@ -698,12 +828,13 @@ impl Repl<'_> {
     /// waiting; returns whether it did.
     fn answer_prompt(&self, line: &str) -> bool {
         let out = &self.out;
-        let mut queue = crate::lock(&self.pending);
+        let mut queue = self.pending.lock();
         let Some((prompt, values)) = queue.front_mut() else {
             return false;
         };
         if line.is_empty() {
             let (prompt, _) = queue.pop_front().expect("checked non-empty");
+            self.pending.mark(&queue);
             prompt.cancel();
             out.line("dismissed");
         } else {
@@ -713,16 +844,27 @@ impl Repl<'_> {
                 FieldKind::Input | FieldKind::Select => Value::String(line.to_owned()),
                 FieldKind::Multiselect => Value::Array(
                     line.split(',')
-                        .map(|s| Value::String(s.trim().to_owned()))
+                        .map(str::trim)
+                        .filter(|s| !s.is_empty())
+                        .map(|s| Value::String(s.to_owned()))
                         .collect(),
                 ),
             };
+            if field.required == Some(true) && ui::is_empty_answer(&value) {
+                out.note(format!(
+                    "{} is required: answer it (an empty line dismisses the question)",
+                    safe::line(&field.key)
+                ));
+                ask(out, prompt, values.len());
+                return true;
+            }
             values.insert(field.key.clone(), value);
             if values.len() < prompt.fields.len() {
                 ask(out, prompt, values.len());
                 return true;
             }
             let (mut prompt, values) = queue.pop_front().expect("checked non-empty");
+            self.pending.mark(&queue);
             if let Err(err) = prompt.answer(values) {
                 out.note(format!(
                     "error: {}; the prompt is dismissed",

@@ -10,12 +10,13 @@
 //! that changed and went stale within a tick is never printed.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use serde_json::{Value, json};
 use sidewire_ext_host::{HostEvent, HostEvents, PublishedSurface, UiPrompt};
-use sidewire_ext_sdk::protocol::{FieldKind, Severity, SurfacePayload};
+use sidewire_ext_sdk::protocol::{FieldKind, Severity, SurfacePayload, UiFormPayload};
 
 use crate::out::Out;
 use crate::safe;
@@ -86,14 +87,97 @@ impl Surfaces {
     pub(super) fn all(&self) -> impl Iterator<Item = &Shown> {
         self.latest.values()
     }
+
+    /// The form `plugin` published as `surface`, in its latest state, if it is one.
+    pub(super) fn form(&self, plugin: &str, surface: &str) -> Option<UiFormPayload> {
+        let shown = self.latest.get(&(plugin.to_owned(), surface.to_owned()))?;
+        match &shown.payload {
+            SurfacePayload::Form(form) => Some(form.clone()),
+            _ => None,
+        }
+    }
 }
 
-/// Prompts waiting for the user's answer on a terminal, oldest first, with the answers to the
-/// fields asked so far. The host bounds how many prompts are open.
-pub(super) type Pending = Arc<Mutex<VecDeque<(UiPrompt, BTreeMap<String, Value>)>>>;
+/// Whether an answer says nothing: an empty text, no option chosen, `null`.
+pub(super) fn is_empty_answer(value: &Value) -> bool {
+    match value {
+        Value::Null => true,
+        Value::String(text) => text.trim().is_empty(),
+        Value::Array(items) => items.is_empty(),
+        _ => false,
+    }
+}
+
+/// A `/submit` that leaves out a required field of the form, or gives it an empty value
+/// (`name=`): named, and nothing is sent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct RequiredField(pub(super) String);
+
+impl std::fmt::Display for RequiredField {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "the form's field {} is required: give {}=VALUE; nothing was submitted",
+            safe::line(&self.0),
+            safe::line(&self.0)
+        )
+    }
+}
+
+impl std::error::Error for RequiredField {}
+
+/// Checks `values` against `form`'s required fields (the sidecar has the last word on
+/// everything else).
+pub(super) fn check_submission(
+    form: &UiFormPayload,
+    values: &BTreeMap<String, Value>,
+) -> Result<(), RequiredField> {
+    let missing = form.fields.iter().find(|field| {
+        field.required == Some(true) && values.get(&field.key).is_none_or(is_empty_answer)
+    });
+    match missing {
+        Some(field) => Err(RequiredField(field.key.clone())),
+        None => Ok(()),
+    }
+}
+
+/// A prompt waiting for the user's answer, with the answers to the fields asked so far.
+type Question = (UiPrompt, BTreeMap<String, Value>);
+
+/// Prompts waiting for the user's answer on a terminal, oldest first. The host bounds how many
+/// prompts are open.
+pub(super) type Pending = Arc<Questions>;
+
+/// The queue of [`Pending`] prompts, and whether one waits (read by the line editor's prompt,
+/// which must never wait for the queue's lock: it is drawn while output is printed).
+#[derive(Debug, Default)]
+pub(super) struct Questions {
+    queue: Mutex<VecDeque<Question>>,
+    waiting: Arc<AtomicBool>,
+}
+
+impl Questions {
+    /// The queue, locked.
+    pub(super) fn lock(&self) -> MutexGuard<'_, VecDeque<Question>> {
+        crate::lock(&self.queue)
+    }
+
+    /// Records whether a question waits; called with the queue locked, after each change and
+    /// before the next question is printed, so the prompt drawn under it is already right.
+    pub(super) fn mark(&self, queue: &VecDeque<Question>) {
+        self.waiting.store(!queue.is_empty(), Ordering::SeqCst);
+    }
+
+    /// The flag [`mark`](Self::mark) keeps, for the line editor's prompt.
+    pub(super) fn waiting(&self) -> Arc<AtomicBool> {
+        Arc::clone(&self.waiting)
+    }
+}
 
 /// Prints the host's events as they come (surfaces at the render tick), keeps the surfaces for
-/// `/ui`, and queues prompts to be asked (when `interactive`) or cancels them.
+/// `/ui`, and queues prompts to be asked (when `interactive`) or cancels them. Once `quitting`
+/// is set, surfaces that go away are dropped without a word (the session ends, so of course
+/// the extensions stop).
 ///
 /// Cancel safety: cancel safe (dropping it loses at most the changes of one tick).
 pub(super) async fn print_events(
@@ -101,6 +185,7 @@ pub(super) async fn print_events(
     surfaces: Arc<Mutex<Surfaces>>,
     pending: Pending,
     interactive: bool,
+    quitting: Arc<AtomicBool>,
     out: Out,
 ) {
     let mut tick = tokio::time::interval(RENDER_EVERY);
@@ -123,7 +208,7 @@ pub(super) async fn print_events(
             HostEvent::Surface(surface) => crate::lock(&surfaces).publish(surface.into()),
             HostEvent::SurfacesStale { plugin, generation } => {
                 let gone = crate::lock(&surfaces).drop_stale(&plugin, generation);
-                if gone > 0 {
+                if gone > 0 && !quitting.load(Ordering::SeqCst) {
                     out.line(format!(
                         "[{}] {gone} surface(s) gone (the extension stopped)",
                         safe::line(&plugin)
@@ -136,9 +221,10 @@ pub(super) async fn print_events(
             HostEvent::PromptDismissed { plugin, prompt } => {
                 // The sidecar went away or the prompt's deadline passed: the host has answered
                 // it already, so it leaves the queue unasked.
-                let mut queue = crate::lock(&pending);
+                let mut queue = pending.lock();
                 if let Some(at) = queue.iter().position(|(p, _)| p.id == prompt) {
                     queue.remove(at);
+                    pending.mark(&queue);
                     out.line(format!(
                         "[{}] the prompt was dismissed",
                         safe::line(&plugin)
@@ -151,11 +237,15 @@ pub(super) async fn print_events(
                 }
             }
             HostEvent::Prompt(prompt) if interactive => {
-                let mut queue = crate::lock(&pending);
-                if queue.is_empty() {
-                    ask(&out, &prompt, 0);
-                }
+                let mut queue = pending.lock();
+                let first = queue.is_empty();
                 queue.push_back((prompt, BTreeMap::new()));
+                // Marked before the question is printed: the prompt drawn again under it
+                // already says an answer is expected.
+                pending.mark(&queue);
+                if first && let Some((prompt, _)) = queue.back() {
+                    ask(&out, prompt, 0);
+                }
             }
             HostEvent::Prompt(prompt) => {
                 out.line(format!(
@@ -399,6 +489,46 @@ mod tests {
         assert_eq!(shown, ["[a] step 9999", "[b] other 9999"]);
         assert!(surfaces.take_changed().is_empty(), "nothing changed since");
         assert_eq!(surfaces.all().count(), 2);
+    }
+
+    #[test]
+    fn a_required_field_left_out_or_empty_is_named_and_others_pass() {
+        let field = |key: &str, required: Option<bool>| sidewire_ext_sdk::protocol::UiFormField {
+            key: key.to_owned(),
+            label: String::new(),
+            kind: FieldKind::Input,
+            options: Vec::new(),
+            default: None,
+            required,
+        };
+        let form = UiFormPayload {
+            fields: vec![field("name", Some(true)), field("note", None)],
+            ..UiFormPayload::default()
+        };
+        let values = |pairs: &[(&str, Value)]| -> BTreeMap<String, Value> {
+            pairs
+                .iter()
+                .map(|(k, v)| ((*k).to_owned(), v.clone()))
+                .collect()
+        };
+        let required = Err(RequiredField("name".to_owned()));
+        assert_eq!(check_submission(&form, &values(&[])), required);
+        assert_eq!(
+            check_submission(&form, &values(&[("name", json!("  "))])),
+            required
+        );
+        assert_eq!(
+            check_submission(&form, &values(&[("name", json!([]))])),
+            required
+        );
+        assert_eq!(
+            check_submission(&form, &values(&[("name", json!("Ana"))])),
+            Ok(())
+        );
+        assert!(
+            !is_empty_answer(&json!(false)),
+            "a confirm's no is an answer"
+        );
     }
 
     #[test]

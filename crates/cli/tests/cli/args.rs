@@ -9,10 +9,11 @@ fn key_value_words_are_typed_by_the_tools_schema() {
     // echo takes a string: 123 stays "123".
     let out = run(home.path(), &adhoc(&["call", "echo", "text=123"]));
     assert!(out.status.success(), "{}", stderr(&out));
-    assert_eq!(stdout(&out), "123\n");
+    // Piped, the output is the tool's text exactly.
+    assert_eq!(stdout(&out), "123");
     // add takes numbers.
     let out = run(home.path(), &adhoc(&["call", "add", "a=2.5", "b=1"]));
-    assert_eq!(stdout(&out), "3.5\n", "{}", stderr(&out));
+    assert_eq!(stdout(&out), "3.5", "{}", stderr(&out));
 }
 
 #[test]
@@ -38,12 +39,12 @@ fn words_the_schema_refuses_are_a_usage_error_and_nothing_is_sent() {
 fn args_sends_exact_json() {
     let home = home();
     // Sent as it is, not typed by the schema (but checked against it before sending: JSON the
-    // schema refuses is never sent, see `mcp_call_arguments_that_break_the_input_schema_exit_1_unsent`).
+    // schema refuses is never sent, see `mcp_call_arguments_that_break_the_input_schema_exit_2_unsent`).
     let out = run(
         home.path(),
         &adhoc(&["call", "add", "--args", r#"{"a":1,"b":2}"#]),
     );
-    assert_eq!(stdout(&out), "3\n", "{}", stderr(&out));
+    assert_eq!(stdout(&out), "3", "{}", stderr(&out));
     let out = run(home.path(), &adhoc(&["call", "add", "--args", "[1]"]));
     assert_fails(&out, "must be a JSON object");
     let out = run(

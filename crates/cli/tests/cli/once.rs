@@ -58,7 +58,7 @@ fn text_and_structured_content_print_once_unless_asked() {
     let home = home();
     let out = run(home.path(), &adhoc(&["call", "add", "a=2", "b=40"]));
     assert!(out.status.success(), "{}", stderr(&out));
-    assert_eq!(stdout(&out), "42\n");
+    assert_eq!(stdout(&out), "42");
     let out = run(
         home.path(),
         &adhoc(&["call", "add", "a=2", "b=40", "--structured"]),

@@ -131,8 +131,9 @@ fn on_a_terminal_arrow_keys_edit_tab_completes_help_helps_and_history_is_kept() 
     pty.wait_for("commands:");
     pty.wait_for("/call TOOL key=value");
     pty.wait_for("sidewire> ");
-    // A tool's own name completed, its arguments typed by its schema.
-    pty.keys(&format!("/call sl{TAB} steps=2\r"));
+    // A tool's own name completed (with the space after it), its arguments typed by its
+    // schema.
+    pty.keys(&format!("/call sl{TAB}steps=2\r"));
     pty.wait_for("-> counted to 2");
     pty.wait_for("sidewire> ");
     pty.keys(CTRL_D);

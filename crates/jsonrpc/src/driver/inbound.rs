@@ -158,7 +158,9 @@ impl<S, K> Driver<S, K> {
                     .is_none_or(|at| now.duration_since(at) >= Duration::from_secs(1))
                 {
                     self.garbage_warned = Some(now);
-                    tracing::warn!(count, %detail, "skipped a frame that is not a JSON-RPC message");
+                    // Info, not a warning: a peer that prints a banner or a log line on its
+                    // protocol stream is common and harmless (it is skipped, and counted).
+                    tracing::info!(count, %detail, "skipped a frame that is not a JSON-RPC message");
                 }
             }
         }

@@ -7,10 +7,31 @@ use serde_json::Value;
 use super::expand::Syntax;
 use super::mcp_servers::{enabled, tool_filter};
 use super::values::{
-    Unit, display_key, duration, object, optional_string, startup_timeout, string_array, string_map,
+    Unit, display_key, duration, object, optional_string, startup_timeout, string_array,
+    string_map, unknown_members,
 };
 use super::{Entry, Text, check_server_name};
 use crate::{Error, Transport};
+
+/// The members a Codex server table may have, as the reader takes them.
+const READ: &[&str] = &[
+    "command",
+    "url",
+    "args",
+    "env",
+    "env_vars",
+    "cwd",
+    "http_headers",
+    "env_http_headers",
+    "bearer_token_env_var",
+    "enabled",
+    "disabled",
+    "startup_timeout_sec",
+    "startup_timeout_ms",
+    "tool_timeout_sec",
+    "enabled_tools",
+    "disabled_tools",
+];
 
 /// The entries of a Codex `config.toml`.
 pub(crate) fn entries(text: &str) -> Result<Vec<Entry>, Error> {
@@ -77,6 +98,7 @@ fn server(name: &str, entry: &Value) -> Result<Entry, Error> {
     };
     let text = |raw: &str, at: String| Text::new(raw, at, Syntax::default());
     let mut out = Entry::new(name, path.clone(), transport);
+    out.unknown = unknown_members(members, READ, &[], &path);
     out.command = command.map(|c| text(c, field("command")));
     out.url = url.map(|u| text(u, field("url")));
     if let Some(args) = string_array(members, "args", &field("args"))? {

@@ -69,6 +69,22 @@ impl Dialect {
         }
     }
 
+    /// Whether its tool reads `//` and `/* */` comments in its file: VS Code, opencode and
+    /// Claude Code read JSONC, Gemini CLI strips comments (not trailing commas); the others
+    /// parse strict JSON.
+    pub fn takes_comments(self) -> bool {
+        self.takes_trailing_commas() || self == Dialect::Gemini
+    }
+
+    /// Whether its tool reads trailing commas in its file (JSONC): VS Code, opencode and
+    /// Claude Code.
+    pub fn takes_trailing_commas(self) -> bool {
+        matches!(
+            self,
+            Dialect::VsCode | Dialect::Opencode | Dialect::ClaudeCode
+        )
+    }
+
     /// The member (or TOML table) that holds the servers.
     pub fn servers_key(self) -> &'static str {
         match self {

@@ -193,15 +193,23 @@ impl Expander<'_> {
         let answer = match self.answers.get(id) {
             Some(answer) => answer.clone(),
             None => {
-                let Some(resolver) = self.resolver else {
-                    return Err(Error::config(format!(
-                        "{path}: the input {id} needs an answer, and there is no one to ask \
-                         (not a terminal)"
-                    )));
+                // The answer, else the input's `default` (as VS Code offers it), else an
+                // error naming the input.
+                let answer = match (self.resolver, &input.default) {
+                    (Some(resolver), default) => resolver
+                        .resolve(input)
+                        .or_else(|| default.clone())
+                        .ok_or_else(|| {
+                            Error::config(format!("{path}: the input {id} was not answered"))
+                        })?,
+                    (None, Some(default)) => default.clone(),
+                    (None, None) => {
+                        return Err(Error::config(format!(
+                            "{path}: the input {id} needs an answer, and there is no one to \
+                             ask (not a terminal) and no `default`"
+                        )));
+                    }
                 };
-                let answer = resolver.resolve(input).ok_or_else(|| {
-                    Error::config(format!("{path}: the input {id} was not answered"))
-                })?;
                 self.answers.insert(id.to_owned(), answer.clone());
                 answer
             }

@@ -8,10 +8,57 @@ use super::detect::Dialect;
 use super::expand::Syntax;
 use super::values::{
     Unit, display_key, duration, member, object, optional_bool, optional_string, positive,
-    restart_policy, startup_timeout, string_array, string_map,
+    restart_policy, startup_timeout, string_array, string_map, unknown_members,
 };
 use super::{Entry, Text, check_server_name};
 use crate::{EraChoice, Error, ToolFilter, Transport};
+
+/// The members an entry of this family may have, as the reader takes them.
+const READ: &[&str] = &[
+    "type",
+    "transportType",
+    "command",
+    "url",
+    "httpUrl",
+    "args",
+    "env",
+    "envFile",
+    "headers",
+    "cwd",
+    "disabled",
+    "enabled",
+    "startup_timeout_sec",
+    "startup_timeout_ms",
+    "timeout",
+    "tool_timeout_sec",
+    "includeTools",
+    "enabled_tools",
+    "tools",
+    "excludeTools",
+    "disabled_tools",
+    "restart",
+    "maxListItems",
+    "maxListBytes",
+    "era",
+    "oauth",
+];
+
+/// Members other tools write in these entries, which sidewire leaves alone: Cline's
+/// `alwaysAllow`, `autoApprove` and `networkTimeout`, Gemini CLI's `trust`, `description` and
+/// its Google auth settings, VS Code's `dev` and `gallery`, Claude Code's `headersHelper`.
+const FOREIGN: &[&str] = &[
+    "alwaysAllow",
+    "autoApprove",
+    "networkTimeout",
+    "trust",
+    "description",
+    "authProviderType",
+    "targetAudience",
+    "targetServiceAccount",
+    "dev",
+    "gallery",
+    "headersHelper",
+];
 
 /// The entries of the document's servers member (`mcpServers`, or `servers` for VS Code).
 pub(crate) fn entries(top: &Map<String, Value>, dialect: Dialect) -> Result<Vec<Entry>, Error> {
@@ -30,6 +77,7 @@ fn server(name: &str, entry: &Value, dialect: Dialect) -> Result<Entry, Error> {
     check_server_name(name, &path)?;
     let members = object(entry, &path)?;
     let field = |member: &str| format!("{path}.{member}");
+    let unknown = unknown_members(members, READ, FOREIGN, &path);
     let type_ = match optional_string(members, "type", &field("type"))? {
         Some(type_) => Some((type_, field("type"))),
         None => optional_string(members, "transportType", &field("transportType"))?
@@ -49,6 +97,7 @@ fn server(name: &str, entry: &Value, dialect: Dialect) -> Result<Entry, Error> {
     };
     let text = |raw: &str, at: String| Text::new(raw, at, Syntax::default());
     let mut out = Entry::new(name, path.clone(), transport);
+    out.unknown = unknown;
     out.command = command.map(|c| text(c, field("command")));
     out.url = match (transport, http_url, url) {
         (Transport::StreamableHttp, Some(http), _) => Some(text(http, field("httpUrl"))),

@@ -19,8 +19,21 @@
 //! The rows are tried top to bottom; among the `mcpServers` dialects a known file name wins
 //! over the shape, so an ambiguous file picks by name (`settings.json` is Gemini's even
 //! without `httpUrl`). [`ConfigLoader::dialect`] (the CLI's `--dialect`) overrides the rule.
-//! JSON files may have `//` and `/* */` comments and trailing commas (VS Code and opencode
-//! write JSONC).
+//!
+//! A JSON file may have `//` and `/* */` comments and trailing commas only where its tool
+//! reads them ([`Dialect::takes_comments`], [`Dialect::takes_trailing_commas`]): VS Code,
+//! opencode and Claude Code read JSONC, Gemini CLI strips comments but not trailing commas,
+//! and Claude Desktop, Cursor, Copilot and Cline parse strict JSON. A file that another tool
+//! would refuse is refused here too, naming the line, the column and the dialect's rule, so it
+//! is fixed before that tool meets it.
+//!
+//! # Roots
+//!
+//! A top-level `roots` member beside the servers (JSON dialects: `"roots": ["src",
+//! "${workspaceFolder}"]`) lists directories offered to every server of the file through
+//! `roots/list` ([`ServerSpec::root`]); each is expanded like `cwd`, relative to the project
+//! directory, at most [`MAX_CONFIG_ROOTS`] ([`McpConfig::roots`]). No root, no `roots`
+//! capability.
 //!
 //! # Members
 //!
@@ -38,9 +51,11 @@
 //! integers; see [`ServerSpec::max_list_items`]); the protocol era `era`: `"auto"` (the
 //! default), `"modern"` (also `"2026-07-28"`) or `"legacy"` (see [`crate::EraChoice`]). An entry
 //! with a `url`, no `command` and no `type` is Streamable HTTP, except in Gemini's files, where
-//! `url` means SSE. Other members (`alwaysAllow`, `trust`, `dev`, ...) belong to the tool that
-//! wrote the file and are ignored. An HTTP server may have `oauth`, in the shape Claude Code
-//! uses (every member optional, no others allowed):
+//! `url` means SSE. Members other tools write there (`alwaysAllow`, `autoApprove`, `trust`,
+//! `description`, `dev`, ...) are ignored; any other member is most likely a typo (`arg` for
+//! `args`) and is reported as a [`ConfigWarning`] naming its path (every dialect's entries
+//! alike). An HTTP server may have `oauth`, in the shape Claude Code uses (every member
+//! optional, no others allowed):
 //!
 //! ```json
 //! {"oauth": {"clientId": "sidewire-app", "clientSecret": "${env:APP_SECRET}",
@@ -74,8 +89,9 @@
 //!   `.copilot` or `.claude`), `${workspaceFolderBasename}`, `${pathSeparator}` (Cursor,
 //!   VS Code); these names win over variables of the same name;
 //! - `${input:ID}` (VS Code): an entry of the file's `inputs[]` (`{"type": "promptString",
-//!   "id", "description", "password"}`), answered through the [`InputResolver`] given to the
-//!   [`ConfigLoader`], each input asked for once per file; with none, an error naming the input;
+//!   "id", "description", "password", "default"}`), answered through the [`InputResolver`]
+//!   given to the [`ConfigLoader`], each input asked for once per file; with no resolver or no
+//!   answer, its `default`; with neither, an error naming the input;
 //! - `{env:NAME}` in opencode's files; `$NAME` in Gemini's `env` values.
 //!
 //! A variable that is not set and has no default is an error naming the variable and the
@@ -110,10 +126,17 @@ pub use self::dotenv::MAX_ENV_FILE_BYTES;
 pub use self::expand::MAX_EXPANDED_BYTES;
 use self::expand::{Expander, Syntax};
 use crate::redact::UrlSecrets;
-use crate::{EraChoice, Error, Restart, ServerSpec, ToolFilter, Transport};
+use crate::{EraChoice, Error, Restart, Root, ServerSpec, ToolFilter, Transport};
 
 /// The largest config file read (4 MiB).
 pub const MAX_CONFIG_BYTES: usize = 4 * 1024 * 1024;
+
+/// The most `roots` a config file may list.
+pub const MAX_CONFIG_ROOTS: usize = 64;
+
+/// The most [`ConfigWarning`]s kept for one file (the rest are counted in
+/// [`McpConfig::warnings_omitted`]).
+pub const MAX_CONFIG_WARNINGS: usize = 32;
 
 /// Parses an `mcpServers` document (any JSON object with an `mcpServers` member, so a plugin
 /// manifest works as is; or any other dialect, detected from its shape, see the module docs)
@@ -152,6 +175,8 @@ pub struct ConfigInput {
     pub description: String,
     /// Whether the answer is a secret (`password: true`): not echoed while typed.
     pub password: bool,
+    /// Its `default`: the answer when nobody gives one (offered on a terminal).
+    pub default: Option<String>,
 }
 
 /// Answers the `${input:ID}` references of a config: the CLI asks on the terminal. The library
@@ -253,6 +278,33 @@ pub struct ConfiguredServer {
     pub shown_url: String,
 }
 
+/// Something in a config file that was read but is most likely not what its author meant.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ConfigWarning {
+    /// The member's path, e.g. `mcpServers.files.arg`.
+    pub path: String,
+    /// What is wrong with it.
+    pub kind: ConfigWarningKind,
+}
+
+/// What a [`ConfigWarning`] is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ConfigWarningKind {
+    /// A server entry's member that neither sidewire nor the tools writing that dialect know:
+    /// ignored (a typo such as `arg` for `args` would otherwise go unnoticed).
+    UnknownKey,
+}
+
+impl fmt::Display for ConfigWarning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.kind {
+            ConfigWarningKind::UnknownKey => write!(f, "{}: unknown key, ignored", self.path),
+        }
+    }
+}
+
 /// A config file read: its dialect and its servers, sorted by name.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
@@ -261,6 +313,12 @@ pub struct McpConfig {
     pub dialect: Dialect,
     /// Its servers, sorted by name.
     pub servers: Vec<ConfiguredServer>,
+    /// The file's top-level `roots`, expanded (every server's spec offers them too).
+    pub roots: Vec<Root>,
+    /// What was read but looks wrong (at most [`MAX_CONFIG_WARNINGS`], in file order).
+    pub warnings: Vec<ConfigWarning>,
+    /// How many warnings were left out of [`warnings`](Self::warnings).
+    pub warnings_omitted: usize,
 }
 
 impl McpConfig {
@@ -346,13 +404,18 @@ impl ConfigLoader {
     /// A config error naming the path of the first bad field.
     pub fn parse(&self, text: &str, path: Option<&Path>) -> Result<McpConfig, Error> {
         let project = project_dir(path);
-        let (dialect, servers, inputs) = if self.dialect == Some(Dialect::Codex)
+        let (dialect, servers, inputs, roots) = if self.dialect == Some(Dialect::Codex)
             || (self.dialect.is_none() && detect::is_toml(path, text))
         {
-            (Dialect::Codex, codex::entries(text)?, Vec::new())
+            (
+                Dialect::Codex,
+                codex::entries(text)?,
+                Vec::new(),
+                Vec::new(),
+            )
         } else {
             let stripped = jsonc::strip(text);
-            let document: Value = serde_json::from_str(&stripped).map_err(|err| {
+            let document: Value = serde_json::from_str(&stripped.text).map_err(|err| {
                 Error::config(format!(
                     "invalid JSON at line {} column {}: {err}",
                     err.line(),
@@ -369,6 +432,7 @@ impl ConfigLoader {
                 Some(dialect) => dialect,
                 None => detect::json_dialect(path, &top)?,
             };
+            refuse_jsonc(dialect, text, &stripped)?;
             let inputs = match dialect {
                 Dialect::VsCode => vscode::inputs(&top)?,
                 _ => Vec::new(),
@@ -378,8 +442,33 @@ impl ConfigLoader {
                 Dialect::Codex => unreachable!("read as TOML above"),
                 other => mcp_servers::entries(&top, other)?,
             };
-            (dialect, servers, inputs)
+            let roots = match values::string_array(&top, "roots", "roots")? {
+                Some(roots) => roots
+                    .into_iter()
+                    .map(|(raw, at)| Text::new(raw, at, Syntax::default()))
+                    .collect(),
+                None => Vec::new(),
+            };
+            (dialect, servers, inputs, roots)
         };
+        if roots.len() > MAX_CONFIG_ROOTS {
+            return Err(Error::config(format!(
+                "roots: {} roots; at most {MAX_CONFIG_ROOTS} are offered",
+                roots.len()
+            )));
+        }
+        let mut warnings = Vec::new();
+        let mut warnings_omitted = 0;
+        for path in servers.iter().flat_map(|entry| entry.unknown.iter()) {
+            if warnings.len() < MAX_CONFIG_WARNINGS {
+                warnings.push(ConfigWarning {
+                    path: path.clone(),
+                    kind: ConfigWarningKind::UnknownKey,
+                });
+            } else {
+                warnings_omitted += 1;
+            }
+        }
         let mut expander = Expander {
             env: &*self.env,
             project: &project,
@@ -392,11 +481,54 @@ impl ConfigLoader {
             .map(|entry| build(entry, &mut expander))
             .collect::<Result<Vec<_>, _>>()?;
         built.sort_by(|a, b| a.spec.name.cmp(&b.spec.name));
+        let mut offered = Vec::with_capacity(roots.len());
+        for root in &roots {
+            let dir = expander.expand(
+                &root.raw,
+                &root.path,
+                root.syntax,
+                &mut Vec::new(),
+                &mut Vec::new(),
+            )?;
+            if dir.trim().is_empty() {
+                return Err(Error::config(format!("{}: an empty root", root.path)));
+            }
+            offered.push(Root::dir(project.join(dir)));
+        }
+        for server in &mut built {
+            server.spec.roots.extend(offered.iter().cloned());
+        }
         Ok(McpConfig {
             dialect,
             servers: built,
+            roots: offered,
+            warnings,
+            warnings_omitted,
         })
     }
+}
+
+/// Refuses the comments and trailing commas `dialect`'s tool would refuse (see the module
+/// docs), naming where the first one is.
+fn refuse_jsonc(dialect: Dialect, text: &str, stripped: &jsonc::Stripped) -> Result<(), Error> {
+    let found = match (stripped.trailing_comma, stripped.comment) {
+        (Some(at), _) if !dialect.takes_trailing_commas() => Some((at, "a trailing comma")),
+        (_, Some(at)) if !dialect.takes_comments() => Some((at, "a comment")),
+        _ => None,
+    };
+    let Some((at, what)) = found else {
+        return Ok(());
+    };
+    let (line, column) = jsonc::position(text, at);
+    let allowed = if dialect.takes_comments() {
+        "comments but not trailing commas"
+    } else {
+        "strict JSON, without comments or trailing commas"
+    };
+    Err(Error::config(format!(
+        "{what} at line {line} column {column}: a {dialect} file is {allowed} (its tool would \
+         refuse it); claude-code, vscode and opencode files take both"
+    )))
 }
 
 /// The project directory of a config at `path` (see the module docs).
@@ -478,6 +610,8 @@ pub(crate) struct Entry {
     pub(crate) era: Option<EraChoice>,
     /// The `oauth` object and its path, read once its secret can be expanded.
     pub(crate) oauth: Option<(Value, String)>,
+    /// The paths of members the reader does not know (see [`ConfigWarning`]).
+    pub(crate) unknown: Vec<String>,
 }
 
 impl Entry {
@@ -503,6 +637,7 @@ impl Entry {
             max_list_bytes: None,
             era: None,
             oauth: None,
+            unknown: Vec::new(),
         }
     }
 

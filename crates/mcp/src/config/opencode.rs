@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 use super::expand::Syntax;
 use super::mcp_servers::{enabled, tool_filter};
 use super::values::{
-    Unit, display_key, duration, object, optional_string, string_array, string_map,
+    Unit, display_key, duration, object, optional_string, string_array, string_map, unknown_members,
 };
 use super::{Entry, Text, check_server_name};
 use crate::{Error, Transport};
@@ -17,6 +17,20 @@ const SYNTAX: Syntax = Syntax {
     opencode: true,
     bare: false,
 };
+
+/// The members an opencode entry may have, as the reader takes them (and `oauth`, opencode's
+/// own, which sidewire leaves alone).
+const READ: &[&str] = &[
+    "type",
+    "command",
+    "url",
+    "environment",
+    "headers",
+    "enabled",
+    "disabled",
+    "timeout",
+];
+const FOREIGN: &[&str] = &["oauth"];
 
 /// The entries under `mcp`.
 pub(crate) fn entries(top: &Map<String, Value>) -> Result<Vec<Entry>, Error> {
@@ -48,6 +62,7 @@ fn server(name: &str, entry: &Value) -> Result<Entry, Error> {
         None => Transport::Stdio,
     };
     let mut out = Entry::new(name, path.clone(), transport);
+    out.unknown = unknown_members(members, READ, FOREIGN, &path);
     let text = |raw: &str, at: String| Text::new(raw, at, SYNTAX);
     if transport == Transport::Stdio {
         let command = string_array(members, "command", &field("command"))?.unwrap_or_default();

@@ -1105,9 +1105,16 @@ fn the_config_file_is_bounded() {
 fn jsonc_comments_and_trailing_commas_are_blanked() {
     let text =
         "{\n // a \"comment\"\n \"a\": [1, 2,], /* b */ \"s\": \"// kept, \\\" /* kept */\",\n}";
-    let value: Value = serde_json::from_str(&jsonc::strip(text)).unwrap();
+    let stripped = jsonc::strip(text);
+    let value: Value = serde_json::from_str(&stripped.text).unwrap();
     assert_eq!(value["s"], "// kept, \" /* kept */");
     assert_eq!(value["a"], serde_json::json!([1, 2]));
+    // Where the first of each was, for the dialects that refuse them.
+    assert_eq!(jsonc::position(text, stripped.comment.unwrap()), (2, 2));
+    assert_eq!(
+        jsonc::position(text, stripped.trailing_comma.unwrap()),
+        (3, 12)
+    );
 }
 
 #[test]
@@ -1128,4 +1135,188 @@ fn disabled_and_enabled_must_agree_and_urls_are_redacted() {
     );
     assert_eq!(shown("X-Api-Key", "abc", "abc", false), "[REDACTED]");
     assert_eq!(shown("X-Team", "t", "t", false), "t");
+}
+
+/// A one-server document of `dialect` (JSON dialects only) whose servers member and entry each
+/// end with a trailing comma, or which opens with a comment.
+fn jsonc_document(dialect: Dialect, trailing_commas: bool) -> String {
+    let entry = match dialect {
+        Dialect::Opencode => r#"{"command": ["x", "a"]}"#,
+        _ => r#"{"command": "x", "args": ["a"]}"#,
+    };
+    if trailing_commas {
+        let entry = entry.replace("\"a\"]", "\"a\",],");
+        format!(r#"{{"{}": {{"s": {entry}}},}}"#, dialect.servers_key())
+    } else {
+        format!(
+            "// a comment\n{{\"{}\": {{\"s\": {entry}}} /* another */}}",
+            dialect.servers_key()
+        )
+    }
+}
+
+#[test]
+fn comments_and_trailing_commas_are_taken_where_the_dialects_tool_takes_them() {
+    for dialect in detect::ALL {
+        if dialect == Dialect::Codex {
+            continue;
+        }
+        let commas_ok = matches!(
+            dialect,
+            Dialect::ClaudeCode | Dialect::VsCode | Dialect::Opencode
+        );
+        let comments_ok = commas_ok || dialect == Dialect::Gemini;
+        for (trailing_commas, ok) in [(true, commas_ok), (false, comments_ok)] {
+            let text = jsonc_document(dialect, trailing_commas);
+            let parsed = ConfigLoader::new().dialect(dialect).parse(&text, None);
+            match parsed {
+                Ok(config) if ok => {
+                    assert_eq!(server(&config, "s").spec.arguments(), ["a"], "{dialect}");
+                }
+                Err(err) if !ok => {
+                    assert!(err.is_config(), "{dialect}: {err:?}");
+                    // The refusal says whose rule it is.
+                    assert!(err.to_string().contains(dialect.as_str()), "{err}");
+                }
+                other => panic!("{dialect} {text}: {other:?}"),
+            }
+        }
+    }
+}
+
+#[test]
+fn a_vscode_inputs_default_answers_it_when_nobody_does() {
+    let text = r#"{
+      "inputs": [{"type": "promptString", "id": "tz", "description": "Time zone", "default": "Europe/Oslo"}],
+      "servers": {"s": {"command": "x", "env": {"TZ": "${input:tz}"}}}
+    }"#;
+    let tz = |config: &McpConfig| server(config, "s").spec.environment()["TZ"].clone();
+    // No resolver (no terminal), or one that gives no answer: the default.
+    let config = loader(&[]).parse(text, None).unwrap();
+    assert_eq!(tz(&config), "Europe/Oslo");
+    let config = loader(&[])
+        .inputs(|_: &ConfigInput| None)
+        .parse(text, None)
+        .unwrap();
+    assert_eq!(tz(&config), "Europe/Oslo");
+    // An answer wins over the default.
+    let config = loader(&[])
+        .inputs(|_: &ConfigInput| Some("UTC".to_owned()))
+        .parse(text, None)
+        .unwrap();
+    assert_eq!(tz(&config), "UTC");
+}
+
+#[test]
+fn unknown_keys_of_every_dialects_entries_are_warned_of_with_their_path() {
+    let cases = [
+        (
+            Dialect::ClaudeCode,
+            r#"{"mcpServers": {"files": {"command": "x", "arg": ["a"], "alwaysAllow": [], "trust": true}}}"#,
+            "mcpServers.files.arg",
+        ),
+        (
+            Dialect::VsCode,
+            r#"{"servers": {"files": {"command": "x", "dev": {}, "evn": {}}}}"#,
+            "servers.files.evn",
+        ),
+        (
+            Dialect::Opencode,
+            r#"{"mcp": {"files": {"type": "local", "command": ["x"], "enviroment": {}}}}"#,
+            "mcp.files.enviroment",
+        ),
+        (
+            Dialect::Codex,
+            "[mcp_servers.files]\ncommand = \"x\"\nagrs = [\"a\"]\n",
+            "mcp_servers.files.agrs",
+        ),
+    ];
+    for (dialect, text, path) in cases {
+        let config = ConfigLoader::new()
+            .dialect(dialect)
+            .parse(text, None)
+            .unwrap();
+        let paths: Vec<&str> = config.warnings.iter().map(|w| w.path.as_str()).collect();
+        assert_eq!(paths, [path], "{dialect}");
+        assert_eq!(config.warnings[0].kind, ConfigWarningKind::UnknownKey);
+        assert!(
+            config.warnings[0].to_string().starts_with(path),
+            "{dialect}"
+        );
+        assert_eq!(config.warnings_omitted, 0);
+    }
+    // Bounded: the first ones kept, the rest counted.
+    let many: serde_json::Map<String, Value> = (0..MAX_CONFIG_WARNINGS + 5)
+        .map(|n| (format!("typo{n:03}"), Value::Bool(true)))
+        .chain([("command".to_owned(), Value::from("x"))])
+        .collect();
+    let text = serde_json::json!({"mcpServers": {"s": many}}).to_string();
+    let config = parse_config(&text);
+    assert_eq!(config.warnings.len(), MAX_CONFIG_WARNINGS);
+    assert_eq!(config.warnings_omitted, 5);
+}
+
+/// `text` read as a `.mcp.json` in a temporary project.
+fn parse_config(text: &str) -> McpConfig {
+    loader(&[]).parse(text, None).unwrap()
+}
+
+#[test]
+fn top_level_roots_are_expanded_relative_to_the_project_and_offered_by_every_server() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join(".mcp.json");
+    std::fs::write(
+        &path,
+        r#"{"roots": ["src", "${workspaceFolder}", "/abs/${NAME}"],
+            "mcpServers": {"a": {"command": "x"}, "b": {"url": "https://example.com/mcp"}}}"#,
+    )
+    .unwrap();
+    let config = loader(&[("NAME", "data")]).load(&path).unwrap();
+    let uris: Vec<&str> = config.roots.iter().map(|r| r.uri.as_str()).collect();
+    assert_eq!(
+        uris,
+        [
+            Root::dir(dir.path().join("src")).uri.as_str(),
+            Root::dir(dir.path()).uri.as_str(),
+            "file:///abs/data",
+        ]
+    );
+    for server in &config.servers {
+        assert_eq!(server.spec.roots, config.roots, "{}", server.spec.name());
+    }
+    // No roots: none offered (and no capability declared).
+    let config = parse_config(r#"{"mcpServers": {"a": {"command": "x"}}}"#);
+    assert!(config.roots.is_empty() && config.servers[0].spec.roots.is_empty());
+    // Errors name the member; the count is bounded.
+    let err = loader(&[])
+        .parse(r#"{"roots": "src", "mcpServers": {}}"#, None)
+        .unwrap_err();
+    assert!(
+        err.is_config() && err.to_string().starts_with("roots: "),
+        "{err}"
+    );
+    let err = loader(&[])
+        .parse(r#"{"roots": ["${UNSET_ROOT}"], "mcpServers": {}}"#, None)
+        .unwrap_err();
+    assert!(err.to_string().starts_with("roots[0]: "), "{err}");
+    let roots: Vec<String> = (0..=MAX_CONFIG_ROOTS).map(|n| format!("d{n}")).collect();
+    let text = serde_json::json!({"roots": roots, "mcpServers": {}}).to_string();
+    let err = loader(&[]).parse(&text, None).unwrap_err();
+    assert!(err.to_string().starts_with("roots: "), "{err}");
+}
+
+#[test]
+fn the_resolver_is_shown_an_inputs_default() {
+    let text = r#"{"inputs": [{"type": "promptString", "id": "tz", "default": "UTC"}],
+                   "servers": {"s": {"command": "x", "env": {"TZ": "${input:tz}"}}}}"#;
+    let seen = Arc::new(std::sync::Mutex::new(None));
+    let record = Arc::clone(&seen);
+    loader(&[])
+        .inputs(move |input: &ConfigInput| {
+            *record.lock().unwrap() = input.default.clone();
+            None
+        })
+        .parse(text, None)
+        .unwrap();
+    assert_eq!(seen.lock().unwrap().as_deref(), Some("UTC"));
 }

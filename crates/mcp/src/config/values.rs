@@ -192,6 +192,22 @@ pub(crate) fn positive(
     }
 }
 
+/// The paths of `entry`'s members that are in neither `read` (what the reader takes) nor
+/// `foreign` (what other tools write there and sidewire leaves alone), in the entry's order:
+/// most likely typos (`arg` for `args`).
+pub(crate) fn unknown_members(
+    entry: &Map<String, Value>,
+    read: &[&str],
+    foreign: &[&str],
+    path: &str,
+) -> Vec<String> {
+    entry
+        .keys()
+        .filter(|key| !read.contains(&key.as_str()) && !foreign.contains(&key.as_str()))
+        .map(|key| format!("{path}.{}", display_key(key)))
+        .collect()
+}
+
 pub(crate) fn expected(path: &str, what: &str, got: &Value) -> Error {
     Error::config(format!("{path}: expected {what}, got {}", kind(got)))
 }

@@ -8,8 +8,8 @@ use super::values::{expected, object, optional_bool, optional_string};
 use crate::Error;
 
 /// The `inputs` of the document (none when absent). Each is `{"type": "promptString", "id",
-/// "description", "password"}`; another `type` (VS Code's `pickString`, `command`) is an error
-/// naming it, since sidewire cannot answer it.
+/// "description", "password", "default"}`; another `type` (VS Code's `pickString`, `command`)
+/// is an error naming it, since sidewire cannot answer it.
 pub(crate) fn inputs(top: &Map<String, Value>) -> Result<Vec<ConfigInput>, Error> {
     let Some(value) = top.get("inputs").filter(|v| !v.is_null()) else {
         return Ok(Vec::new());
@@ -48,6 +48,7 @@ pub(crate) fn inputs(top: &Map<String, Value>) -> Result<Vec<ConfigInput>, Error
                 .unwrap_or_default()
                 .to_owned(),
             password: optional_bool(members, "password", &field("password"))?.unwrap_or(false),
+            default: optional_string(members, "default", &field("default"))?.map(str::to_owned),
         });
     }
     Ok(inputs)

@@ -94,6 +94,9 @@ pub struct StartFailure {
     pub transport: Transport,
     /// Where startup failed.
     pub stage: Stage,
+    /// At [`Stage::Initialize`]: the request startup was waiting on (`server/discover` or
+    /// `initialize`), when known.
+    pub handshake: Option<crate::Handshake>,
     /// How long startup had run.
     pub elapsed: Duration,
     /// What went wrong (whitespace collapsed, at most 2,000 characters; credentials in the
@@ -126,6 +129,7 @@ impl StartFailure {
             server: spec.name().to_owned(),
             transport: spec.transport(),
             stage,
+            handshake: err.handshake().filter(|_| stage == Stage::Initialize),
             elapsed,
             error: short(
                 err.to_string()

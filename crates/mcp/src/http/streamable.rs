@@ -574,13 +574,16 @@ async fn get_stream_carrier(state: &HttpState) -> Carrier {
 /// Sends the initialize POST, again while the server is not up yet: a 502, 503 or 504 (after
 /// its `Retry-After`, in seconds or as an HTTP date) or a refused connection (after a backoff
 /// from [`INIT_RETRY`], doubling up to [`MAX_INIT_RETRY`]), at most [`MAX_INIT_ATTEMPTS`]
-/// times and never past the startup budget; then the last answer or failure stands.
+/// times and never past the startup budget; then the last answer or failure stands, a refused
+/// connection saying how many attempts it made over how long (the retries are otherwise
+/// logged at info only).
 pub(crate) async fn send_initialize(
     state: &HttpState,
     headers: &http::HeaderMap,
     frame: &Bytes,
 ) -> Result<http::Response<Incoming>, Cause> {
-    let deadline = tokio::time::Instant::now() + state.startup_budget;
+    let started = tokio::time::Instant::now();
+    let deadline = started + state.startup_budget;
     let mut attempt = 1;
     loop {
         let sent = state
@@ -601,7 +604,14 @@ pub(crate) async fn send_initialize(
         };
         let in_budget = tokio::time::Instant::now() + wait <= deadline;
         if attempt == MAX_INIT_ATTEMPTS || !in_budget {
-            return Ok(sent?.1);
+            return match sent {
+                Err(SendError::Net(NetError(message, kind))) if attempt > 1 => {
+                    let over = started.elapsed().as_secs_f64();
+                    let message = format!("{message} ({attempt} attempts over {over:.1} s)");
+                    Err(SendError::Net(NetError(message, kind)).into())
+                }
+                sent => Ok(sent?.1),
+            };
         }
         match &sent {
             Ok((_, response)) => {

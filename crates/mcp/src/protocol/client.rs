@@ -11,7 +11,7 @@ use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
@@ -21,7 +21,7 @@ use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::oneshot;
 use tokio::time::Instant;
 
-use crate::error::{Kind, no_mutual_version};
+use crate::error::{Handshake, Kind, no_mutual_version};
 use crate::protocol::bridge;
 use crate::protocol::era::{self, DiscoverResult, Era, EraChoice, Probe};
 use crate::protocol::features::Listed;
@@ -144,6 +144,13 @@ impl fmt::Debug for Client {
 }
 
 /// The jsonrpc settings of an MCP connection.
+/// Whether connecting to `spec` starts with the `server/discover` probe (the modern era, or
+/// `auto` over a transport that can speak it); else it starts with `initialize`.
+fn probes(spec: &ServerSpec) -> bool {
+    // HTTP+SSE is a legacy transport: there is nothing to probe.
+    spec.era != EraChoice::Legacy && spec.transport != crate::Transport::Sse
+}
+
 fn rpc_config(spec: &ServerSpec) -> Config {
     Config::new(Profile::Lenient, spec.max_message_bytes)
         .request_timeout(spec.call_timeout)
@@ -283,15 +290,23 @@ impl Client {
         };
         // The handshake needs the driver polled; poll it here until the caller takes it.
         let mut driver_done = false;
+        // Set once `initialize` goes out: a failure after it is the legacy handshake's, one
+        // before it the probe's (when there is one).
+        let initialize_sent = AtomicBool::new(false);
         let outcome = tokio::select! {
-            outcome = tokio::time::timeout_at(deadline, client.handshake(deadline)) => outcome,
+            outcome = tokio::time::timeout_at(deadline, client.handshake(deadline, &initialize_sent)) => outcome,
             () = &mut future => {
                 driver_done = true;
                 Ok(Err(Error::new(Kind::Closed {
-                    what: "initialize".to_owned(),
+                    what: "the handshake".to_owned(),
                     reason: "the connection ended during the handshake".to_owned(),
                 })))
             }
+        };
+        let handshake = if initialize_sent.load(Ordering::SeqCst) || !probes(spec) {
+            Handshake::Initialize
+        } else {
+            Handshake::Discover
         };
         let err = match outcome {
             Ok(Ok(())) => {
@@ -300,7 +315,7 @@ impl Client {
             }
             Ok(Err(err)) => err,
             Err(_) => Error::new(Kind::Timeout {
-                what: "initialize".to_owned(),
+                what: handshake.method().to_owned(),
                 after: spec.startup_timeout,
                 idle: false,
             }),
@@ -312,25 +327,35 @@ impl Client {
         }
         Err(client.diagnose(
             err.with_server(&spec.name)
-                .with_stage(Stage::Initialize, started.elapsed()),
+                .with_stage(Stage::Initialize, started.elapsed())
+                .with_handshake(handshake),
         ))
     }
 
     /// The handshake of the spec's era: `initialize` (legacy), `server/discover` (modern), or
-    /// the probe that picks one (see `protocol::era`).
-    async fn handshake(&self, deadline: Instant) -> Result<(), Error> {
+    /// the probe that picks one (see `protocol::era`). `initialize_sent` is set as
+    /// `initialize` goes out.
+    async fn handshake(
+        &self,
+        deadline: Instant,
+        initialize_sent: &AtomicBool,
+    ) -> Result<(), Error> {
         let spec = &self.inner.shared.spec;
-        match (spec.era, spec.transport) {
-            // HTTP+SSE is a legacy transport: there is nothing to probe.
-            (EraChoice::Legacy, _) | (_, crate::Transport::Sse) => self.initialize(deadline).await,
-            (EraChoice::Modern, _) => self.discover(deadline, false).await,
-            (EraChoice::Auto, _) => self.discover(deadline, true).await,
+        if !probes(spec) {
+            return self.initialize(deadline, initialize_sent).await;
         }
+        let auto = spec.era == EraChoice::Auto;
+        self.discover(deadline, auto, initialize_sent).await
     }
 
     /// `server/discover`, at most twice (a `-32022` naming a version we speak probes again);
     /// with `auto`, a legacy answer falls back to `initialize` (the table in `protocol::era`).
-    async fn discover(&self, deadline: Instant, auto: bool) -> Result<(), Error> {
+    async fn discover(
+        &self,
+        deadline: Instant,
+        auto: bool,
+        initialize_sent: &AtomicBool,
+    ) -> Result<(), Error> {
         let shared = &self.inner.shared;
         let mut again = true;
         loop {
@@ -404,7 +429,7 @@ impl Client {
                 }
                 Probe::Legacy if auto => {
                     tracing::debug!(server = %shared.name, "the server does not speak the modern protocol; initializing");
-                    return match self.initialize(deadline).await {
+                    return match self.initialize(deadline, initialize_sent).await {
                         // A server that locked itself modern meanwhile (a probe that timed out
                         // here but reached it) says so to initialize: probe once more.
                         Err(err) if again && err.is_incompatible_version() && err.is_remote() => {
@@ -436,8 +461,9 @@ impl Client {
         });
     }
 
-    async fn initialize(&self, deadline: Instant) -> Result<(), Error> {
+    async fn initialize(&self, deadline: Instant, sent: &AtomicBool) -> Result<(), Error> {
         let shared = &self.inner.shared;
+        sent.store(true, Ordering::SeqCst);
         let params = InitializeParams {
             protocol_version: LATEST_PROTOCOL_VERSION.to_owned(),
             capabilities: session::client_capabilities(&shared.spec, shared.handler.as_ref()),

@@ -5,8 +5,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use sidewire_mcp::{
-    McpHost, McpHostDriver, NoHandler, Root, ServerSpec, ServerState, Stage, ToolCallOptions,
-    is_valid_name,
+    EraChoice, Handshake, McpHost, McpHostDriver, NoHandler, Root, ServerSpec, ServerState, Stage,
+    ToolCallOptions, is_valid_name,
 };
 use tokio::task::JoinHandle;
 
@@ -26,12 +26,16 @@ async fn keep_what_works_records_each_failure_with_its_stage() {
             fake_spec("good"),
             ServerSpec::stdio("missing", "sidewire-no-such-command"),
             fake_spec("crashing").env("FAKE_EXIT_AT_START", "2"),
+            fake_spec("crashing-legacy")
+                .env("FAKE_EXIT_AT_START", "2")
+                .era(EraChoice::Legacy),
         ]),
     )
     .await;
-    assert_eq!(failures.len(), 2, "{failures:#?}");
+    assert_eq!(failures.len(), 3, "{failures:#?}");
     let missing = failures.iter().find(|f| f.server == "missing").unwrap();
     assert_eq!(missing.stage, Stage::Launch);
+    assert_eq!(missing.handshake, None);
     assert!(
         missing.error.contains("not found on PATH"),
         "{}",
@@ -39,6 +43,13 @@ async fn keep_what_works_records_each_failure_with_its_stage() {
     );
     let crashing = failures.iter().find(|f| f.server == "crashing").unwrap();
     assert_eq!(crashing.stage, Stage::Initialize);
+    // The handshake it was waiting on: the era probe (auto), or `initialize` (legacy).
+    assert_eq!(crashing.handshake, Some(Handshake::Discover));
+    let legacy = failures
+        .iter()
+        .find(|f| f.server == "crashing-legacy")
+        .unwrap();
+    assert_eq!(legacy.handshake, Some(Handshake::Initialize));
     assert_eq!(
         crashing.exit_status.as_deref(),
         Some("exited with status 2")
@@ -59,6 +70,7 @@ async fn keep_what_works_records_each_failure_with_its_stage() {
         states,
         [
             ("crashing", ServerState::Failed),
+            ("crashing-legacy", ServerState::Failed),
             ("good", ServerState::Running),
             ("missing", ServerState::Failed)
         ]

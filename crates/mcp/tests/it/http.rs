@@ -303,6 +303,8 @@ async fn an_unreachable_server_is_an_http_error_without_status() {
         .unwrap_err();
     assert!(err.is_http(), "{err:?}");
     assert_eq!(err.http_status(), None);
+    // The retries are not silent: the error says how many attempts were made, over how long.
+    assert!(err.to_string().contains(" attempts over "), "{err}");
 }
 
 #[tokio::test]

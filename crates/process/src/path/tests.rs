@@ -104,3 +104,13 @@ async fn a_shell_that_never_answers_is_killed_after_the_budget() {
     let took = start.elapsed();
     assert!(took >= PROBE_BUDGET && took < PROBE_BUDGET * 10, "{took:?}");
 }
+
+#[test]
+fn a_long_path_is_shown_once_and_cut() {
+    let entries: Vec<String> = (0..400).map(|n| format!("/no/such/dir-{n}")).collect();
+    let text = not_found("x", os(&entries.join(":"))).to_string();
+    assert!(text.contains("/no/such/dir-0:/no/such/dir-1:"), "{text}");
+    assert!(!text.contains("/no/such/dir-399"), "{text}");
+    assert_eq!(text.matches("/no/such/dir-1:").count(), 1, "{text}");
+    assert!(text.len() < 1024, "{} bytes: {text}", text.len());
+}
