@@ -503,7 +503,7 @@ pub(crate) fn print_tool_call(out: &Out, report: &ToolCallReport) {
     out.line(format!(
         "  call {} {}",
         safe::line(&report.tool),
-        safe::line(&report.requested.to_string())
+        crate::stream_out::arguments_preview(&report.requested.to_string())
     ));
     if let Some(before) = &report.before {
         print_outcome(out, before);
