@@ -3216,3 +3216,6 @@ mod flags;
 
 #[path = "cli/readme.rs"]
 mod readme;
+
+#[path = "cli/streams.rs"]
+mod streams;
