@@ -79,6 +79,7 @@ mod testing;
 
 pub use crate::conversation::Conversation;
 pub use crate::error::Error;
+pub use crate::response::ResponseCollector;
 pub use crate::tools::{
     HostPolicy, PolicyReason, ToolCallReport, ToolPolicy, ToolResult, ToolStop, chained_tool_call,
 };

@@ -10,31 +10,37 @@ use sidewire_ext_host::protocol::{ChunkType, ProviderChunk, ProviderResponsePayl
 
 use crate::error::Error;
 
-/// One round's answer as it streams in.
+/// One round's answer as it streams in, under a byte bound: how a turn collects the answer and
+/// stops it at [`Agent::max_response_bytes`](crate::Agent::max_response_bytes), for callers that
+/// read a provider stream themselves (`sidewire ext complete`) and want the same bound.
 #[derive(Debug)]
-pub(crate) struct Collector {
+pub struct ResponseCollector {
     response: ProviderResponsePayload,
     /// Bytes of text, reasoning, signatures and tool calls so far.
     bytes: usize,
     limit: usize,
 }
 
-impl Collector {
-    /// A collector that fails once the answer holds more than `limit` bytes.
-    pub(crate) fn new(limit: usize) -> Self {
-        Collector {
+impl ResponseCollector {
+    /// A collector that fails once the answer holds more than `limit` bytes
+    /// ([`Agent::DEFAULT_MAX_RESPONSE_BYTES`](crate::Agent::DEFAULT_MAX_RESPONSE_BYTES) is a
+    /// turn's default).
+    pub fn new(limit: usize) -> Self {
+        ResponseCollector {
             response: ProviderResponsePayload::default(),
             bytes: 0,
             limit,
         }
     }
 
-    /// Adds a chunk.
+    /// Adds a chunk. Check it before showing the chunk to anyone: the chunk that takes the
+    /// answer past the bound is the one not to print.
     ///
     /// # Errors
     ///
-    /// [`Error::ResponseTooLarge`] once the answer grows past the bound.
-    pub(crate) fn push(&mut self, chunk: &ProviderChunk) -> Result<(), Error> {
+    /// [`Error::ResponseTooLarge`] once the answer grows past the bound (that chunk is counted
+    /// but the caller should drop the stream, which cancels it).
+    pub fn push(&mut self, chunk: &ProviderChunk) -> Result<(), Error> {
         let response = &mut self.response;
         let added = match chunk.kind {
             ChunkType::Text => {
@@ -71,8 +77,13 @@ impl Collector {
         Ok(())
     }
 
+    /// The answer so far.
+    pub fn response(&self) -> &ProviderResponsePayload {
+        &self.response
+    }
+
     /// The answer.
-    pub(crate) fn finish(self) -> ProviderResponsePayload {
+    pub fn finish(self) -> ProviderResponsePayload {
         self.response
     }
 }

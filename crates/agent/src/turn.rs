@@ -36,7 +36,7 @@ use sidewire_mcp::ToolCallOptions;
 
 use crate::conversation::Conversation;
 use crate::error::Error;
-use crate::response::Collector;
+use crate::response::ResponseCollector;
 use crate::tools::{self, ToolCallReport, ToolHost, ToolPolicy, ToolStop};
 
 /// The settings of the turn loop: which provider, which bounds, which tool policy. Cheap to
@@ -174,7 +174,9 @@ pub enum TurnEvent<'a> {
     Chunk {
         /// The round.
         round: u32,
-        /// The chunk (never an `error` chunk: a failure ends the turn with an error).
+        /// The chunk (never an `error` chunk: a failure ends the turn with an error; never
+        /// the chunk that takes the round's answer past [`Agent::max_response_bytes`]: that
+        /// ends the turn with [`Error::ResponseTooLarge`] unseen).
         chunk: &'a ProviderChunk,
     },
     /// The answer the loop acts on (after `provider.response`).
@@ -499,15 +501,17 @@ async fn stream<M: Model>(
     };
     let stream = model.open(request).await.map_err(provider)?;
     let mut stream: Pin<Box<M::Stream>> = Box::pin(stream);
-    let mut collector = Collector::new(agent.max_response_bytes);
+    let mut collector = ResponseCollector::new(agent.max_response_bytes);
     while let Some(chunk) = stream.next().await {
         let chunk = chunk.map_err(provider)?;
+        // The bound is checked before the caller sees the chunk, so the chunk that takes the
+        // answer past it (7 MiB of tool-call arguments, say) is never printed. Over the bound,
+        // returning drops the stream, which cancels it.
+        collector.push(&chunk)?;
         on_event(TurnEvent::Chunk {
             round,
             chunk: &chunk,
         });
-        // Over the bound, returning drops the stream, which cancels it.
-        collector.push(&chunk)?;
     }
     Ok(collector.finish())
 }

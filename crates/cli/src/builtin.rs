@@ -53,19 +53,50 @@ pub(crate) const SIDECAR_NAME: &str = "sidewire-demo";
 /// Its status surface.
 pub(crate) const STATUS_SURFACE: &str = "demo-status";
 
-/// The `--slow-model` mode of the built-in sidecar's provider: the scripted model, one chunk
-/// every [`SLOW_CHUNK`], and, with `--cancel-mark FILE`, `cancelled` written to the file when
-/// the host cancels a stream (for the test that Ctrl-C reaches the sidecar).
+/// The test modes of the built-in sidecar's provider (the scripted model otherwise): each
+/// misbehaves in one way, and with `--cancel-mark FILE` writes `cancelled` to the file when the
+/// host cancels a stream (for the tests that the sidecar is told).
 #[derive(Debug, Clone)]
-struct SlowModel {
+struct TestModel {
     inner: samples::ScriptedModel,
+    mode: TestMode,
     mark: Option<std::path::PathBuf>,
+}
+
+/// How a [`TestModel`] streams.
+#[derive(Debug, Clone, Copy)]
+enum TestMode {
+    /// `--slow-model`: the scripted model, one chunk every [`SLOW_CHUNK`].
+    Slow,
+    /// `--stall-model`: the scripted model's first chunk, then nothing, never ending.
+    Stall,
+    /// `--flood-model`: text chunks of [`FLOOD_TEXT`] without end, as fast as the host takes
+    /// them.
+    Flood,
+    /// `--tool-call-bytes N`: one tool call whose arguments are N bytes, then `done`.
+    ToolCall(usize),
+}
+
+impl TestMode {
+    fn of(args: &BuiltinArgs) -> Option<TestMode> {
+        if args.slow_model {
+            Some(TestMode::Slow)
+        } else if args.stall_model {
+            Some(TestMode::Stall)
+        } else if args.flood_model {
+            Some(TestMode::Flood)
+        } else {
+            args.tool_call_bytes.map(TestMode::ToolCall)
+        }
+    }
 }
 
 /// The pace of the `--slow-model` mode.
 const SLOW_CHUNK: Duration = Duration::from_millis(200);
+/// The text of each `--flood-model` chunk.
+const FLOOD_TEXT: &str = "flood flood flood flood flood flood flood flood flood flood ";
 
-impl Provider for SlowModel {
+impl Provider for TestModel {
     async fn catalog(
         &self,
         host: &HostHandle,
@@ -79,24 +110,45 @@ impl Provider for SlowModel {
         params: sidewire_ext_sdk::protocol::StreamOpenParams,
     ) -> Result<ChunkStream, sidewire_ext_sdk::Error> {
         use futures_util::StreamExt as _;
+        use sidewire_ext_sdk::protocol::{ChunkType, ProviderChunk, ProviderToolCall};
 
         // Written when the producer is dropped cancelled: the SDK drops it at once on
         // `stream/cancel`, and at the latest with the runtime when `serve` has returned, so
         // the mark cannot be lost to a shutdown that follows the cancel closely (a watcher
         // task could be: the runtime drops it unrun).
         let mark = self.mark.clone().map(|path| CancelMark { ctx, path });
-        let chunks = samples::scripted_chunks(&params.request);
-        Ok(Box::pin(
-            futures_util::stream::iter(chunks)
-                .then(|chunk| async {
-                    tokio::time::sleep(SLOW_CHUNK).await;
-                    Ok(chunk)
-                })
-                .map(move |chunk| {
-                    let _held = &mark;
-                    chunk
-                }),
-        ))
+        let scripted = samples::scripted_chunks(&params.request);
+        let chunks: ChunkStream = match self.mode {
+            TestMode::Slow => Box::pin(futures_util::stream::iter(scripted).then(|chunk| async {
+                tokio::time::sleep(SLOW_CHUNK).await;
+                Ok(chunk)
+            })),
+            TestMode::Stall => Box::pin(
+                futures_util::stream::iter(scripted.into_iter().take(1).map(Ok))
+                    .chain(futures_util::stream::pending()),
+            ),
+            TestMode::Flood => Box::pin(futures_util::stream::repeat_with(|| {
+                let mut chunk = ProviderChunk::new(ChunkType::Text);
+                chunk.text = FLOOD_TEXT.to_owned();
+                Ok(chunk)
+            })),
+            TestMode::ToolCall(bytes) => {
+                let mut call = ProviderChunk::new(ChunkType::ToolCall);
+                let padding = bytes.saturating_sub(r#"{"data":""}"#.len());
+                call.tool_call = Some(ProviderToolCall {
+                    id: "call-huge".to_owned(),
+                    name: "mcp__demo__huge".to_owned(),
+                    arguments: format!(r#"{{"data":"{}"}}"#, "x".repeat(padding)),
+                    thought_signature: String::new(),
+                });
+                let done = ProviderChunk::new(ChunkType::Done);
+                Box::pin(futures_util::stream::iter([Ok(call), Ok(done)]))
+            }
+        };
+        Ok(Box::pin(chunks.map(move |chunk| {
+            let _held = &mark;
+            chunk
+        })))
     }
 }
 
@@ -121,13 +173,13 @@ pub(crate) fn extension(args: &BuiltinArgs) -> Extension {
     // The host sets `REASONIX_PLUGIN_NAME` to the installed id, which is the ref's prefix.
     let model = samples::ScriptedModel::from_env(SIDECAR_NAME);
     let extension = Extension::new(SIDECAR_NAME, env!("CARGO_PKG_VERSION"));
-    let extension = if args.slow_model {
-        extension.provider(SlowModel {
+    let extension = match TestMode::of(args) {
+        Some(mode) => extension.provider(TestModel {
             inner: model,
+            mode,
             mark: args.cancel_mark.clone(),
-        })
-    } else {
-        extension.provider(model)
+        }),
+        None => extension.provider(model),
     };
     extension
         .on_intercept(

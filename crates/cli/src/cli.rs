@@ -184,6 +184,10 @@ pub(crate) enum Command {
         /// With --model: at most this many provider requests per turn.
         #[arg(long, value_name = "N", default_value_t = sidewire_agent::Agent::DEFAULT_MAX_ROUNDS, requires = "model")]
         max_rounds: u32,
+        /// With --model: fail a turn's stream when nothing arrives for this many seconds
+        /// (default 60); the sidecar is told to stop.
+        #[arg(long, value_name = "SECS", value_parser = parse_seconds, requires = "model")]
+        idle_timeout: Option<f64>,
     },
     /// Run the built-in demo: an extension and an MCP server, no setup needed.
     Demo,
@@ -228,10 +232,23 @@ pub(crate) struct BuiltinArgs {
     pub(crate) page_size: usize,
     /// Serve the scripted model one chunk every 200 ms (sidecar only; for the tests of
     /// cancelling a stream).
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["stall_model", "flood_model", "tool_call_bytes"])]
     pub(crate) slow_model: bool,
-    /// With --slow-model: write `cancelled` to this file when the host cancels a stream.
-    #[arg(long, value_name = "FILE", requires = "slow_model")]
+    /// Serve a model that sends its first chunk and then nothing, never ending its stream
+    /// (sidecar only; for the tests of the idle bound).
+    #[arg(long, conflicts_with_all = ["flood_model", "tool_call_bytes"])]
+    pub(crate) stall_model: bool,
+    /// Serve a model that streams text without end, as fast as the host takes it (sidecar
+    /// only; for the tests of the output bound).
+    #[arg(long, conflicts_with = "tool_call_bytes")]
+    pub(crate) flood_model: bool,
+    /// Serve a model that answers every request with one tool call whose arguments are this
+    /// many bytes (sidecar only; for the tests that they are not printed).
+    #[arg(long, value_name = "BYTES")]
+    pub(crate) tool_call_bytes: Option<usize>,
+    /// With --slow-model, --stall-model or --flood-model: write `cancelled` to this file when
+    /// the host cancels a stream.
+    #[arg(long, value_name = "FILE")]
     pub(crate) cancel_mark: Option<PathBuf>,
     /// Once ready, publish this many status updates to one surface as fast as the host takes
     /// them (sidecar only; for the test that `run` coalesces a flood).
@@ -596,6 +613,11 @@ pub(crate) enum ExtCommand {
         /// The `maxTokens` of the request.
         #[arg(long, value_name = "N", default_value_t = sidewire_agent::Agent::DEFAULT_MAX_TOKENS)]
         max_tokens: u64,
+        /// Fail the stream when nothing arrives for this many seconds (default 60); the
+        /// sidecar is told to stop. The answer is bounded too: past 1 MiB the stream is
+        /// cancelled and the command fails.
+        #[arg(long, value_name = "SECS", value_parser = parse_seconds)]
+        idle_timeout: Option<f64>,
         /// The prompt, as the one user message.
         text: String,
     },
@@ -725,6 +747,7 @@ mod tests {
             provider,
             max_tokens,
             text,
+            idle_timeout,
         }) = parse(&[
             "ext",
             "complete",
@@ -738,8 +761,8 @@ mod tests {
             panic!("not ext complete");
         };
         assert_eq!(
-            (provider.as_str(), max_tokens, text.as_str()),
-            ("plugin/p/m/1", 4096, "hello there")
+            (provider.as_str(), max_tokens, text.as_str(), idle_timeout),
+            ("plugin/p/m/1", 4096, "hello there", None)
         );
         assert!(
             parse(&["ext", "complete", "hello"]).is_err(),
@@ -760,6 +783,28 @@ mod tests {
         assert_eq!((model.as_deref(), max_rounds), (Some("plugin/p/m/1"), 3));
         let err = parse(&["run", "--max-rounds", "3"]).expect_err("--max-rounds needs --model");
         assert_eq!(err.kind(), clap::error::ErrorKind::MissingRequiredArgument);
+        let Command::Run { idle_timeout, .. } =
+            parse(&["run", "--model", "plugin/p/m/1", "--idle-timeout", "2.5"])
+                .unwrap()
+                .command
+        else {
+            panic!("not run");
+        };
+        assert_eq!(idle_timeout, Some(2.5));
+        let err = parse(&["run", "--idle-timeout", "3"]).expect_err("--idle-timeout needs --model");
+        assert_eq!(err.kind(), clap::error::ErrorKind::MissingRequiredArgument);
+        for bad in ["0", "-1", "nan", "x"] {
+            let line = [
+                "ext",
+                "complete",
+                "--provider",
+                "p",
+                "--idle-timeout",
+                bad,
+                "hi",
+            ];
+            assert!(parse(&line).is_err(), "{bad}");
+        }
     }
 
     #[test]

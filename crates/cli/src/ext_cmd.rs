@@ -7,11 +7,12 @@ use std::time::Instant;
 
 use anyhow::Context as _;
 use serde_json::{Value, json};
-use sidewire_agent::{PolicyReason, ToolCallReport, ToolPolicy, ToolStop};
+use sidewire_agent::{
+    Agent, PolicyReason, ResponseCollector, ToolCallReport, ToolPolicy, ToolStop,
+};
 use sidewire_ext_host::{ExtensionHost, HostConfig, Outcome, Runtime, StreamRequest, TraceResult};
 use sidewire_ext_sdk::protocol::{
-    ChunkType, HookPayload, HookPoint, ProviderMessage, ProviderRequest, ProviderRole, Reason,
-    UiHost, Verdict,
+    HookPayload, HookPoint, ProviderMessage, ProviderRequest, ProviderRole, Reason, UiHost, Verdict,
 };
 use sidewire_mcp::ToolCallOptions;
 
@@ -34,8 +35,13 @@ pub(crate) async fn run(
         ExtCommand::Complete {
             provider,
             max_tokens,
+            idle_timeout,
             text,
-        } => complete(&provider, max_tokens, text, out, interrupted).await,
+        } => {
+            let idle =
+                idle_timeout.and_then(|secs| std::time::Duration::try_from_secs_f64(secs).ok());
+            complete(&provider, max_tokens, idle, text, out, interrupted).await
+        }
     }
 }
 
@@ -86,10 +92,14 @@ async fn providers(out: &Out) -> anyhow::Result<()> {
 }
 
 /// `ext complete`: one request (the text as the one user message) streamed to the terminal as
-/// it arrives; an ending signal cancels the stream, which the sidecar is told.
+/// it arrives; an ending signal cancels the stream, which the sidecar is told. The stream has
+/// an idle bound (`idle`, else the host's 60 s), and the answer the bound of a `run --model`
+/// round (`Agent::DEFAULT_MAX_RESPONSE_BYTES`, 1 MiB): past it the stream is cancelled and the
+/// command fails, so an endless stream neither hangs it nor floods the terminal.
 async fn complete(
     provider: &str,
     max_tokens: u64,
+    idle: Option<std::time::Duration>,
     text: String,
     out: &Out,
     mut interrupted: Interrupted,
@@ -106,26 +116,32 @@ async fn complete(
         max_tokens,
         response_format: None,
     };
-    let result = stream_completion(&runtime, provider, request, out, &mut interrupted).await;
+    let mut stream_request = StreamRequest::new(provider, request);
+    if let Some(idle) = idle {
+        stream_request = stream_request.idle_timeout(idle);
+    }
+    let result = stream_completion(&runtime, stream_request, out, &mut interrupted).await;
     runtime.shutdown().await;
     result
 }
 
 async fn stream_completion(
     runtime: &Runtime,
-    provider: &str,
-    request: ProviderRequest,
+    request: StreamRequest,
     out: &Out,
     interrupted: &mut Interrupted,
 ) -> anyhow::Result<()> {
     use futures_util::StreamExt as _;
 
+    let provider = request.provider_ref.clone();
     let mut stream = runtime
-        .open_stream(StreamRequest::new(provider, request))
+        .open_stream(request)
         .await
         .with_context(|| format!("opening a stream on {provider}"))?;
     let mut printer = ChunkPrinter::new(out);
-    let mut answer = String::new();
+    // The bound of a `run --model` round, counted the same way and checked before a chunk is
+    // printed: the chunk that goes past it is not shown.
+    let mut answer = ResponseCollector::new(Agent::DEFAULT_MAX_RESPONSE_BYTES);
     let mut usage = None;
     let mut cancelled = false;
     let outcome = loop {
@@ -141,35 +157,47 @@ async fn stream_completion(
         };
         match next {
             Some(Ok(chunk)) => {
+                if let Err(err) = answer.push(&chunk) {
+                    // Dropping the stream (below) cancels it on the sidecar.
+                    break Err(Stop::TooLarge(err));
+                }
                 printer.chunk(&chunk);
                 out.json_line(&json!({ "event": "chunk", "chunk": chunk }));
-                if chunk.kind == ChunkType::Text {
-                    answer.push_str(&chunk.text);
-                }
                 if let Some(u) = &chunk.usage {
                     usage = Some(u.clone());
                 }
             }
-            Some(Err(err)) => break Err(err),
+            Some(Err(err)) => break Err(Stop::Provider(err)),
             None => break Ok(()),
         }
     };
+    drop(stream);
     printer.end_line();
-    let reason = outcome.as_ref().err().and_then(|e| e.reason());
-    let ended = match (&outcome, reason) {
-        (Ok(()), _) => Ended::Completed,
-        (Err(_), Some(Reason::StreamCancelled)) => Ended::Cancelled,
-        (Err(_), _) => Ended::Failed,
+    let reason = match &outcome {
+        Err(Stop::Provider(err)) => err.reason(),
+        _ => None,
+    };
+    let ended = match &outcome {
+        Ok(()) => Ended::Completed,
+        Err(Stop::TooLarge(_)) => Ended::TooLarge,
+        Err(Stop::Provider(err)) if err.is_stream_idle() => Ended::Idle,
+        Err(Stop::Provider(_)) if reason == Some(Reason::StreamCancelled) => Ended::Cancelled,
+        Err(Stop::Provider(_)) => Ended::Failed,
     };
     if let Some(usage) = &usage {
         out.line(usage_line(usage));
     }
+    let error = match &outcome {
+        Ok(()) => None,
+        Err(Stop::Provider(err)) => Some(error_text(err)),
+        Err(Stop::TooLarge(err)) => Some(err.to_string()),
+    };
     out.json_line(&json!({
         "event": "end",
         "outcome": ended.as_str(),
         "reason": reason.map(Reason::as_str),
-        "error": outcome.as_ref().err().map(|e| error_text(e)),
-        "text": answer,
+        "error": error,
+        "text": answer.response().text,
         "usage": usage,
     }));
     match (outcome, ended) {
@@ -178,10 +206,23 @@ async fn stream_completion(
             out.note("the stream was cancelled");
             Ok(())
         }
-        (Err(err), _) => {
-            Err(anyhow::Error::new(err).context(format!("the provider {provider} failed")))
+        (Err(stop), _) => {
+            let err = match stop {
+                Stop::Provider(err) => anyhow::Error::new(err),
+                Stop::TooLarge(err) => anyhow::Error::new(err),
+            };
+            Err(err.context(format!("the provider {provider} failed")))
         }
     }
+}
+
+/// Why an `ext complete` stream stopped short.
+#[derive(Debug)]
+enum Stop {
+    /// The stream failed (or was cancelled).
+    Provider(sidewire_ext_host::Error),
+    /// The answer went past its bound.
+    TooLarge(sidewire_agent::Error),
 }
 
 /// How an `ext complete` stream ended.
@@ -191,6 +232,10 @@ enum Ended {
     Completed,
     /// Cancelled on an ending signal (`stream_cancelled`).
     Cancelled,
+    /// Nothing arrived within the idle bound: cancelled by the host, a failure.
+    Idle,
+    /// The answer went past its bound: cancelled, a failure.
+    TooLarge,
     /// Any other failure.
     Failed,
 }
@@ -200,6 +245,8 @@ impl Ended {
         match self {
             Ended::Completed => "completed",
             Ended::Cancelled => "cancelled",
+            Ended::Idle => "idle",
+            Ended::TooLarge => "too_large",
             Ended::Failed => "failed",
         }
     }
@@ -511,7 +558,7 @@ pub(crate) fn print_tool_call(out: &Out, report: &ToolCallReport) {
     out.line(format!(
         "  call {} {}",
         safe::line(&report.tool),
-        safe::line(&report.requested.to_string())
+        crate::stream_out::arguments_preview(&report.requested.to_string())
     ));
     if let Some(before) = &report.before {
         print_outcome(out, before);

@@ -434,8 +434,14 @@ async fn run(
             model,
             roots,
             max_rounds,
+            idle_timeout,
         } => {
-            let agent = model.map(|model| run::AgentMode { model, max_rounds });
+            let agent = model.map(|model| run::AgentMode {
+                model,
+                max_rounds,
+                idle_timeout: idle_timeout
+                    .and_then(|s| std::time::Duration::try_from_secs_f64(s).ok()),
+            });
             let options = run::Options {
                 config,
                 roots,

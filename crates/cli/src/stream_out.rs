@@ -67,7 +67,7 @@ impl<'a> ChunkPrinter<'a> {
                     self.out.line(format!(
                         "  asks for {} {}",
                         safe::line(&call.name),
-                        safe::line(&call.arguments)
+                        arguments_preview(&call.arguments)
                     ));
                 }
             }
@@ -81,6 +81,24 @@ impl<'a> ChunkPrinter<'a> {
             self.out.stream("\n", false);
             self.line = Line::Start;
         }
+    }
+}
+
+/// At most this many characters of a tool call's arguments are printed in text mode: they may
+/// be as large as the answer's bound (`Agent::max_response_bytes`, 1 MiB), which is no line for
+/// a person. `--json` keeps them whole.
+pub(crate) const ARGUMENTS_PREVIEW_CHARS: usize = 200;
+
+/// A tool call's `arguments` for one line: escaped, and past [`ARGUMENTS_PREVIEW_CHARS`]
+/// characters cut, saying how many bytes the whole has.
+pub(crate) fn arguments_preview(arguments: &str) -> String {
+    match arguments.char_indices().nth(ARGUMENTS_PREVIEW_CHARS) {
+        None => safe::line(arguments).into_owned(),
+        Some((at, _)) => format!(
+            "{}... ({} bytes in all)",
+            safe::line(&arguments[..at]),
+            arguments.len()
+        ),
     }
 }
 
@@ -245,7 +263,7 @@ pub(crate) fn compact_tool_call(report: &ToolCallReport) -> String {
     format!(
         "  tool {} {}{permission} {outcome}",
         safe::line(&report.tool),
-        safe::line(&report.arguments.to_string())
+        arguments_preview(&report.arguments.to_string())
     )
 }
 
@@ -298,3 +316,6 @@ pub(crate) fn turn_json(report: &TurnReport) -> Value {
         "end": end,
     })
 }
+
+#[cfg(test)]
+mod tests;

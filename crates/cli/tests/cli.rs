@@ -3376,3 +3376,6 @@ mod untrusted;
 
 #[path = "cli/cancel.rs"]
 mod cancel;
+
+#[path = "cli/streams.rs"]
+mod streams;

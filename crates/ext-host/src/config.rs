@@ -53,9 +53,17 @@ pub struct HostConfig {
     stream_gap_timeout: Duration,
     /// The best-effort deadline of `extension/provider/stream/cancel` (spec: 2 s).
     stream_cancel_timeout: Duration,
+    /// How long a provider stream may go with nothing arriving (the host's own bound; default
+    /// [`HostConfig::DEFAULT_STREAM_IDLE_TIMEOUT`]).
+    stream_idle_timeout: Duration,
 }
 
 impl HostConfig {
+    /// The default idle bound of a provider stream: 60 s with nothing arriving. The spec sets
+    /// none; without one, a provider that sends a chunk and then nothing is waited for for
+    /// ever. Models that think for a long time before their first token may need more.
+    pub const DEFAULT_STREAM_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
+
     /// A configuration with the spec's budgets and a `tui` frontend.
     pub fn new(
         state_dir: impl Into<PathBuf>,
@@ -78,6 +86,7 @@ impl HostConfig {
             provider_call_timeout: CALL_TIMEOUT,
             stream_gap_timeout: STREAM_GAP_TIMEOUT,
             stream_cancel_timeout: STREAM_CANCEL_TIMEOUT,
+            stream_idle_timeout: Self::DEFAULT_STREAM_IDLE_TIMEOUT,
         }
     }
 
@@ -149,6 +158,15 @@ impl HostConfig {
         self
     }
 
+    /// With another idle bound for provider streams (at least 1 ms): a stream with nothing
+    /// arriving for that long after its open's answer or its last new chunk fails
+    /// [`Error::is_stream_idle`](crate::Error::is_stream_idle) and is cancelled on the sidecar.
+    /// A stream can have its own ([`StreamRequest::idle_timeout`](crate::StreamRequest::idle_timeout)).
+    pub fn stream_idle_timeout(mut self, timeout: Duration) -> Self {
+        self.stream_idle_timeout = timeout.max(crate::provider::MIN_IDLE_TIMEOUT);
+        self
+    }
+
     /// The state directory holding the installed-plugin store.
     pub fn get_state_dir(&self) -> &Path {
         &self.state_dir
@@ -217,6 +235,11 @@ impl HostConfig {
     /// The deadline of `extension/provider/stream/cancel`.
     pub fn get_stream_cancel_timeout(&self) -> Duration {
         self.stream_cancel_timeout
+    }
+
+    /// The idle bound of provider streams.
+    pub fn get_stream_idle_timeout(&self) -> Duration {
+        self.stream_idle_timeout
     }
 }
 

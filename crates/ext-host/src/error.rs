@@ -241,6 +241,15 @@ impl Error {
         matches!(self, Error::Provider(_))
     }
 
+    /// A provider stream went idle: nothing arrived within its idle bound
+    /// ([`StreamRequest::idle_timeout`](crate::StreamRequest::idle_timeout),
+    /// [`HostConfig::stream_idle_timeout`](crate::HostConfig::stream_idle_timeout)), so the host
+    /// cancelled it.
+    pub fn is_stream_idle(&self) -> bool {
+        self.provider()
+            .is_some_and(|failure| failure.idle_timeout.is_some())
+    }
+
     /// The provider failure, when that is what this is.
     pub fn provider(&self) -> Option<&ProviderFailure> {
         match self {
@@ -483,9 +492,15 @@ pub struct ProviderFailure {
     pub provider_ref: String,
     /// The wire reason: `invalid_params` (a ref not in the catalog, host-local),
     /// `provider_failed`, `provider_interrupted`, `stream_cancelled`, `stream_gap`,
-    /// `intercept_timeout` (the open was not answered in time), `frame_too_large` (the open
-    /// does not fit a frame), `protocol_error`, or the reason of the sidecar's error answer.
+    /// `intercept_timeout` (the open was not answered in time, or the stream went idle: see
+    /// [`idle_timeout`](Self::idle_timeout)), `frame_too_large` (the open does not fit a
+    /// frame), `protocol_error` (an invalid result, or a chunk that did not decode: the message
+    /// names its `seq`, its type and why), or the reason of the sidecar's error answer.
     pub reason: Reason,
     /// The whole message, redacted.
     pub message: String,
+    /// The stream's idle bound, when the stream ended because nothing arrived within it
+    /// (reason `intercept_timeout`); the host cancelled it on the sidecar. `None` for every
+    /// other failure.
+    pub idle_timeout: Option<Duration>,
 }

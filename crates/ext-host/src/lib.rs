@@ -148,6 +148,13 @@
 //!   count, which allows 512 MiB); storing one more evicts the oldest until both hold, the
 //!   newest always kept. A payload externalized for several members or recipients is one
 //!   shared buffer.
+//! * **Provider streams have an idle bound** (60 s, [`HostConfig::stream_idle_timeout`],
+//!   [`StreamRequest::idle_timeout`]): a stream with nothing new for that long is cancelled as
+//!   [`ProviderStream::cancel`] does, and ends `intercept_timeout` with
+//!   [`Error::is_stream_idle`] once that cancel is over.
+//! * **A chunk that does not decode** is dropped (§4), but the stream it names fails at once
+//!   with `protocol_error` naming its `seq`, its type (quoted, escaped, cut) and why, rather
+//!   than as a gap later.
 //! * **Prompt answers are checked** against the fields (§10.3 value types, required fields);
 //!   an empty answer is sent as `{"cancelled":true}`.
 //! * **Actions and submissions** are sent with the current published generation; a surface of

@@ -11,13 +11,17 @@
 //!   handlers at all, so their stream notifications are dropped.
 //! * **Streams** ([`stream`]): the host mints `streamId`, registers the stream before writing
 //!   `stream/open` (`seqBase` 0, the 30 s deadline of §2.5), and reorders, checks and delivers
-//!   the chunks through the sans-IO [`reorder`] state machine to a [`ProviderStream`].
+//!   the chunks through the sans-IO [`reorder`] state machine to a [`ProviderStream`]. A
+//!   stream that goes idle (nothing new within its idle bound, 60 s by default, the host's own
+//!   rule) fails `Error::is_stream_idle` and is cancelled on the sidecar; a chunk that does not
+//!   decode fails its stream naming it, instead of leaving a gap.
 
 pub(crate) mod catalog;
 pub(crate) mod reorder;
 pub(crate) mod stream;
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use sidewire_ext_protocol::{
     Method, ProviderDescriptor, ProviderRequest, Reason, StreamOpenParams, StreamOpenResult,
@@ -43,6 +47,10 @@ pub struct StreamRequest {
     pub effort: String,
     /// The request.
     pub request: ProviderRequest,
+    /// How long the stream may go with nothing arriving (counted from the open's answer, reset
+    /// by each new chunk) before it fails [`Error::is_stream_idle`] and is cancelled on the
+    /// sidecar; `None`: the host's [`HostConfig::stream_idle_timeout`](crate::HostConfig::stream_idle_timeout).
+    pub idle_timeout: Option<Duration>,
 }
 
 impl StreamRequest {
@@ -53,6 +61,7 @@ impl StreamRequest {
             model: String::new(),
             effort: String::new(),
             request,
+            idle_timeout: None,
         }
     }
 
@@ -67,7 +76,16 @@ impl StreamRequest {
         self.effort = effort.into();
         self
     }
+
+    /// With an idle bound of its own (at least 1 ms) instead of the host's.
+    pub fn idle_timeout(mut self, timeout: Duration) -> Self {
+        self.idle_timeout = Some(timeout.max(MIN_IDLE_TIMEOUT));
+        self
+    }
 }
+
+/// The shortest idle bound a stream can have.
+pub(crate) const MIN_IDLE_TIMEOUT: Duration = Duration::from_millis(1);
 
 /// A provider failure that names no plugin: the ref is not in the catalog.
 fn unknown_ref(reference: &str) -> Error {
@@ -78,6 +96,7 @@ fn unknown_ref(reference: &str) -> Error {
         message: format!(
             "no running extension serves provider {reference:?} (not in the provider catalog)"
         ),
+        idle_timeout: None,
     }))
 }
 
@@ -101,9 +120,13 @@ pub(crate) async fn open(
             provider_ref: request.provider_ref.clone(),
             reason,
             message,
+            idle_timeout: None,
         }))
     };
-    let id = conn.streams.register().map_err(|reason| {
+    let idle_timeout = request
+        .idle_timeout
+        .unwrap_or_else(|| conn.shared.config.get_stream_idle_timeout());
+    let id = conn.streams.register(idle_timeout).map_err(|reason| {
         let why = if reason == Reason::ProviderFailed {
             format!("already has {} open streams", stream::MAX_STREAMS)
         } else {
@@ -130,7 +153,10 @@ pub(crate) async fn open(
     let answer = conn.call(Method::StreamOpen, &params, timeout, what).await;
     let refused = match answer {
         Ok(raw) => match decode_result::<StreamOpenResult>(raw.get()) {
-            Ok(StreamOpenResult { accepted: true }) => return Ok(stream),
+            Ok(StreamOpenResult { accepted: true }) => {
+                conn.streams.opened(stream.stream_id());
+                return Ok(stream);
+            }
             Ok(StreamOpenResult { accepted: false }) => fail(
                 Reason::ProviderFailed,
                 format!(

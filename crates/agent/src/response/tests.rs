@@ -5,7 +5,7 @@ use crate::testing::{call, done, reasoning, text, usage};
 
 #[test]
 fn chunks_assemble_into_the_answer() {
-    let mut collector = Collector::new(1024);
+    let mut collector = ResponseCollector::new(1024);
     let mut signed = reasoning("because");
     signed.signature = "sig".to_owned();
     let start = ProviderChunk {
@@ -43,7 +43,7 @@ fn chunks_assemble_into_the_answer() {
 
 #[test]
 fn the_byte_bound_counts_text_reasoning_and_calls() {
-    let mut collector = Collector::new(10);
+    let mut collector = ResponseCollector::new(10);
     collector.push(&text("12345")).unwrap();
     collector.push(&reasoning("678")).unwrap();
     // id 2 + name 1 + arguments 0 = 3 bytes: 11 in all.
@@ -52,7 +52,7 @@ fn the_byte_bound_counts_text_reasoning_and_calls() {
         .expect_err("over the bound");
     assert!(matches!(err, Error::ResponseTooLarge { limit: 10 }));
     // Exactly at the bound is fine.
-    let mut collector = Collector::new(5);
+    let mut collector = ResponseCollector::new(5);
     collector.push(&text("12345")).unwrap();
     collector.push(&done()).unwrap();
 }

@@ -341,6 +341,35 @@ async fn an_answer_past_the_byte_bound_cancels_the_stream_and_fails_the_turn() {
     );
 }
 
+/// The chunk that takes the answer past the bound is never handed to the caller (who prints
+/// it): a tool call whose arguments alone are over the bound fails the turn unseen.
+#[tokio::test]
+async fn the_chunk_past_the_byte_bound_is_never_shown() {
+    let huge = format!("{{\"path\":\"{}\"}}", "a".repeat(4000));
+    let model = FakeModel::new(vec![vec![
+        text("let me look"),
+        call("c1", "mcp__fs__read", &huge),
+        done(),
+    ]]);
+    let mut conversation = Conversation::new();
+    let agent = Agent::new("r").max_response_bytes(1000);
+    let (report, seen) = turn(
+        &agent,
+        &model,
+        &FakeTools::standard(),
+        &mut conversation,
+        "read it",
+    )
+    .await;
+    let err = report.expect_err("the answer is over the bound");
+    assert!(err.is_response_too_large(), "{err}");
+    assert!(seen.contains(&"1:chunk text".to_owned()), "{seen:?}");
+    assert!(
+        !seen.iter().any(|event| event.contains("tool_call")),
+        "the over-bound call was shown: {seen:?}"
+    );
+}
+
 #[tokio::test]
 async fn a_dropped_turn_drops_its_stream_and_leaves_the_conversation_unchanged() {
     let dropped = Arc::new(AtomicUsize::new(0));

@@ -57,11 +57,13 @@ use crate::out::Out;
 use crate::stream_out::TurnPrinter;
 use crate::{CtrlC, EndedByCtrlC, Interrupted, safe};
 
-/// `run --model`: the provider of each turn and its bound.
+/// `run --model`: the provider of each turn and its bounds.
 #[derive(Debug)]
 pub(crate) struct AgentMode {
     pub(crate) model: String,
     pub(crate) max_rounds: u32,
+    /// `--idle-timeout`: the idle bound of each turn's stream (default: the host's, 60 s).
+    pub(crate) idle_timeout: Option<std::time::Duration>,
 }
 
 /// What `run` is given.
@@ -97,9 +99,12 @@ pub(crate) async fn run(options: Options, out: &Out) -> anyhow::Result<()> {
     let workspace = std::env::current_dir().context("cannot read the current directory")?;
 
     out.note("booting extensions...");
-    let host_config = HostConfig::new(&home, crate::session_id(), workspace)
+    let mut host_config = HostConfig::new(&home, crate::session_id(), workspace)
         .ui_host(UiHost::Tui)
         .audit_log(home.join("audit.jsonl"));
+    if let Some(idle) = options.agent.as_ref().and_then(|mode| mode.idle_timeout) {
+        host_config = host_config.stream_idle_timeout(idle);
+    }
     let (runtime, events) = ExtensionHost::boot(host_config)
         .await
         .context("booting the installed extensions")?;

@@ -11,7 +11,7 @@
 //! | `Open` | chunk `next < seq < next + window` | held (out of order): `Open` |
 //! | `Open`, `Ending` | chunk `seq ≥ next + window` | `Finished(stream_gap)` (window exceeded) |
 //! | `Open`, `Ending` | chunk already delivered or held | ignored (duplicate) |
-//! | `Open` | end, nothing ≤ `lastSeq` missing, nothing held beyond it | `Finished` (the end's outcome) |
+//! | `Open` | end, nothing ≤ `lastSeq` missing, nothing held beyond it | `Finished` (the end's outcome; an interrupted end after a cancel: `stream_cancelled`, or `idle`) |
 //! | `Open` | end, a chunk ≤ `lastSeq` missing | `Ending` (deadline = now + gap timeout) |
 //! | `Open` | end with `lastSeq` below a chunk delivered or held | `Finished(stream_gap)` |
 //! | `Ending` | chunk `seq > lastSeq` | `Finished(stream_gap)` |
@@ -19,11 +19,23 @@
 //! | `Ending` | the same end again | ignored |
 //! | `Ending` | a different end | `Finished(provider_interrupted)` (conflicting end) |
 //! | `Ending` | the clock passes the deadline | `Finished(stream_gap)` |
-//! | any but `Finished` | a local failure (crash, cancel wait over) | `Finished(that failure)` |
+//! | `Open`, not cancelled | nothing arrived for the idle bound (since the open's answer or the last new chunk) | `Open`, cancelled as idle (the host sends the cancel) |
+//! | `Open`, `Ending` | a chunk whose params do not decode, naming a `seq` not delivered or held | `Finished(protocol_error)`, naming the chunk, its type and why |
+//! | any but `Finished` | a local failure (crash) | `Finished(that failure)` |
+//! | any but `Finished` | the cancel is over (answered, or its wait) | `Finished(stream_cancelled)`, or `Finished(idle)` when cancelled as idle |
 //! | `Finished` | anything | ignored (a finished stream's notifications are dropped) |
 //!
 //! `Finished` still hands out the chunks delivered before the outcome, then the outcome once.
 //! A failure discards held (out-of-order) chunks: they can never be delivered in order.
+//!
+//! The idle bound is the host's own (the spec sets none): without it, a provider that sends one
+//! chunk and then nothing keeps its reader waiting for ever. When it passes, the stream is
+//! cancelled as an ordinary cancel is, and ends when that cancel is over, with the idle outcome
+//! instead of `stream_cancelled` (so the sidecar has been told before the reader moves on). The
+//! gap deadline governs `Ending`; a stream the host cancelled has no idle bound left.
+//! A chunk that does not decode is dropped (§4), and since it can then never be delivered, the
+//! stream would end as a gap later, naming neither the chunk nor why: it ends at once instead,
+//! saying both.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::time::Duration;
@@ -39,6 +51,8 @@ pub(crate) enum Outcome {
     /// Any other end: the reason, and what happened in words (the peer's text unredacted:
     /// the caller names the plugin and redacts).
     Failed { reason: Reason, detail: String },
+    /// Nothing arrived for the idle bound, `after`.
+    Idle { after: Duration },
 }
 
 impl Outcome {
@@ -92,6 +106,14 @@ enum Phase {
     Finished(Option<Outcome>),
 }
 
+/// How long a stream may stay open with nothing new, and since when it counts.
+#[derive(Debug, Clone, Copy)]
+struct IdleBound {
+    timeout: Duration,
+    /// When the open was answered or the last new chunk arrived.
+    heard_at: Instant,
+}
+
 /// One stream's consumer state.
 #[derive(Debug)]
 pub(crate) struct Reorder {
@@ -107,6 +129,12 @@ pub(crate) struct Reorder {
     phase: Phase,
     /// The host asked the sidecar to stop: an interrupted end is `stream_cancelled`.
     cancelled: bool,
+    /// The idle bound and when it counts from; `None`: no bound (unit tests of the other
+    /// rules).
+    idle: Option<IdleBound>,
+    /// The idle bound passed (this long) and the host cancelled: the cancel's end is the idle
+    /// outcome.
+    idled: Option<Duration>,
 }
 
 impl Reorder {
@@ -121,6 +149,25 @@ impl Reorder {
             bytes: 0,
             phase: Phase::Open,
             cancelled: false,
+            idle: None,
+            idled: None,
+        }
+    }
+
+    /// With an idle bound of `timeout`, counted from `now`.
+    pub(crate) fn with_idle_timeout(mut self, timeout: Duration, now: Instant) -> Self {
+        self.idle = Some(IdleBound {
+            timeout,
+            heard_at: now,
+        });
+        self
+    }
+
+    /// The sidecar was heard from at `now` (the open's answer, a new chunk): the idle bound
+    /// counts from here.
+    pub(crate) fn heard(&mut self, now: Instant) {
+        if let Some(idle) = &mut self.idle {
+            idle.heard_at = now;
         }
     }
 
@@ -139,11 +186,29 @@ impl Reorder {
         matches!(self.phase, Phase::Finished(_))
     }
 
-    /// When a chunk still missing after the end fails the stream, while one is.
+    /// When the stream fails unless something arrives: while `Open` and not cancelled, the
+    /// idle bound from the last thing heard; while `Ending`, the gap deadline.
     pub(crate) fn deadline(&self) -> Option<Instant> {
         match self.phase {
+            Phase::Open if self.cancelled => None,
+            Phase::Open => self.idle.map(|idle| idle.heard_at + idle.timeout),
             Phase::Ending { deadline, .. } => Some(deadline),
-            _ => None,
+            Phase::Finished(_) => None,
+        }
+    }
+
+    /// The idle bound passed: the host is to cancel the stream, which then ends idle.
+    pub(crate) fn went_idle(&self) -> bool {
+        self.idled.is_some()
+    }
+
+    /// The host's cancel is over (answered, or its wait is over; or it could not be sent): the
+    /// stream ends `stream_cancelled` with `detail`, or idle when it was cancelled as idle;
+    /// nothing happens if it already finished.
+    pub(crate) fn cancel_over(&mut self, detail: &str) {
+        match self.idled {
+            Some(after) if !self.is_finished() => self.finish(Outcome::Idle { after }),
+            _ => self.fail(Reason::StreamCancelled, detail),
         }
     }
 
@@ -201,6 +266,20 @@ impl Reorder {
             return Fed::Finished;
         }
         Fed::Delivered
+    }
+
+    /// Feeds chunk `seq`, which was sent but whose params do not decode (dropped, §4): unless
+    /// it is a duplicate or the stream finished, the stream fails with `protocol_error` and
+    /// `detail` (which names the chunk, its type and why).
+    pub(crate) fn refuse(&mut self, seq: u64, detail: String) -> Fed {
+        if self.is_finished() {
+            return Fed::Dropped;
+        }
+        if seq < self.next || self.held.contains_key(&seq) {
+            return Fed::Duplicate;
+        }
+        self.finish(Outcome::failed(Reason::ProtocolError, detail));
+        Fed::Finished
     }
 
     /// Appends one in-order chunk, or finishes on an `error` chunk (which is never read).
@@ -270,6 +349,8 @@ impl Reorder {
         }
         let outcome = if !end.error.is_empty() {
             Outcome::failed(Reason::ProviderFailed, end.error.clone())
+        } else if let (true, Some(after)) = (end.interrupted, self.idled) {
+            Outcome::Idle { after }
         } else if end.interrupted && self.cancelled {
             Outcome::failed(Reason::StreamCancelled, "the stream was cancelled")
         } else if end.interrupted {
@@ -285,12 +366,26 @@ impl Reorder {
     }
 
     /// The clock: fails the stream with `stream_gap` when the end's deadline has passed with a
-    /// chunk still missing. `true` when that happened.
+    /// chunk still missing; or, when nothing arrived for the idle bound while it was open (and
+    /// not cancelled), marks it cancelled as idle ([`went_idle`](Self::went_idle): the caller
+    /// sends the cancel). `true` when either happened.
     pub(crate) fn expire(&mut self, now: Instant) -> bool {
-        let Phase::Ending { end, deadline } = &self.phase else {
-            return false;
+        let (end, deadline) = match &self.phase {
+            Phase::Ending { end, deadline } => (end, *deadline),
+            Phase::Open => {
+                let Some(idle) = self.idle.filter(|_| !self.cancelled) else {
+                    return false;
+                };
+                if now < idle.heard_at + idle.timeout {
+                    return false;
+                }
+                self.idled = Some(idle.timeout);
+                self.cancelled = true;
+                return true;
+            }
+            Phase::Finished(_) => return false,
         };
-        if now < *deadline {
+        if now < deadline {
             return false;
         }
         let detail = format!(

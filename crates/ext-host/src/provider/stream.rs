@@ -34,6 +34,7 @@ use tokio::time::{Instant, Sleep};
 use super::reorder::{EndInfo, Fed, Next, Outcome, Reorder};
 use crate::conn::Connection;
 use crate::error::{Error, ProviderFailure};
+use crate::text::{escape_cut, quote_cut};
 use crate::util::lock;
 
 /// At most this many stream chunks wait per connection: delivered to a stream and not read by
@@ -137,6 +138,57 @@ impl std::fmt::Debug for Streams {
     }
 }
 
+/// At most this many characters of why a chunk was refused are quoted in the failure.
+const MAX_REFUSAL_CHARS: usize = 240;
+/// At most this many characters of a refused chunk's `type` are quoted.
+const MAX_TYPE_CHARS: usize = 40;
+
+/// What can still be read of a `stream/chunk` whose params do not decode: the stream and the
+/// `seq` it names, and its chunk's `type` as sent (quoted, escaped and cut to
+/// [`MAX_TYPE_CHARS`]). Members are read leniently (others ignored); a repeated one, a missing
+/// `streamId` or `seq`, or one of the wrong type names nothing.
+struct NamedChunk {
+    stream_id: String,
+    seq: u64,
+    kind: String,
+}
+
+impl NamedChunk {
+    fn read(text: &str) -> Option<NamedChunk> {
+        #[derive(serde::Deserialize)]
+        struct Params<'a> {
+            #[serde(rename = "streamId")]
+            stream_id: String,
+            seq: u64,
+            #[serde(borrow, default)]
+            chunk: Option<&'a RawValue>,
+        }
+        #[derive(serde::Deserialize)]
+        struct Chunk<'a> {
+            #[serde(rename = "type", borrow, default)]
+            kind: Option<&'a RawValue>,
+        }
+        let params: Params<'_> = serde_json::from_str(text).ok()?;
+        let kind = params
+            .chunk
+            .and_then(|chunk| serde_json::from_str::<Chunk<'_>>(chunk.get()).ok())
+            .and_then(|chunk| chunk.kind)
+            .map_or_else(
+                || "absent".to_owned(),
+                |kind| match serde_json::from_str::<String>(kind.get()) {
+                    Ok(name) => quote_cut(&name, MAX_TYPE_CHARS),
+                    // Not a string: the JSON as sent.
+                    Err(_) => quote_cut(kind.get(), MAX_TYPE_CHARS),
+                },
+            );
+        Some(NamedChunk {
+            stream_id: params.stream_id,
+            seq: params.seq,
+            kind,
+        })
+    }
+}
+
 /// The receiving end of a connection's cancels, for [`run_cancels`].
 pub(crate) type Cancels = mpsc::Receiver<String>;
 
@@ -159,8 +211,9 @@ impl Streams {
     }
 
     /// Mints a stream id and registers its state, before the open is written (chunks may
-    /// arrive before the open's answer). `Err` when the connection is gone or at its cap.
-    pub(crate) fn register(&self) -> Result<String, Reason> {
+    /// arrive before the open's answer), with `idle_timeout` as its idle bound. `Err` when the
+    /// connection is gone or at its cap.
+    pub(crate) fn register(&self, idle_timeout: Duration) -> Result<String, Reason> {
         let mut table = lock(&self.table);
         if table.closed {
             return Err(Reason::ProviderInterrupted);
@@ -171,7 +224,8 @@ impl Streams {
         table.minted += 1;
         let id = format!("s{}", table.minted);
         let entry = Entry {
-            reorder: Reorder::new(0, STREAM_REORDER_WINDOW, self.gap_timeout),
+            reorder: Reorder::new(0, STREAM_REORDER_WINDOW, self.gap_timeout)
+                .with_idle_timeout(idle_timeout, Instant::now()),
             waker: None,
             abandoned: false,
             cancel_sent: false,
@@ -180,19 +234,27 @@ impl Streams {
         Ok(id)
     }
 
+    /// The open of `id` was accepted: its idle bound counts from now (the open's own deadline
+    /// covered the wait for its answer).
+    pub(crate) fn opened(&self, id: &str) {
+        lock(&self.table).with(id, |entry| entry.reorder.heard(Instant::now()));
+    }
+
     /// Forgets a stream whose open failed.
     pub(crate) fn forget(&self, id: &str) {
         lock(&self.table).remove(id);
     }
 
     /// `extension/provider/stream/chunk`, on the driver. Params that do not decode drop the
-    /// notification (§4); `Err` when the connection's queue overflowed.
+    /// notification (§4); when they still name a stream and a `seq`, that stream fails with
+    /// `protocol_error` saying which chunk, its type and why (it could only have ended as a
+    /// gap later, naming neither). `Err` when the connection's queue overflowed.
     pub(crate) fn on_chunk(&self, params: Option<&RawValue>) -> Result<(), Overflow> {
         let text = params.map_or("{}", RawValue::get);
         let chunk = match decode_params::<StreamChunkParams>(Some(text)) {
             Ok(chunk) => chunk,
             Err(err) => {
-                tracing::debug!(%err, "dropped a stream/chunk whose params do not decode");
+                self.on_invalid_chunk(text, &err);
                 return Ok(());
             }
         };
@@ -204,6 +266,10 @@ impl Streams {
             let fed = entry
                 .reorder
                 .chunk(chunk.seq, chunk.chunk, text.len() + CHUNK_OVERHEAD);
+            if matches!(fed, Fed::Delivered | Fed::Held) {
+                // Something new arrived: the idle bound counts from here.
+                entry.reorder.heard(Instant::now());
+            }
             if matches!(fed, Fed::Delivered | Fed::Finished) {
                 entry.wake();
             }
@@ -228,6 +294,35 @@ impl Streams {
             )));
         }
         Ok(())
+    }
+
+    /// A `stream/chunk` whose params failed strict decoding with `err`: dropped (§4), and the
+    /// stream it names, if it can still be read, fails naming the chunk.
+    fn on_invalid_chunk(&self, text: &str, err: &sidewire_ext_protocol::Error) {
+        let Some(named) = NamedChunk::read(text) else {
+            tracing::debug!(%err, "dropped a stream/chunk whose params do not decode");
+            return;
+        };
+        let detail = format!(
+            "chunk {} (type {}) was refused: {}",
+            named.seq,
+            named.kind,
+            escape_cut(&err.to_string(), MAX_REFUSAL_CHARS)
+        );
+        let mut table = lock(&self.table);
+        let fed = table.with(&named.stream_id, |entry| {
+            if entry.abandoned {
+                return Fed::Dropped;
+            }
+            let fed = entry.reorder.refuse(named.seq, detail);
+            if fed == Fed::Finished {
+                entry.wake();
+            }
+            fed
+        });
+        if fed != Some(Fed::Finished) {
+            tracing::debug!(%err, "dropped a stream/chunk whose params do not decode");
+        }
     }
 
     /// `extension/provider/stream/end`, on the driver.
@@ -280,8 +375,7 @@ impl Streams {
     fn cancel_done(&self, id: &str) {
         let mut table = lock(&self.table);
         let abandoned = table.with(id, |entry| {
-            entry.reorder.fail(
-                Reason::StreamCancelled,
+            entry.reorder.cancel_over(
                 "the stream was cancelled (the sidecar did not end it within the cancel wait)",
             );
             entry.wake();
@@ -308,9 +402,7 @@ impl Streams {
             // channel is full, which its capacity makes all but impossible: the cancel is
             // best-effort, so its wait is over at once.
             table.with(id, |entry| {
-                entry
-                    .reorder
-                    .fail(Reason::StreamCancelled, "the stream was cancelled");
+                entry.reorder.cancel_over("the stream was cancelled");
                 entry.wake();
             });
         }
@@ -361,6 +453,19 @@ impl Streams {
                         && table.with(id, |entry| entry.reorder.expire(Instant::now()))
                             == Some(true);
                     if expired {
+                        // A stream that went idle is cancelled as an ordinary cancel is, and
+                        // ends idle once that cancel is over: the sidecar is told before the
+                        // reader moves on (and, say, shuts the host down).
+                        let cancel = table.with(id, |entry| {
+                            entry.reorder.went_idle()
+                                && !std::mem::replace(&mut entry.cancel_sent, true)
+                        });
+                        if cancel == Some(true) && self.cancels.try_send(id.to_owned()).is_err() {
+                            // As in `cancel`: best-effort, so the wait is over at once.
+                            table.with(id, |entry| {
+                                entry.reorder.cancel_over("the stream was cancelled");
+                            });
+                        }
                         continue;
                     }
                     table.with(id, |entry| entry.waker = Some(cx.waker().clone()));
@@ -419,7 +524,12 @@ pub(crate) async fn run_cancels(
 /// (`None`); any other outcome is exactly one `Err` and then `None`: its
 /// [`Error::reason`] is `provider_failed` (an `end.error`, a refused open, an `error` chunk of
 /// that code), `provider_interrupted` (an interrupted end, a crash, a conflicting second end),
-/// `stream_cancelled` (after [`cancel`](Self::cancel)) or `stream_gap` (a missing chunk).
+/// `stream_cancelled` (after [`cancel`](Self::cancel)), `stream_gap` (a missing chunk),
+/// `protocol_error` (a chunk whose params do not decode: the message names its `seq`, its type
+/// and why) or `intercept_timeout` with [`Error::is_stream_idle`] (nothing new arrived within
+/// the idle bound, [`StreamRequest::idle_timeout`](crate::StreamRequest::idle_timeout) or the
+/// host's: the host cancelled it as [`cancel`](Self::cancel) does, and it ends when that cancel
+/// is over).
 ///
 /// Dropping it before the end cancels it (best-effort `extension/provider/stream/cancel`, 2 s);
 /// dropping never needs a runtime. It keeps its turn's generation pinned while it lives.
@@ -428,6 +538,8 @@ pub struct ProviderStream {
     id: String,
     provider_ref: String,
     sleep: Option<Pin<Box<Sleep>>>,
+    /// `sleep` fired and has not been re-armed since.
+    fired: bool,
     done: bool,
     _turn: Arc<OwnedRwLockReadGuard<()>>,
 }
@@ -455,6 +567,7 @@ impl ProviderStream {
             id,
             provider_ref,
             sleep: None,
+            fired: false,
             done: false,
             _turn: turn,
         }
@@ -492,12 +605,27 @@ impl ProviderStream {
     }
 
     fn failure(&self, reason: Reason, detail: &str) -> Error {
+        self.failed(reason, detail, None)
+    }
+
+    /// The failure of a stream that went idle: nothing arrived for `after`.
+    fn idle_failure(&self, after: Duration) -> Error {
+        let detail = format!(
+            "nothing arrived for {} ms (its idle bound), so it was cancelled",
+            after.as_millis()
+        );
+        self.failed(Reason::InterceptTimeout, &detail, Some(after))
+    }
+
+    fn failed(&self, reason: Reason, detail: &str, idle_timeout: Option<Duration>) -> Error {
         let plugin = &self.conn.plugin.id;
         let what = match reason {
+            _ if idle_timeout.is_some() => "went idle",
             Reason::ProviderFailed => "failed",
             Reason::ProviderInterrupted => "was interrupted",
             Reason::StreamCancelled => "was cancelled",
             Reason::StreamGap => "has a gap",
+            Reason::ProtocolError => "broke the protocol",
             _ => "failed",
         };
         let mut message = format!(
@@ -513,6 +641,7 @@ impl ProviderStream {
             provider_ref: self.provider_ref.clone(),
             reason,
             message: self.conn.shared.redact(&message),
+            idle_timeout,
         }))
     }
 }
@@ -536,6 +665,10 @@ impl futures_core::Stream for ProviderStream {
                     this.done = true;
                     return Poll::Ready(Some(Err(this.failure(reason, &detail))));
                 }
+                Polled::Item(Next::End(Outcome::Idle { after })) => {
+                    this.done = true;
+                    return Poll::Ready(Some(Err(this.idle_failure(after))));
+                }
                 Polled::Gone => {
                     this.done = true;
                     return Poll::Ready(Some(Err(
@@ -544,19 +677,27 @@ impl futures_core::Stream for ProviderStream {
                 }
                 Polled::Pending(None) => {
                     this.sleep = None;
+                    this.fired = false;
                     return Poll::Pending;
                 }
                 Polled::Pending(Some(deadline)) => {
                     let sleep = this
                         .sleep
                         .get_or_insert_with(|| Box::pin(tokio::time::sleep_until(deadline)));
-                    if sleep.deadline() != deadline {
+                    // Each new chunk moves the idle deadline later. A later deadline is taken
+                    // up only once the armed one has fired (reading again then finds it not
+                    // due yet), so a busy stream re-arms its timer about once per idle bound,
+                    // not once per chunk; an earlier one (the gap's) is armed at once.
+                    if deadline < sleep.deadline() || (this.fired && deadline != sleep.deadline()) {
                         sleep.as_mut().reset(deadline);
+                        this.fired = false;
                     }
                     if sleep.as_mut().poll(cx).is_pending() {
                         return Poll::Pending;
                     }
-                    // The deadline passed: read again, which fails the gap.
+                    this.fired = true;
+                    // The deadline passed: read again, which fails the gap or the idle stream
+                    // if its deadline is really due.
                 }
             }
         }

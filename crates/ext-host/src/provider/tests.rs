@@ -193,6 +193,122 @@ fn a_late_chunk_within_the_gap_timeout_completes_the_stream() {
     assert_eq!(outcome, Some(Outcome::Clean));
 }
 
+const IDLE: Duration = Duration::from_secs(60);
+
+/// An open stream with nothing new for the idle bound is cancelled as idle, and ends idle when
+/// that cancel is over (answered with an interrupted end, or its wait over), after what was
+/// delivered; each new chunk (in order or held) counts the bound again from its arrival.
+#[test]
+fn an_open_stream_with_nothing_new_for_the_idle_bound_is_cancelled_and_ends_idle() {
+    let opened = Instant::now();
+    let mut m = machine().with_idle_timeout(IDLE, opened);
+    assert_eq!(m.deadline(), Some(opened + IDLE));
+    let later = opened + Duration::from_secs(30);
+    assert_eq!(m.chunk(1, text(1), 1), Fed::Delivered);
+    m.heard(later);
+    assert_eq!(m.chunk(3, text(3), 1), Fed::Held);
+    let last = later + Duration::from_secs(10);
+    m.heard(last);
+    assert_eq!(m.deadline(), Some(last + IDLE));
+    assert!(
+        !m.expire(opened + IDLE),
+        "the bound counts from the last chunk"
+    );
+    assert!(!m.expire(last + IDLE - Duration::from_millis(1)));
+    assert!(!m.went_idle());
+    assert!(m.expire(last + IDLE));
+    assert!(m.went_idle());
+    assert!(!m.is_finished(), "it ends when the cancel is over");
+    assert_eq!(m.deadline(), None);
+    assert!(!m.expire(last + IDLE * 2), "it goes idle once");
+    // The sidecar ends it interrupted, as it does after a cancel.
+    assert_eq!(m.chunk(2, text(2), 1), Fed::Delivered);
+    let interrupted = EndInfo {
+        interrupted: true,
+        ..end(3)
+    };
+    assert_eq!(m.end(interrupted, last + IDLE), Fed::Finished);
+    let (texts, outcome) = drain(&mut m);
+    assert_eq!(texts, ["w1", "w2", "w3"]);
+    assert_eq!(outcome, Some(Outcome::Idle { after: IDLE }));
+
+    // The cancel's wait is over without an end.
+    let mut m = machine().with_idle_timeout(IDLE, opened);
+    m.chunk(1, text(1), 1);
+    assert!(m.expire(opened + IDLE));
+    m.cancel_over("the wait is over");
+    let (texts, outcome) = drain(&mut m);
+    assert_eq!(texts, ["w1"]);
+    assert_eq!(outcome, Some(Outcome::Idle { after: IDLE }));
+}
+
+/// A stream the host cancelled has no idle bound left: its cancel ends it as
+/// `stream_cancelled`.
+#[test]
+fn a_cancelled_stream_does_not_go_idle() {
+    let opened = Instant::now();
+    let mut m = machine().with_idle_timeout(IDLE, opened);
+    m.cancel();
+    assert_eq!(m.deadline(), None);
+    assert!(!m.expire(opened + IDLE * 2));
+    m.cancel_over("cancelled");
+    assert_eq!(reason(drain(&mut m).1), Some(Reason::StreamCancelled));
+}
+
+/// After `stream/end` the gap deadline governs, not the idle bound; without an idle bound an
+/// open stream has no deadline.
+#[test]
+fn the_idle_bound_applies_only_while_the_stream_is_open() {
+    let opened = Instant::now();
+    let mut m = machine().with_idle_timeout(Duration::from_millis(10), opened);
+    m.chunk(2, text(2), 1);
+    assert_eq!(m.end(end(2), opened), Fed::Waiting);
+    assert_eq!(m.deadline(), Some(opened + GAP));
+    assert!(!m.expire(opened + Duration::from_millis(500)));
+    assert!(m.expire(opened + GAP));
+    assert!(!m.went_idle());
+    assert_eq!(reason(drain(&mut m).1), Some(Reason::StreamGap));
+
+    let mut m = machine();
+    assert_eq!(m.deadline(), None);
+    assert!(!m.expire(opened + IDLE * 100));
+}
+
+/// A chunk whose params did not decode fails the stream with `protocol_error` and the words
+/// the host gave (which name it), after what was delivered; unless it is a duplicate or the
+/// stream already finished.
+#[test]
+fn a_refused_chunk_fails_the_stream_naming_it() {
+    let mut m = machine();
+    m.chunk(1, text(1), 1);
+    m.chunk(3, text(3), 1);
+    assert_eq!(m.refuse(1, "dup".into()), Fed::Duplicate);
+    assert_eq!(m.refuse(3, "held".into()), Fed::Duplicate);
+    assert!(!m.is_finished());
+    assert_eq!(
+        m.refuse(2, "chunk 2 (type \"x\") was refused".into()),
+        Fed::Finished
+    );
+    assert_eq!(m.buffered(), 1);
+    let (texts, outcome) = drain(&mut m);
+    assert_eq!(texts, ["w1"]);
+    assert_eq!(
+        outcome,
+        Some(Outcome::Failed {
+            reason: Reason::ProtocolError,
+            detail: "chunk 2 (type \"x\") was refused".into(),
+        })
+    );
+    assert_eq!(m.refuse(4, "late".into()), Fed::Dropped);
+
+    // While waiting for a chunk after the end, too.
+    let mut m = machine();
+    m.chunk(2, text(2), 1);
+    assert_eq!(m.end(end(2), Instant::now()), Fed::Waiting);
+    assert_eq!(m.refuse(1, "bad".into()), Fed::Finished);
+    assert_eq!(reason(drain(&mut m).1), Some(Reason::ProtocolError));
+}
+
 #[test]
 fn a_repeated_end_is_ignored_and_a_conflicting_one_interrupts() {
     let mut m = machine();

@@ -496,7 +496,7 @@ impl Runtime {
     /// answers `accepted: false` (or already has 64 streams open); the reason of its error
     /// answer; `intercept_timeout` after the deadline; `frame_too_large` when the open does not
     /// fit a frame (never externalized, nothing written). [`Error::ShutDown`] after
-    /// [`shutdown`](Self::shutdown).
+    /// [`shutdown`](Self::shutdown). How an opened stream can fail is on [`ProviderStream`].
     ///
     /// # Cancel safety
     ///

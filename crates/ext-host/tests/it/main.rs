@@ -73,6 +73,7 @@
 //! | §14.2 catalog | `providers::the_handshake_catalog_routes_a_stream_that_ends_cleanly`, `providers::refresh_replaces_the_catalog_or_rejects_it_whole`, `provider::tests::catalogs_need_unique_refs_with_the_plugins_prefix` (unit) |
 //! | §14.1 routing, §14 capability | `providers::unknown_refs_are_never_routed_and_foreign_streams_are_dropped` |
 //! | §14.5 rules | `providers::early_reordered_and_duplicate_chunks_are_delivered_once_in_order`, `providers::gaps_fail_the_stream_and_a_late_chunk_in_time_does_not`, `providers::a_conflicting_end_or_an_interrupted_one_is_provider_interrupted`, `providers::an_error_chunk_or_end_error_fails_the_stream_redacted`, `providers::refused_failed_and_unanswered_opens`, `providers::cancel_ends_the_stream_even_when_the_sidecar_ignores_it`, `providers::dropping_a_stream_cancels_it_and_forgets_its_state`, `providers::a_full_inbound_queue_fails_the_connection`, `providers::opens_are_bounded_in_count_and_frame_size`; every state of the consumer machine in the `provider::tests` unit tests |
+//! | beyond §14.5 (host rules of its own) | `providers::a_stream_with_nothing_new_for_its_idle_bound_ends_idle_and_is_cancelled` (the idle bound), `providers::an_invalid_chunk_fails_its_stream_naming_the_chunk_and_its_type` (a chunk that does not decode) |
 //! | providers in other languages | `providers::the_sdk_provider_example_streams_through_the_host`, `providers::the_python_provider_fixture_streams_through_the_host`, `conformance::the_python_provider_fixture_passes_everything_applicable` (it speaks all of v1 a provider needs) |
 //! | bounds (no checklist item) | `bounds::surfaces_are_capped_per_plugin_and_in_id_length`, `bounds::prompts_are_capped_per_connection_and_expire`, `bounds::the_event_stream_is_bounded_in_bytes`; content refs in the `content` unit tests |
 
@@ -228,6 +229,8 @@ fn main() -> ExitCode {
         providers::the_sdk_provider_example_streams_through_the_host,
         providers::the_python_provider_fixture_streams_through_the_host,
         providers::an_open_stream_holds_off_a_reload_until_dropped,
+        providers::a_stream_with_nothing_new_for_its_idle_bound_ends_idle_and_is_cancelled,
+        providers::an_invalid_chunk_fails_its_stream_naming_the_chunk_and_its_type,
     ]);
     libtest_mimic::run(&args, trials).exit_code()
 }

@@ -617,6 +617,110 @@ pub(crate) async fn the_python_provider_fixture_streams_through_the_host() {
     env.finish(runtime).await;
 }
 
+/// A provider that sends one chunk and then nothing: once nothing new arrived for the idle
+/// bound (the stream's own, 300 ms, here; the host's in the second half), the sidecar is sent
+/// `stream/cancel` as for an ordinary cancel, and when that cancel is over (here ignored, so
+/// its 300 ms wait; answered in the second half) the stream ends idle, after the chunk, with
+/// `intercept_timeout`. Its state is forgotten.
+pub(crate) async fn a_stream_with_nothing_new_for_its_idle_bound_ends_idle_and_is_cancelled() {
+    let bound = Duration::from_millis(300);
+    let env = Env::new();
+    let (runtime, _events) = boot_provider(
+        &env,
+        &[json!({"after": [{"c": 1}]})],
+        &[("cancel", json!("ignore"))],
+    )
+    .await;
+    let mut stream = runtime
+        .open_stream(StreamRequest::new(REF, ask("hello")).idle_timeout(bound))
+        .await
+        .expect("the stream opens");
+    let (chunks, error) = read_stream(&mut stream).await;
+    assert_eq!(texts(&chunks), ["w1"]);
+    let error = error.expect("the stream fails");
+    assert!(error.is_stream_idle(), "{error}");
+    assert_eq!(error.reason(), Some(Reason::InterceptTimeout));
+    let failure = error.provider().expect("a provider failure");
+    assert_eq!(failure.idle_timeout, Some(bound));
+    assert!(failure.message.contains("went idle"), "{}", failure.message);
+    eventually("the cancel to reach the sidecar", || {
+        received(&env, "extension/provider/stream/cancel").len() == 1
+    })
+    .await;
+    let cancel = &received(&env, "extension/provider/stream/cancel")[0];
+    assert_eq!(cancel["params"]["streamId"], stream.stream_id());
+    eventually("the stream state to be forgotten", || {
+        runtime.sidecars()[0].streams == 0
+    })
+    .await;
+    drop(stream);
+    env.finish(runtime).await;
+
+    // The host's bound, when the stream has none of its own; an ordinary failure is not idle.
+    let env = Env::new();
+    env.plugin("prov")
+        .providers(&[REF])
+        .record("prov.jsonl")
+        .open(json!({"after": [{"c": 1}]}))
+        .install();
+    let config = env.config().stream_idle_timeout(bound);
+    assert_eq!(config.get_stream_idle_timeout(), bound);
+    let (runtime, _events) = env.boot_with(config).await.expect("the host boots");
+    let mut stream = open(&runtime).await;
+    let (chunks, error) = read_stream(&mut stream).await;
+    assert_eq!(texts(&chunks), ["w1"]);
+    assert!(error.expect("the stream fails").is_stream_idle());
+    eventually("the cancel to reach the sidecar", || {
+        received(&env, "extension/provider/stream/cancel").len() == 1
+    })
+    .await;
+    drop(stream);
+    env.finish(runtime).await;
+    let (_, error) = stream_of(json!([{"c": 1}, {"end": 1, "interrupted": true}])).await;
+    assert!(!error.expect("the stream fails").is_stream_idle());
+}
+
+/// A chunk whose params do not decode is not left to look like a gap: its stream fails with
+/// `protocol_error` naming the chunk's `seq`, its type (escaped, cut) and why, after the chunks
+/// before it.
+pub(crate) async fn an_invalid_chunk_fails_its_stream_naming_the_chunk_and_its_type() {
+    let hostile = format!("\u{1b}[2K\u{202e}{}", "t".repeat(500));
+    let (chunks, error) = stream_of(json!([
+        {"c": 1},
+        {"c": 2, "chunk": {"type": hostile, "text": "x"}},
+        {"c": 3},
+        {"end": 3},
+    ]))
+    .await;
+    assert_eq!(chunks, ["w1"]);
+    let error = error.expect("the stream fails");
+    assert_eq!(error.reason(), Some(Reason::ProtocolError), "{error}");
+    let message = &error.provider().unwrap().message;
+    assert!(
+        message.contains("chunk 2 (type \"\\u{1b}[2K\\u{202e}ttt"),
+        "{message}"
+    );
+    assert!(message.contains("is not one of"), "{message}");
+    assert!(
+        !message.contains('\u{1b}') && !message.contains('\u{202e}'),
+        "{message}"
+    );
+    assert!(message.len() < 1000, "{message}");
+
+    // A chunk of a known type without the member its type requires.
+    let (chunks, error) = stream_of(json!([
+        {"c": 1},
+        {"c": 2, "chunk": {"type": "text"}},
+        {"end": 2},
+    ]))
+    .await;
+    assert_eq!(chunks, ["w1"]);
+    let error = error.expect("the stream fails");
+    assert_eq!(error.reason(), Some(Reason::ProtocolError), "{error}");
+    let message = &error.provider().unwrap().message;
+    assert!(message.contains("chunk 2 (type \"text\")"), "{message}");
+}
+
 /// A stream pins its turn's generation for its life, even past the turn it was opened in: a
 /// reload waits until the stream is dropped.
 pub(crate) async fn an_open_stream_holds_off_a_reload_until_dropped() {

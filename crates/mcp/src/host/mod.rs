@@ -90,6 +90,9 @@ struct HostInner {
     roots: Mutex<Option<Vec<Root>>>,
     /// The namespaced tool names of the last snapshot a call used, kept until a list changes.
     tool_names: Mutex<Arc<views::ToolNames>>,
+    /// How many startups are alive at once, for the test that a batch holds a bounded number.
+    #[cfg(test)]
+    probe: LaunchProbe,
 }
 
 impl HostInner {
@@ -134,6 +137,54 @@ struct Running {
     /// Dropped with the entry (remove, shutdown, the host dropped), which stops its
     /// supervisor's backoff or reconnect.
     _stop: oneshot::Sender<()>,
+}
+
+/// A name [`McpHost::admit`] filed as starting, not yet filed as running or failed. Dropped
+/// unfiled (the start was abandoned: its batch's or `add`'s future was dropped), it takes the
+/// name out of `starting` again, so an abandoned start never leaves a server starting for ever.
+struct Reservation {
+    inner: std::sync::Weak<HostInner>,
+    name: Option<String>,
+}
+
+impl Reservation {
+    /// The outcome is being filed (under the caller's lock): the name leaves `starting`.
+    fn filed(&mut self, state: &mut State) {
+        if let Some(name) = self.name.take() {
+            state.starting.remove(&name);
+        }
+    }
+}
+
+impl Drop for Reservation {
+    fn drop(&mut self) {
+        if let (Some(name), Some(inner)) = (self.name.take(), self.inner.upgrade()) {
+            lock(&inner.state).starting.remove(&name);
+        }
+    }
+}
+
+/// Counts the startups alive (launching or filing) and the most there ever were at once.
+#[cfg(test)]
+#[derive(Default)]
+struct LaunchProbe {
+    alive: std::sync::atomic::AtomicUsize,
+    peak: std::sync::atomic::AtomicUsize,
+}
+
+#[cfg(test)]
+impl LaunchProbe {
+    fn launch(&self) -> impl Drop + '_ {
+        struct Alive<'a>(&'a LaunchProbe);
+        impl Drop for Alive<'_> {
+            fn drop(&mut self) {
+                self.0.alive.fetch_sub(1, Ordering::SeqCst);
+            }
+        }
+        let now = self.alive.fetch_add(1, Ordering::SeqCst) + 1;
+        self.peak.fetch_max(now, Ordering::SeqCst);
+        Alive(self)
+    }
 }
 
 /// Runs the connections of a [`McpHost`]. Spawn it before starting servers. It ends after
@@ -205,6 +256,8 @@ impl McpHost {
                 next_id: AtomicU64::new(0),
                 roots: Mutex::new(None),
                 tool_names: Mutex::default(),
+                #[cfg(test)]
+                probe: LaunchProbe::default(),
             }),
         };
         let driver = McpHostDriver {
@@ -590,45 +643,103 @@ impl McpHost {
             .await;
     }
 
+    /// Starts `specs`: every name is filed first (refused, disabled, or reserved as starting,
+    /// all under one lock), then at most [`MAX_PARALLEL_STARTS`] startups are in flight at once,
+    /// each created only when a place frees. The results come in the order of `specs`.
+    ///
+    /// Creating every startup up front (a `join_all` over the batch) held one startup state
+    /// machine per server for the whole batch: memory grew with the batch, and so did the cost
+    /// of each spawn's `fork`, which copies the parent's page tables; the batch cost
+    /// O(servers²) (20,000 `/bin/false` servers took over two minutes). Now what a batch holds
+    /// beyond its specs and results is bounded by the window.
     async fn start_batch(
         &self,
         specs: impl IntoIterator<Item = ServerSpec>,
     ) -> Vec<(String, Result<(), (Error, StartFailure)>)> {
-        let starts = specs.into_iter().map(|spec| async move {
-            let name = spec.name.to_string();
-            (name, self.start_one(spec).await)
-        });
-        futures_util::future::join_all(starts).await
+        let mut results = Vec::new();
+        let mut queued = Vec::new();
+        {
+            let mut state = lock(&self.inner.state);
+            for spec in specs {
+                let name = spec.name.to_string();
+                match self.admit(&mut state, &spec) {
+                    Ok(Some(reservation)) => queued.push((results.len(), spec, reservation)),
+                    Ok(None) => {}
+                    Err(refused) => {
+                        results.push((name, Err(refused)));
+                        continue;
+                    }
+                }
+                results.push((name, Ok(())));
+            }
+        }
+        let mut launches = futures_util::stream::iter(queued)
+            .map(|(index, spec, reservation)| async move {
+                (index, self.launch_and_file(spec, reservation).await)
+            })
+            .buffer_unordered(MAX_PARALLEL_STARTS);
+        while let Some((index, result)) = launches.next().await {
+            results[index].1 = result;
+        }
+        results
     }
 
     /// Starts one server and files the outcome.
     async fn start_one(&self, spec: ServerSpec) -> Result<(), (Error, StartFailure)> {
-        let name = spec.name.to_string();
-        {
-            let mut state = lock(&self.inner.state);
-            let refusal = if *self.inner.closing.borrow() {
-                Some(Kind::ShutDown("the MCP host is shut down".to_owned()))
-            } else if state.running.contains_key(&name) || state.starting.contains(&name) {
-                Some(Kind::AlreadyExists(format!(
-                    "an MCP server named `{name}` is already running or starting"
-                )))
-            } else {
-                None
-            };
-            if let Some(kind) = refusal {
-                let err = Error::new(kind).with_server(&spec.name);
-                let failure = StartFailure::from_error(&spec, &err, Duration::ZERO);
-                return Err((err, failure));
-            }
-            if !spec.enabled {
-                // Never started: listed as disabled, which is no failure.
-                state.failures.remove(&name);
-                state.disabled.insert(name);
-                return Ok(());
-            }
-            state.disabled.remove(&name);
-            state.starting.insert(name.clone());
+        let admitted = self.admit(&mut lock(&self.inner.state), &spec)?;
+        match admitted {
+            Some(reservation) => self.launch_and_file(spec, reservation).await,
+            None => Ok(()),
         }
+    }
+
+    /// Files `spec` before its start (under the caller's lock on `state`): refused (the host is
+    /// closing, or the name runs or is starting), listed as disabled (`Ok(None)`: never
+    /// started, no failure), or reserved as starting.
+    #[allow(clippy::result_large_err)] // The pair every start returns, moved once per start.
+    fn admit(
+        &self,
+        state: &mut State,
+        spec: &ServerSpec,
+    ) -> Result<Option<Reservation>, (Error, StartFailure)> {
+        let name = spec.name.to_string();
+        let refusal = if *self.inner.closing.borrow() {
+            Some(Kind::ShutDown("the MCP host is shut down".to_owned()))
+        } else if state.running.contains_key(&name) || state.starting.contains(&name) {
+            Some(Kind::AlreadyExists(format!(
+                "an MCP server named `{name}` is already running or starting"
+            )))
+        } else {
+            None
+        };
+        if let Some(kind) = refusal {
+            let err = Error::new(kind).with_server(&spec.name);
+            let failure = StartFailure::from_error(spec, &err, Duration::ZERO);
+            return Err((err, failure));
+        }
+        if !spec.enabled {
+            // Never started: listed as disabled, which is no failure.
+            state.failures.remove(&name);
+            state.disabled.insert(name);
+            return Ok(None);
+        }
+        state.disabled.remove(&name);
+        state.starting.insert(name.clone());
+        Ok(Some(Reservation {
+            inner: Arc::downgrade(&self.inner),
+            name: Some(name),
+        }))
+    }
+
+    /// Launches a server admitted as starting and files the outcome.
+    async fn launch_and_file(
+        &self,
+        spec: ServerSpec,
+        mut reservation: Reservation,
+    ) -> Result<(), (Error, StartFailure)> {
+        #[cfg(test)]
+        let _alive = self.inner.probe.launch();
+        let name = spec.name.to_string();
         let id = self.inner.next_id.fetch_add(1, Ordering::Relaxed);
         let (stop, stopped) = oneshot::channel();
         let result = self.launch(&spec, id, stopped).await;
@@ -636,7 +747,7 @@ impl McpHost {
         // or has already set `closing` (and this start closes it below).
         let late = {
             let mut state = lock(&self.inner.state);
-            state.starting.remove(&name);
+            reservation.filed(&mut state);
             match result {
                 Ok((client, startup)) if !*self.inner.closing.borrow() => {
                     state.failures.remove(&name);
@@ -769,3 +880,6 @@ pub(super) async fn list_offerings(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests;
