@@ -610,3 +610,34 @@ async fn a_call_dropped_with_the_last_client_handle_still_posts_its_cancel() {
         );
     }
 }
+
+#[tokio::test]
+async fn a_cancel_post_left_unanswered_holds_the_connection_only_for_the_flush_bound() {
+    // The server takes the cancel's POST and never answers it: the connection still ends, once
+    // `CANCEL_FLUSH` has passed, and its driver with it.
+    let mock = Mock::start().await;
+    mock.script(|seen, _| match seen.rpc_method() {
+        "tools/call" | "notifications/cancelled" => {
+            Some(crate::http_mock::slow(200, Duration::from_secs(60)))
+        }
+        _ => None,
+    });
+    let spec = ServerSpec::http("web", mock.url("/mcp"));
+    let (client, driver) = within("connect", Client::connect(&spec, NoHandler))
+        .await
+        .unwrap_or_else(|err| panic!("connect failed: {err}"));
+    let driver = tokio::spawn(driver);
+    let call = tokio::spawn(async move { echo(&client, "hi").await });
+    eventually("the call to reach the server", || {
+        mock.posts("tools/call").len() == 1
+    })
+    .await;
+    call.abort();
+    eventually("the cancel's POST", || {
+        mock.posts("notifications/cancelled").len() == 1
+    })
+    .await;
+    within("the driver to end", driver)
+        .await
+        .expect("the driver ends");
+}
