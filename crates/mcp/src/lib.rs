@@ -393,9 +393,9 @@ pub use sidewire_jsonrpc::ErrorObject;
 pub use crate::cap::CutNote;
 pub use crate::config::{
     ConfigInput, ConfigLoader, ConfigVariable, ConfigWarning, ConfigWarningKind, ConfiguredServer,
-    Dialect, Expansion, InputResolver, MAX_CONFIG_BYTES, MAX_CONFIG_ROOTS, MAX_CONFIG_WARNINGS,
-    MAX_ENV_FILE_BYTES, MAX_EXPANDED_BYTES, McpConfig, VariableSource, load_mcp_servers,
-    parse_mcp_servers,
+    Dialect, Expansion, InputResolver, JsoncSyntax, MAX_CONFIG_BYTES, MAX_CONFIG_ROOTS,
+    MAX_CONFIG_WARNINGS, MAX_ENV_FILE_BYTES, MAX_EXPANDED_BYTES, McpConfig, VariableSource,
+    load_mcp_servers, parse_mcp_servers,
 };
 pub use crate::error::{Error, Handshake, Stage};
 pub use crate::host::ServerExit;

@@ -296,7 +296,7 @@ fn a_mistyped_key_in_a_server_entry_is_warned_of_once_with_its_path() {
 }
 
 #[test]
-fn a_trailing_comma_is_refused_where_the_dialects_tool_refuses_it() {
+fn a_trailing_comma_is_read_and_warned_of_where_the_dialects_tool_refuses_it() {
     let home = home();
     let text = format!(
         r#"{{"mcpServers": {{"demo": {{"command": "{EXE}", "args": ["__mcp-server"],}},}}}}"#
@@ -307,9 +307,15 @@ fn a_trailing_comma_is_refused_where_the_dialects_tool_refuses_it() {
         home.path(),
         &["mcp", "--config", desktop.to_str().unwrap(), "tools"],
     );
-    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
-    assert!(stderr(&out).contains("claude-desktop"), "{}", stderr(&out));
-    // Claude Code's `.mcp.json` takes it.
+    // Read and used, with a warning that Claude Desktop itself would refuse the file.
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("echo"), "{}", stdout(&out));
+    let warning = stderr(&out);
+    assert!(
+        warning.contains("claude-desktop") && warning.contains("line 1 column"),
+        "{warning}"
+    );
+    // Claude Code's `.mcp.json` takes it: no warning.
     let code = home.path().join(".mcp.json");
     std::fs::write(&code, &text).unwrap();
     let out = run(
@@ -317,6 +323,7 @@ fn a_trailing_comma_is_refused_where_the_dialects_tool_refuses_it() {
         &["mcp", "--config", code.to_str().unwrap(), "tools"],
     );
     assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("trailing comma"), "{}", stderr(&out));
 }
 
 // Point 22: a VS Code input's default.

@@ -1,8 +1,9 @@
 //! JSON with comments (VS Code's `mcp.json`, opencode's `opencode.jsonc`): `//` and `/* */`
 //! comments and trailing commas are blanked out (each byte turned into a space, newlines kept),
 //! so the result is plain JSON whose error positions are those of the original text. Where the
-//! first of each was is kept: whether a file may have them depends on its dialect (see
-//! [`Dialect::takes_comments`](super::Dialect)), which is known only once the JSON is read.
+//! first of each was is kept: whether the file's own tool would read them depends on its
+//! dialect (see [`Dialect::takes_comments`](super::Dialect)), which is known only once the JSON
+//! is read, and a file that tool would refuse gets a warning.
 
 /// A text with its comments and trailing commas blanked.
 #[derive(Debug)]

@@ -20,12 +20,14 @@
 //! over the shape, so an ambiguous file picks by name (`settings.json` is Gemini's even
 //! without `httpUrl`). [`ConfigLoader::dialect`] (the CLI's `--dialect`) overrides the rule.
 //!
-//! A JSON file may have `//` and `/* */` comments and trailing commas only where its tool
-//! reads them ([`Dialect::takes_comments`], [`Dialect::takes_trailing_commas`]): VS Code,
-//! opencode and Claude Code read JSONC, Gemini CLI strips comments but not trailing commas,
-//! and Claude Desktop, Cursor, Copilot and Cline parse strict JSON. A file that another tool
-//! would refuse is refused here too, naming the line, the column and the dialect's rule, so it
-//! is fixed before that tool meets it.
+//! Every JSON file is read as JSONC (`//` and `/* */` comments, trailing commas), but not
+//! every tool reads its file that way ([`Dialect::takes_comments`],
+//! [`Dialect::takes_trailing_commas`]): VS Code, opencode and Claude Code read JSONC, Gemini
+//! CLI strips comments but not trailing commas, and Claude Desktop, Cursor, Copilot and Cline
+//! parse strict JSON. A file that works here but that its own tool would refuse is read, with
+//! a [`ConfigWarning`] ([`ConfigWarningKind::RefusedByItsTool`]) naming the line, the column
+//! and the dialect's rule, so it is fixed before that tool meets it; refusing it here would
+//! only add one more tool that cannot read a file the user keeps.
 //!
 //! # Roots
 //!
@@ -295,12 +297,47 @@ pub enum ConfigWarningKind {
     /// A server entry's member that neither sidewire nor the tools writing that dialect know:
     /// ignored (a typo such as `arg` for `args` would otherwise go unnoticed).
     UnknownKey,
+    /// JSONC syntax that sidewire reads but the dialect's own tool would refuse (the warning's
+    /// `path` is its line and column): the file works here and fails there.
+    RefusedByItsTool {
+        /// What was found.
+        syntax: JsoncSyntax,
+        /// The dialect whose tool would refuse it.
+        dialect: Dialect,
+    },
+}
+
+/// The JSONC syntax strict JSON lacks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum JsoncSyntax {
+    /// A `//` or `/* */` comment.
+    Comment,
+    /// A comma before a closing `]` or `}`.
+    TrailingComma,
 }
 
 impl fmt::Display for ConfigWarning {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.kind {
             ConfigWarningKind::UnknownKey => write!(f, "{}: unknown key, ignored", self.path),
+            ConfigWarningKind::RefusedByItsTool { syntax, dialect } => {
+                let what = match syntax {
+                    JsoncSyntax::Comment => "a comment",
+                    JsoncSyntax::TrailingComma => "a trailing comma",
+                };
+                let rule = if dialect.takes_comments() {
+                    "takes comments but not trailing commas"
+                } else {
+                    "is strict JSON"
+                };
+                write!(
+                    f,
+                    "{}: {what}, read here, but a {dialect} file {rule}: its tool would refuse \
+                     this file (claude-code, vscode and opencode files take both)",
+                    self.path
+                )
+            }
         }
     }
 }
@@ -404,6 +441,7 @@ impl ConfigLoader {
     /// A config error naming the path of the first bad field.
     pub fn parse(&self, text: &str, path: Option<&Path>) -> Result<McpConfig, Error> {
         let project = project_dir(path);
+        let mut jsonc_warnings = Vec::new();
         let (dialect, servers, inputs, roots) = if self.dialect == Some(Dialect::Codex)
             || (self.dialect.is_none() && detect::is_toml(path, text))
         {
@@ -432,7 +470,7 @@ impl ConfigLoader {
                 Some(dialect) => dialect,
                 None => detect::json_dialect(path, &top)?,
             };
-            refuse_jsonc(dialect, text, &stripped)?;
+            jsonc_warnings = unportable_jsonc(dialect, text, &stripped);
             let inputs = match dialect {
                 Dialect::VsCode => vscode::inputs(&top)?,
                 _ => Vec::new(),
@@ -457,7 +495,7 @@ impl ConfigLoader {
                 roots.len()
             )));
         }
-        let mut warnings = Vec::new();
+        let mut warnings = jsonc_warnings;
         let mut warnings_omitted = 0;
         for path in servers.iter().flat_map(|entry| entry.unknown.iter()) {
             if warnings.len() < MAX_CONFIG_WARNINGS {
@@ -508,27 +546,36 @@ impl ConfigLoader {
     }
 }
 
-/// Refuses the comments and trailing commas `dialect`'s tool would refuse (see the module
-/// docs), naming where the first one is.
-fn refuse_jsonc(dialect: Dialect, text: &str, stripped: &jsonc::Stripped) -> Result<(), Error> {
-    let found = match (stripped.trailing_comma, stripped.comment) {
-        (Some(at), _) if !dialect.takes_trailing_commas() => Some((at, "a trailing comma")),
-        (_, Some(at)) if !dialect.takes_comments() => Some((at, "a comment")),
-        _ => None,
-    };
-    let Some((at, what)) = found else {
-        return Ok(());
-    };
-    let (line, column) = jsonc::position(text, at);
-    let allowed = if dialect.takes_comments() {
-        "comments but not trailing commas"
-    } else {
-        "strict JSON, without comments or trailing commas"
-    };
-    Err(Error::config(format!(
-        "{what} at line {line} column {column}: a {dialect} file is {allowed} (its tool would \
-         refuse it); claude-code, vscode and opencode files take both"
-    )))
+/// A warning for the first comment and the first trailing comma of `text` that `dialect`'s
+/// tool would refuse (see the module docs), each naming where it is.
+fn unportable_jsonc(
+    dialect: Dialect,
+    text: &str,
+    stripped: &jsonc::Stripped,
+) -> Vec<ConfigWarning> {
+    let found = [
+        (
+            stripped.trailing_comma,
+            JsoncSyntax::TrailingComma,
+            dialect.takes_trailing_commas(),
+        ),
+        (
+            stripped.comment,
+            JsoncSyntax::Comment,
+            dialect.takes_comments(),
+        ),
+    ];
+    found
+        .into_iter()
+        .filter_map(|(at, syntax, taken)| {
+            let at = at.filter(|_| !taken)?;
+            let (line, column) = jsonc::position(text, at);
+            Some(ConfigWarning {
+                path: format!("line {line} column {column}"),
+                kind: ConfigWarningKind::RefusedByItsTool { syntax, dialect },
+            })
+        })
+        .collect()
 }
 
 /// The project directory of a config at `path` (see the module docs).

@@ -1156,7 +1156,7 @@ fn jsonc_document(dialect: Dialect, trailing_commas: bool) -> String {
 }
 
 #[test]
-fn comments_and_trailing_commas_are_taken_where_the_dialects_tool_takes_them() {
+fn comments_and_trailing_commas_are_read_and_warned_of_where_the_dialects_tool_refuses_them() {
     for dialect in detect::ALL {
         if dialect == Dialect::Codex {
             continue;
@@ -1166,19 +1166,38 @@ fn comments_and_trailing_commas_are_taken_where_the_dialects_tool_takes_them() {
             Dialect::ClaudeCode | Dialect::VsCode | Dialect::Opencode
         );
         let comments_ok = commas_ok || dialect == Dialect::Gemini;
-        for (trailing_commas, ok) in [(true, commas_ok), (false, comments_ok)] {
-            let text = jsonc_document(dialect, trailing_commas);
-            let parsed = ConfigLoader::new().dialect(dialect).parse(&text, None);
-            match parsed {
-                Ok(config) if ok => {
-                    assert_eq!(server(&config, "s").spec.arguments(), ["a"], "{dialect}");
-                }
-                Err(err) if !ok => {
-                    assert!(err.is_config(), "{dialect}: {err:?}");
-                    // The refusal says whose rule it is.
-                    assert!(err.to_string().contains(dialect.as_str()), "{err}");
-                }
-                other => panic!("{dialect} {text}: {other:?}"),
+        for (syntax, ok) in [
+            (JsoncSyntax::TrailingComma, commas_ok),
+            (JsoncSyntax::Comment, comments_ok),
+        ] {
+            let text = jsonc_document(dialect, syntax == JsoncSyntax::TrailingComma);
+            // Read in every dialect: the file works here.
+            let config = ConfigLoader::new()
+                .dialect(dialect)
+                .parse(&text, None)
+                .unwrap();
+            assert_eq!(server(&config, "s").spec.arguments(), ["a"], "{dialect}");
+            let warned: Vec<&ConfigWarning> = config
+                .warnings
+                .iter()
+                .filter(|w| w.kind == ConfigWarningKind::RefusedByItsTool { syntax, dialect })
+                .collect();
+            if ok {
+                assert!(warned.is_empty(), "{dialect} {syntax:?}: {warned:?}");
+            } else {
+                // Where it is, and whose rule it breaks.
+                assert_eq!(
+                    warned.len(),
+                    1,
+                    "{dialect} {syntax:?}: {:?}",
+                    config.warnings
+                );
+                assert!(warned[0].path.starts_with("line "), "{}", warned[0].path);
+                assert!(
+                    warned[0].to_string().contains(dialect.as_str()),
+                    "{}",
+                    warned[0]
+                );
             }
         }
     }
