@@ -6,7 +6,8 @@
 //! string becomes a 7 MiB error message. Each such piece goes through [`peer`] (at most
 //! [`PEER_TEXT_BYTES`]) or [`peer_list`] (at most [`PEER_LIST_ITEMS`] items); a cut piece ends
 //! with `… (N bytes in all)`. As a backstop for text no site cut, an [`Error`](crate::Error)'s
-//! own text is written through [`write_bounded`] (at most [`ERROR_TEXT_BYTES`]).
+//! own text is written through [`write_bounded`] (at most [`ERROR_TEXT_BYTES`]). A value a
+//! message must not quote (a credential, a config value) is named by its type ([`json_kind`]).
 
 use std::fmt::{self, Display, Write as _};
 
@@ -123,6 +124,20 @@ impl fmt::Write for Bounded {
 /// The characters that reorder text on a terminal (bidirectional embeddings and isolates).
 fn is_bidi(c: char) -> bool {
     matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}')
+}
+
+/// The type of a JSON value in words ("a string", "null"), for a message that must not quote
+/// the value itself.
+pub(crate) fn json_kind(value: &serde_json::Value) -> &'static str {
+    use serde_json::Value;
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
 }
 
 #[cfg(test)]

@@ -15,6 +15,8 @@
 
 use serde_json::{Map, Value};
 
+use crate::text::json_kind;
+
 /// The longest credential an authorization server's answer may hold (16 KiB): an access or
 /// refresh token, a client secret, an issued assertion. Real ones are at most a few KiB (a JWT
 /// with many claims); a token much longer would not fit in an HTTP header anyway.
@@ -32,7 +34,7 @@ impl Members {
     pub(crate) fn parse(body: &[u8]) -> Result<Members, String> {
         match serde_json::from_slice::<Value>(body) {
             Ok(Value::Object(members)) => Ok(Members(members)),
-            Ok(other) => Err(format!("it is {}, not a JSON object", json_type(&other))),
+            Ok(other) => Err(format!("it is {}, not a JSON object", json_kind(&other))),
             // A syntax error's text is fixed (`expected value`, `trailing characters`...) and
             // its position is a line and column: neither holds any of the input.
             Err(err) if err.is_syntax() || err.is_eof() => Err(format!("it is not JSON ({err})")),
@@ -54,7 +56,7 @@ impl Members {
                 text.len()
             )),
             Some(Value::String(text)) => Ok(Some(text.clone())),
-            Some(other) => Err(format!("`{name}` is {}, not a string", json_type(other))),
+            Some(other) => Err(format!("`{name}` is {}, not a string", json_kind(other))),
         }
     }
 
@@ -100,19 +102,7 @@ impl Members {
             Some(Value::String(_)) => Err(format!(
                 "`{name}` is a string that is not a whole number in digits"
             )),
-            Some(other) => Err(format!("`{name}` is {}, not a number", json_type(other))),
+            Some(other) => Err(format!("`{name}` is {}, not a number", json_kind(other))),
         }
-    }
-}
-
-/// The type of a JSON value in words, for an error (never the value).
-fn json_type(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
     }
 }

@@ -463,7 +463,7 @@ impl ConfigLoader {
             let Value::Object(top) = document else {
                 return Err(Error::config(format!(
                     "expected a JSON object with an `mcpServers` member, got {}",
-                    values::kind(&document)
+                    crate::text::json_kind(&document)
                 )));
             };
             let dialect = match self.dialect {

@@ -209,18 +209,10 @@ pub(crate) fn unknown_members(
 }
 
 pub(crate) fn expected(path: &str, what: &str, got: &Value) -> Error {
-    Error::config(format!("{path}: expected {what}, got {}", kind(got)))
-}
-
-pub(crate) fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
+    Error::config(format!(
+        "{path}: expected {what}, got {}",
+        crate::text::json_kind(got)
+    ))
 }
 
 /// A map key as it appears in a path: bare when it is a plain identifier, quoted otherwise, so
