@@ -1,5 +1,5 @@
-//! The driver: one future that reads and routes frames, runs inbound handlers and runs the
-//! writer (a request that finds the writer idle is written by its caller; `write.rs` says when).
+//! The driver: one future that reads and routes frames, runs inbound handlers and is the
+//! connection's one writer.
 //! The library never spawns; the caller decides where this future runs.
 //!
 //! Each poll round does, in order: notice a shutdown request; read and route frames (unless the
@@ -11,9 +11,8 @@
 //! background notifications.
 //!
 //! The parts: `inbound.rs` reads and routes, `serve.rs` runs the peer's requests under the
-//! concurrency limit, `write.rs` holds the write queue, the handles' lanes and the writer cell
-//! the driver shares with callers (it holds the cell's lock for the whole of a poll); this
-//! file keeps the round, the deadline timer and the lifecycle.
+//! concurrency limit, `write.rs` holds the write queue and the handles' lanes; this file keeps
+//! the round, the deadline timer and the lifecycle.
 //!
 //! # Lifecycle
 //!
@@ -52,8 +51,8 @@ use futures_util::Sink;
 use tokio::time::Sleep;
 
 use self::serve::Serving;
-pub(crate) use self::write::{DirectWrite, Lanes, WriterCell};
-use self::write::{WriteQueue, Writer};
+pub(crate) use self::write::Lanes;
+use self::write::WriteQueue;
 use crate::config::LocalError;
 use crate::router::{Router, error_frame};
 use crate::{CloseReason, Peer};
@@ -71,8 +70,8 @@ const ROUNDS: usize = 16;
 pub struct Driver<S, K> {
     peer: Peer,
     stream: S,
-    /// The sink, shared with callers that write their own frames when it is idle.
-    writer: Arc<WriterCell<K>>,
+    /// The sink: only the driver writes (it closes when the driver is dropped).
+    sink: K,
     router: Router,
     phase: Phase,
     lanes: Lanes,
@@ -136,18 +135,12 @@ impl<S, K> std::fmt::Debug for Driver<S, K> {
 }
 
 impl<S, K> Driver<S, K> {
-    pub(crate) fn new(
-        peer: Peer,
-        stream: S,
-        writer: Arc<WriterCell<K>>,
-        lanes: Lanes,
-        router: Router,
-    ) -> Self {
+    pub(crate) fn new(peer: Peer, stream: S, sink: K, lanes: Lanes, router: Router) -> Self {
         let writes = WriteQueue::new(peer.shared.config.write_stall);
         Driver {
             peer,
             stream,
-            writer,
+            sink,
             router,
             phase: Phase::Open,
             lanes,
@@ -268,19 +261,13 @@ where
 {
     type Output = Result<(), CloseReason>;
 
-    // Runs up to `ROUNDS` rounds (the module docs list what one does), holding the writer cell
-    // throughout; when it lets go, callers may write their own frames if the writer is idle.
+    // Runs up to `ROUNDS` rounds (the module docs list what one does).
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = &mut *self;
         if let Phase::Done(reason) = &this.phase {
             return Poll::Ready(outcome(reason));
         }
-        let cell = Arc::clone(&this.writer);
-        let mut writer = cell.hold();
-        let poll = this.poll_rounds(cx, &mut writer);
-        let idle = this.phase.is_serving() && this.writes.is_idle();
-        writer.leave(poll.is_pending() && idle);
-        poll
+        this.poll_rounds(cx)
     }
 }
 
@@ -291,20 +278,8 @@ where
     K: Sink<Bytes, Error = F> + Unpin,
     F: Into<sidewire_framing::Error>,
 {
-    fn poll_rounds(
-        &mut self,
-        cx: &mut Context<'_>,
-        writer: &mut Writer<K>,
-    ) -> Poll<Result<(), CloseReason>> {
+    fn poll_rounds(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), CloseReason>> {
         let this = self;
-        if let Err(reason) = writer.enter(cx, &mut this.writes) {
-            this.close(reason);
-            return Poll::Ready(this.finish());
-        }
-        let Some(sink) = writer.sink() else {
-            // Released: only a dropped driver lets go of its sink.
-            return Poll::Ready(this.finish());
-        };
         for _ in 0..ROUNDS {
             // Every source is polled until it is `Pending` (which registers the waker) unless a
             // budget or the write high-water mark stopped it first; only then is another round
@@ -325,7 +300,7 @@ where
                 // After the outbound queue, which is where a shutdown request arrives.
                 this.poll_shutdown(cx);
             }
-            if let Err(reason) = this.writes.poll_write(sink, cx) {
+            if let Err(reason) = this.writes.poll_write(&mut this.sink, cx) {
                 this.close(reason);
                 return Poll::Ready(this.finish());
             }
@@ -336,7 +311,7 @@ where
             if let Phase::Closing(_) = this.phase
                 && this.writes.is_idle()
             {
-                return match this.writes.poll_close(sink, cx) {
+                return match this.writes.poll_close(&mut this.sink, cx) {
                     Poll::Ready(()) => Poll::Ready(this.finish()),
                     Poll::Pending => Poll::Pending,
                 };
@@ -352,9 +327,7 @@ where
 
 impl<S, K> Drop for Driver<S, K> {
     fn drop(&mut self) {
-        // The sink closes with the driver (not with the last handle), and the driver's waker
-        // goes with it.
-        self.writer.release();
+        // The sink closes with the driver (it is a field), not with the last handle.
         if let Phase::Done(_) = self.phase {
             return;
         }

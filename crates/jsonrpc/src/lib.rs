@@ -53,10 +53,8 @@
 //!
 //! # Limits and failure
 //!
-//! One writer, fed by a bounded queue, coalesces: every frame queued is written and then
-//! flushed once. A request that finds the writer idle (nothing queued, nothing unflushed) is
-//! written by its caller instead, without waking the driver; it never overtakes a frame the
-//! same task queued before it. A write that makes no progress for the stall bound (default
+//! One writer (the driver), fed by a bounded queue, coalesces: every frame queued is written
+//! and then flushed once, and frames go out in the order they were queued. A write that makes no progress for the stall bound (default
 //! 10 s) fails the connection. A response too large for a frame becomes a small `-32603` ("response exceeds
 //! frame size limit"); an outgoing request or notification too large fails locally with
 //! nothing written. When the connection ends, every pending request fails with the sticky
@@ -117,15 +115,14 @@ pub fn connect<S, K, E, F>(
 where
     S: Stream<Item = Result<Bytes, E>> + Unpin,
     E: Into<sidewire_framing::Error>,
-    K: Sink<Bytes, Error = F> + Unpin + Send + 'static,
+    K: Sink<Bytes, Error = F> + Unpin,
     F: Into<sidewire_framing::Error>,
 {
     let (tx, rx) = tokio::sync::mpsc::channel(config.outbound_queue);
     let (background_tx, background_rx) = tokio::sync::mpsc::channel(config.background_queue);
-    let writer = std::sync::Arc::new(driver::WriterCell::new(sink));
-    let peer = Peer::new(config, tx, background_tx, writer.clone());
+    let peer = Peer::new(config, tx, background_tx);
     let lanes = driver::Lanes::new(rx, background_rx);
-    let driver = Driver::new(peer.clone(), stream, writer, lanes, router);
+    let driver = Driver::new(peer.clone(), stream, sink, lanes, router);
     (peer, driver)
 }
 

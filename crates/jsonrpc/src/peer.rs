@@ -15,7 +15,6 @@ use serde::de::DeserializeOwned;
 use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::config::{Cancelled, HookNotification};
-use crate::driver::DirectWrite;
 use crate::message::{
     EncodeParams, encode_frame, encode_notification, encode_request, self_encoded, serialized,
 };
@@ -37,8 +36,6 @@ pub(crate) struct Shared {
     /// The background lane: notifications the driver writes only when the writer is nearly
     /// idle, so they never delay requests and responses.
     pub(crate) background: mpsc::Sender<Background>,
-    /// The sink, for a request that finds the writer idle (`driver/write.rs`).
-    direct: Arc<dyn DirectWrite>,
     /// Our requests waiting for responses; the driver completes and expires them, a caller
     /// cancels its own.
     pub(crate) pending: Mutex<PendingTable<oneshot::Sender<Reply>>>,
@@ -294,7 +291,6 @@ impl Peer {
         config: Config,
         outbound: mpsc::Sender<Outbound>,
         background: mpsc::Sender<Background>,
-        direct: Arc<dyn DirectWrite>,
     ) -> Self {
         let (finished, _) = watch::channel(false);
         Peer {
@@ -302,7 +298,6 @@ impl Peer {
                 config,
                 outbound,
                 background,
-                direct,
                 pending: Mutex::new(PendingTable::new()),
                 epoch: tokio::time::Instant::now(),
                 wake_at: AtomicU64::new(u64::MAX),
@@ -414,19 +409,9 @@ impl Peer {
         })
         .map_err(|err| self.encode_error(method, err))?;
         let timeout = options.timeout.unwrap_or(shared.config.request_timeout);
-        let (mut guard, mut receiver, lowered) =
+        let (mut guard, mut receiver) =
             self.register(id, &wire_id, method, timeout, options.idle)?;
-        // The driver learns of an earlier deadline when it takes the frame from the lane; a
-        // frame written here would leave its timer set too late.
-        let frame = if lowered {
-            Err(frame)
-        } else {
-            shared.direct.try_write(frame, &shared.outbound)
-        };
-        let queued = match frame {
-            Ok(()) => Ok(()),
-            Err(frame) => self.queue_request(frame, &mut receiver).await,
-        };
+        let queued = self.queue_request(frame, &mut receiver).await;
         let reply = match queued {
             Ok(()) => receiver
                 .await
@@ -442,8 +427,7 @@ impl Peer {
     }
 
     /// Enters request `id` in the pending table, due `timeout` from now (or sooner, `idle`
-    /// after its activity), and arms the guard that cancels it if the caller gives up; says
-    /// whether its deadline is now the earliest the driver must wake for. `Err` when the
+    /// after its activity), and arms the guard that cancels it if the caller gives up. `Err` when the
     /// connection closed meanwhile, or when the idle timeout ran out already (no activity for
     /// that long before this request, such as a later leg of one call): it is not sent.
     fn register<'a>(
@@ -453,7 +437,7 @@ impl Peer {
         method: &'a str,
         timeout: Duration,
         idle: Option<(Duration, Activity)>,
-    ) -> Result<(PendingGuard<'a>, oneshot::Receiver<Reply>, bool), Error> {
+    ) -> Result<(PendingGuard<'a>, oneshot::Receiver<Reply>), Error> {
         let shared = &self.shared;
         let now = nanos_since(shared.epoch);
         let due = Due {
@@ -475,9 +459,9 @@ impl Peer {
         let (reply, receiver) = oneshot::channel();
         let deadline = lock(&shared.pending).insert(id, due, reply);
         // The driver keeps one timer for the earliest deadline; lower it if ours is earlier.
-        // (It reads this when our frame reaches it through the lane, so no extra wake-up is
-        // needed; a frame that lowered it must take the lane.)
-        let lowered = shared.wake_at.fetch_min(deadline, Ordering::AcqRel) > deadline;
+        // The driver reads it after taking our frame from the lane (every request's frame
+        // takes the lane), so no wake-up of its own is needed.
+        shared.wake_at.fetch_min(deadline, Ordering::AcqRel);
         let mut guard = PendingGuard {
             peer: self,
             id,
@@ -492,7 +476,7 @@ impl Peer {
             lock(&shared.pending).cancel(id);
             return Err(Error::Closed(reason.clone()));
         }
-        Ok((guard, receiver, lowered))
+        Ok((guard, receiver))
     }
 
     /// Queues a request's frame. Fast path: room in the queue. Otherwise it waits for room,

@@ -1,9 +1,9 @@
 //! Two peers over in-memory pipes, and one peer against a scripted raw end: the public API's
 //! behaviour under load, cancellation, failure and abuse.
 
-mod direct;
 mod support;
 mod text;
+mod writer;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -1,7 +1,7 @@
-//! A request that finds the writer idle is written by its caller, not handed to the driver
-//! (`driver/write.rs`): what that saves, and the orders and bounds it must keep.
+//! The driver is the connection's one writer (`driver/write.rs`): what reaches it through the
+//! lanes is written in order, in few writes, under its deadline timer, and no frame waits for
+//! a wake-up that never comes.
 
-use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -13,57 +13,6 @@ use serde_json::json;
 use sidewire_jsonrpc::{CallOptions, Router};
 
 use crate::support::*;
-
-/// A future that counts its polls.
-struct Counted<F> {
-    inner: F,
-    polls: Arc<AtomicUsize>,
-}
-
-impl<F: Future + Unpin> Future for Counted<F> {
-    type Output = F::Output;
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
-        self.polls.fetch_add(1, Ordering::Relaxed);
-        Pin::new(&mut self.inner).poll(cx)
-    }
-}
-
-#[tokio::test]
-async fn a_request_on_an_idle_connection_does_not_wake_the_driver() {
-    let (ours, theirs) = tokio::io::duplex(256 * 1024);
-    let (_far, _far_task) = spawn(theirs, strict(), router(None));
-    let config = strict();
-    let (read, write) = tokio::io::split(ours);
-    let (stream, sink) = sidewire_jsonrpc::ndjson(read, write, &config);
-    let (peer, driver) = sidewire_jsonrpc::connect(stream, sink, Router::new(), config);
-    let polls = Arc::new(AtomicUsize::new(0));
-    let _task = tokio::spawn(Counted {
-        inner: driver,
-        polls: Arc::clone(&polls),
-    });
-    // The first request sets the driver's deadline timer (it goes through the lane).
-    within(
-        "the first call",
-        peer.request::<Add>(&AddParams { a: 1, b: 1 }),
-    )
-    .await
-    .unwrap();
-    let before = polls.load(Ordering::Relaxed);
-    const CALLS: usize = 100;
-    for n in 0..CALLS {
-        let n = i64::try_from(n).unwrap();
-        let sum = within("a call", peer.request::<Add>(&AddParams { a: n, b: 1 }))
-            .await
-            .unwrap();
-        assert_eq!(sum, n + 1);
-    }
-    let polls = polls.load(Ordering::Relaxed) - before;
-    // One poll per answer read; handing each frame to the driver would take a second.
-    assert!(
-        polls < CALLS * 3 / 2,
-        "the driver was polled {polls} times for {CALLS} calls"
-    );
-}
 
 /// A writer that counts the writes it is asked for.
 struct CountingWriter<W> {
@@ -124,8 +73,8 @@ async fn a_burst_of_requests_is_still_written_together() {
     .await
     .unwrap();
     let before = writes.load(Ordering::Relaxed);
-    // 32 calls issued at once, as a pipelining caller does: one may write its own frame, the
-    // others wait on the lane for the driver, which writes them in one go.
+    // 32 calls issued at once, as a pipelining caller does: they wait on the lane for the
+    // driver, which writes them in one go.
     let params: Vec<AddParams> = (0..32).map(|n| AddParams { a: n, b: 1 }).collect();
     let calls = params.iter().map(|params| peer.request::<Add>(params));
     let sums = within("32 calls", futures_util::future::join_all(calls)).await;
@@ -139,7 +88,7 @@ async fn a_burst_of_requests_is_still_written_together() {
 #[tokio::test]
 async fn a_request_never_overtakes_a_notification_sent_before_it() {
     let (peer, _task, mut raw) = with_raw(strict(), Router::new());
-    // A round trip first, so the writer is idle when the notification is queued.
+    // A round trip first, so the driver is idle when the notification is queued.
     let first = tokio::spawn({
         let peer = peer.clone();
         async move { peer.request::<Echo>(&json!({"n": 0})).await }
@@ -150,7 +99,7 @@ async fn a_request_never_overtakes_a_notification_sent_before_it() {
     within("the first call", first).await.unwrap().unwrap();
     for n in 0..20 {
         // Queued on the lane; the request right after it, from the same task and before the
-        // driver ran, finds the lane not empty.
+        // driver ran, queues behind it.
         peer.notify::<Note>(&Seq { n }).await.unwrap();
         let params = json!({"n": n});
         let mut call = Box::pin(peer.request::<Echo>(&params));
@@ -231,4 +180,78 @@ async fn dropping_the_driver_closes_the_output_while_handles_live() {
     let end = within("the end of input", raw.lines.next()).await;
     assert!(end.is_none(), "{end:?}");
     drop(peer);
+}
+
+/// Callers on two worker threads race the driver for the lane: every frame must be taken on
+/// the wake-up its send gives, since nothing else wakes the driver for the last one. (A lane
+/// that skipped its receive while tokio was still waking the previous waker lost exactly
+/// that last wake-up: its caller waited for another deadline.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_frame_waits_for_a_wake_up_that_never_comes() {
+    let (a, _ta, _b, _tb) = pair((strict(), Router::new()), (strict(), router(None)));
+    const TASKS: i64 = 4;
+    const CALLS: i64 = 2_000;
+    let tasks = (0..TASKS).map(|t| {
+        let a = a.clone();
+        tokio::spawn(async move {
+            for n in 0..CALLS {
+                // Each call alone in flight on its task, so the lane keeps emptying.
+                let sum = a
+                    .request_with::<Add>(
+                        &AddParams { a: t, b: n },
+                        CallOptions::timeout(Duration::from_secs(300)),
+                    )
+                    .await
+                    .unwrap();
+                assert_eq!(sum, t + n);
+            }
+        })
+    });
+    // A lost wake-up leaves a call waiting for its 300 s deadline; the bound is far above the
+    // few seconds this takes.
+    let done = sidewire_test_support::within(
+        Duration::from_secs(120),
+        "8,000 calls",
+        futures_util::future::join_all(tasks),
+    )
+    .await;
+    for task in done {
+        task.unwrap();
+    }
+}
+
+/// A short deadline set while a long request is in flight fires on time whichever thread the
+/// caller runs on: the driver learns of it from the lane, never from a wake-up of its own.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_short_deadline_fires_while_a_long_one_is_pending() {
+    let (a, _ta, _b, _tb) = pair((strict(), Router::new()), (strict(), router(None)));
+    let _long = tokio::spawn({
+        let a = a.clone();
+        async move {
+            a.request_with::<Sleep>(
+                &Ms { ms: 600_000 },
+                CallOptions::timeout(Duration::from_secs(300)),
+            )
+            .await
+        }
+    });
+    for _ in 0..200 {
+        let short = tokio::spawn({
+            let a = a.clone();
+            async move {
+                a.request_with::<Sleep>(
+                    &Ms { ms: 600_000 },
+                    CallOptions::timeout(Duration::from_millis(5)),
+                )
+                .await
+            }
+        });
+        // 5 ms expected; the bound only tells a timely timeout from one that waited for the
+        // long call's 300 s.
+        let err = sidewire_test_support::within(Duration::from_secs(60), "a 5 ms call", short)
+            .await
+            .unwrap()
+            .unwrap_err();
+        assert!(err.is_timeout(), "{err}");
+    }
 }
