@@ -53,9 +53,9 @@ async fn call(
     arguments: Value,
     policy: ToolPolicy,
 ) -> ToolCallReport {
-    let (runtime, _dir) = empty_host().await;
+    let (host, _dir) = empty_host().await;
     within(Duration::from_secs(10), "the tool call", async {
-        let turn = runtime.turn().await;
+        let turn = host.turn().await;
         let options = ToolCallOptions::new();
         chained_call(&turn, tools, name, arguments, "id-1", policy, options).await
     })
