@@ -8,7 +8,7 @@ use std::time::Instant;
 use anyhow::Context as _;
 use serde_json::{Value, json};
 use sidewire_agent::{
-    Agent, PolicyReason, ResponseCollector, ToolCallReport, ToolPolicy, ToolStop,
+    Agent, PolicyReason, ResponseCollector, ToolCall, ToolCallReport, ToolPolicy, ToolStop,
 };
 use sidewire_ext_host::{ExtensionHost, HostConfig, Outcome, StreamRequest, TraceResult};
 use sidewire_ext_sdk::protocol::{
@@ -508,16 +508,9 @@ pub(crate) async fn chained_tool_call(
     // One turn for the whole call: `tool.before`, `permission.decision` and `tool.after` are
     // answered by one generation, even if a reload is requested meanwhile (§13.3).
     let turn = extensions.turn().await;
-    let mut report = sidewire_agent::chained_tool_call(
-        &turn,
-        mcp,
-        name,
-        arguments,
-        &crate::session_id(),
-        policy,
-        options,
-    )
-    .await;
+    // A fresh random id: one-shot commands make one call each, the demo a few.
+    let call = ToolCall::new(crate::session_id(), name, arguments);
+    let mut report = sidewire_agent::chained_tool_call(&turn, mcp, call, policy, options).await;
     if matches!(report.stop, Some(ToolStop::UnknownTool)) {
         anyhow::bail!("no MCP tool is named {name}");
     }

@@ -38,12 +38,13 @@ mod ui;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use serde_json::{Value, json};
+use sidewire_agent::ToolCall;
 use sidewire_ext_host::{ExtensionHost, HostConfig};
 use sidewire_ext_sdk::protocol::FieldKind;
 use sidewire_ext_sdk::protocol::{HookPayload, HookPoint, InputPayload, UiHost};
@@ -237,6 +238,7 @@ pub(crate) async fn run(options: Options, out: &Out) -> anyhow::Result<()> {
         progress_bar: editing && std::io::IsTerminal::is_terminal(&std::io::stderr()),
         editing,
         session: crate::session_id(),
+        calls: AtomicU64::new(0),
         agent,
         conversation: Mutex::default(),
         out: *out,
@@ -305,8 +307,11 @@ struct Repl<'a> {
     progress_bar: bool,
     /// Lines come from the line editor.
     editing: bool,
-    /// The session id the tool calls carry.
+    /// The session's id, the first part of each `/call`'s id.
     session: String,
+    /// The `/call`s made so far, the second part of each one's id: every call has its own, so
+    /// a sidecar can tell two apart.
+    calls: AtomicU64,
     /// With `--model`: plain text runs a turn of this agent.
     agent: Option<sidewire_agent::Agent>,
     /// The agent's conversation across lines (taken out for the length of a turn).
@@ -604,16 +609,10 @@ impl Repl<'_> {
         // One turn for the whole call: `tool.before`, `permission.decision` and `tool.after`
         // are answered by one generation, even if a reload is requested meanwhile (§13.3).
         let turn = self.extensions.turn().await;
-        let mut report = sidewire_agent::chained_tool_call(
-            &turn,
-            self.mcp,
-            &name,
-            arguments,
-            &self.session,
-            policy,
-            options,
-        )
-        .await;
+        let number = self.calls.fetch_add(1, Ordering::Relaxed) + 1;
+        let call = ToolCall::new(format!("{}-{number}", self.session), &name, arguments);
+        let mut report =
+            sidewire_agent::chained_tool_call(&turn, self.mcp, call, policy, options).await;
         drop(progress);
         if out.json {
             out.json_line(&json!({
