@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 
 use criterion::{BatchSize, Criterion};
 use serde_json::json;
-use sidewire_ext_host::{ExtensionHost, HostConfig, InstallOptions, PluginStore, Runtime};
+use sidewire_ext_host::{ExtensionHost, HostConfig, InstallOptions, PluginStore};
 use sidewire_ext_protocol::{HookPayload, HookPoint, InputPayload};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
@@ -308,7 +308,7 @@ fn install(store: &PluginStore, dir: &std::path::Path, name: &str) {
     store.install(&root, InstallOptions::link()).unwrap();
 }
 
-async fn boot(sidecars: usize) -> (Runtime, tempfile::TempDir) {
+async fn boot(sidecars: usize) -> (ExtensionHost, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let state = dir.path().join("state");
     let store = PluginStore::new(&state);

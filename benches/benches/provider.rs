@@ -5,7 +5,7 @@
 //! Both measure the same exchange with the same bytes: one line to a child (a `stream/open`
 //! frame), and the child answers it and writes [`CHUNKS`] `stream/chunk` lines and one
 //! `stream/end` at once. The floor reads the lines back unparsed; the host reads them through
-//! `Runtime::open_stream` into a `ProviderStream` (JSON-RPC framing, strict decoding, the
+//! `ExtensionHost::open_stream` into a `ProviderStream` (JSON-RPC framing, strict decoding, the
 //! reorder state machine, the connection's queue accounting, waking the reader). The child is
 //! the same hand-written sidecar in both (this binary re-executed, `SIDEWIRE_BENCH_ROLE`), so
 //! the producer's cost is the same on both sides and cancels out.
@@ -23,9 +23,7 @@ use std::time::{Duration, Instant};
 use criterion::{Criterion, Throughput};
 use futures_util::StreamExt;
 use serde_json::{Value, json};
-use sidewire_ext_host::{
-    ExtensionHost, HostConfig, InstallOptions, PluginStore, Runtime, StreamRequest,
-};
+use sidewire_ext_host::{ExtensionHost, HostConfig, InstallOptions, PluginStore, StreamRequest};
 use sidewire_ext_protocol::{ProviderMessage, ProviderRequest, ProviderRole};
 use tokio::io::AsyncWriteExt;
 
@@ -95,7 +93,7 @@ fn child(role: &str) -> std::process::ExitCode {
     std::process::ExitCode::SUCCESS
 }
 
-async fn boot() -> (Runtime, tempfile::TempDir) {
+async fn boot() -> (ExtensionHost, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let state = dir.path().join("state");
     let store = PluginStore::new(&state);
@@ -134,7 +132,7 @@ fn request() -> ProviderRequest {
 }
 
 /// One stream through the host, read to its end.
-async fn host_stream(runtime: &Runtime) {
+async fn host_stream(runtime: &ExtensionHost) {
     let mut stream = runtime
         .open_stream(StreamRequest::new(REF, request()))
         .await

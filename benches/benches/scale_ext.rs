@@ -110,7 +110,7 @@ fn main() -> std::process::ExitCode {
                 "sidecars",
                 "µs",
             )
-            .point("sidewire Runtime::intercept", x, p50);
+            .point("sidewire ExtensionHost::intercept", x, p50);
         let memory = report.chart(
             "ext_memory_per_sidecar",
             "Extension host: idle memory per sidecar",

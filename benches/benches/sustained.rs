@@ -1,6 +1,6 @@
 //! Sustained load on the extension host: 10,000 `input.receive` intercepts through a chain of
 //! 4 no-op Rust sidecars, from 1 and from 8 concurrent turns (each a task holding one
-//! `Runtime::turn` and taking intercepts from a shared count until all are done): p50/p99
+//! `ExtensionHost::turn` and taking intercepts from a shared count until all are done): p50/p99
 //! latency, throughput, and a leak check, the host's bytes live (the counting allocator) and
 //! RSS after each thousand, the first thousand's against the last's.
 //!
@@ -41,7 +41,7 @@ struct Run {
 
 fn run(
     rt: &tokio::runtime::Runtime,
-    runtime: &sidewire_ext_host::Runtime,
+    runtime: &sidewire_ext_host::ExtensionHost,
     total: usize,
     turns: usize,
 ) -> Run {

@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use serde_json::json;
-use sidewire_ext_host::{ExtensionHost, HostConfig, InstallOptions, PluginStore, Runtime};
+use sidewire_ext_host::{ExtensionHost, HostConfig, InstallOptions, PluginStore};
 use sidewire_ext_protocol::{HookPayload, InputPayload};
 
 /// Set in a re-executed bench binary: serve the no-op sidecar instead.
@@ -84,7 +84,7 @@ pub fn store(sidecars: usize) -> (HostConfig, tempfile::TempDir) {
 /// # Cancel safety
 ///
 /// Dropping the future kills the sidecars it started (as [`ExtensionHost::boot`]).
-pub async fn boot(config: HostConfig) -> Runtime {
+pub async fn boot(config: HostConfig) -> ExtensionHost {
     let (runtime, _events) = ExtensionHost::boot(config).await.expect("the host boots");
     runtime
 }

@@ -11,7 +11,7 @@ use crate::error::Error;
 use crate::turn::{Agent, Model, TurnEvent, TurnReport, run};
 
 impl Agent {
-    /// Runs one turn of `input` on a pinned generation of `runtime`, with `mcp`'s tools, and
+    /// Runs one turn of `input` on a pinned generation of `extensions`, with `mcp`'s tools, and
     /// appends what it added to `conversation` (see the crate docs for the order of points).
     /// `on_event` sees the turn as it happens.
     ///
@@ -29,13 +29,13 @@ impl Agent {
     /// is left as it was (tools that already ran are not undone).
     pub async fn run_turn(
         &self,
-        runtime: &sidewire_ext_host::Runtime,
+        extensions: &sidewire_ext_host::ExtensionHost,
         mcp: &sidewire_mcp::McpHost,
         conversation: &mut Conversation,
         input: &str,
         mut on_event: impl FnMut(TurnEvent<'_>) + Send,
     ) -> Result<TurnReport, Error> {
-        let turn = runtime.turn().await;
+        let turn = extensions.turn().await;
         let model = HostModel {
             turn: &turn,
             agent: self,

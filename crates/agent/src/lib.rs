@@ -3,8 +3,8 @@
 //! **Main types:** [`Agent`] (the loop's settings; [`Agent::run_turn`] runs one turn),
 //! [`Conversation`] (the messages a caller keeps across turns, bounded), [`TurnEvent`] (the
 //! turn as it happens), [`TurnReport`] (what it did and why it ended) and
-//! [`chained_tool_call`] with its [`ToolCallReport`] (one tool call through the permission
-//! chain, also usable alone, as the CLI's `/call` does).
+//! [`chained_tool_call`] of a [`ToolCall`], with its [`ToolCallReport`] (one tool call through
+//! the permission chain, also usable alone, as the CLI's `/call` does).
 //!
 //! It is the seed host's loop in miniature and the one crate that uses both hosts: extensions
 //! (`sidewire-ext-host`) intercept every step, a sidecar serves the model (a provider stream,
@@ -81,6 +81,7 @@ pub use crate::conversation::Conversation;
 pub use crate::error::Error;
 pub use crate::response::ResponseCollector;
 pub use crate::tools::{
-    HostPolicy, PolicyReason, ToolCallReport, ToolPolicy, ToolResult, ToolStop, chained_tool_call,
+    HostPolicy, PolicyReason, ToolCall, ToolCallReport, ToolPolicy, ToolResult, ToolStop,
+    chained_tool_call,
 };
 pub use crate::turn::{Agent, TurnEnd, TurnEvent, TurnReport};

@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use sidewire_ext_host::protocol::{
     ChunkType, ProviderChunk, ProviderRequest, ProviderToolCall, ProviderToolSchema, ProviderUsage,
 };
-use sidewire_ext_host::{ExtensionHost, HostConfig, Runtime};
+use sidewire_ext_host::{ExtensionHost, HostConfig};
 use sidewire_mcp::{CallToolResult, ToolCallOptions};
 use sidewire_test_support::{lock, within};
 
@@ -22,17 +22,17 @@ use crate::tools::ToolHost;
 use crate::turn::Model;
 
 /// A booted extension host with no plugin installed, and the directory it keeps its state in.
-pub(crate) async fn empty_host() -> (Runtime, tempfile::TempDir) {
+pub(crate) async fn empty_host() -> (ExtensionHost, tempfile::TempDir) {
     let dir = tempfile::tempdir().expect("a temporary directory");
     let config = HostConfig::new(dir.path(), "s-test", dir.path());
-    let (runtime, _events) = within(
+    let (host, _events) = within(
         Duration::from_secs(10),
         "an empty host's boot",
         ExtensionHost::boot(config),
     )
     .await
     .expect("an empty host boots");
-    (runtime, dir)
+    (host, dir)
 }
 
 pub(crate) fn text(text: &str) -> ProviderChunk {

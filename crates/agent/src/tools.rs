@@ -100,6 +100,31 @@ fn content_text(content: &sidewire_mcp::Content) -> String {
     }
 }
 
+/// One tool call to run through the chain: what a model asked for, or a user's `/call`.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ToolCall {
+    /// The call's id, sent as `callId` at `tool.before` and `tool.after`: the model's, or one
+    /// the caller makes. Each call needs its own (unique within the session), or a sidecar
+    /// cannot tell two calls apart.
+    pub call_id: String,
+    /// The namespaced tool name.
+    pub name: String,
+    /// The arguments, which must be a JSON object.
+    pub arguments: Value,
+}
+
+impl ToolCall {
+    /// The call `call_id` of the tool `name` with `arguments`.
+    pub fn new(call_id: impl Into<String>, name: impl Into<String>, arguments: Value) -> Self {
+        ToolCall {
+            call_id: call_id.into(),
+            name: name.into(),
+            arguments,
+        }
+    }
+}
+
 /// Why a chained tool call stopped before `tool.after` ran.
 #[derive(Debug)]
 #[non_exhaustive]
@@ -157,12 +182,12 @@ pub struct ToolCallReport {
 
 impl ToolCallReport {
     /// A call that has not run yet.
-    fn new(tool: &str, call_id: &str, arguments: Value) -> Self {
+    fn new(call: ToolCall) -> Self {
         ToolCallReport {
-            tool: tool.to_owned(),
-            call_id: call_id.to_owned(),
-            requested: arguments.clone(),
-            arguments,
+            tool: call.name,
+            call_id: call.call_id,
+            requested: call.arguments.clone(),
+            arguments: call.arguments,
             before: None,
             policy: None,
             permission: None,
@@ -173,8 +198,8 @@ impl ToolCallReport {
     }
 
     /// A call that stopped before anything ran.
-    pub(crate) fn stopped(tool: &str, call_id: &str, arguments: Value, stop: ToolStop) -> Self {
-        let mut report = ToolCallReport::new(tool, call_id, arguments);
+    pub(crate) fn stopped(call: ToolCall, stop: ToolStop) -> Self {
+        let mut report = ToolCallReport::new(call);
         report.stop = Some(stop);
         report
     }
@@ -285,7 +310,8 @@ impl ToolCallReport {
 
 /// Runs one tool call through the chain on `turn`'s generation: `tool.before` (which may block
 /// or rewrite the arguments) → `permission.decision` (starting from `policy`'s verdict) → the
-/// MCP call of `tool` on `mcp` → `tool.after`. Never fails: the report says how far it got and
+/// MCP call of the tool on `mcp` → `tool.after`. The call's id is the `callId` both
+/// `tool.before` and `tool.after` carry. Never fails: the report says how far it got and
 /// why it stopped (an unknown tool is [`ToolStop::UnknownTool`], with nothing run).
 ///
 /// # Cancel safety
@@ -296,26 +322,22 @@ impl ToolCallReport {
 pub async fn chained_tool_call(
     turn: &Turn,
     mcp: &McpHost,
-    tool: &str,
-    arguments: Value,
-    call_id: &str,
+    call: ToolCall,
     policy: ToolPolicy,
     options: ToolCallOptions,
 ) -> ToolCallReport {
-    chained_call(turn, mcp, tool, arguments, call_id, policy, options).await
+    chained_call(turn, mcp, call, policy, options).await
 }
 
 /// [`chained_tool_call`] over any [`ToolHost`].
 pub(crate) async fn chained_call<T: ToolHost>(
     turn: &Turn,
     tools: &T,
-    tool: &str,
-    arguments: Value,
-    call_id: &str,
+    call: ToolCall,
     policy: ToolPolicy,
     options: ToolCallOptions,
 ) -> ToolCallReport {
-    let mut report = ToolCallReport::new(tool, call_id, arguments);
+    let mut report = ToolCallReport::new(call);
     if let Err(stop) = report.chain(turn, tools, policy, options).await {
         report.stop = Some(stop);
     }

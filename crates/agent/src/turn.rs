@@ -37,7 +37,7 @@ use sidewire_mcp::ToolCallOptions;
 use crate::conversation::Conversation;
 use crate::error::Error;
 use crate::response::ResponseCollector;
-use crate::tools::{self, ToolCallReport, ToolHost, ToolPolicy, ToolStop};
+use crate::tools::{self, ToolCall, ToolCallReport, ToolHost, ToolPolicy, ToolStop};
 
 /// The settings of the turn loop: which provider, which bounds, which tool policy. Cheap to
 /// clone; one value serves every turn of a session.
@@ -440,35 +440,23 @@ async fn call_tools<M: Model, T: ToolHost>(
 ) {
     let agent = env.agent;
     for (index, call) in calls.iter().enumerate() {
+        // A call that does not run is reported with its arguments as the model wrote them.
+        let unparsed = || {
+            let arguments = serde_json::Value::String(call.arguments.clone());
+            ToolCall::new(&call.id, &call.name, arguments)
+        };
         let tool_report = if index >= agent.max_tool_calls {
-            ToolCallReport::stopped(
-                &call.name,
-                &call.id,
-                serde_json::Value::String(call.arguments.clone()),
-                ToolStop::TooMany {
-                    limit: agent.max_tool_calls,
-                },
-            )
+            let limit = agent.max_tool_calls;
+            ToolCallReport::stopped(unparsed(), ToolStop::TooMany { limit })
         } else {
             match tools::parse_arguments(&call.name, &call.arguments) {
                 Ok(arguments) => {
-                    tools::chained_call(
-                        env.turn,
-                        env.tools,
-                        &call.name,
-                        arguments,
-                        &call.id,
-                        agent.tool_policy,
-                        ToolCallOptions::new(),
-                    )
-                    .await
+                    let tool_call = ToolCall::new(&call.id, &call.name, arguments);
+                    let options = ToolCallOptions::new();
+                    tools::chained_call(env.turn, env.tools, tool_call, agent.tool_policy, options)
+                        .await
                 }
-                Err(stop) => ToolCallReport::stopped(
-                    &call.name,
-                    &call.id,
-                    serde_json::Value::String(call.arguments.clone()),
-                    stop,
-                ),
+                Err(stop) => ToolCallReport::stopped(unparsed(), stop),
             }
         };
         on_event(TurnEvent::ToolCall {

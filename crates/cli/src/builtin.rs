@@ -15,7 +15,7 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use sidewire_ext_sdk::protocol::{
     FieldKind, InputPayload, NotificationPayload, PermissionPayload, Severity, StatusPayload,
-    UiActionResult, UiFormField, UiFormPayload, UiSubmitResult,
+    ToolBeforePayload, UiActionResult, UiFormField, UiFormPayload, UiSubmitResult,
 };
 use sidewire_ext_sdk::{
     ChunkStream, Decision, Extension, HostHandle, Options, Provider, StreamContext, point, samples,
@@ -181,6 +181,23 @@ pub(crate) fn extension(args: &BuiltinArgs) -> Extension {
         }),
         None => extension.provider(model),
     };
+    let extension = match args.record_calls.clone() {
+        Some(file) => {
+            extension.on_intercept(point::TOOL_BEFORE, move |_ctx, call: ToolBeforePayload| {
+                let file = file.clone();
+                async move {
+                    record_call(&file, &call.call_id).map_err(|err| {
+                        sidewire_ext_sdk::Error::callback(format!(
+                            "cannot write to {}: {err}",
+                            file.display()
+                        ))
+                    })?;
+                    Ok(Decision::Continue)
+                }
+            })
+        }
+        None => extension,
+    };
     extension
         .on_intercept(
             point::INPUT_RECEIVE,
@@ -281,6 +298,15 @@ pub(crate) fn extension(args: &BuiltinArgs) -> Extension {
                 },
             })
         })
+}
+
+/// The `--record-calls` mode: appends `call_id` to `file`, one a line.
+fn record_call(file: &std::path::Path, call_id: &str) -> std::io::Result<()> {
+    let mut file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(file)?;
+    writeln!(file, "{call_id}")
 }
 
 /// The surface the `--flood` mode publishes to.

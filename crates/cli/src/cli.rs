@@ -254,6 +254,10 @@ pub(crate) struct BuiltinArgs {
     /// them (sidecar only; for the test that `run` coalesces a flood).
     #[arg(long, value_name = "N")]
     pub(crate) flood: Option<u64>,
+    /// Intercept `tool.before` (the manifest must list it) and append each call's `callId` to
+    /// this file, one a line (sidecar only; for the test that every call has its own).
+    #[arg(long, value_name = "FILE")]
+    pub(crate) record_calls: Option<PathBuf>,
 }
 
 /// A `--dialect` value.

@@ -70,20 +70,20 @@ pub(crate) async fn run(out: &Out) -> anyhow::Result<()> {
     let workspace = std::env::current_dir().unwrap_or_else(|_| temp.path().to_path_buf());
     let config = HostConfig::new(&state, crate::session_id(), workspace).ui_host(UiHost::Tui);
     let audit_log = config.get_audit_log().to_path_buf();
-    let (runtime, mut events) = ExtensionHost::boot(config)
+    let (extensions, mut events) = ExtensionHost::boot(config)
         .await
         .context("booting the extensions")?;
     out.line(format!(
         "  booted {} extension(s) and 1 MCP server in {} ms",
-        runtime.sidecars().len(),
+        extensions.sidecars().len(),
         started.elapsed().as_millis()
     ));
 
-    let result = script(out, &runtime, &mut events, &mcp, &audit_log).await;
+    let result = script(out, &extensions, &mut events, &mcp, &audit_log).await;
 
     // A clean shutdown either way: the extension gets `extension/shutdown`, the MCP server
     // its stdin closed; both process groups are gone before this returns.
-    runtime.shutdown().await;
+    extensions.shutdown().await;
     mcp.shutdown().await;
     let _ = tokio::time::timeout(Duration::from_secs(5), mcp_task).await;
     let summary = result?;
@@ -99,7 +99,7 @@ pub(crate) async fn run(out: &Out) -> anyhow::Result<()> {
 
 async fn script(
     out: &Out,
-    runtime: &sidewire_ext_host::Runtime,
+    extensions: &sidewire_ext_host::ExtensionHost,
     events: &mut sidewire_ext_host::HostEvents,
     mcp: &sidewire_mcp::McpHost,
     audit_log: &std::path::Path,
@@ -108,7 +108,7 @@ async fn script(
     out.line("");
     out.heading("1. input.receive: the extension rewrites input");
     out.line(format!("  you typed:  {DEMO_INPUT}"));
-    let outcome = runtime
+    let outcome = extensions
         .intercept(
             HookPoint::InputReceive,
             HookPayload::Input(InputPayload {
@@ -152,7 +152,7 @@ async fn script(
     ));
     let call = crate::ext_cmd::chained_tool_call(
         out,
-        runtime,
+        extensions,
         mcp,
         "mcp__demo__add",
         json!({"a": 2, "b": 3}),
@@ -203,7 +203,7 @@ async fn script(
     // 5. An agent turn: a model the extension serves calls an MCP tool.
     out.line("");
     out.heading("5. an agent turn: the extension's model calls an MCP tool");
-    let agent_summary = agent_turn(out, runtime, mcp).await?;
+    let agent_summary = agent_turn(out, extensions, mcp).await?;
 
     Ok(json!({
         "input": { "typed": DEMO_INPUT, "rewritten": rewritten, "outcome": input_json },
@@ -219,7 +219,7 @@ async fn script(
 /// it happens (in text mode; `--json` gets the turn in the summary).
 async fn agent_turn(
     out: &Out,
-    runtime: &sidewire_ext_host::Runtime,
+    extensions: &sidewire_ext_host::ExtensionHost,
     mcp: &sidewire_mcp::McpHost,
 ) -> anyhow::Result<Value> {
     let reference = builtin::scripted_model_ref();
@@ -234,7 +234,7 @@ async fn agent_turn(
     let json_mode = out.json;
     let mut calls = Vec::new();
     let report = agent
-        .run_turn(runtime, mcp, &mut conversation, AGENT_INPUT, |event| {
+        .run_turn(extensions, mcp, &mut conversation, AGENT_INPUT, |event| {
             if let TurnEvent::ToolCall { report, .. } = &event {
                 calls.push(tool_call_json(report));
             }

@@ -8,9 +8,9 @@ use std::time::Instant;
 use anyhow::Context as _;
 use serde_json::{Value, json};
 use sidewire_agent::{
-    Agent, PolicyReason, ResponseCollector, ToolCallReport, ToolPolicy, ToolStop,
+    Agent, PolicyReason, ResponseCollector, ToolCall, ToolCallReport, ToolPolicy, ToolStop,
 };
-use sidewire_ext_host::{ExtensionHost, HostConfig, Outcome, Runtime, StreamRequest, TraceResult};
+use sidewire_ext_host::{ExtensionHost, HostConfig, Outcome, StreamRequest, TraceResult};
 use sidewire_ext_sdk::protocol::{
     HookPayload, HookPoint, ProviderMessage, ProviderRequest, ProviderRole, Reason, UiHost, Verdict,
 };
@@ -47,9 +47,9 @@ pub(crate) async fn run(
 
 /// `ext providers`: the aggregated catalog, by plugin id, then each sidecar's order.
 async fn providers(out: &Out) -> anyhow::Result<()> {
-    let (runtime, _events) = boot().await?;
-    let catalog = runtime.providers();
-    runtime.shutdown().await;
+    let (extensions, _events) = boot().await?;
+    let catalog = extensions.providers();
+    extensions.shutdown().await;
     if catalog.is_empty() {
         out.line("no extension serves a model");
     }
@@ -104,7 +104,7 @@ async fn complete(
     out: &Out,
     mut interrupted: Interrupted,
 ) -> anyhow::Result<()> {
-    let (runtime, _events) = boot().await?;
+    let (extensions, _events) = boot().await?;
     let request = ProviderRequest {
         messages: vec![ProviderMessage {
             role: Some(ProviderRole::User),
@@ -120,13 +120,13 @@ async fn complete(
     if let Some(idle) = idle {
         stream_request = stream_request.idle_timeout(idle);
     }
-    let result = stream_completion(&runtime, stream_request, out, &mut interrupted).await;
-    runtime.shutdown().await;
+    let result = stream_completion(&extensions, stream_request, out, &mut interrupted).await;
+    extensions.shutdown().await;
     result
 }
 
 async fn stream_completion(
-    runtime: &Runtime,
+    extensions: &ExtensionHost,
     request: StreamRequest,
     out: &Out,
     interrupted: &mut Interrupted,
@@ -134,7 +134,7 @@ async fn stream_completion(
     use futures_util::StreamExt as _;
 
     let provider = request.provider_ref.clone();
-    let mut stream = runtime
+    let mut stream = extensions
         .open_stream(request)
         .await
         .with_context(|| format!("opening a stream on {provider}"))?;
@@ -254,7 +254,7 @@ impl Ended {
 
 /// Boots the installed, enabled plugins for a one-shot command: headless, a fresh session,
 /// the current directory as the workspace.
-async fn boot() -> anyhow::Result<(Runtime, sidewire_ext_host::HostEvents)> {
+async fn boot() -> anyhow::Result<(ExtensionHost, sidewire_ext_host::HostEvents)> {
     let home = crate::sidewire_home()?;
     let workspace = std::env::current_dir().context("cannot read the current directory")?;
     let config = HostConfig::new(&home, crate::session_id(), workspace)
@@ -284,15 +284,15 @@ async fn check(only: Option<&str>, out: &Out) -> anyhow::Result<()> {
         );
     }
     let started = Instant::now();
-    let (runtime, _events) = boot().await?;
+    let (extensions, _events) = boot().await?;
     let elapsed = started.elapsed();
-    let report = runtime.report();
+    let report = extensions.report();
     let failed: Vec<_> = report
         .failed
         .iter()
         .filter(|f| only.is_none_or(|name| f.plugin == name))
         .collect();
-    let running: Vec<_> = runtime
+    let running: Vec<_> = extensions
         .sidecars()
         .into_iter()
         .filter(|s| only.is_none_or(|name| s.plugin == name))
@@ -327,7 +327,7 @@ async fn check(only: Option<&str>, out: &Out) -> anyhow::Result<()> {
     }
     out.line(format!("boot took {} ms", elapsed.as_millis()));
     out.json(&json!({ "plugins": plugins, "bootMillis": elapsed.as_millis() as u64 }));
-    runtime.shutdown().await;
+    extensions.shutdown().await;
     if failed.is_empty() {
         Ok(())
     } else {
@@ -362,9 +362,9 @@ fn payload(point: HookPoint, text: &str) -> anyhow::Result<HookPayload> {
 async fn intercept(point_name: &str, text: &str, out: &Out) -> anyhow::Result<()> {
     let point = point(point_name)?;
     let payload = payload(point, text)?;
-    let (runtime, _events) = boot().await?;
-    let outcome = runtime.intercept(point, payload).await;
-    runtime.shutdown().await;
+    let (extensions, _events) = boot().await?;
+    let outcome = extensions.intercept(point, payload).await;
+    extensions.shutdown().await;
     let outcome = outcome.with_context(|| format!("running the {point_name} chain"))?;
     print_outcome(out, &outcome);
     out.json(&outcome_json(&outcome));
@@ -378,10 +378,10 @@ async fn intercept(point_name: &str, text: &str, out: &Out) -> anyhow::Result<()
 async fn event(point_name: &str, text: &str, out: &Out) -> anyhow::Result<()> {
     let point = point(point_name)?;
     let payload = payload(point, text)?;
-    let (runtime, _events) = boot().await?;
-    runtime.event(point, &payload);
+    let (extensions, _events) = boot().await?;
+    extensions.event(point, &payload);
     // Events are fire-and-forget; shutdown flushes the queue before telling sidecars to stop.
-    runtime.shutdown().await;
+    extensions.shutdown().await;
     out.line(format!("event {point_name} emitted"));
     out.json(&json!({ "point": point_name, "emitted": true }));
     Ok(())
@@ -493,7 +493,7 @@ pub(crate) fn outcome_json(outcome: &Outcome) -> Value {
 /// Fails with nothing printed when no MCP tool is `name`.
 pub(crate) async fn chained_tool_call(
     out: &Out,
-    runtime: &Runtime,
+    extensions: &ExtensionHost,
     mcp: &sidewire_mcp::McpHost,
     name: &str,
     arguments: Value,
@@ -507,17 +507,10 @@ pub(crate) async fn chained_tool_call(
     };
     // One turn for the whole call: `tool.before`, `permission.decision` and `tool.after` are
     // answered by one generation, even if a reload is requested meanwhile (§13.3).
-    let turn = runtime.turn().await;
-    let mut report = sidewire_agent::chained_tool_call(
-        &turn,
-        mcp,
-        name,
-        arguments,
-        &crate::session_id(),
-        policy,
-        options,
-    )
-    .await;
+    let turn = extensions.turn().await;
+    // A fresh random id: one-shot commands make one call each, the demo a few.
+    let call = ToolCall::new(crate::session_id(), name, arguments);
+    let mut report = sidewire_agent::chained_tool_call(&turn, mcp, call, policy, options).await;
     if matches!(report.stop, Some(ToolStop::UnknownTool)) {
         anyhow::bail!("no MCP tool is named {name}");
     }

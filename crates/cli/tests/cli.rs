@@ -1011,6 +1011,47 @@ fn run_is_scriptable_through_stdin() {
 }
 
 #[test]
+fn each_call_of_run_has_its_own_call_id() {
+    let home = home();
+    let package = builtin_plugin(home.path());
+    // The built-in sidecar, intercepting `tool.before` too and writing down each `callId`.
+    let seen = home.path().join("call-ids");
+    let manifest = package.join("reasonix-plugin.json");
+    let mut doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(&manifest).unwrap()).unwrap();
+    doc["runtime"]["intercepts"] = json!(["input.receive", "permission.decision", "tool.before"]);
+    doc["runtime"]["args"] = json!(["__sidecar", "--record-calls", seen]);
+    std::fs::write(&manifest, doc.to_string()).unwrap();
+    install_linked(home.path(), &package);
+    let config = home.path().join("mcp.json");
+    std::fs::write(
+        &config,
+        json!({"mcpServers": {"demo": {"command": EXE, "args": ["__mcp-server"]}}}).to_string(),
+    )
+    .unwrap();
+    let script = "/call mcp__demo__echo {\"text\":\"one\"}\n/call mcp__demo__echo {\"text\":\"two\"}\n/quit\n";
+    let out = run_with_input(
+        home.path(),
+        &["--json", "run", "--config", config.to_str().unwrap()],
+        script,
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    // `tool.before` is answered before the call goes on, so both ids are written by now.
+    let seen = std::fs::read_to_string(&seen).unwrap();
+    let seen: Vec<&str> = seen.lines().collect();
+    assert_eq!(seen.len(), 2, "{seen:?}");
+    assert_ne!(seen[0], seen[1], "two calls, one id");
+    // The reports name the ids the sidecar saw.
+    let reported: Vec<String> = stdout(&out)
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .filter(|event| event["event"] == "call")
+        .map(|event| event["report"]["callId"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(reported, seen);
+}
+
+#[test]
 fn an_override_whose_audit_record_cannot_be_written_runs_no_tool() {
     let home = home();
     install_builtin(home.path());

@@ -6,7 +6,14 @@
 //! predecessor's payload; a completion order never decides anything. A payload is serialized
 //! once and again only after a replacement. This module decides nothing about processes: a
 //! crashed or missing connection is just another failure.
+//!
+//! The walk decides through two seams: a [`Member`] is whoever answers an intercept (a sidecar
+//! [`Connection`] in production), and the [`Host`] is where its warnings and audit records go
+//! ([`Shared`] in production). The unit tests walk fake members over a fake host, one test per
+//! decision rule, without a process.
 
+use std::future::Future;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use sidewire_ext_protocol::{
@@ -123,6 +130,96 @@ impl Outcome {
     }
 }
 
+/// A chain member or slot owner, as the walk sees it.
+pub(crate) trait Member: Sync {
+    /// The plugin id.
+    fn id(&self) -> &str;
+
+    /// Whether its failure as a chain member fails the operation (§7.10); a slot owner's
+    /// always does (§7.7).
+    fn required(&self) -> bool;
+
+    /// Its budget at `point`, in milliseconds: the deadline of the call, and of the audit
+    /// record of an override it makes.
+    fn timeout_millis(&self, point: HookPoint) -> u64;
+
+    /// One intercept call with `payload`. Failures (a timeout, an error answer, a crash, an
+    /// undecodable result) carry their reason and a message naming the plugin.
+    fn intercept(
+        &self,
+        point: HookPoint,
+        payload: &PayloadText,
+        timeout_millis: u64,
+    ) -> impl Future<Output = Result<InterceptResult, CallError>> + Send;
+}
+
+impl Member for Connection {
+    fn id(&self) -> &str {
+        &self.plugin.id
+    }
+
+    fn required(&self) -> bool {
+        self.plugin.required()
+    }
+
+    fn timeout_millis(&self, point: HookPoint) -> u64 {
+        point.timeout_millis(self.plugin.runtime.timeout_millis)
+    }
+
+    fn intercept(
+        &self,
+        point: HookPoint,
+        payload: &PayloadText,
+        timeout_millis: u64,
+    ) -> impl Future<Output = Result<InterceptResult, CallError>> + Send {
+        Connection::intercept(self, point, payload, timeout_millis)
+    }
+}
+
+/// What a walk needs from the host: redaction, warnings and the audit log.
+pub(crate) trait Host: Sync {
+    /// `text` with secrets replaced.
+    fn redact(&self, text: &str) -> String;
+
+    /// Warns about `plugin` (redacted), every time.
+    fn warn(&self, plugin: &str, message: &str);
+
+    /// Warns about `plugin` (redacted), once per plugin and `kind` for the life of the host.
+    fn warn_once(&self, plugin: &str, kind: &'static str, message: &str);
+
+    /// Makes `record` durable within `deadline` and tells the application; the error says
+    /// why the record could not be written.
+    fn audit(
+        &self,
+        record: &AuditRecord,
+        deadline: Duration,
+    ) -> impl Future<Output = Result<(), String>> + Send;
+}
+
+impl Host for Shared {
+    fn redact(&self, text: &str) -> String {
+        Shared::redact(self, text)
+    }
+
+    fn warn(&self, plugin: &str, message: &str) {
+        Shared::warn(self, Some(plugin), message);
+    }
+
+    fn warn_once(&self, plugin: &str, kind: &'static str, message: &str) {
+        Shared::warn_once(self, plugin, kind, message);
+    }
+
+    async fn audit(&self, record: &AuditRecord, deadline: Duration) -> Result<(), String> {
+        match self.audit.append(record, deadline).await {
+            Ok(()) => {
+                self.notify(HostEvent::Audited(record.clone()));
+                Ok(())
+            }
+            Err(failure) => Err(failure.chain()),
+        }
+    }
+}
+
 /// What a chain member's legal answer means for the walk.
 enum Step {
     /// Go on to the next member with the same payload.
@@ -150,6 +247,15 @@ enum StrategyFailure {
     Failed(CallError),
 }
 
+/// Whether the walk goes on after a chain member.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Flow {
+    /// To the next member, or to the slot owner after the last.
+    Next,
+    /// The outcome is final: nobody else is called.
+    Done,
+}
+
 /// Walks the chain and then the slot owner for one occurrence of `point`.
 ///
 /// # Cancel safety
@@ -162,394 +268,427 @@ pub(crate) async fn walk(
     point: HookPoint,
     payload: HookPayload,
 ) -> Result<Outcome, Error> {
-    let host_verdict = match &payload {
-        HookPayload::Permission(p) => Some(p.host_decision),
-        _ => None,
-    };
-    let mut outcome = Outcome::unchanged(point, payload);
-    outcome
-        .trace
-        .reserve(plan.chain.len() + usize::from(plan.owner.is_some()));
-    let mut text: Option<PayloadText> = None;
-    for member in &plan.chain {
-        let payload_text = text.get_or_insert_with(|| serialize(&outcome.payload));
-        let timeout = timeout_millis(member, point);
-        let started = Instant::now();
-        let answer = member.intercept(point, payload_text, timeout).await;
-        let failure = match answer {
-            Err(failure) => failure,
-            Ok(result) => {
-                let decision = result.decision;
-                match chain_step(shared, member, point, host_verdict, &mut outcome, result) {
-                    Err(violation) => violation,
-                    Ok(Step::Override(record)) => {
-                        let left = Duration::from_millis(timeout).saturating_sub(started.elapsed());
-                        match audit(shared, record, left).await {
-                            Ok(record) => {
-                                outcome.permission = Some(Verdict::Allow);
-                                outcome.audit = Some(record);
-                                let result = TraceResult::Decided(decision);
-                                record_entry(
-                                    &mut outcome,
-                                    member,
-                                    TraceRole::Chain,
-                                    result,
-                                    started,
-                                );
-                                return Ok(outcome);
-                            }
-                            Err(message) => {
-                                unaudited(
-                                    shared,
-                                    &mut outcome,
-                                    member,
-                                    TraceRole::Chain,
-                                    decision,
-                                    &message,
-                                    started,
-                                );
-                                if member.plugin.required() {
-                                    let reason = Some(Reason::Internal);
-                                    return Err(operation_failure(
-                                        member, point, reason, message, outcome,
-                                    ));
-                                }
-                                continue;
-                            }
-                        }
-                    }
-                    Ok(step) => {
-                        let result = TraceResult::Decided(decision);
-                        record_entry(&mut outcome, member, TraceRole::Chain, result, started);
-                        match step {
-                            Step::Next => continue,
-                            Step::Replaced => {
-                                text = None;
-                                continue;
-                            }
-                            Step::Stop | Step::Override(_) => return Ok(outcome),
-                        }
-                    }
-                }
-            }
+    walk_members(&plan.chain, plan.owner.as_deref(), shared, point, payload).await
+}
+
+/// [`walk`] over any members and host.
+async fn walk_members<M: Member, H: Host>(
+    chain: &[Arc<M>],
+    owner: Option<&M>,
+    host: &H,
+    point: HookPoint,
+    payload: HookPayload,
+) -> Result<Outcome, Error> {
+    let mut walk = Walk::new(
+        host,
+        point,
+        payload,
+        chain.len() + usize::from(owner.is_some()),
+    );
+    for member in chain {
+        if walk.call_member(&**member).await? == Flow::Done {
+            return Ok(walk.outcome);
+        }
+    }
+    match owner {
+        Some(owner) => walk.call_owner(owner).await,
+        None => Ok(walk.outcome),
+    }
+}
+
+/// One walk in progress.
+struct Walk<'h, H> {
+    host: &'h H,
+    point: HookPoint,
+    /// At `permission.decision`, the host's own verdict.
+    host_verdict: Option<Verdict>,
+    outcome: Outcome,
+    /// The current payload's text, once written (until a replacement).
+    text: Option<PayloadText>,
+}
+
+impl<'h, H: Host> Walk<'h, H> {
+    fn new(host: &'h H, point: HookPoint, payload: HookPayload, calls: usize) -> Self {
+        let host_verdict = match &payload {
+            HookPayload::Permission(p) => Some(p.host_decision),
+            _ => None,
         };
+        let mut outcome = Outcome::unchanged(point, payload);
+        outcome.trace.reserve(calls);
+        Walk {
+            host,
+            point,
+            host_verdict,
+            outcome,
+            text: None,
+        }
+    }
+
+    /// Calls one chain member and applies its answer; `Err` fails the operation.
+    async fn call_member<M: Member>(&mut self, member: &M) -> Result<Flow, Error> {
+        let text = (self.text).get_or_insert_with(|| PayloadText::of(&self.outcome.payload));
+        let timeout = member.timeout_millis(self.point);
+        let started = Instant::now();
+        let answer = member.intercept(self.point, text, timeout).await;
+        let decided = answer.and_then(|result| {
+            let decision = result.decision;
+            self.chain_step(member, result).map(|step| (decision, step))
+        });
+        let (decision, step) = match decided {
+            Ok(decided) => decided,
+            Err(failure) => return self.member_failed(member, failure, started),
+        };
+        if let Step::Override(record) = step {
+            let left = Duration::from_millis(timeout).saturating_sub(started.elapsed());
+            return self
+                .member_override(member, decision, record, left, started)
+                .await;
+        }
+        self.record(
+            member,
+            TraceRole::Chain,
+            TraceResult::Decided(decision),
+            started,
+        );
+        match step {
+            Step::Next => Ok(Flow::Next),
+            Step::Replaced => {
+                self.text = None;
+                Ok(Flow::Next)
+            }
+            Step::Stop | Step::Override(_) => Ok(Flow::Done),
+        }
+    }
+
+    /// A chain member's failure: the operation's for a required member; for an optional one a
+    /// `continue`, warned about once (§7.10).
+    fn member_failed<M: Member>(
+        &mut self,
+        member: &M,
+        failure: CallError,
+        started: Instant,
+    ) -> Result<Flow, Error> {
         let result = TraceResult::Failed {
             reason: failure.reason,
             message: failure.message.clone(),
         };
-        record_entry(&mut outcome, member, TraceRole::Chain, result, started);
-        if member.plugin.required() {
-            return Err(operation_failure(
-                member,
-                point,
-                Some(failure.reason),
-                failure.message,
-                outcome,
-            ));
+        self.record(member, TraceRole::Chain, result, started);
+        if member.required() {
+            let reason = Some(failure.reason);
+            return Err(self.operation_failure(member, reason, failure.message));
         }
-        // §7.10: an optional plugin's failure is a `continue`, warned about once.
-        shared.warn_once(
-            &member.plugin.id,
+        self.host.warn_once(
+            member.id(),
             "chain-failure",
             &format!(
                 "{} (optional extension skipped; further failures of it are not reported again)",
                 failure.message
             ),
         );
+        Ok(Flow::Next)
     }
-    match &plan.owner {
-        Some(owner) => {
-            let text = text.unwrap_or_else(|| serialize(&outcome.payload));
-            strategy(shared, owner, point, host_verdict, &text, outcome).await
-        }
-        None => Ok(outcome),
-    }
-}
 
-/// The strategy call of `owner`, the slot owner, after the chain (§7.7).
-async fn strategy(
-    shared: &Shared,
-    owner: &Connection,
-    point: HookPoint,
-    host_verdict: Option<Verdict>,
-    text: &PayloadText,
-    mut outcome: Outcome,
-) -> Result<Outcome, Error> {
-    let timeout = timeout_millis(owner, point);
-    let started = Instant::now();
-    let answer = owner.intercept(point, text, timeout).await;
-    let failure = match answer {
-        Err(failure) => StrategyFailure::Failed(failure),
-        Ok(result) => {
+    /// A chain member's `allow` over the host's `deny`: final once its record is durable
+    /// within `left`; otherwise not applied, and the member counts as failed.
+    async fn member_override<M: Member>(
+        &mut self,
+        member: &M,
+        decision: DecisionKind,
+        record: AuditRecord,
+        left: Duration,
+        started: Instant,
+    ) -> Result<Flow, Error> {
+        match self.audit(record, left).await {
+            Ok(record) => {
+                self.outcome.permission = Some(Verdict::Allow);
+                self.outcome.audit = Some(record);
+                self.record(
+                    member,
+                    TraceRole::Chain,
+                    TraceResult::Decided(decision),
+                    started,
+                );
+                Ok(Flow::Done)
+            }
+            Err(message) => {
+                self.unaudited(member, TraceRole::Chain, decision, &message, started);
+                if member.required() {
+                    let reason = Some(Reason::Internal);
+                    return Err(self.operation_failure(member, reason, message));
+                }
+                Ok(Flow::Next)
+            }
+        }
+    }
+
+    /// The strategy call of `owner`, the slot owner, after the chain (§7.7). Strategy calls are
+    /// always required: any failure fails the operation.
+    async fn call_owner<M: Member>(mut self, owner: &M) -> Result<Outcome, Error> {
+        let text = (self.text.take()).unwrap_or_else(|| PayloadText::of(&self.outcome.payload));
+        let timeout = owner.timeout_millis(self.point);
+        let started = Instant::now();
+        let answer = owner.intercept(self.point, &text, timeout).await;
+        let decided = answer.map_err(StrategyFailure::Failed).and_then(|result| {
             let decision = result.decision;
-            match strategy_step(shared, owner, point, host_verdict, &mut outcome, result) {
-                Ok(None) => {
-                    let result = TraceResult::Decided(decision);
-                    record_entry(&mut outcome, owner, TraceRole::SlotOwner, result, started);
-                    return Ok(outcome);
-                }
-                Ok(Some(Override { payload, record })) => {
-                    let left = Duration::from_millis(timeout).saturating_sub(started.elapsed());
-                    return match audit(shared, record, left).await {
-                        Ok(record) => {
-                            outcome.payload = payload;
-                            outcome.permission = Some(Verdict::Allow);
-                            outcome.applied.push(owner.plugin.id.clone());
-                            outcome.audit = Some(record);
-                            let result = TraceResult::Decided(decision);
-                            record_entry(
-                                &mut outcome,
-                                owner,
-                                TraceRole::SlotOwner,
-                                result,
-                                started,
-                            );
-                            Ok(outcome)
-                        }
-                        Err(message) => {
-                            // Strategy calls are always required (§7.7): the operation fails,
-                            // and the host's `deny` is never replaced unaudited.
-                            unaudited(
-                                shared,
-                                &mut outcome,
-                                owner,
-                                TraceRole::SlotOwner,
-                                decision,
-                                &message,
-                                started,
-                            );
-                            let reason = Some(Reason::Internal);
-                            Err(operation_failure(owner, point, reason, message, outcome))
-                        }
-                    };
-                }
-                Err(failure) => failure,
+            self.strategy_step(owner, result)
+                .map(|step| (decision, step))
+        });
+        match decided {
+            Ok((decision, None)) => {
+                let result = TraceResult::Decided(decision);
+                self.record(owner, TraceRole::SlotOwner, result, started);
+                Ok(self.outcome)
             }
-        }
-    };
-    // Strategy calls are always required (§7.7).
-    let (result, reason, message) = match failure {
-        StrategyFailure::Blocked(message) => {
-            (TraceResult::Decided(DecisionKind::Block), None, message)
-        }
-        StrategyFailure::Failed(CallError { reason, message }) => {
-            let result = TraceResult::Failed {
-                reason,
-                message: message.clone(),
-            };
-            (result, Some(reason), message)
-        }
-    };
-    record_entry(&mut outcome, owner, TraceRole::SlotOwner, result, started);
-    Err(operation_failure(owner, point, reason, message, outcome))
-}
-
-fn serialize(payload: &HookPayload) -> PayloadText {
-    PayloadText::of(payload)
-}
-
-fn timeout_millis(conn: &Connection, point: HookPoint) -> u64 {
-    point.timeout_millis(conn.plugin.runtime.timeout_millis)
-}
-
-/// Appends `conn`'s trace entry, timed from `started` (the call's write) to now.
-fn record_entry(
-    outcome: &mut Outcome,
-    conn: &Connection,
-    role: TraceRole,
-    result: TraceResult,
-    started: Instant,
-) {
-    outcome.trace.push(TraceEntry {
-        plugin: conn.plugin.id.clone(),
-        role,
-        result,
-        elapsed: started.elapsed(),
-    });
-}
-
-/// Records an override that was not applied because its audit record could not be written,
-/// and warns: a failure that changes a security decision is reported every time.
-fn unaudited(
-    shared: &Shared,
-    outcome: &mut Outcome,
-    conn: &Connection,
-    role: TraceRole,
-    decision: DecisionKind,
-    message: &str,
-    started: Instant,
-) {
-    let result = TraceResult::Unaudited {
-        decision,
-        message: message.to_owned(),
-    };
-    record_entry(outcome, conn, role, result, started);
-    shared.warn(Some(&conn.plugin.id), message);
-}
-
-fn operation_failure(
-    conn: &Connection,
-    point: HookPoint,
-    reason: Option<Reason>,
-    message: String,
-    outcome: Outcome,
-) -> Error {
-    Error::Operation(Box::new(OperationFailure {
-        plugin: conn.plugin.id.clone(),
-        point,
-        reason,
-        message,
-        trace: outcome.trace,
-    }))
-}
-
-fn violation(conn: &Connection, shared: &Shared, message: String) -> CallError {
-    CallError {
-        reason: Reason::ProtocolError,
-        message: shared.redact(&format!("extension {} {message}", conn.plugin.id)),
-    }
-}
-
-/// Applies a chain member's answer: what the walk does next, or the violation.
-fn chain_step(
-    shared: &Shared,
-    member: &Connection,
-    point: HookPoint,
-    host_verdict: Option<Verdict>,
-    outcome: &mut Outcome,
-    result: InterceptResult,
-) -> Result<Step, CallError> {
-    if !point.allows(result.decision, Caller::Chain) {
-        return Err(violation(
-            member,
-            shared,
-            format!(
-                "answered {:?} at {}, where it is not allowed",
-                result.decision.as_str(),
-                point.as_str()
-            ),
-        ));
-    }
-    match result.decision {
-        DecisionKind::Continue => Ok(Step::Next),
-        DecisionKind::Block => {
-            outcome.blocked = Some(Blocked {
-                plugin: member.plugin.id.clone(),
-                reason: shared.redact(&result.reason),
-            });
-            Ok(Step::Stop)
-        }
-        DecisionKind::Replace => {
-            let replacement = result.replacement.unwrap_or_default();
-            let payload = point
-                .validate_replacement(&replacement, &outcome.payload, Caller::Chain)
-                .map_err(|err| {
-                    violation(
-                        member,
-                        shared,
-                        format!("sent an invalid replacement at {}: {err}", point.as_str()),
-                    )
-                })?;
-            outcome.payload = payload;
-            outcome.applied.push(member.plugin.id.clone());
-            Ok(Step::Replaced)
-        }
-        DecisionKind::Allow | DecisionKind::Deny => {
-            let verdict = if result.decision == DecisionKind::Allow {
-                Verdict::Allow
-            } else {
-                Verdict::Deny
-            };
-            if host_verdict == Some(Verdict::Deny) && verdict == Verdict::Allow {
-                // The verdict changes only once the record is durable (the walk writes it).
-                let record =
-                    AuditRecord::new(&member.plugin.id, "allow", shared.redact(&result.reason));
-                return Ok(Step::Override(record));
+            Ok((decision, Some(Override { payload, record }))) => {
+                let left = Duration::from_millis(timeout).saturating_sub(started.elapsed());
+                self.owner_override(owner, decision, payload, record, left, started)
+                    .await
             }
-            outcome.permission = Some(verdict);
-            Ok(Step::Stop)
+            Err(failure) => Err(self.owner_failed(owner, failure, started)),
         }
     }
-}
 
-/// Applies the slot owner's answer to a strategy call. `Ok(Some(_))` is a replacement turning
-/// the host's `deny` into `allow`, which the walk applies only once its record is durable.
-fn strategy_step(
-    shared: &Shared,
-    owner: &Connection,
-    point: HookPoint,
-    host_verdict: Option<Verdict>,
-    outcome: &mut Outcome,
-    result: InterceptResult,
-) -> Result<Option<Override>, StrategyFailure> {
-    let slot = point.slot().map_or("", |s| s.as_str());
-    match result.decision {
-        DecisionKind::Continue => Ok(None),
-        DecisionKind::Replace => {
-            let replacement = result.replacement.unwrap_or_default();
-            let payload = point
-                .validate_replacement(&replacement, &outcome.payload, Caller::SlotOwner)
-                .map_err(|err| {
-                    StrategyFailure::Failed(violation(
-                        owner,
-                        shared,
-                        format!(
-                            "sent an invalid replacement as the {slot} strategy at {}: {err}",
-                            point.as_str()
-                        ),
-                    ))
-                })?;
-            if let HookPayload::Permission(p) = &payload {
-                if host_verdict == Some(Verdict::Deny) && p.host_decision == Verdict::Allow {
-                    let record = AuditRecord::new(
-                        &owner.plugin.id,
-                        "replace",
-                        shared.redact(&result.reason),
-                    );
-                    return Ok(Some(Override { payload, record }));
-                }
-                outcome.permission = Some(p.host_decision);
+    /// The slot owner's replacement turning the host's `deny` into `allow`: applied only once
+    /// its record is durable within `left`; otherwise the operation fails, and the host's
+    /// `deny` is never replaced unaudited.
+    async fn owner_override<M: Member>(
+        mut self,
+        owner: &M,
+        decision: DecisionKind,
+        payload: HookPayload,
+        record: AuditRecord,
+        left: Duration,
+        started: Instant,
+    ) -> Result<Outcome, Error> {
+        match self.audit(record, left).await {
+            Ok(record) => {
+                self.outcome.payload = payload;
+                self.outcome.permission = Some(Verdict::Allow);
+                self.outcome.applied.push(owner.id().to_owned());
+                self.outcome.audit = Some(record);
+                let result = TraceResult::Decided(decision);
+                self.record(owner, TraceRole::SlotOwner, result, started);
+                Ok(self.outcome)
             }
-            outcome.payload = payload;
-            outcome.applied.push(owner.plugin.id.clone());
-            Ok(None)
+            Err(message) => {
+                self.unaudited(owner, TraceRole::SlotOwner, decision, &message, started);
+                Err(self.operation_failure(owner, Some(Reason::Internal), message))
+            }
         }
-        DecisionKind::Block => Err(StrategyFailure::Blocked(shared.redact(&format!(
-            "extension {} refused {} as the {slot} strategy: {}",
-            owner.plugin.id,
-            point.as_str(),
-            result.reason
-        )))),
-        other => Err(StrategyFailure::Failed(violation(
-            owner,
-            shared,
-            format!(
-                "answered {:?} as the {slot} strategy at {}, where only continue or replace \
+    }
+
+    /// The operation's failure after the slot owner refused or failed.
+    fn owner_failed<M: Member>(
+        &mut self,
+        owner: &M,
+        failure: StrategyFailure,
+        started: Instant,
+    ) -> Error {
+        let (result, reason, message) = match failure {
+            StrategyFailure::Blocked(message) => {
+                (TraceResult::Decided(DecisionKind::Block), None, message)
+            }
+            StrategyFailure::Failed(CallError { reason, message }) => {
+                let result = TraceResult::Failed {
+                    reason,
+                    message: message.clone(),
+                };
+                (result, Some(reason), message)
+            }
+        };
+        self.record(owner, TraceRole::SlotOwner, result, started);
+        self.operation_failure(owner, reason, message)
+    }
+
+    /// Applies a chain member's answer: what the walk does next, or the violation.
+    fn chain_step<M: Member>(
+        &mut self,
+        member: &M,
+        result: InterceptResult,
+    ) -> Result<Step, CallError> {
+        let point = self.point;
+        if !point.allows(result.decision, Caller::Chain) {
+            return Err(self.violation(
+                member,
+                format!(
+                    "answered {:?} at {}, where it is not allowed",
+                    result.decision.as_str(),
+                    point.as_str()
+                ),
+            ));
+        }
+        match result.decision {
+            DecisionKind::Continue => Ok(Step::Next),
+            DecisionKind::Block => {
+                self.outcome.blocked = Some(Blocked {
+                    plugin: member.id().to_owned(),
+                    reason: self.host.redact(&result.reason),
+                });
+                Ok(Step::Stop)
+            }
+            DecisionKind::Replace => {
+                let replacement = result.replacement.unwrap_or_default();
+                let payload = point
+                    .validate_replacement(&replacement, &self.outcome.payload, Caller::Chain)
+                    .map_err(|err| {
+                        self.violation(
+                            member,
+                            format!("sent an invalid replacement at {}: {err}", point.as_str()),
+                        )
+                    })?;
+                self.outcome.payload = payload;
+                self.outcome.applied.push(member.id().to_owned());
+                Ok(Step::Replaced)
+            }
+            DecisionKind::Allow | DecisionKind::Deny => {
+                let verdict = if result.decision == DecisionKind::Allow {
+                    Verdict::Allow
+                } else {
+                    Verdict::Deny
+                };
+                if self.host_verdict == Some(Verdict::Deny) && verdict == Verdict::Allow {
+                    // The verdict changes only once the record is durable (the walk writes it).
+                    let reason = self.host.redact(&result.reason);
+                    return Ok(Step::Override(AuditRecord::new(
+                        member.id(),
+                        "allow",
+                        reason,
+                    )));
+                }
+                self.outcome.permission = Some(verdict);
+                Ok(Step::Stop)
+            }
+        }
+    }
+
+    /// Applies the slot owner's answer to a strategy call. `Ok(Some(_))` is a replacement
+    /// turning the host's `deny` into `allow`, which the walk applies only once its record is
+    /// durable.
+    fn strategy_step<M: Member>(
+        &mut self,
+        owner: &M,
+        result: InterceptResult,
+    ) -> Result<Option<Override>, StrategyFailure> {
+        let point = self.point;
+        let slot = point.slot().map_or("", |s| s.as_str());
+        match result.decision {
+            DecisionKind::Continue => Ok(None),
+            DecisionKind::Replace => {
+                let replacement = result.replacement.unwrap_or_default();
+                let payload = point
+                    .validate_replacement(&replacement, &self.outcome.payload, Caller::SlotOwner)
+                    .map_err(|err| {
+                        StrategyFailure::Failed(self.violation(
+                            owner,
+                            format!(
+                                "sent an invalid replacement as the {slot} strategy at {}: {err}",
+                                point.as_str()
+                            ),
+                        ))
+                    })?;
+                if let HookPayload::Permission(p) = &payload {
+                    if self.host_verdict == Some(Verdict::Deny) && p.host_decision == Verdict::Allow
+                    {
+                        let reason = self.host.redact(&result.reason);
+                        let record = AuditRecord::new(owner.id(), "replace", reason);
+                        return Ok(Some(Override { payload, record }));
+                    }
+                    self.outcome.permission = Some(p.host_decision);
+                }
+                self.outcome.payload = payload;
+                self.outcome.applied.push(owner.id().to_owned());
+                Ok(None)
+            }
+            DecisionKind::Block => Err(StrategyFailure::Blocked(self.host.redact(&format!(
+                "extension {} refused {} as the {slot} strategy: {}",
+                owner.id(),
+                point.as_str(),
+                result.reason
+            )))),
+            other => Err(StrategyFailure::Failed(self.violation(
+                owner,
+                format!(
+                    "answered {:?} as the {slot} strategy at {}, where only continue or replace \
                      is allowed",
-                other.as_str(),
-                point.as_str()
-            ),
-        ))),
+                    other.as_str(),
+                    point.as_str()
+                ),
+            ))),
+        }
+    }
+
+    /// Writes the audit record of a denial turned into an allowance (§11) within `deadline`
+    /// (what is left of the point's budget); the error is the message for the trace and the
+    /// warning.
+    async fn audit(&self, record: AuditRecord, deadline: Duration) -> Result<AuditRecord, String> {
+        match self.host.audit(&record, deadline).await {
+            Ok(()) => Ok(record),
+            Err(cause) => Err(self.host.redact(&format!(
+                "extension {} turned the host's deny into allow, but {cause}, so the override was \
+                 not applied",
+                record.plugin,
+            ))),
+        }
+    }
+
+    /// Appends `member`'s trace entry, timed from `started` (the call's write) to now.
+    fn record<M: Member>(
+        &mut self,
+        member: &M,
+        role: TraceRole,
+        result: TraceResult,
+        started: Instant,
+    ) {
+        self.outcome.trace.push(TraceEntry {
+            plugin: member.id().to_owned(),
+            role,
+            result,
+            elapsed: started.elapsed(),
+        });
+    }
+
+    /// Records an override that was not applied because its audit record could not be
+    /// written, and warns: a failure that changes a security decision is reported every time.
+    fn unaudited<M: Member>(
+        &mut self,
+        member: &M,
+        role: TraceRole,
+        decision: DecisionKind,
+        message: &str,
+        started: Instant,
+    ) {
+        let result = TraceResult::Unaudited {
+            decision,
+            message: message.to_owned(),
+        };
+        self.record(member, role, result, started);
+        self.host.warn(member.id(), message);
+    }
+
+    /// The operation's failure, naming `member`, with the trace so far.
+    fn operation_failure<M: Member>(
+        &mut self,
+        member: &M,
+        reason: Option<Reason>,
+        message: String,
+    ) -> Error {
+        Error::Operation(Box::new(OperationFailure {
+            plugin: member.id().to_owned(),
+            point: self.point,
+            reason,
+            message,
+            trace: std::mem::take(&mut self.outcome.trace),
+        }))
+    }
+
+    /// A broken rule of `member`'s answer, as a `protocol_error` naming it (redacted).
+    fn violation<M: Member>(&self, member: &M, message: String) -> CallError {
+        CallError {
+            reason: Reason::ProtocolError,
+            message: (self.host).redact(&format!("extension {} {message}", member.id())),
+        }
     }
 }
 
-/// Writes the audit record of a denial turned into an allowance (§11) within `deadline` (what
-/// is left of the point's budget) and reports it; the error is the message for the trace and
-/// the warning.
-async fn audit(
-    shared: &Shared,
-    record: AuditRecord,
-    deadline: Duration,
-) -> Result<AuditRecord, String> {
-    match shared.audit.append(&record, deadline).await {
-        Ok(()) => {
-            shared.notify(HostEvent::Audited(record.clone()));
-            Ok(record)
-        }
-        Err(failure) => Err(shared.redact(&format!(
-            "extension {} turned the host's deny into allow, but {}, so the override was not applied",
-            record.plugin,
-            failure.chain()
-        ))),
-    }
-}
+#[cfg(test)]
+mod tests;

@@ -121,8 +121,8 @@ pub enum Error {
     /// not in the catalog (refused before anything is sent).
     #[error(transparent)]
     Provider(Box<ProviderFailure>),
-    /// The runtime was shut down.
-    #[error("the extension runtime is shut down")]
+    /// The host was shut down.
+    #[error("the extension host is shut down")]
     ShutDown,
     /// The conformance kit cannot run against its target: a manifest without `runtime`, a
     /// command that cannot be found or launched.
@@ -258,7 +258,7 @@ impl Error {
         }
     }
 
-    /// The runtime is shut down.
+    /// The host is shut down.
     pub fn is_shut_down(&self) -> bool {
         matches!(self, Error::ShutDown)
     }

@@ -305,7 +305,7 @@ pub struct HostEvents {
 }
 
 impl HostEvents {
-    /// The next event, or `None` once the runtime is gone.
+    /// The next event, or `None` once the host is gone.
     ///
     /// # Cancel safety
     ///

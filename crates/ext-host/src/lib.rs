@@ -2,8 +2,8 @@
 //! consent, sidecar processes, handshakes, interceptor chains, events, the UI hub, content
 //! references and the audit log.
 //!
-//! **Main types:** [`ExtensionHost`] (boots the installed plugins), [`Runtime`] (the running
-//! host: turns, reload, events, shutdown), [`Turn`] (one pinned generation's hook points) and
+//! **Main types:** [`ExtensionHost`] (the installed plugins, booted and running: turns,
+//! reload, events, shutdown), [`Turn`] (one pinned generation's hook points) and
 //! [`PluginStore`] (installed plugins and consent).
 //!
 //! An application embeds it to run extensions as **persistent, supervised sidecars**: each
@@ -26,13 +26,13 @@
 //! # Provider extensions
 //!
 //! A sidecar whose manifest declares capability `providers` may serve models (spec §14). Its
-//! handshake's `providers` list is its initial catalog; [`Runtime::providers`] aggregates the
+//! handshake's `providers` list is its initial catalog; [`ExtensionHost::providers`] aggregates the
 //! catalogs of the ready sidecars (by plugin id, then each sidecar's order) and
-//! [`Runtime::refresh_providers`] asks them again (`extension/provider/catalog`), rejecting a
+//! [`ExtensionHost::refresh_providers`] asks them again (`extension/provider/catalog`), rejecting a
 //! list whole when a ref repeats (`protocol_error`) or lacks the plugin's `plugin/<id>/` prefix
 //! (`capability_not_declared`): that plugin keeps its previous list and a warning says why.
 //!
-//! [`Runtime::open_stream`] (or [`Turn::open_stream`]) opens a stream only on the sidecar whose
+//! [`ExtensionHost::open_stream`] (or [`Turn::open_stream`]) opens a stream only on the sidecar whose
 //! current catalog lists the [`StreamRequest`]'s ref; any other ref fails before anything is
 //! written, with `invalid_params`. The [`ProviderStream`] it returns is a `Stream` of
 //! [`ProviderChunk`](sidewire_ext_protocol::ProviderChunk)s in `seq` order that ends with
@@ -60,7 +60,7 @@
 //! store.install(&package.root, InstallOptions::copy())?;
 //!
 //! let config = HostConfig::new("/home/me/.local/share/sidewire", "s-7f3a", "/home/me/project");
-//! let (runtime, mut events) = ExtensionHost::boot(config).await?;
+//! let (host, mut events) = ExtensionHost::boot(config).await?;
 //! tokio::spawn(async move {
 //!     while let Some(event) = events.recv().await {
 //!         match event {
@@ -70,7 +70,7 @@
 //!     }
 //! });
 //!
-//! let turn = runtime.turn().await; // one generation for the whole turn
+//! let turn = host.turn().await; // one generation for the whole turn
 //! let outcome = turn
 //!     .intercept(HookPoint::InputReceive, HookPayload::Input(InputPayload { text: "fix teh tests".into() }))
 //!     .await?;
@@ -78,7 +78,7 @@
 //!     eprintln!("refused by {}: {}", blocked.plugin, blocked.reason);
 //! }
 //! drop(turn);
-//! runtime.shutdown().await;
+//! host.shutdown().await;
 //! # Ok(())
 //! # }
 //! ```
@@ -90,7 +90,7 @@
 //! time within one 30 s budget. Each sidecar is launched directly (never through a shell) by
 //! `sidewire-process`: in its own process group, with `PR_SET_PDEATHSIG(SIGKILL)` so a host
 //! killed outright takes its sidecars along, and with stderr drained into a 16 KiB redacted
-//! tail. Dropping the last [`Runtime`] kills every group synchronously, without needing a
+//! tail. Dropping the last [`ExtensionHost`] kills every group synchronously, without needing a
 //! runtime. Each connection runs a few tasks on the caller's Tokio runtime (the JSON-RPC driver
 //! behind the readiness barrier, the process's supervision with the exit watcher, the event
 //! forwarder), so `ExtensionHost::boot` must be called within one, with the time and I/O drivers
@@ -100,9 +100,9 @@
 //!
 //! # Where the spec is silent, and what this crate chose
 //!
-//! * **One session per runtime.** Switching sessions means booting a new runtime (§13.1 asks
+//! * **One session per host.** Switching sessions means booting a new host (§13.1 asks
 //!   for a new generation with fresh sidecars, which is exactly that).
-//! * **A turn pins a generation** ([`Runtime::turn`]); [`Runtime::intercept`] is a one-call
+//! * **A turn pins a generation** ([`ExtensionHost::turn`]); [`ExtensionHost::intercept`] is a one-call
 //!   turn. A reload waits until no turn is held; requests made while it waits join it: they get
 //!   its report, or its error (the same [`Error::Reload`], sharing one typed cause, or
 //!   [`Error::ShutDown`]). New turns may start as soon as the new generation is published: the
@@ -233,7 +233,7 @@ pub use crate::error::{
 pub use crate::events::{HostEvent, HostEvents, PublishedSurface, UiPrompt};
 pub use crate::package::{MAX_MANIFEST_BYTES, Package, TrustSummary};
 pub use crate::provider::{CatalogEntry, ProviderStream, StreamRequest};
-pub use crate::runtime::{ExtensionHost, GenerationReport, Runtime, SidecarInfo, Turn};
+pub use crate::runtime::{ExtensionHost, GenerationReport, SidecarInfo, Turn};
 pub use crate::store::{InstallOptions, InstalledPlugin, PluginStore};
 
 /// For binaries only, since both are process-global: become a child subreaper at start (so

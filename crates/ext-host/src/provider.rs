@@ -2,7 +2,7 @@
 //!
 //! * **Catalog** ([`catalog`]): each connection whose manifest declares capability `providers`
 //!   has a list of [`ProviderDescriptor`]s, the handshake's `providers` at first (§6.3 checks 6
-//!   and 7 already held), replaced by [`Runtime::refresh_providers`](crate::Runtime) when
+//!   and 7 already held), replaced by [`ExtensionHost::refresh_providers`](crate::ExtensionHost::refresh_providers) when
 //!   `extension/provider/catalog` answers a list that passes §14.2 (unique refs, each with the
 //!   plugin's prefix); a violating list is rejected whole with a warning.
 //! * **Routing**: a stream is opened only for a ref in the current catalog, and only on the

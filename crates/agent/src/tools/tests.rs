@@ -53,11 +53,12 @@ async fn call(
     arguments: Value,
     policy: ToolPolicy,
 ) -> ToolCallReport {
-    let (runtime, _dir) = empty_host().await;
+    let (host, _dir) = empty_host().await;
     within(Duration::from_secs(10), "the tool call", async {
-        let turn = runtime.turn().await;
+        let turn = host.turn().await;
         let options = ToolCallOptions::new();
-        chained_call(&turn, tools, name, arguments, "id-1", policy, options).await
+        let call = ToolCall::new("id-1", name, arguments);
+        chained_call(&turn, tools, call, policy, options).await
     })
     .await
 }
@@ -116,7 +117,7 @@ async fn an_unknown_tool_or_non_object_arguments_run_nothing() {
 
 #[test]
 fn the_model_is_told_why_a_call_stopped() {
-    let stopped = |stop| ToolCallReport::stopped("mcp__t__x", "c", json!({}), stop);
+    let stopped = |stop| ToolCallReport::stopped(ToolCall::new("c", "mcp__t__x", json!({})), stop);
     let blocked = stopped(ToolStop::Blocked {
         point: HookPoint::ToolBefore,
         plugin: "guard".to_owned(),

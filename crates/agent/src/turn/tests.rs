@@ -30,8 +30,8 @@ async fn turn(
     conversation: &mut Conversation,
     input: &str,
 ) -> (Result<TurnReport, Error>, Vec<String>) {
-    let (runtime, _dir) = empty_host().await;
-    let pinned = within(Duration::from_secs(10), "a turn", runtime.turn()).await;
+    let (host, _dir) = empty_host().await;
+    let pinned = within(Duration::from_secs(10), "a turn", host.turn()).await;
     let mut seen = Vec::new();
     let result = within(
         Duration::from_secs(10),
@@ -380,8 +380,8 @@ async fn a_dropped_turn_drops_its_stream_and_leaves_the_conversation_unchanged()
         let first = futures_util::stream::iter([Ok(text("partial"))]);
         Box::pin(first.chain(futures_util::stream::pending()).chain(guard))
     })]);
-    let (runtime, _dir) = empty_host().await;
-    let pinned = within(Duration::from_secs(10), "a turn", runtime.turn()).await;
+    let (host, _dir) = empty_host().await;
+    let pinned = within(Duration::from_secs(10), "a turn", host.turn()).await;
     let tools = FakeTools::standard();
     let mut conversation = Conversation::new();
     let agent = Agent::new("r");

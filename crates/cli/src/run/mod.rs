@@ -38,13 +38,14 @@ mod ui;
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use anyhow::Context as _;
 use serde_json::{Value, json};
-use sidewire_ext_host::{ExtensionHost, HostConfig, Runtime};
+use sidewire_agent::ToolCall;
+use sidewire_ext_host::{ExtensionHost, HostConfig};
 use sidewire_ext_sdk::protocol::FieldKind;
 use sidewire_ext_sdk::protocol::{HookPayload, HookPoint, InputPayload, UiHost};
 use sidewire_mcp::{NoHandler, Root, ToolCallOptions};
@@ -105,10 +106,10 @@ pub(crate) async fn run(options: Options, out: &Out) -> anyhow::Result<()> {
     if let Some(idle) = options.agent.as_ref().and_then(|mode| mode.idle_timeout) {
         host_config = host_config.stream_idle_timeout(idle);
     }
-    let (runtime, events) = ExtensionHost::boot(host_config)
+    let (extensions, events) = ExtensionHost::boot(host_config)
         .await
         .context("booting the installed extensions")?;
-    for failure in &runtime.report().failed {
+    for failure in &extensions.report().failed {
         out.note(format!(
             "warning: extension {}",
             safe::block(&failure.to_string(), "  ")
@@ -116,9 +117,9 @@ pub(crate) async fn run(options: Options, out: &Out) -> anyhow::Result<()> {
     }
     // A model no extension serves would fail every line: said once, before any is read.
     if let Some(mode) = &options.agent
-        && !(runtime.providers().iter()).any(|entry| entry.descriptor.reference == mode.model)
+        && !(extensions.providers().iter()).any(|entry| entry.descriptor.reference == mode.model)
     {
-        runtime.shutdown().await;
+        extensions.shutdown().await;
         anyhow::bail!(
             "no running extension serves provider {} (`sidewire ext providers` lists the ones that do)",
             safe::line(&mode.model)
@@ -169,10 +170,10 @@ pub(crate) async fn run(options: Options, out: &Out) -> anyhow::Result<()> {
     let millis = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     out.line(format!(
         "ready: {} extension(s), {servers} MCP server(s), in {millis} ms; /help for the commands, /quit to leave",
-        runtime.sidecars().len(),
+        extensions.sidecars().len(),
     ));
     out.json_line(&json!({
-        "event": "ready", "extensions": runtime.sidecars().len(), "servers": servers, "millis": millis,
+        "event": "ready", "extensions": extensions.sidecars().len(), "servers": servers, "millis": millis,
     }));
 
     let agent = match options.agent {
@@ -226,7 +227,7 @@ pub(crate) async fn run(options: Options, out: &Out) -> anyhow::Result<()> {
     };
     let editing = matches!(input, Input::Editor(_));
     let repl = Repl {
-        runtime: &runtime,
+        extensions: &extensions,
         mcp: &mcp,
         surfaces: Arc::default(),
         pending,
@@ -237,6 +238,7 @@ pub(crate) async fn run(options: Options, out: &Out) -> anyhow::Result<()> {
         progress_bar: editing && std::io::IsTerminal::is_terminal(&std::io::stderr()),
         editing,
         session: crate::session_id(),
+        calls: AtomicU64::new(0),
         agent,
         conversation: Mutex::default(),
         out: *out,
@@ -257,7 +259,7 @@ pub(crate) async fn run(options: Options, out: &Out) -> anyhow::Result<()> {
     // The extensions stop because the session ends: their surfaces going is no news.
     quitting.store(true, Ordering::SeqCst);
     repl.cancel_pending();
-    runtime.shutdown().await;
+    extensions.shutdown().await;
     mcp.shutdown().await;
     let _ = tokio::time::timeout(Duration::from_secs(5), mcp_task).await;
     events_task.abort();
@@ -289,7 +291,7 @@ impl Drop for TerminalMode {
 
 /// The interactive loop and what it acts on. The events task shares `surfaces` and `pending`.
 struct Repl<'a> {
-    runtime: &'a Runtime,
+    extensions: &'a ExtensionHost,
     mcp: &'a sidewire_mcp::McpHost,
     surfaces: Arc<Mutex<Surfaces>>,
     pending: Pending,
@@ -305,8 +307,11 @@ struct Repl<'a> {
     progress_bar: bool,
     /// Lines come from the line editor.
     editing: bool,
-    /// The session id the tool calls carry.
+    /// The session's id, the first part of each `/call`'s id.
     session: String,
+    /// The `/call`s made so far, the second part of each one's id: every call has its own, so
+    /// a sidecar can tell two apart.
+    calls: AtomicU64,
     /// With `--model`: plain text runs a turn of this agent.
     agent: Option<sidewire_agent::Agent>,
     /// The agent's conversation across lines (taken out for the length of a turn).
@@ -410,7 +415,7 @@ impl Repl<'_> {
             .map(|p| format!("/{}:{}", p.server, p.prompt.name))
             .collect();
         items.extend(
-            (self.runtime.ui_actions().into_iter())
+            (self.extensions.ui_actions().into_iter())
                 .map(|(plugin, action)| format!("/{plugin}:{}", action.action_id)),
         );
         *crate::lock(&self.names) = Names { tools, items };
@@ -461,7 +466,8 @@ impl Repl<'_> {
             Command::Call { tool, args } => self.call(tool, args).await?,
             Command::Ui => self.ui(),
             Command::Reload => {
-                let report = (self.runtime.reload().await).context("reloading the extensions")?;
+                let report =
+                    (self.extensions.reload().await).context("reloading the extensions")?;
                 out.line(format!(
                     "generation {}: started {:?}, adopted {:?}, failed {}",
                     report.generation,
@@ -485,7 +491,7 @@ impl Repl<'_> {
                 if let Some(form) = form {
                     ui::check_submission(&form, &values)?;
                 }
-                let result = self.runtime.submit_form(plugin, surface, values).await?;
+                let result = self.extensions.submit_form(plugin, surface, values).await?;
                 out.line(format!("submitted: accepted={}", result.accepted));
                 out.json_line(&json!({
                     "event": "submitted", "plugin": plugin, "surface": surface, "accepted": result.accepted,
@@ -602,17 +608,11 @@ impl Repl<'_> {
         let options = progress.options(ToolCallOptions::new());
         // One turn for the whole call: `tool.before`, `permission.decision` and `tool.after`
         // are answered by one generation, even if a reload is requested meanwhile (§13.3).
-        let turn = self.runtime.turn().await;
-        let mut report = sidewire_agent::chained_tool_call(
-            &turn,
-            self.mcp,
-            &name,
-            arguments,
-            &self.session,
-            policy,
-            options,
-        )
-        .await;
+        let turn = self.extensions.turn().await;
+        let number = self.calls.fetch_add(1, Ordering::Relaxed) + 1;
+        let call = ToolCall::new(format!("{}-{number}", self.session), &name, arguments);
+        let mut report =
+            sidewire_agent::chained_tool_call(&turn, self.mcp, call, policy, options).await;
         drop(progress);
         if out.json {
             out.json_line(&json!({
@@ -633,7 +633,7 @@ impl Repl<'_> {
     fn ui(&self) {
         let out = &self.out;
         let surfaces = crate::lock(&self.surfaces);
-        let actions = self.runtime.ui_actions();
+        let actions = self.extensions.ui_actions();
         if out.json {
             let shown: Vec<Value> = surfaces.all().map(ui::surface_json).collect();
             let actions: Vec<Value> = (actions.iter())
@@ -669,7 +669,7 @@ impl Repl<'_> {
         args: &str,
     ) -> anyhow::Result<()> {
         let is_plugin =
-            (self.runtime.ui_actions().iter()).any(|(p, a)| p == owner && a.action_id == item);
+            (self.extensions.ui_actions().iter()).any(|(p, a)| p == owner && a.action_id == item);
         let prompts: HashMap<(String, String), String> = (self.mcp.prompts().into_iter())
             .map(|p| ((p.server.clone(), p.prompt.name.clone()), p.name))
             .collect();
@@ -691,14 +691,14 @@ impl Repl<'_> {
     /// Runs a plugin's UI action beside the input loop instead of blocking it: the action may
     /// ask the user something, answered on a later line.
     fn ui_action(&self, plugin: &str, action: &str) {
-        let (runtime, out, plugin, action) = (
-            self.runtime.clone(),
+        let (extensions, out, plugin, action) = (
+            self.extensions.clone(),
             self.out,
             plugin.to_owned(),
             action.to_owned(),
         );
         tokio::spawn(async move {
-            match runtime.ui_action(&plugin, &action).await {
+            match extensions.ui_action(&plugin, &action).await {
                 Ok(result) => {
                     out.line(format!(
                         "{}:{} accepted={} {}",
@@ -757,7 +757,7 @@ impl Repl<'_> {
             return self.turn(agent, &text).await;
         }
         let outcome = self
-            .runtime
+            .extensions
             .intercept(
                 HookPoint::InputReceive,
                 HookPayload::Input(InputPayload { text: text.clone() }),
@@ -790,9 +790,15 @@ impl Repl<'_> {
         let mut conversation = std::mem::take(&mut *crate::lock(&self.conversation));
         let mut printer = TurnPrinter::new(&self.out, false);
         let result = agent
-            .run_turn(self.runtime, self.mcp, &mut conversation, text, |event| {
-                printer.event(&event);
-            })
+            .run_turn(
+                self.extensions,
+                self.mcp,
+                &mut conversation,
+                text,
+                |event| {
+                    printer.event(&event);
+                },
+            )
             .await;
         *crate::lock(&self.conversation) = conversation;
         match result {

@@ -1,8 +1,8 @@
-//! The embedding application's API: [`ExtensionHost::boot`] builds the first generation and returns a
-//! [`Runtime`] (intercepts, events, reloads, UI actions, shutdown) and the [`HostEvents`]
-//! stream.
+//! The embedding application's API: [`ExtensionHost::boot`] builds the first generation and
+//! returns the running [`ExtensionHost`] (intercepts, events, reloads, UI actions, shutdown)
+//! and the [`HostEvents`] stream.
 //!
-//! Generations are swapped atomically; a turn ([`Runtime::turn`]) pins one generation for its
+//! Generations are swapped atomically; a turn ([`ExtensionHost::turn`]) pins one generation for its
 //! whole length, and a reload waits until no turn runs (one reload queued at most: requests
 //! made while it waits join it). The fast path of a point nobody intercepts is one atomic load
 //! and a bit test.
@@ -35,9 +35,23 @@ use crate::{Error, ui};
 
 pub use self::build::GenerationReport;
 
-/// The entry point: boots the extension runtime for one session.
-#[derive(Debug, Clone, Copy)]
-pub struct ExtensionHost;
+/// The extension host of one session: the installed plugins' sidecars, running.
+/// [`boot`](Self::boot) makes one; cheap to clone, every clone is the same host. Dropping the
+/// last clone kills every sidecar synchronously; call [`shutdown`](Self::shutdown) first for
+/// an orderly stop.
+#[derive(Clone)]
+pub struct ExtensionHost {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for ExtensionHost {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ExtensionHost")
+            .field("generation", &self.generation())
+            .field("sidecars", &self.sidecars())
+            .finish_non_exhaustive()
+    }
+}
 
 impl ExtensionHost {
     /// Reads the installed-plugin store, checks slots, starts every enabled plugin's sidecar
@@ -56,7 +70,7 @@ impl ExtensionHost {
     /// # Cancel safety
     ///
     /// Dropping the future kills every sidecar it started.
-    pub async fn boot(config: HostConfig) -> Result<(Runtime, HostEvents), Error> {
+    pub async fn boot(config: HostConfig) -> Result<(ExtensionHost, HostEvents), Error> {
         let (tx, events) = crate::events::stream();
         let store = PluginStore::new(config.get_state_dir());
         let base_redactor = Redactor::from_process_env();
@@ -77,7 +91,7 @@ impl ExtensionHost {
             UiState::Live,
         )
         .await?;
-        let runtime = Runtime {
+        let host = ExtensionHost {
             inner: Arc::new(Inner {
                 mask: AtomicU32::new(built.generation.mask),
                 current: RwLock::new(Arc::new(built.generation)),
@@ -93,7 +107,7 @@ impl ExtensionHost {
                 shutdown_done: tokio::sync::OnceCell::new(),
             }),
         };
-        Ok((runtime, events))
+        Ok((host, events))
     }
 }
 
@@ -111,7 +125,7 @@ struct ReloadLedger {
 /// the same typed cause (the same [`Arc`]), so its predicates and reason survive.
 #[derive(Debug, Clone)]
 enum ReloadFailure {
-    /// The runtime was shut down before the reload could build.
+    /// The host was shut down before the reload could build.
     ShutDown,
     /// The build of `generation` failed; that number is not reused.
     Build { generation: u64, source: Arc<Error> },
@@ -141,23 +155,6 @@ struct Inner {
     reload_requests: AtomicU64,
     shut: AtomicBool,
     shutdown_done: tokio::sync::OnceCell<()>,
-}
-
-/// The running extension runtime of one session. Cheap to clone; every clone is the same
-/// runtime. Dropping the last clone kills every sidecar synchronously; call
-/// [`shutdown`](Runtime::shutdown) first for an orderly stop.
-#[derive(Clone)]
-pub struct Runtime {
-    inner: Arc<Inner>,
-}
-
-impl std::fmt::Debug for Runtime {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Runtime")
-            .field("generation", &self.generation())
-            .field("sidecars", &self.sidecars())
-            .finish_non_exhaustive()
-    }
 }
 
 /// One running sidecar, for diagnostics.
@@ -194,15 +191,15 @@ impl Turn {
         self.generation.number
     }
 
-    /// Runs the interceptor chain of `point` (see [`Runtime::intercept`]).
+    /// Runs the interceptor chain of `point` (see [`ExtensionHost::intercept`]).
     ///
     /// # Errors
     ///
-    /// As for [`Runtime::intercept`].
+    /// As for [`ExtensionHost::intercept`].
     ///
     /// # Cancel safety
     ///
-    /// As for [`Runtime::intercept`].
+    /// As for [`ExtensionHost::intercept`].
     pub async fn intercept(
         &self,
         point: HookPoint,
@@ -214,27 +211,27 @@ impl Turn {
         walk(self.generation.plan(point), &self.shared, point, payload).await
     }
 
-    /// Emits an event (see [`Runtime::event`]).
+    /// Emits an event (see [`ExtensionHost::event`]).
     pub fn event(&self, point: HookPoint, payload: &HookPayload) {
         emit(&self.generation, &self.shared, point, payload);
     }
 
-    /// The provider catalog of the pinned generation (see [`Runtime::providers`]).
+    /// The provider catalog of the pinned generation (see [`ExtensionHost::providers`]).
     pub fn providers(&self) -> Vec<CatalogEntry> {
         provider::catalog::entries(&self.generation)
     }
 
-    /// Opens a provider stream on the pinned generation (see [`Runtime::open_stream`]). The
+    /// Opens a provider stream on the pinned generation (see [`ExtensionHost::open_stream`]). The
     /// stream keeps the turn's generation pinned while it lives, even after the turn is
     /// dropped.
     ///
     /// # Errors
     ///
-    /// As for [`Runtime::open_stream`].
+    /// As for [`ExtensionHost::open_stream`].
     ///
     /// # Cancel safety
     ///
-    /// As for [`Runtime::open_stream`].
+    /// As for [`ExtensionHost::open_stream`].
     pub async fn open_stream(&self, request: StreamRequest) -> Result<ProviderStream, Error> {
         provider::open(&self.generation, &self.pin, request).await
     }
@@ -259,7 +256,7 @@ fn emit(generation: &Generation, shared: &Shared, point: HookPoint, payload: &Ho
     }
 }
 
-impl Runtime {
+impl ExtensionHost {
     fn current(&self) -> Arc<Generation> {
         Arc::clone(
             &self
@@ -607,7 +604,7 @@ impl Runtime {
     ///
     /// # Cancel safety
     ///
-    /// Dropping the future stops waiting; dropping the runtime still kills every sidecar.
+    /// Dropping the future stops waiting; dropping the host still kills every sidecar.
     pub async fn shutdown(&self) {
         self.inner
             .shutdown_done

@@ -89,7 +89,10 @@ async fn boot_provider(
     env: &Env,
     opens: &[serde_json::Value],
     script: &[(&str, serde_json::Value)],
-) -> (sidewire_ext_host::Runtime, sidewire_ext_host::HostEvents) {
+) -> (
+    sidewire_ext_host::ExtensionHost,
+    sidewire_ext_host::HostEvents,
+) {
     let mut plugin = env.plugin("prov").providers(&[REF]).record("prov.jsonl");
     for open in opens {
         plugin = plugin.open(open.clone());
@@ -106,7 +109,7 @@ async fn boot_provider(
     env.boot_with(config).await.expect("the host boots")
 }
 
-async fn open(runtime: &sidewire_ext_host::Runtime) -> ProviderStream {
+async fn open(runtime: &sidewire_ext_host::ExtensionHost) -> ProviderStream {
     runtime
         .open_stream(StreamRequest::new(REF, ask("hello")))
         .await
@@ -509,7 +512,7 @@ pub(crate) async fn opens_are_bounded_in_count_and_frame_size() {
 
 /// What the scripted model (the SDK's provider example, and the Python fixture) must answer to
 /// "hello there" and to "please add 2 and 40" with an `add` tool offered.
-async fn the_scripted_model_answers(runtime: &sidewire_ext_host::Runtime, reference: &str) {
+async fn the_scripted_model_answers(runtime: &sidewire_ext_host::ExtensionHost, reference: &str) {
     use sidewire_ext_protocol::{ChunkType, ProviderToolSchema};
     let catalog = runtime.providers();
     assert!(

@@ -4,12 +4,12 @@ use std::pin::Pin;
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use sidewire_ext_host::{Error, GenerationReport, HostEvent, Runtime, StartupStage};
+use sidewire_ext_host::{Error, ExtensionHost, GenerationReport, HostEvent, StartupStage};
 use sidewire_ext_protocol::HookPoint;
 
 use crate::support::*;
 
-fn pid_of(runtime: &sidewire_ext_host::Runtime, plugin: &str) -> u32 {
+fn pid_of(runtime: &sidewire_ext_host::ExtensionHost, plugin: &str) -> u32 {
     runtime
         .sidecars()
         .into_iter()
@@ -21,7 +21,7 @@ fn pid_of(runtime: &sidewire_ext_host::Runtime, plugin: &str) -> u32 {
 /// `N` reloads requested while a turn runs (the caller holds one): each takes its ticket on its
 /// first poll; the first then waits for the turn, the others for the first.
 async fn queue_reloads<const N: usize>(
-    runtime: &Runtime,
+    runtime: &ExtensionHost,
 ) -> [Pin<Box<impl Future<Output = Result<GenerationReport, Error>> + '_>>; N] {
     let mut reloads = std::array::from_fn(|_| Box::pin(runtime.reload()));
     for reload in &mut reloads {

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use sidewire_ext_host::{
-    ExtensionHost, HostConfig, HostEvent, HostEvents, InstallOptions, PluginStore, Runtime,
+    ExtensionHost, HostConfig, HostEvent, HostEvents, InstallOptions, PluginStore,
 };
 use sidewire_ext_protocol::{HookPayload, InputPayload, PermissionPayload, Verdict};
 
@@ -87,14 +87,14 @@ impl Env {
     }
 
     /// Boots within the deadline and returns the runtime and its events.
-    pub(crate) async fn boot(&self) -> (Runtime, HostEvents) {
+    pub(crate) async fn boot(&self) -> (ExtensionHost, HostEvents) {
         self.boot_with(self.config()).await.expect("the host boots")
     }
 
     pub(crate) async fn boot_with(
         &self,
         config: HostConfig,
-    ) -> Result<(Runtime, HostEvents), sidewire_ext_host::Error> {
+    ) -> Result<(ExtensionHost, HostEvents), sidewire_ext_host::Error> {
         within(Duration::from_secs(60), "boot", ExtensionHost::boot(config)).await
     }
 
@@ -318,7 +318,7 @@ pub(crate) async fn eventually(what: &str, check: impl FnMut() -> bool) {
 
 impl Env {
     /// Shuts the runtime down (bounded), drops it, and proves no process outlived the test.
-    pub(crate) async fn finish(&self, runtime: Runtime) {
+    pub(crate) async fn finish(&self, runtime: ExtensionHost) {
         within(Duration::from_secs(30), "shutdown", runtime.shutdown()).await;
         drop(runtime);
         self.assert_no_processes();
