@@ -80,6 +80,7 @@ mod envelope;
 mod error;
 #[doc(hidden)]
 pub mod fuzz;
+mod json;
 mod message;
 mod peer;
 mod pending;
@@ -100,6 +101,7 @@ pub use crate::config::{
 };
 pub use crate::driver::Driver;
 pub use crate::error::{CloseReason, Error};
+pub use crate::json::{escape_free, write_json};
 pub use crate::message::{EncodeParams, ErrorObject, Id, Notification, Request};
 pub use crate::peer::{Activity, CallOptions, Peer, RawResult, Stats};
 pub use crate::router::{RequestContext, Router};

@@ -308,7 +308,7 @@ impl<P: Serialize + ?Sized> EncodeParams for Wrapped<'_, P> {
             wrapped: self,
             meta: RefCell::new(None),
         };
-        sidewire_framing::write_json(&caller, dst, limit)?;
+        sidewire_jsonrpc::write_json(&caller, dst, limit)?;
         let ours = Ours {
             client_info: !envelope.client_info.is_null(),
             log_level: state.log_level.is_some(),
