@@ -86,6 +86,7 @@ mod peer;
 mod pending;
 mod router;
 mod scan;
+mod sync;
 mod woken;
 
 use bytes::Bytes;
@@ -105,6 +106,7 @@ pub use crate::json::{escape_free, write_json};
 pub use crate::message::{EncodeParams, ErrorObject, Id, Notification, Request};
 pub use crate::peer::{Activity, CallOptions, Peer, RawResult, Stats};
 pub use crate::router::{RequestContext, Router};
+pub use crate::sync::lock;
 pub use crate::woken::{WhenWoken, when_woken};
 
 /// Starts a connection over a stream of inbound frames and a sink for outbound ones.

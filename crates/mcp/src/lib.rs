@@ -384,7 +384,6 @@ mod redact;
 pub mod server;
 mod spec;
 mod stdio;
-mod sync;
 mod text;
 mod transport;
 

@@ -227,7 +227,7 @@ impl<K> WriterCell<K> {
 
     /// The driver's hold on the cell, for one poll.
     pub(super) fn hold(&self) -> MutexGuard<'_, Writer<K>> {
-        crate::peer::lock(&self.0)
+        crate::lock(&self.0)
     }
 
     /// The driver is gone: the sink closes now, and nobody writes again.
