@@ -87,6 +87,7 @@ mod pending;
 mod router;
 mod scan;
 mod sync;
+mod unique;
 mod woken;
 
 use bytes::Bytes;
@@ -107,6 +108,7 @@ pub use crate::message::{EncodeParams, ErrorObject, Id, Notification, Request};
 pub use crate::peer::{Activity, CallOptions, Peer, RawResult, Stats};
 pub use crate::router::{RequestContext, Router};
 pub use crate::sync::lock;
+pub use crate::unique::{NotUnique, PathStep, parse_unique, unique_value};
 pub use crate::woken::{WhenWoken, when_woken};
 
 /// Starts a connection over a stream of inbound frames and a sink for outbound ones.
