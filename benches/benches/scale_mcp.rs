@@ -23,7 +23,7 @@
 //!
 //! The runtime is a one-worker multi-thread Tokio runtime, as in the intercept bench.
 
-use std::io::{BufRead, BufWriter, Write};
+use std::io::BufWriter;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -372,49 +372,14 @@ fn minimal_tool(i: usize) -> Value {
 /// A stdio MCP server offering `count` minimal tools, `PAGE` a page, until stdin ends.
 fn serve_minimal_tools(count: usize) {
     let stdin = std::io::stdin().lock();
-    let mut out = BufWriter::new(std::io::stdout().lock());
-    for line in stdin.lines() {
-        let Ok(line) = line else { break };
-        let Ok(request) = serde_json::from_str::<Value>(&line) else {
-            continue;
-        };
-        let Some(id) = request.get("id").cloned() else {
-            continue;
-        };
-        let result = match request["method"].as_str().unwrap_or_default() {
-            "initialize" => json!({
-                "protocolVersion": request["params"]["protocolVersion"].as_str().unwrap_or(sidewire_mcp::LATEST_PROTOCOL_VERSION),
-                "capabilities": {"tools": {}},
-                "serverInfo": {"name": "minimal-tools", "version": "1"},
-            }),
-            "tools/list" => {
-                let start: usize = (request["params"]["cursor"].as_str())
-                    .and_then(|cursor| cursor.parse().ok())
-                    .unwrap_or(0)
-                    .min(count);
-                let end = (start + PAGE).min(count);
-                let tools: Vec<Value> = (start..end).map(minimal_tool).collect();
-                let next = (end < count).then(|| end.to_string());
-                json!({"tools": tools, "nextCursor": next})
-            }
-            "ping" => json!({}),
-            "tools/call" => json!({"content": [{"type": "text", "text": "ok"}]}),
-            _ => {
-                let error = json!({"code": -32601, "message": "method not found"});
-                let _ = writeln!(
-                    out,
-                    "{}",
-                    json!({"jsonrpc": "2.0", "id": id, "error": error})
-                );
-                let _ = out.flush();
-                continue;
-            }
-        };
-        let _ = writeln!(
-            out,
-            "{}",
-            json!({"jsonrpc": "2.0", "id": id, "result": result})
-        );
-        let _ = out.flush();
-    }
+    let stdout = BufWriter::new(std::io::stdout().lock());
+    // A closed stdout ends the server as a closed stdin does.
+    let _ = sidewire_mcp::server::serve_paged_tools(
+        stdin,
+        stdout,
+        "minimal-tools",
+        count,
+        PAGE,
+        minimal_tool,
+    );
 }

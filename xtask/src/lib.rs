@@ -44,6 +44,7 @@ pub const ALLOWED_EDGES: &[(&str, &str)] = &[
     ("sidewire", "sidewire-ext-host"),
     ("sidewire", "sidewire-mcp"),
     ("sidewire", "sidewire-ext-sdk"),
+    ("sidewire", "sidewire-jsonrpc"),
 ];
 
 /// Crates only the cli may depend on (normal dependencies).

@@ -15,8 +15,9 @@ use sidewire_ext_host::protocol::{
     ChunkType, ProviderChunk, ProviderRequest, ProviderToolCall, ProviderToolSchema, ProviderUsage,
 };
 use sidewire_ext_host::{ExtensionHost, HostConfig};
+use sidewire_jsonrpc::lock;
 use sidewire_mcp::{CallToolResult, ToolCallOptions};
-use sidewire_test_support::{lock, within};
+use sidewire_test_support::within;
 
 use crate::tools::ToolHost;
 use crate::turn::Model;

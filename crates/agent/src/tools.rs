@@ -237,7 +237,9 @@ impl ToolCallReport {
             Some(ToolStop::TooMany { limit }) => format!(
                 "not run: one answer may call at most {limit} tools; ask again in the next answer"
             ),
-            Some(ToolStop::Failed(err)) => format!("the call failed: {}", chain_text(err)),
+            Some(ToolStop::Failed(err)) => {
+                format!("the call failed: {}", sidewire_mcp::error_line(err))
+            }
         };
         (text, true)
     }
@@ -446,18 +448,6 @@ fn kind(value: &Value) -> &'static str {
         Value::Array(_) => "an array",
         Value::Object(_) => "an object",
     }
-}
-
-/// An error and its causes on one line, each once (`a: b: c`).
-pub(crate) fn chain_text(err: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = err.to_string();
-    let mut source = err.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }
 
 #[cfg(test)]

@@ -182,9 +182,7 @@ async fn script(
             // Printed from the MCP driver as reports arrive.
             println_now(&line);
         }
-        seen.lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .push(p.progress);
+        crate::lock(&seen).push(p.progress);
     });
     let slow = mcp
         .call_tool("mcp__demo__slow", json!({"steps": 3}), options)
@@ -195,10 +193,7 @@ async fn script(
         "  result: {}",
         safe::block(&slow_text.join(" "), "    ")
     ));
-    let reports = progress
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-        .len();
+    let reports = crate::lock(&progress).len();
 
     // 5. An agent turn: a model the extension serves calls an MCP tool.
     out.line("");

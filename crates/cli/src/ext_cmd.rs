@@ -189,7 +189,7 @@ async fn stream_completion(
     }
     let error = match &outcome {
         Ok(()) => None,
-        Err(Stop::Provider(err)) => Some(error_text(err)),
+        Err(Stop::Provider(err)) => Some(sidewire_mcp::error_line(err)),
         Err(Stop::TooLarge(err)) => Some(err.to_string()),
     };
     out.json_line(&json!({
@@ -602,20 +602,9 @@ fn stop_json(stop: &ToolStop) -> Value {
         }
         ToolStop::Denied => json!({ "kind": "denied" }),
         ToolStop::TooMany { limit } => json!({ "kind": "too_many", "limit": limit }),
-        ToolStop::Failed(err) => json!({ "kind": "failed", "error": error_text(err) }),
+        ToolStop::Failed(err) => {
+            json!({ "kind": "failed", "error": sidewire_mcp::error_line(err) })
+        }
         other => json!({ "kind": format!("{other:?}") }),
     }
-}
-
-/// An error and its causes as one line (`a: b`), unescaped: for `--json`, which escapes on
-/// output.
-pub(crate) fn error_text(err: &(dyn std::error::Error + 'static)) -> String {
-    let mut text = err.to_string();
-    let mut source = err.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }

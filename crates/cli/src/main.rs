@@ -24,6 +24,8 @@ use std::io::IsTerminal;
 use std::process::ExitCode;
 
 use clap::CommandFactory;
+/// The workspace's one poison-free lock, as `crate::lock` for the modules here.
+pub(crate) use sidewire_jsonrpc::lock;
 
 use crate::cli::{Cli, Command};
 use crate::out::Out;
@@ -534,11 +536,4 @@ pub(crate) fn session_id() -> String {
         bytes = nanos.to_le_bytes();
     }
     bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
-
-/// Locks a mutex, ignoring poisoning: the data is plain bookkeeping.
-pub(crate) fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }

@@ -256,7 +256,7 @@ pub(crate) fn compact_tool_call(report: &ToolCallReport) -> String {
         (Some(ToolStop::UnknownTool), _) => "no such tool".to_owned(),
         (Some(ToolStop::TooMany { limit }), _) => format!("not run (more than {limit} calls)"),
         (Some(ToolStop::Failed(err)), _) => {
-            format!("failed: {}", safe::line(&crate::ext_cmd::error_text(err)))
+            format!("failed: {}", safe::line(&sidewire_mcp::error_line(err)))
         }
         _ => String::new(),
     };

@@ -1,15 +1,9 @@
 //! Small helpers shared by the modules: poison-free locking and RFC 3339 time stamps.
 
-use std::sync::{Mutex, MutexGuard};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-/// Locks a mutex, ignoring poisoning: every mutex here guards plain data that a panic elsewhere
-/// cannot leave half-updated.
-pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
-}
+/// The workspace's one poison-free lock, under the name this crate's modules import.
+pub(crate) use sidewire_jsonrpc::lock;
 
 /// `time` as RFC 3339 UTC with milliseconds and a `Z` suffix (`2025-03-04T10:15:30.120Z`).
 pub(crate) fn rfc3339(time: SystemTime) -> String {

@@ -18,10 +18,8 @@ mod kind;
 mod one_pass;
 
 use serde::Serialize;
-use serde::de::{self, DeserializeSeed, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
-use std::cell::RefCell;
-use std::fmt;
+use sidewire_jsonrpc::{NotUnique, PathStep};
 
 use crate::error::{Error, Target};
 use crate::schema::Defs;
@@ -485,100 +483,26 @@ pub(crate) fn unique_by<T, K: PartialEq + ?Sized>(
     Ok(())
 }
 
-/// Parses one JSON value, rejecting repeated member names at every depth and trailing data.
+/// Parses one JSON value, rejecting repeated member names at every depth and trailing data
+/// (jsonrpc's [`parse_unique`](sidewire_jsonrpc::parse_unique)); a repeated name is reported
+/// with its path below `at`.
 pub(crate) fn parse(raw: &str, at: &Seg<'_>) -> Result<Value, Error> {
-    let found = RefCell::new(None);
-    let mut de = serde_json::Deserializer::from_str(raw);
-    let parsed = ValueSeed { at, found: &found }
-        .deserialize(&mut de)
-        .and_then(|value| de.end().map(|()| value));
-    parsed.map_err(|err| {
-        // A duplicate is reported through the side slot so that it keeps its path; anything
-        // else is the parser's own error.
-        found.take().unwrap_or_else(|| Error::Syntax {
+    sidewire_jsonrpc::parse_unique(raw).map_err(|err| match err {
+        NotUnique::Repeated(path) => duplicate_below(at, &path),
+        NotUnique::Syntax(err) => Error::Syntax {
             target: at.target(),
             path: at.render(),
             detail: err.to_string(),
-        })
+        },
     })
 }
 
-/// Builds a `Value` like serde_json does, but fails on a repeated member name.
-struct ValueSeed<'s, 'p> {
-    at: &'s Seg<'p>,
-    found: &'s RefCell<Option<Error>>,
-}
-
-impl<'de> DeserializeSeed<'de> for ValueSeed<'_, '_> {
-    type Value = Value;
-
-    fn deserialize<D: de::Deserializer<'de>>(self, deserializer: D) -> Result<Value, D::Error> {
-        deserializer.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for ValueSeed<'_, '_> {
-    type Value = Value;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a JSON value")
-    }
-
-    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
-        Ok(Value::Bool(v))
-    }
-
-    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
-        Ok(Value::from(v))
-    }
-
-    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
-        Ok(Value::from(v))
-    }
-
-    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
-        // JSON text cannot spell NaN or an infinity, so `from_f64` always succeeds here.
-        Ok(serde_json::Number::from_f64(v).map_or(Value::Null, Value::Number))
-    }
-
-    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
-        Ok(Value::String(v.to_owned()))
-    }
-
-    fn visit_string<E>(self, v: String) -> Result<Value, E> {
-        Ok(Value::String(v))
-    }
-
-    fn visit_unit<E>(self) -> Result<Value, E> {
-        Ok(Value::Null)
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
-        let mut items = Vec::new();
-        while let Some(item) = seq.next_element_seed(ValueSeed {
-            at: &self.at.index(items.len()),
-            found: self.found,
-        })? {
-            items.push(item);
-        }
-        Ok(Value::Array(items))
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
-        let mut members = Map::new();
-        while let Some(key) = map.next_key::<String>()? {
-            let here = self.at.key(&key);
-            if members.contains_key(&key) {
-                *self.found.borrow_mut() = Some(duplicate(&here));
-                return Err(de::Error::custom("repeated member name"));
-            }
-            let value = map.next_value_seed(ValueSeed {
-                at: &here,
-                found: self.found,
-            })?;
-            members.insert(key, value);
-        }
-        Ok(Value::Object(members))
+/// [`duplicate`] at the member `path` leads to from `at`.
+fn duplicate_below(at: &Seg<'_>, path: &[PathStep]) -> Error {
+    match path.split_first() {
+        None => duplicate(at),
+        Some((PathStep::Key(name), rest)) => duplicate_below(&at.key(name), rest),
+        Some((PathStep::Index(index), rest)) => duplicate_below(&at.index(*index), rest),
     }
 }
 

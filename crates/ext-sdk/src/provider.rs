@@ -40,7 +40,7 @@ use sidewire_ext_protocol::{
     ChunkType, ENV_PLUGIN_NAME, Method, ProviderCatalogResult, ProviderChunk, ProviderDescriptor,
     StreamEndParams, StreamOpenParams, Target, decode, is_plugin_provider_ref,
 };
-use sidewire_jsonrpc::Peer;
+use sidewire_jsonrpc::{Peer, lock};
 use tokio_util::sync::CancellationToken;
 
 use crate::extension::BoxFuture;
@@ -342,10 +342,6 @@ impl Streams {
     pub(crate) fn active(&self) -> usize {
         lock(&self.active).streams.len()
     }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|e| e.into_inner())
 }
 
 /// One active stream. Dropping it ends the stream's activity (a refused or timed-out open);

@@ -28,7 +28,7 @@ use sidewire_ext_protocol::{
     UiActionParams, UiActionResult, UiSubmitParams, UiSubmitResult, decode_initialize_params,
     decode_params, decode_params_quick, jsonrpc_config,
 };
-use sidewire_jsonrpc::{ErrorObject, Router};
+use sidewire_jsonrpc::{ErrorObject, Router, lock};
 
 use crate::extension::{BoxFuture, Plan};
 use crate::guard::Guarded;
@@ -381,7 +381,7 @@ impl Connection {
     /// Records a failed handshake (fatal) and returns its error answer.
     fn fail_handshake(&self, reason: Reason, message: String) -> ErrorObject {
         let answer = reason.error_object_with(message.clone());
-        let mut fatal = self.fatal.lock().unwrap_or_else(|e| e.into_inner());
+        let mut fatal = lock(&self.fatal);
         if fatal.is_none() {
             *fatal = Some(Error::Handshake { reason, message });
             // A stored permit: the serve loop sees it even if it is not waiting right now.
@@ -391,7 +391,7 @@ impl Connection {
     }
 
     fn take_fatal(&self) -> Option<Error> {
-        self.fatal.lock().unwrap_or_else(|e| e.into_inner()).take()
+        lock(&self.fatal).take()
     }
 
     fn log(&self, message: &str) {

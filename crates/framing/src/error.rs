@@ -34,7 +34,9 @@ pub enum Error {
         /// Offset of the first newline.
         at: usize,
     },
-    /// Serializing an outgoing value failed for a reason other than size.
+    /// Serializing an outgoing value failed for a reason other than size. This crate never
+    /// serializes; the writers above it (`sidewire-jsonrpc`'s `write_json`) report it with the
+    /// frame errors they share.
     #[error("cannot serialize outgoing frame: {0}")]
     Serialize(serde_json::Error),
     /// The underlying reader or writer failed.

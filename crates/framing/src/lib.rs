@@ -8,11 +8,10 @@
 //! over HTTP). Both are sans-IO tokio-util codecs working on a `BytesMut`; [`FrameReader`] drives
 //! the NDJSON codec over any `AsyncRead` while holding the read buffer to its documented bound.
 //!
-//! It is **not** a JSON or JSON-RPC layer: it knows bytes and delimiters only. It never parses a
-//! frame, never exports a protocol's constants (the extension protocol's 8 MiB cap lives in
-//! `sidewire-ext-protocol`, MCP's default in `sidewire-mcp`), and never allocates from a length a
-//! peer declared. The one JSON-aware helper, [`NdjsonCodec::encode_json`], serializes a value
-//! straight into the output buffer and stops as soon as the cap is crossed.
+//! It is **not** a JSON or JSON-RPC layer: it knows bytes and delimiters only. It never parses or
+//! writes a frame's contents, never exports a protocol's constants (the extension protocol's
+//! 8 MiB cap lives in `sidewire-ext-protocol`, MCP's default in `sidewire-mcp`), and never
+//! allocates from a length a peer declared.
 //!
 //! Every constructor takes the cap; there is no unbounded codec and no `Default`.
 
@@ -26,7 +25,7 @@ mod sse;
 pub use bytes::{Bytes, BytesMut};
 
 pub use crate::error::Error;
-pub use crate::ndjson::{NdjsonCodec, Oversize, escape_free, write_json};
+pub use crate::ndjson::{NdjsonCodec, Oversize};
 pub use crate::reader::FrameReader;
 pub use crate::sse::{SseCodec, SseEvent};
 

@@ -6,10 +6,7 @@
 //! finished the stream. It also manages the capacity of the buffer it is handed, so the buffer
 //! never exceeds `cap + READ_CHUNK` bytes of capacity and is given back after a large frame.
 
-use std::io;
-
 use bytes::{Buf, BufMut, Bytes, BytesMut};
-use serde::Serialize;
 use tokio_util::codec::{Decoder, Encoder};
 
 use crate::{Error, PREFIX_BYTES, READ_CHUNK, SHRINK_AFTER};
@@ -141,33 +138,6 @@ impl NdjsonCodec {
         }
         dst.reserve(frame.len() + 1);
         dst.put_slice(frame);
-        dst.put_u8(b'\n');
-        Ok(())
-    }
-
-    /// Serializes `value` as compact JSON straight into `dst`, followed by a newline.
-    ///
-    /// Serialization stops as soon as the output would cross the cap, so an oversized value
-    /// costs at most one cap's worth of work and memory.
-    ///
-    /// # Errors
-    ///
-    /// [`Error::TooLarge`] when the frame would exceed the cap, [`Error::EmbeddedNewline`] when a
-    /// raw JSON value inside it carried a newline, [`Error::Serialize`] when `value` cannot be
-    /// serialized. In every case `dst` is restored to its length before the call.
-    pub fn encode_json<T: Serialize + ?Sized>(
-        &self,
-        value: &T,
-        dst: &mut BytesMut,
-    ) -> Result<(), Error> {
-        let limit = dst.len() + (self.cap - 1);
-        write_json(value, dst, limit).map_err(|err| match err {
-            Error::TooLarge { prefix, .. } => Error::TooLarge {
-                limit: self.cap,
-                prefix,
-            },
-            other => other,
-        })?;
         dst.put_u8(b'\n');
         Ok(())
     }
@@ -336,103 +306,6 @@ impl Encoder<&[u8]> for NdjsonCodec {
 
     fn encode(&mut self, frame: &[u8], dst: &mut BytesMut) -> Result<(), Error> {
         self.encode_frame(frame, dst)
-    }
-}
-
-/// Whether serde_json writes `text` as a JSON string with no escape: it holds no `"`, no `\\`
-/// and no control character (U+0000 to U+001F; serde_json escapes nothing else). Such a text
-/// quoted is its JSON string token byte for byte, so a writer can copy it instead of handing it
-/// to serde_json, which looks up every byte in its escape table. One pass with no early exit,
-/// so the compiler vectorizes it (16 or 32 bytes a step).
-#[inline]
-pub fn escape_free(text: &str) -> bool {
-    !text.as_bytes().iter().fold(false, |escaped, &b| {
-        escaped | (b < 0x20) | (b == b'"') | (b == b'\\')
-    })
-}
-
-/// Serializes `value` as compact JSON onto the end of `dst`, never letting `dst.len()` pass
-/// `limit`; the building block for frames assembled from pieces (a JSON-RPC envelope around a
-/// handler's result, say).
-///
-/// Serialization stops as soon as the limit would be crossed, so an oversized value costs at
-/// most `limit` bytes of work and memory.
-///
-/// # Errors
-///
-/// [`Error::TooLarge`] (with `limit` as given) when the output would pass `limit`,
-/// [`Error::EmbeddedNewline`] when a raw JSON value inside carried a newline (compact JSON never
-/// has one otherwise), [`Error::Serialize`] when `value` cannot be serialized. In every case
-/// `dst` is restored to its length before the call.
-pub fn write_json<T: Serialize + ?Sized>(
-    value: &T,
-    dst: &mut BytesMut,
-    limit: usize,
-) -> Result<(), Error> {
-    let start = dst.len();
-    // The writer by value, not `&mut`: serde_json's pieces then reach `write_all` without
-    // the forwarding impl for `&mut W`, which kept them from being inlined.
-    let mut serializer = serde_json::Serializer::new(CappedWriter {
-        dst,
-        limit,
-        over: false,
-    });
-    let written = value.serialize(&mut serializer);
-    let CappedWriter { dst, over, .. } = serializer.into_inner();
-    let err = match written {
-        Ok(()) => match memchr::memchr(b'\n', &dst[start..]) {
-            None => return Ok(()),
-            Some(at) => Error::EmbeddedNewline { at },
-        },
-        Err(_) if over => Error::TooLarge {
-            limit,
-            prefix: prefix_of(&dst[start..]),
-        },
-        Err(err) => Error::Serialize(err),
-    };
-    dst.truncate(start);
-    Err(err)
-}
-
-/// An `io::Write` into a `BytesMut` that refuses to pass `limit` bytes of total length.
-struct CappedWriter<'a> {
-    dst: &'a mut BytesMut,
-    limit: usize,
-    over: bool,
-}
-
-impl CappedWriter<'_> {
-    /// Out of line, so that `write_all` stays small enough to inline. `write_json` reads
-    /// `over`, not the error, which carries no text and allocates nothing.
-    #[cold]
-    #[inline(never)]
-    fn refuse(&mut self) -> io::Error {
-        self.over = true;
-        io::Error::from(io::ErrorKind::Other)
-    }
-}
-
-// Inlined: serde_json writes a frame in many small pieces (a brace, a quote, a key), most of
-// constant length; inlined into its serializer, each is a bounds check and a store instead of a
-// call into this crate and one into `memcpy`.
-impl io::Write for CappedWriter<'_> {
-    #[inline]
-    fn write(&mut self, chunk: &[u8]) -> io::Result<usize> {
-        self.write_all(chunk)?;
-        Ok(chunk.len())
-    }
-
-    #[inline]
-    fn write_all(&mut self, chunk: &[u8]) -> io::Result<()> {
-        if self.dst.len() + chunk.len() > self.limit {
-            return Err(self.refuse());
-        }
-        self.dst.extend_from_slice(chunk);
-        Ok(())
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        Ok(())
     }
 }
 

@@ -78,11 +78,14 @@ mod envelope;
 mod error;
 #[doc(hidden)]
 pub mod fuzz;
+mod json;
 mod message;
 mod peer;
 mod pending;
 mod router;
 mod scan;
+mod sync;
+mod unique;
 mod woken;
 
 use bytes::Bytes;
@@ -98,9 +101,12 @@ pub use crate::config::{
 };
 pub use crate::driver::Driver;
 pub use crate::error::{CloseReason, Error};
+pub use crate::json::{escape_free, write_json};
 pub use crate::message::{EncodeParams, ErrorObject, Id, Notification, Request};
 pub use crate::peer::{Activity, CallOptions, Peer, RawResult, Stats};
 pub use crate::router::{RequestContext, Router};
+pub use crate::sync::lock;
+pub use crate::unique::{NotUnique, PathStep, parse_unique, unique_value};
 pub use crate::woken::{WhenWoken, when_woken};
 
 /// Starts a connection over a stream of inbound frames and a sink for outbound ones.

@@ -270,12 +270,12 @@ pub(crate) fn encode_frame<E>(
 /// [`Peer::call_encoded`]: crate::Peer::call_encoded
 pub trait EncodeParams {
     /// Appends the params' JSON text to `dst`, never letting `dst.len()` pass `limit` (the
-    /// bound [`sidewire_framing::write_json`] takes: pass it on to that).
+    /// bound [`write_json`](crate::write_json) takes: pass it on to that).
     ///
     /// # Errors
     ///
     /// [`sidewire_framing::Error::TooLarge`] when the text would pass `limit`, or any error
-    /// of [`sidewire_framing::write_json`] on the parts written with it. On an error the
+    /// of [`write_json`](crate::write_json) on the parts written with it. On an error the
     /// peer drops whatever was appended.
     fn encode_params(
         &self,
@@ -288,7 +288,7 @@ pub trait EncodeParams {
 pub(crate) fn serialized<P: Serialize + ?Sized>(
     params: &P,
 ) -> impl FnOnce(&mut BytesMut, usize) -> Result<(), sidewire_framing::Error> + '_ {
-    move |dst, limit| sidewire_framing::write_json(params, dst, limit)
+    move |dst, limit| crate::write_json(params, dst, limit)
 }
 
 /// Writes `params` with its own [`EncodeParams`], then holds the text to its contract: no
@@ -349,13 +349,13 @@ fn finish_call(
     let result = (|| {
         // A method name nearly always needs no escape; it is then copied, quoted, instead of
         // going through serde_json's byte-by-byte escaping (~200 instructions a request).
-        if sidewire_framing::escape_free(method) && dst.len() + method.len() + 2 <= limit {
+        if crate::escape_free(method) && dst.len() + method.len() + 2 <= limit {
             dst.reserve(method.len() + 2);
             dst.put_u8(b'"');
             dst.put_slice(method.as_bytes());
             dst.put_u8(b'"');
         } else {
-            sidewire_framing::write_json(method, dst, limit)?;
+            crate::write_json(method, dst, limit)?;
         }
         if let Some(params) = params {
             dst.put_slice(b",\"params\":");
@@ -380,8 +380,8 @@ pub(crate) fn encode_result<T: Serialize + ?Sized>(
     dst.put_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
     id.write_json(dst);
     dst.put_slice(b",\"result\":");
-    let written = sidewire_framing::write_json(result, dst, limit.saturating_sub(1))
-        .and_then(|()| close(dst, limit));
+    let written =
+        crate::write_json(result, dst, limit.saturating_sub(1)).and_then(|()| close(dst, limit));
     if written.is_err() {
         dst.truncate(start);
     }
@@ -402,8 +402,8 @@ pub(crate) fn encode_error(
         None => dst.put_slice(b"null"),
     }
     dst.put_slice(b",\"error\":");
-    let written = sidewire_framing::write_json(error, dst, limit.saturating_sub(1))
-        .and_then(|()| close(dst, limit));
+    let written =
+        crate::write_json(error, dst, limit.saturating_sub(1)).and_then(|()| close(dst, limit));
     if written.is_err() {
         dst.truncate(start);
     }

@@ -19,7 +19,7 @@ use crate::message::{
     EncodeParams, encode_frame, encode_notification, encode_request, self_encoded, serialized,
 };
 use crate::pending::{Due, Expiry, IdleBound, PendingTable};
-use crate::{CloseReason, Config, Error, ErrorObject, Id, Notification, Request};
+use crate::{CloseReason, Config, Error, ErrorObject, Id, Notification, Request, lock};
 
 /// A handle on one JSON-RPC connection. Cheap to clone; every clone talks to the same driver.
 ///
@@ -800,12 +800,4 @@ impl Drop for PendingGuard<'_> {
             self.notice(Abandoned::Dropped);
         }
     }
-}
-
-/// Locks a mutex, ignoring poisoning: the table holds plain data that a panic elsewhere cannot
-/// leave half-updated.
-pub(crate) fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }

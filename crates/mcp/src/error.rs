@@ -795,5 +795,21 @@ impl std::error::Error for Error {
     }
 }
 
+/// An error and its causes on one line, `a: b: c` (the layout of anyhow's `{:#}`): its own
+/// text, then each `source` in turn. Each cause appears once when every error in the chain
+/// either says its cause or returns it as its `source`, never both, as sidewire's errors do.
+/// The one such helper of the workspace: the HTTP transports' network errors, `sidewire-agent`'s
+/// failed tool calls and the CLI's `--json` errors all go through it.
+pub fn error_line(err: &dyn std::error::Error) -> String {
+    let mut text = err.to_string();
+    let mut source = err.source();
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
+}
+
 #[cfg(test)]
 mod tests;

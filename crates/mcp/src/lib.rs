@@ -384,7 +384,6 @@ mod redact;
 pub mod server;
 mod spec;
 mod stdio;
-mod sync;
 mod text;
 mod transport;
 
@@ -397,7 +396,7 @@ pub use crate::config::{
     MAX_CONFIG_WARNINGS, MAX_ENV_FILE_BYTES, MAX_EXPANDED_BYTES, McpConfig, VariableSource,
     load_mcp_servers, parse_mcp_servers,
 };
-pub use crate::error::{Error, Handshake, Stage};
+pub use crate::error::{Error, Handshake, Stage, error_line};
 pub use crate::host::ServerExit;
 pub use crate::host::{
     HostPrompt, HostResource, HostSnapshot, HostTool, MAX_PARALLEL_STARTS, McpHost, McpHostDriver,

@@ -1,7 +1,8 @@
 //! A minimal MCP server: tools only, over any pair of pipes, in both protocol eras.
 //!
 //! It exists for the places sidewire needs the *other* end of MCP and nothing more: the
-//! `sidewire demo` built-in server, benchmarks, and tests. It answers `initialize` (echoing a
+//! `sidewire demo` built-in server, benchmarks, and tests. ([`serve_paged_tools`], apart from
+//! the rest, is a blocking stdio server of many tools over pages, for measuring listings.) It answers `initialize` (echoing a
 //! supported version the client offers, else the newest), `ping`, `server/discover`,
 //! `tools/list` (one page) and `tools/call`, reports progress when the call carries a progress
 //! token, and answers anything else `-32601`. It is **not** a server SDK: no prompts,
@@ -39,6 +40,10 @@ use crate::{
     CallToolResult, MODERN_PROTOCOL_VERSIONS, SUPPORTED_PROTOCOL_VERSIONS, Tool,
     UNSUPPORTED_PROTOCOL_VERSION,
 };
+
+mod paged;
+
+pub use self::paged::serve_paged_tools;
 
 type ToolFuture = Pin<Box<dyn Future<Output = CallToolResult> + Send>>;
 type ToolHandler = Arc<dyn Fn(Value, ToolContext) -> ToolFuture + Send + Sync>;

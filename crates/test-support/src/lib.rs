@@ -1,7 +1,6 @@
 //! Helpers shared by the tests of sidewire's crates, so each lives once: [`within`] (await a
 //! future under a deadline, failing the test with what it waited for), [`eventually`] (poll a
-//! condition until it holds, under a deadline), [`lock`] (a mutex guard that ignores
-//! poisoning, so one failed test does not cascade) and [`mutations`] (a text broken at one
+//! condition until it holds, under a deadline) and [`mutations`] (a text broken at one
 //! place in every small way, for tests that hold a quick reader to a reference one). Checks of the process table (`/proc`) are
 //! not here: they live once in `sidewire_process::testing`, next to the `/proc` reader the
 //! reaper uses.
@@ -10,7 +9,6 @@
 //! it creates no runtime (the helpers run on the test's own).
 
 use std::future::Future;
-use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
 /// How often [`eventually`] looks again.
@@ -36,11 +34,6 @@ pub async fn eventually(limit: Duration, what: &str, mut check: impl FnMut() -> 
         }
     })
     .await;
-}
-
-/// Locks `mutex`, taking the data even if a panicking test poisoned it.
-pub fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// `text` broken at byte `at` (at most its length) in every small way: cut there, the byte

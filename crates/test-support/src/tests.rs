@@ -1,9 +1,8 @@
 //! The helpers fail the way a test relies on them to.
 
-use std::sync::Mutex;
 use std::time::Duration;
 
-use super::{eventually, lock, within};
+use super::{eventually, within};
 
 fn runtime() -> tokio::runtime::Runtime {
     tokio::runtime::Builder::new_current_thread()
@@ -47,16 +46,4 @@ fn eventually_returns_once_the_check_holds_and_panics_when_it_never_does() {
         runtime().block_on(eventually(Duration::from_secs(1), "never", || false))
     });
     assert!(caught.is_err());
-}
-
-#[test]
-fn lock_takes_a_poisoned_mutex() {
-    let mutex = Mutex::new(1);
-    let _ = std::panic::catch_unwind(|| {
-        let _guard = mutex.lock().unwrap();
-        panic!("poison it");
-    });
-    assert!(mutex.is_poisoned());
-    *lock(&mutex) += 1;
-    assert_eq!(*lock(&mutex), 2);
 }

@@ -721,7 +721,7 @@ impl Repl<'_> {
                     ));
                     out.json_line(&json!({
                         "event": "error", "plugin": plugin, "action": action,
-                        "message": crate::ext_cmd::error_text(&err),
+                        "message": sidewire_mcp::error_line(&err),
                     }));
                 }
             }

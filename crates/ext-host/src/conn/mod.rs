@@ -176,7 +176,7 @@ impl sidewire_jsonrpc::EncodeParams for WireIntercept<'_> {
         limit: usize,
     ) -> Result<(), sidewire_framing::Error> {
         if !self.externalized.is_empty() {
-            return sidewire_framing::write_json(self, dst, limit);
+            return sidewire_jsonrpc::write_json(self, dst, limit);
         }
         let (mut seq, mut timeout) = (itoa::Buffer::new(), itoa::Buffer::new());
         let parts: [&str; 9] = [
@@ -235,7 +235,7 @@ impl PayloadText {
     pub(crate) fn of(payload: &HookPayload) -> Self {
         let json = match payload {
             HookPayload::Input(InputPayload { text }) if text.is_empty() => "{}".to_owned(),
-            HookPayload::Input(InputPayload { text }) if sidewire_framing::escape_free(text) => {
+            HookPayload::Input(InputPayload { text }) if sidewire_jsonrpc::escape_free(text) => {
                 let mut json = String::with_capacity(text.len() + 11);
                 json.push_str("{\"text\":\"");
                 json.push_str(text);

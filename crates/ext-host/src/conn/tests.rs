@@ -12,7 +12,7 @@ use super::{PayloadText, WireIntercept};
 
 fn both(params: &WireIntercept<'_>) -> (String, String) {
     let mut serde = BytesMut::new();
-    sidewire_framing::write_json(params, &mut serde, usize::MAX).unwrap();
+    sidewire_jsonrpc::write_json(params, &mut serde, usize::MAX).unwrap();
     let mut written = BytesMut::new();
     params.encode_params(&mut written, usize::MAX).unwrap();
     (

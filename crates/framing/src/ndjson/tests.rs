@@ -272,53 +272,6 @@ fn encoder_refuses_oversize_and_newlines_before_writing() {
 }
 
 #[test]
-fn encode_json_serializes_in_place() {
-    let codec = strict(100);
-    let mut dst = BytesMut::new();
-    codec
-        .encode_json(&serde_json::json!({"jsonrpc": "2.0", "id": 1}), &mut dst)
-        .unwrap();
-    assert_eq!(&dst[..], b"{\"id\":1,\"jsonrpc\":\"2.0\"}\n");
-}
-
-#[test]
-fn encode_json_stops_at_the_cap_and_restores_the_buffer() {
-    let codec = strict(10);
-    let mut dst = BytesMut::from(&b"x\n"[..]);
-    // Exactly at the cap: 9 bytes of JSON and the newline.
-    codec.encode_json("1234567", &mut dst).unwrap();
-    assert_eq!(&dst[..], b"x\n\"1234567\"\n");
-    let err = codec.encode_json("12345678", &mut dst).unwrap_err();
-    assert!(err.is_too_large(), "{err:?}");
-    let err = codec
-        .encode_json(&vec!["a very long string"; 100_000], &mut dst)
-        .unwrap_err();
-    assert!(err.is_too_large(), "{err:?}");
-    assert_eq!(&dst[..], b"x\n\"1234567\"\n");
-}
-
-#[test]
-fn encode_json_refuses_raw_values_with_newlines() {
-    let codec = strict(100);
-    let raw = serde_json::value::RawValue::from_string("{\n}".to_owned()).unwrap();
-    let mut dst = BytesMut::new();
-    let err = codec.encode_json(&raw, &mut dst).unwrap_err();
-    assert!(err.is_embedded_newline(), "{err:?}");
-    assert!(dst.is_empty());
-}
-
-#[test]
-fn encode_json_reports_serialize_errors() {
-    use std::collections::HashMap;
-    // Maps with non-string keys do not serialize to JSON.
-    let bad: HashMap<(u8, u8), u8> = HashMap::from([((1, 2), 3)]);
-    let mut dst = BytesMut::new();
-    let err = strict(100).encode_json(&bad, &mut dst).unwrap_err();
-    assert!(err.is_serialize(), "{err:?}");
-    assert!(dst.is_empty());
-}
-
-#[test]
 fn zero_cap_is_refused() {
     let result = std::panic::catch_unwind(|| NdjsonCodec::new(0, Oversize::Skip));
     assert!(result.is_err());
@@ -397,33 +350,5 @@ proptest! {
         data in prop::collection::vec(prop_oneof![Just(b'\n'), Just(b'\r'), Just(b' '), any::<u8>()], 6..2000)
     ) {
         crate::fuzz::ndjson(&data);
-    }
-}
-
-/// `escape_free` says exactly when serde_json's string token is the text quoted: for every
-/// character that can stand alone in a text (each of them at the start, middle and end of a
-/// longer one, so the vectorized steps and the tail both see it), and for any text.
-#[test]
-fn escape_free_is_serde_jsons_verdict_for_every_character() {
-    let chars = (0u32..0x800).chain([0xFFFD, 0x1F980, 0x10FFFF]);
-    for c in chars.filter_map(char::from_u32) {
-        for text in [
-            c.to_string(),
-            format!("{c}{}", "a".repeat(40)),
-            format!("{}{c}{}", "a".repeat(17), "b".repeat(20)),
-            format!("{}{c}", "a".repeat(40)),
-        ] {
-            let quoted = format!("\"{text}\"");
-            let serde = serde_json::to_string(&text).unwrap();
-            assert_eq!(super::escape_free(&text), serde == quoted, "{c:?}");
-        }
-    }
-}
-
-proptest! {
-    #[test]
-    fn escape_free_is_serde_jsons_verdict(text in any::<String>()) {
-        let serde = serde_json::to_string(&text).unwrap();
-        prop_assert_eq!(super::escape_free(&text), serde == format!("\"{text}\""));
     }
 }

@@ -19,7 +19,8 @@ use serde_json::value::RawValue;
 use super::{Driver, Phase};
 use crate::config::LocalError;
 use crate::envelope::{self, Canonical, CanonicalRequest, Garbage, Inbound, Outcome};
-use crate::peer::{Reply, lock};
+use crate::lock;
+use crate::peer::Reply;
 use crate::router::error_frame;
 use crate::{CloseReason, GarbagePolicy, Id, Profile, RequestContext};
 

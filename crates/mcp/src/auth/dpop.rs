@@ -22,12 +22,12 @@ use ring::rand::SystemRandom;
 use ring::signature::{ECDSA_P256_SHA256_FIXED_SIGNING, EcdsaKeyPair, KeyPair};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
+use sidewire_jsonrpc::lock;
 use url::Url;
 
 use super::failure::{AuthFailure, fail};
 use super::jwt::random_id;
 use super::types::unix_now;
-use crate::sync::lock;
 
 /// The request header that carries a proof.
 pub(crate) const DPOP: HeaderName = HeaderName::from_static("dpop");

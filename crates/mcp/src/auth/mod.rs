@@ -65,6 +65,8 @@ pub(crate) mod fuzzing {
     }
 }
 
+use sidewire_jsonrpc::lock;
+
 pub use self::callback::{
     MAX_CONNECTIONS as MAX_CALLBACK_CONNECTIONS, MAX_REQUESTS as MAX_CALLBACK_REQUESTS,
 };
@@ -93,8 +95,6 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use url::Url;
-
-use crate::sync::lock;
 
 /// How long the loopback listener waits for the browser's redirect by default.
 pub const DEFAULT_CALLBACK_TIMEOUT: Duration = Duration::from_secs(300);

@@ -27,6 +27,7 @@ use std::time::Duration;
 
 use http::header::{AUTHORIZATION, HeaderMap, HeaderValue};
 use http::{Method, StatusCode};
+use sidewire_jsonrpc::lock;
 use url::Url;
 
 use super::challenge::Challenge;
@@ -43,7 +44,6 @@ use super::types::{ClientRegistration, StoreKey, StoredAuth, Tokens, unix_now};
 use super::{Authorizer, Interaction, callback, flow, scope};
 use crate::error::Kind;
 use crate::http::client::{BackgroundTask, HttpClient, same_origin};
-use crate::sync::lock;
 use crate::{Error, ServerSpec};
 
 /// How long before its expiry a token is refreshed.

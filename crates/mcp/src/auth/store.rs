@@ -2,13 +2,13 @@
 //! [`MemoryStore`] for a process that keeps nothing. ([`FileStore`](super::FileStore), files
 //! under `$SIDEWIRE_HOME`, is in `file_store.rs`.)
 
+use sidewire_jsonrpc::lock;
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::io;
 use std::sync::{Arc, Mutex};
 
 use super::types::{StoreKey, StoredAuth};
-use crate::sync::lock;
 
 /// Holds a store's lock on one key until dropped.
 pub struct StoreGuard(#[allow(dead_code)] Box<dyn Send>);

@@ -39,20 +39,20 @@ pub enum Dialect {
     Codex,
 }
 
-/// Every dialect, in the order of the docs.
-pub(crate) const ALL: [Dialect; 9] = [
-    Dialect::ClaudeCode,
-    Dialect::ClaudeDesktop,
-    Dialect::Cursor,
-    Dialect::Copilot,
-    Dialect::Cline,
-    Dialect::Gemini,
-    Dialect::VsCode,
-    Dialect::Opencode,
-    Dialect::Codex,
-];
-
 impl Dialect {
+    /// Every dialect, in the order of the docs (the loader's names, the fuzz target's choices).
+    pub(crate) const ALL: [Dialect; 9] = [
+        Dialect::ClaudeCode,
+        Dialect::ClaudeDesktop,
+        Dialect::Cursor,
+        Dialect::Copilot,
+        Dialect::Cline,
+        Dialect::Gemini,
+        Dialect::VsCode,
+        Dialect::Opencode,
+        Dialect::Codex,
+    ];
+
     /// Its name: `claude-code`, `claude-desktop`, `cursor`, `copilot`, `cline`, `gemini`,
     /// `vscode`, `opencode` or `codex`.
     pub fn as_str(self) -> &'static str {
@@ -106,10 +106,11 @@ impl FromStr for Dialect {
     type Err = Error;
 
     fn from_str(name: &str) -> Result<Self, Error> {
-        ALL.into_iter()
+        Dialect::ALL
+            .into_iter()
             .find(|dialect| dialect.as_str() == name)
             .ok_or_else(|| {
-                let names: Vec<&str> = ALL.iter().map(|d| d.as_str()).collect();
+                let names: Vec<&str> = Dialect::ALL.iter().map(|d| d.as_str()).collect();
                 Error::config(format!(
                     "unknown config dialect {name:?}; expected one of {}",
                     names.join(", ")

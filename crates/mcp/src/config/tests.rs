@@ -1157,7 +1157,7 @@ fn jsonc_document(dialect: Dialect, trailing_commas: bool) -> String {
 
 #[test]
 fn comments_and_trailing_commas_are_read_and_warned_of_where_the_dialects_tool_refuses_them() {
-    for dialect in detect::ALL {
+    for dialect in Dialect::ALL {
         if dialect == Dialect::Codex {
             continue;
         }

@@ -208,3 +208,22 @@ fn an_errors_own_text_is_bounded_whatever_built_it() {
     );
     assert!(err.reason().len() < crate::text::ERROR_TEXT_BYTES + 100);
 }
+
+#[test]
+fn error_line_joins_an_error_and_each_cause_once() {
+    #[derive(Debug)]
+    struct Outer(std::io::Error);
+    impl fmt::Display for Outer {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("the call failed")
+        }
+    }
+    impl std::error::Error for Outer {
+        fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+            Some(&self.0)
+        }
+    }
+    let err = Outer(std::io::Error::other("the pipe broke"));
+    assert_eq!(error_line(&err), "the call failed: the pipe broke");
+    assert_eq!(error_line(&err.0), "the pipe broke");
+}

@@ -4,19 +4,6 @@
 use crate::config::{ConfigLoader, Dialect, MAX_EXPANDED_BYTES};
 use crate::{Transport, parse_mcp_servers};
 
-/// Every dialect a document may be forced to.
-const DIALECTS: [Dialect; 9] = [
-    Dialect::ClaudeCode,
-    Dialect::ClaudeDesktop,
-    Dialect::Cursor,
-    Dialect::Copilot,
-    Dialect::Cline,
-    Dialect::Gemini,
-    Dialect::VsCode,
-    Dialect::Opencode,
-    Dialect::Codex,
-];
-
 /// Parses `data` (when it is UTF-8) as a config document, detected from its shape, then forced
 /// to the dialect its length picks, with a fixed environment (`A`, `HOME`) and an input
 /// resolver answering every input. Invariants: no panic; a failure is a config error; every
@@ -37,7 +24,7 @@ pub fn mcp_servers(data: &[u8]) {
         .inputs(|_: &crate::ConfigInput| Some("answer".to_owned()));
     let forced = loader
         .clone()
-        .dialect(DIALECTS[data.len() % DIALECTS.len()]);
+        .dialect(Dialect::ALL[data.len() % Dialect::ALL.len()]);
     let detected = parse_mcp_servers(text);
     for result in [
         detected,

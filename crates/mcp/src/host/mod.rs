@@ -48,11 +48,11 @@ pub use crate::host::views::{
 };
 
 use crate::host::restart::{Phase, Supervised};
+use sidewire_jsonrpc::lock;
 
 use crate::error::Kind;
 use crate::protocol::handler::{self, ClientHandler, DynHandler};
 use crate::protocol::methods::{ListPrompts, ListResourceTemplates, ListResources, ListTools};
-use crate::sync::lock;
 use crate::{
     CallToolResult, Client, Error, GetPromptResult, ReadResourceResult, Root, ServerSpec, Stage,
     ToolCallOptions,

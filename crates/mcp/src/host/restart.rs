@@ -25,6 +25,7 @@ use std::pin::Pin;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
+use sidewire_jsonrpc::lock;
 use tokio::sync::oneshot;
 use tokio::time::Instant;
 
@@ -33,7 +34,6 @@ use crate::error::Kind;
 use crate::host::views::{ServerExit, ServerState, ServerStatus, StartFailure};
 use crate::protocol::handler::DynHandler;
 use crate::spec::AttemptWindow;
-use crate::sync::lock;
 use crate::{Client, ClientDriver, Error, Restart, RestartPolicy, ServerSpec};
 
 /// A started server's supervisor, as the host driver runs it.

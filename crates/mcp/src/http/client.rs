@@ -18,6 +18,7 @@ use tokio::sync::mpsc;
 use tokio_util::codec::Decoder;
 use url::Url;
 
+use crate::error_line;
 use crate::transport::Cause;
 
 /// How many redirects one request follows (all within its origin).
@@ -116,7 +117,7 @@ impl HttpClient {
         self.inner
             .request(request)
             .await
-            .map_err(|err| NetError(describe(&err), NetKind::of(&err)))
+            .map_err(|err| NetError(error_line(&err), NetKind::of(&err)))
     }
 
     /// Sends a request, following redirects only within the request's origin, so credentials
@@ -143,7 +144,7 @@ impl HttpClient {
                 .inner
                 .request(request)
                 .await
-                .map_err(|err| NetError(describe(&err), NetKind::of(&err)))?;
+                .map_err(|err| NetError(error_line(&err), NetKind::of(&err)))?;
             if !response.status().is_redirection() || hops == MAX_REDIRECTS {
                 return Ok((url, response));
             }
@@ -164,18 +165,6 @@ impl HttpClient {
             url = next;
         }
     }
-}
-
-/// A hyper-util error with its causes, which is where the useful part (refused, TLS) is.
-fn describe(err: &dyn std::error::Error) -> String {
-    let mut text = err.to_string();
-    let mut source = err.source();
-    while let Some(cause) = source {
-        text.push_str(": ");
-        text.push_str(&cause.to_string());
-        source = cause.source();
-    }
-    text
 }
 
 /// Scheme, host and effective port agree (80 and 443 defaulted).
@@ -203,7 +192,7 @@ pub(crate) fn is_event_stream(response: &Response<Incoming>) -> bool {
 pub(crate) async fn read_body(body: &mut Incoming, cap: usize) -> Result<Bytes, ReadError> {
     let mut out = BytesMut::new();
     while let Some(frame) = body.frame().await {
-        let frame = frame.map_err(|err| ReadError::Net(describe(&err)))?;
+        let frame = frame.map_err(|err| ReadError::Net(error_line(&err)))?;
         if let Ok(data) = frame.into_data() {
             if out.len() + data.len() > cap {
                 return Err(ReadError::TooLarge(cap));
@@ -353,7 +342,7 @@ impl SseBody {
                 Some(Err(err)) => {
                     self.done = true;
                     // The stream broke: resumption treats it like an end.
-                    tracing::debug!(error = %describe(&err), "an SSE stream broke");
+                    tracing::debug!(error = %error_line(&err), "an SSE stream broke");
                 }
                 None => self.done = true,
             }

@@ -39,7 +39,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use http::Method;
-use sidewire_jsonrpc::Request as _;
+use sidewire_jsonrpc::{Request as _, lock};
 use tokio::sync::watch;
 use tokio::time::Instant;
 use url::Url;
@@ -48,7 +48,6 @@ use crate::http::client::{self, ReadError, SseBody, ensure_success, error_body, 
 use crate::http::{Ctx, Mode, response_id};
 use crate::protocol::methods::{INITIALIZED, Initialize};
 use crate::spec::AttemptWindow;
-use crate::sync::lock;
 use crate::transport::{Cause, Message, RequestId};
 use crate::{Restart, RestartPolicy, ServerSpec};
 

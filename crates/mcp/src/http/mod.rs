@@ -39,7 +39,7 @@ use http::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue};
 use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
-use sidewire_jsonrpc::Peer;
+use sidewire_jsonrpc::{Peer, lock};
 use tokio::sync::{mpsc, watch};
 use url::Url;
 
@@ -47,7 +47,6 @@ use crate::auth::failure::AuthFailure;
 use crate::auth::session::{AuthSession, Budget, Decision};
 use crate::error::Kind;
 use crate::redact::UrlSecrets;
-use crate::sync::lock;
 use crate::transport::{
     Backend, Cause, Inbound, Message, Opened, Outbound, Outlet, RequestFailed, RequestId,
 };

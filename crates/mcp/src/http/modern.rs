@@ -24,13 +24,12 @@ use http::Method;
 use http::header::{HeaderName, HeaderValue};
 use serde::Deserialize;
 use serde_json::value::RawValue;
-use sidewire_jsonrpc::Request as _;
+use sidewire_jsonrpc::{Request as _, lock};
 
 use crate::http::client::{BackgroundTask, error_body};
 use crate::http::streamable::{read_response, send_initialize};
 use crate::http::{Ctx, VERSION_HEADER};
 use crate::protocol::era::{self, Era};
-use crate::sync::lock;
 use crate::transport::{Cause, Message, ModernHeaders, Outbound, RequestId};
 
 /// `Mcp-Method`.

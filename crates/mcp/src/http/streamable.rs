@@ -66,7 +66,7 @@ use futures_util::StreamExt;
 use futures_util::stream::FuturesUnordered;
 use http::{Method, StatusCode};
 use hyper::body::Incoming;
-use sidewire_jsonrpc::Request as _;
+use sidewire_jsonrpc::{Request as _, lock};
 use tokio::sync::mpsc;
 
 use crate::CANCEL_FLUSH;
@@ -80,7 +80,6 @@ use crate::http::{
 };
 use crate::protocol::era::Era;
 use crate::protocol::methods::{INITIALIZED, Initialize};
-use crate::sync::lock;
 use crate::transport::{Cause, Message, Outbound, RequestId};
 
 /// POSTs in flight at once; past it the driver stops taking frames, and the jsonrpc writer

@@ -16,7 +16,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use sidewire_jsonrpc::{CallOptions, Config, Peer, Profile, Request};
+use sidewire_jsonrpc::{CallOptions, Config, Peer, Profile, Request, lock};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::oneshot;
 use tokio::time::Instant;
@@ -47,7 +47,6 @@ use crate::protocol::types::{
 
 /// The modern era's first request.
 const DISCOVER: &str = Discover::METHOD;
-use crate::sync::lock;
 use crate::transport::{self, Backend, Background, Opened};
 use crate::{Error, ServerSpec, Stage};
 

@@ -29,12 +29,11 @@ use std::sync::Mutex;
 use bytes::{BufMut as _, BytesMut};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-use sidewire_jsonrpc::EncodeParams;
+use sidewire_jsonrpc::{EncodeParams, lock};
 
 use crate::protocol::members::Members;
 
 use crate::protocol::types::{Implementation, SUPPORTED_PROTOCOL_VERSIONS, ServerCapabilities};
-use crate::sync::lock;
 
 /// The modern protocol versions this client speaks, newest first.
 pub const MODERN_PROTOCOL_VERSIONS: &[&str] = &["2026-07-28"];
@@ -308,7 +307,7 @@ impl<P: Serialize + ?Sized> EncodeParams for Wrapped<'_, P> {
             wrapped: self,
             meta: RefCell::new(None),
         };
-        sidewire_framing::write_json(&caller, dst, limit)?;
+        sidewire_jsonrpc::write_json(&caller, dst, limit)?;
         let ours = Ours {
             client_info: !envelope.client_info.is_null(),
             log_level: state.log_level.is_some(),

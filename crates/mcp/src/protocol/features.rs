@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use serde::Serialize;
 use serde_json::Value;
-use sidewire_jsonrpc::{CallOptions, Request};
+use sidewire_jsonrpc::{CallOptions, Request, lock};
 
 use crate::error::Kind;
 use crate::protocol::client::Client;
@@ -26,7 +26,6 @@ use crate::protocol::types::{
     CallToolResult, Completion, CompletionRef, ElicitAction, GetPromptResult, ReadResourceResult,
     Tool,
 };
-use crate::sync::lock;
 use crate::{Error, Root};
 
 /// The listed tool a call is checked against: the listing and the tool's place in it (no

@@ -21,8 +21,7 @@ use std::sync::{Arc, Mutex};
 
 use base64::Engine as _;
 use serde_json::Value;
-
-use crate::sync::lock;
+use sidewire_jsonrpc::lock;
 
 /// The prefix of a mirrored argument's header.
 pub(crate) const PARAM_PREFIX: &str = "Mcp-Param-";

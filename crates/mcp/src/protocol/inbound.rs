@@ -13,10 +13,8 @@ use std::sync::{Arc, Mutex};
 use serde::Deserialize;
 use serde_json::Value;
 use serde_json::value::RawValue;
-use sidewire_jsonrpc::Id;
+use sidewire_jsonrpc::{Id, lock};
 use tokio::sync::oneshot;
-
-use crate::sync::lock;
 
 /// The running handlers of one connection, by request id (its wire form).
 #[derive(Default)]

@@ -48,7 +48,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::{Map, Value, json};
-use sidewire_jsonrpc::{CallOptions, ErrorObject, Peer};
+use sidewire_jsonrpc::{CallOptions, ErrorObject, Peer, lock};
 use tokio::sync::{Notify, watch};
 use tokio::time::Instant;
 
@@ -57,7 +57,6 @@ use crate::error::Kind;
 use crate::protocol::era::Era;
 use crate::protocol::modern;
 use crate::protocol::session::{PROMPTS, RESOURCES, Shared, TOOLS};
-use crate::sync::lock;
 
 /// The request.
 pub(crate) const LISTEN: &str = "subscriptions/listen";

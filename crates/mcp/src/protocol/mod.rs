@@ -25,7 +25,6 @@ pub(crate) mod tasks;
 pub(crate) mod text_result;
 pub(crate) mod tool_index;
 pub(crate) mod types;
-pub(crate) mod unique;
 
 #[cfg(test)]
 mod tests;

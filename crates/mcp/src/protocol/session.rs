@@ -24,7 +24,7 @@ use futures_util::future::Either;
 use serde_json::{Value, json};
 use sidewire_jsonrpc::{
     Activity, Cancelled, ErrorObject, HookNotification, Hooks, Peer, Request as _, RequestContext,
-    Router, when_woken,
+    Router, lock, when_woken,
 };
 use tokio::sync::{Notify, oneshot, watch};
 
@@ -46,7 +46,6 @@ use crate::protocol::types::{
     CreateMessageParams, Implementation, InitializeResult, Progress, Prompt, Resource,
     ResourceTemplate, Tool,
 };
-use crate::sync::lock;
 use crate::transport::{Backend, Background};
 use crate::{Error, Root, ServerSpec};
 

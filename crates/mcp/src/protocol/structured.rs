@@ -24,11 +24,11 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use serde_json::Value;
+use sidewire_jsonrpc::lock;
 
 use crate::Error;
 use crate::error::Kind;
 use crate::protocol::types::{CallToolResult, RawJson, Tool};
-use crate::sync::lock;
 
 /// The most schemas a connection keeps compiled.
 pub const MAX_CACHED_SCHEMAS: usize = 1024;

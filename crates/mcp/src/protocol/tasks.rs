@@ -47,7 +47,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
-use sidewire_jsonrpc::{Activity, CallOptions, Peer, RawResult, Router};
+use sidewire_jsonrpc::{Activity, CallOptions, Peer, RawResult, Router, lock};
 use tokio::sync::watch;
 use tokio::time::Instant;
 
@@ -59,7 +59,6 @@ use crate::protocol::methods::{CallToolParams, ListMethod};
 use crate::protocol::modern;
 use crate::protocol::session::{Shared, TOOLS};
 use crate::protocol::types::{CallToolResult, Tool};
-use crate::sync::lock;
 use crate::{Error, List};
 
 /// The shortest wait between two `tasks/get` of one task, whatever the server's `pollInterval`.

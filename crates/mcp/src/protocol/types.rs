@@ -363,7 +363,7 @@ pub enum Content {
     /// A kind this client does not know, or a known kind it cannot read, kept whole. A member
     /// name repeated anywhere in such a block fails the decode (the kept block would otherwise
     /// re-send as something else: `Value` keeps the last of a repeated name).
-    #[serde(untagged, deserialize_with = "crate::protocol::unique::unique_value")]
+    #[serde(untagged, deserialize_with = "sidewire_jsonrpc::unique_value")]
     Other(Value),
 }
 

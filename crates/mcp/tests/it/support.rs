@@ -98,7 +98,7 @@ impl MockState {
     }
 }
 
-pub(crate) use sidewire_test_support::lock;
+pub(crate) use sidewire_jsonrpc::lock;
 
 impl Default for MockState {
     fn default() -> Self {

@@ -16,6 +16,7 @@ use hyper::body::Incoming;
 use hyper::service::service_fn;
 use hyper_util::rt::TokioIo;
 use serde_json::{Value, json};
+use sidewire_jsonrpc::lock;
 use sidewire_test_support::within;
 use tokio::net::TcpListener;
 use url::Url;
@@ -24,7 +25,6 @@ use super::*;
 use crate::auth::AuthErrorKind;
 use crate::auth::jwt::tests::{p256_pem, verify_assertion};
 use crate::http::client::HttpClient;
-use crate::sync::lock;
 
 const LIMIT: Duration = Duration::from_secs(20);
 
