@@ -20,6 +20,12 @@
 //!
 //! The loop runs on one pinned generation (one ext-host `Turn`, §13.3), spawns nothing and
 //! keeps everything it builds bounded by the [`Agent`]'s limits.
+//!
+//! It runs over two crate-private seams, `Model` (open a stream for a request; `host_model.rs`
+//! implements it on a pinned `Turn`) and `ToolHost` (the tools' schemas, hints and calls;
+//! `tools.rs` implements it for the `McpHost`), so the unit tests drive it with a scripted model
+//! and in-memory tools. The caller sees events through a callback (`FnMut(TurnEvent<'_>)`, borrowed
+//! data, no queue), and a turn's messages reach the [`Conversation`] only when it ends.
 
 use std::future::Future;
 use std::pin::Pin;

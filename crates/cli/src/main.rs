@@ -5,6 +5,14 @@
 //! `isError`, both printed); 2 usage (clap's, and `key=value` words a tool's schema refuses,
 //! before anything is sent); 130 after Ctrl-C (SIGINT), 143 after SIGTERM and 129
 //! after SIGHUP, once every child process is cleaned up.
+//!
+//! Ending: the command's future runs on a thread of its own ([`CommandThread`]) and the signals on
+//! the main thread, so a command stuck in a blocking call still ends: its future is dropped on its
+//! thread and waited for at most [`DROP_WAIT`], then sidewire exits. Commands that start servers or
+//! streams ([`winds_down`]) are told of the signal first and given [`GRACE`] to cancel and shut
+//! down (a second signal ends them at once); `run` owns SIGINT (the first cancels the line
+//! running). sidewire is a child subreaper, and at the very end kills and reaps every process still
+//! below it, except for `mcp login`, whose browser must outlive it.
 
 mod builtin;
 mod cli;

@@ -5,6 +5,9 @@
 //! shows, a relative or shell command) is refused before the summary is shown, so nobody is
 //! asked to consent to it. The summary escapes the manifest's text itself (see
 //! `sidewire_ext_host::TrustSummary`), and still goes through [`safe`] like all output.
+//!
+//! `plugin install --builtin demo` writes the built-in plugin's package (`builtin::write_package`)
+//! to a temporary directory and installs it by copy, through the same summary and consent.
 
 use std::io::{BufRead, IsTerminal, Write};
 

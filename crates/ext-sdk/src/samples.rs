@@ -9,6 +9,9 @@
 //!
 //! Behind the `samples` feature (off by default): the examples require it, and the crate's own
 //! tests, ext-host's tests and the CLI enable it.
+//!
+//! The scripted model has a twin in Python (stdlib only, a complete v1 provider that the
+//! conformance kit passes): ext-host's test fixture `tests/fixtures/python_provider/`.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};

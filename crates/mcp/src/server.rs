@@ -25,6 +25,8 @@
 //! share). `server/discover` names the modern versions and the legacy ones `initialize`
 //! accepts ([`SUPPORTED_PROTOCOL_VERSIONS`]), the capabilities (`tools`) and `serverInfo`.
 //! Progress goes out the same way in both eras.
+//!
+//! Behind the `server` feature, off by default: the CLI and this crate's tests enable it.
 
 use std::future::Future;
 use std::pin::Pin;

@@ -15,6 +15,10 @@
 //! Outbound, a transport that runs one exchange per message (HTTP) takes each frame as an
 //! [`Outbound`] carrying its id and method, classified once by the protocol core; stdio and
 //! caller streams take the bare frames.
+//!
+//! The backend's `farewell` covers the last handle dropped while a `notifications/cancelled` may
+//! still be unwritten: the connection keeps running while the queue is written and the server's
+//! stdin closed, within `CANCEL_FLUSH`, before what is left is killed.
 
 use std::future::Future;
 use std::pin::Pin;

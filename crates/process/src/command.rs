@@ -4,6 +4,11 @@
 //! [`resolve`](crate::resolve) first), arguments reach it verbatim. Every child leads its own
 //! process group, gets `PR_SET_PDEATHSIG(SIGKILL)` between fork and exec, and has its stdin,
 //! stdout and stderr piped; stderr belongs to the [`Supervise`] future.
+//!
+//! The `pre_exec` call that sets the death signal is the workspace's one `unsafe` (`unsafe_code`
+//! is `deny` in this crate, `forbid` in the rest of the workspace). The child then checks that its
+//! parent is still the process recorded before the fork, and refuses to exec if not: the host died
+//! before the death signal was set, so it would never come.
 
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStrExt;

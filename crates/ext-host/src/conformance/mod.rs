@@ -44,6 +44,14 @@
 //! * **A command target** (`Target::Command`) is resolved on `PATH` and may be a shell script
 //!   or an interpreter: the kit is a development tool, and only installed plugins are bound by
 //!   the launch contract (which `Target::Installed` and `Target::Package` apply).
+//!
+//! # How the kit itself is checked
+//!
+//! `tests/it/conformance.rs` runs it on the SDK's examples, `tests/fixtures/conformance/` (a
+//! stdlib-only Python sidecar with `--flaw` switches, and a shell launcher that greets on stdout)
+//! and the Python provider `tests/fixtures/python_provider/`, asserting the exact set of failed
+//! statements of each: none for the examples and the unflawed Python sidecars, and for each flaw
+//! the statements it breaks, so every checked statement is failed by at least one flaw.
 
 mod checks;
 mod report;

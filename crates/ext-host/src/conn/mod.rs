@@ -9,6 +9,10 @@
 //! non-owning view of the process), so dropping the last [`Connection`] kills the process
 //! group synchronously. This module does not
 //! walk chains or decide policy; it reports what happened to each call.
+//!
+//! The §6.6 close is `Process::close` without a `SIGTERM`: stdin closed, then `SHUTDOWN_EXIT_WAIT`
+//! (750 ms) for the sidecar to exit, then `SIGKILL` to the group and `SHUTDOWN_REAP_WAIT` (5 s) for
+//! the reap.
 
 mod barrier;
 mod handshake;

@@ -23,6 +23,12 @@
 //! The waiters hold no queue: there are as many as there are callers, each bounded by its
 //! timeout. Restarts do not take a start slot ([`MAX_PARALLEL_STARTS`]); each server restarts
 //! at most once at a time.
+//!
+//! A batch files every name first, then creates each startup only when one of the
+//! [`MAX_PARALLEL_STARTS`] places frees, so what it holds (and with it the cost of each spawn's
+//! `fork`) does not grow with the batch; an abandoned start gives its name back. The host's roots
+//! ([`McpHost::set_roots`]) are told to the running servers, and every later start or restart
+//! connects with them.
 
 mod restart;
 mod views;

@@ -1,5 +1,8 @@
 //! The plain data a [`McpHost`](crate::McpHost) hands out: namespaced tools and prompts, resources
 //! with their server, status entries and startup failures. Snapshots, not live views.
+//!
+//! [`HostSnapshot`] shares the clients' cached `Arc<[T]>` lists instead of copying them and is
+//! walked by borrowed [`Named`] views, so a listing (the CLI prints through it) copies no tool.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;

@@ -21,6 +21,10 @@
 //! [`Inbound::Failed`] with the request's id and a typed [`Cause`], for the protocol core to fail that request with a typed error
 //! (`Error::is_http`, `Error::http_status`). A failure of anything else is logged: nobody
 //! waits for it.
+//!
+//! Every request to the server, whichever transport and era, goes through `HttpState::send`, which
+//! applies the connection's authorization and, after a 401 or a 403 `insufficient_scope`, sends
+//! it again with new credentials within the session's per-request budget.
 
 pub(crate) mod answer;
 pub(crate) mod client;

@@ -14,6 +14,8 @@
 //!
 //! Cancelling is closing the response stream: `notifications/cancelled` for a modern request
 //! in flight never goes on the wire; the exchange is aborted instead ([`Aborts`]).
+//!
+//! Of the protocol core it uses only `protocol::era`: the [`Era`] and the modern error codes.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
