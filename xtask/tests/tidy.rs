@@ -162,6 +162,104 @@ fn ci_runs_the_public_api_check() {
     );
 }
 
+/// ARCHITECTURE.md's code map gives every module file one line, and names no file that is gone.
+///
+/// Under a `### `crates/<name>`` heading a path is the crate's (`src/x.rs`); under the others it
+/// is the repository's. A path may name siblings as `dir/{a,b}.rs` or `dir/*.rs`.
+#[test]
+fn the_code_map_names_every_module_once() {
+    let text = std::fs::read_to_string(root().join("ARCHITECTURE.md")).unwrap();
+    let start = text
+        .find("\n## Code map\n")
+        .expect("ARCHITECTURE.md has a code map");
+    let map = &text[start + 1..];
+    let map = &map[..map[1..].find("\n## ").map_or(map.len(), |end| end + 1)];
+    let mut bad = Vec::new();
+    let mut named: Vec<String> = Vec::new();
+    let mut base = String::new();
+    for line in map.lines() {
+        if let Some(heading) = line.strip_prefix("### ") {
+            base = heading
+                .strip_prefix('`')
+                .and_then(|rest| rest.split('`').next())
+                .filter(|dir| dir.starts_with("crates/"))
+                .map(|dir| format!("{}/", dir.trim_end_matches('/')))
+                .unwrap_or_default();
+            continue;
+        }
+        if line.starts_with("  ") {
+            bad.push(format!("a code map entry runs over one line: {line}"));
+            continue;
+        }
+        let Some(path) = line
+            .strip_prefix("- `")
+            .and_then(|rest| rest.split_once("`"))
+            .map(|(path, _)| path)
+        else {
+            continue;
+        };
+        for path in sibling_paths(&format!("{base}{path}")) {
+            if !root().join(&path).is_file() {
+                bad.push(format!("the code map names {path}, which does not exist"));
+            }
+            named.push(path);
+        }
+    }
+    let mut modules = Vec::new();
+    for dir in std::fs::read_dir(root().join("crates")).unwrap().flatten() {
+        modules.extend(rust_files(&dir.path().join("src")));
+    }
+    for dir in ["benches/src", "xtask/src"] {
+        modules.extend(rust_files(&root().join(dir)));
+    }
+    for file in modules {
+        let rel = file.strip_prefix(root()).unwrap().display().to_string();
+        if rel.ends_with("/tests.rs") || rel.contains("/tests/") {
+            continue;
+        }
+        match named.iter().filter(|path| **path == rel).count() {
+            1 => {}
+            0 => bad.push(format!("the code map has no line for {rel}")),
+            n => bad.push(format!("the code map names {rel} {n} times")),
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "ARCHITECTURE.md's code map:\n{}",
+        bad.join("\n")
+    );
+}
+
+/// `dir/{a,b}.rs` as `dir/a.rs` and `dir/b.rs`; `dir/*.rs` as the `.rs` files in `dir`.
+fn sibling_paths(path: &str) -> Vec<String> {
+    if let Some((head, rest)) = path.split_once('{')
+        && let Some((names, tail)) = rest.split_once('}')
+    {
+        return names
+            .split(',')
+            .map(|name| format!("{head}{name}{tail}"))
+            .collect();
+    }
+    if let Some(dir) = path.strip_suffix("/*.rs") {
+        let mut files: Vec<String> = std::fs::read_dir(root().join(dir))
+            .map(|entries| {
+                entries
+                    .flatten()
+                    .map(|entry| entry.file_name().to_string_lossy().into_owned())
+                    .filter(|name| name.ends_with(".rs"))
+                    .map(|name| format!("{dir}/{name}"))
+                    .collect()
+            })
+            .unwrap_or_default();
+        files.sort();
+        if files.is_empty() {
+            files.push(path.to_string());
+        }
+        return files;
+    }
+    vec![path.to_string()]
+}
+
 /// The text without comment lines (docs may name what the code must not contain).
 fn code_lines(text: &str) -> String {
     text.lines()
