@@ -1,4 +1,8 @@
 //! The one poison-free `lock` of the workspace.
+//!
+//! It lives here because jsonrpc is the lowest crate that every crate taking a lock (ext-host,
+//! ext-sdk, mcp, the CLI) already depends on; a crate of its own for one function
+//! would be one more crate to publish.
 
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
