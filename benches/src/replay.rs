@@ -322,6 +322,35 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn the_sidecar_replay_writes_the_captured_bytes_but_the_id() {
+        use crate::sidecars::{InterceptShape, replay_on};
+        for shape in InterceptShape::ALL {
+            let [initialize, intercept, shutdown] = shape.captured();
+            let lines: Vec<String> = [
+                r#"{"jsonrpc":"2.0","id":1,"method":"extension/initialize","params":{}}"#,
+                r#"{"jsonrpc":"2.0","method":"extension/initialized","params":{}}"#,
+                r#"{"jsonrpc":"2.0","id":2,"method":"extension/intercept","params":{}}"#,
+                r#"{"jsonrpc":"2.0","id":9007199254740991,"method":"extension/intercept","params":{}}"#,
+                r#"{"jsonrpc":"2.0","id":4,"method":"extension/shutdown","params":{}}"#,
+            ]
+            .into_iter()
+            .map(|line| line.to_owned() + "\n")
+            .collect();
+            let answers = exchange(|r, w| replay_on(shape, r, w), &lines).await;
+            assert_eq!(
+                answers,
+                [
+                    substituted(initialize, "1"),
+                    substituted(intercept, "2"),
+                    substituted(intercept, "9007199254740991"),
+                    substituted(shutdown, "4"),
+                ],
+                "{shape:?}"
+            );
+        }
+    }
+
+    #[tokio::test]
     async fn lines_split_across_reads_are_answered_once_each_in_order() {
         let (mut client, server) = tokio::io::duplex(64);
         let (reader, writer) = tokio::io::split(server);
