@@ -14,6 +14,12 @@
 //! for an intercept, whose connection runs as a task on the runtime's worker). Like the tests,
 //! the binary re-executes itself as its own children, selected by `SIDEWIRE_BENCH_ROLE`.
 //!
+//! `replay_rust_sdk` and `replay_go` time the same intercept through one sidecar that is no SDK
+//! at all: it answers with frames in one SDK's exact bytes, only the id replaced (sidewire's
+//! Rust SDK, captured from its sidecar; the reference Go SDK, derived from its source:
+//! `benches/fixtures/real/`, `benches/capture/README.md`), so that the host's side is timed
+//! on each SDK's byte shape with the same, nearly free, sidecar behind it.
+//!
 //! Targets: host cost beyond the wire ≤ 3 µs per intercept (one sidecar's time less the pipe
 //! floor); no subscriber ≤ 100 ns; one sidecar's p50 ≤ 1.3× the floor; 4 sidecars ≤ 4 × one
 //! plus 5 µs. `pipe_floor_4` (a line through 4 echoing children in turn) is the floor of the
@@ -23,11 +29,14 @@ use std::time::{Duration, Instant};
 
 use criterion::{BatchSize, Criterion};
 use serde_json::json;
+use sidewire_benches::sidecars::InterceptShape;
 use sidewire_ext_host::{ExtensionHost, HostConfig, InstallOptions, PluginStore};
 use sidewire_ext_protocol::{HookPayload, HookPoint, InputPayload};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 const ROLE: &str = "SIDEWIRE_BENCH_ROLE";
+/// The role of a replay sidecar, followed by its shape's name.
+const REPLAY: &str = "replay:";
 
 /// The JSON floor: an intercept and its answer as typed serde structs, the least JSON work any
 /// implementation of the exchange does (encode the request, parse it, encode the answer, parse
@@ -242,8 +251,13 @@ fn payload() -> HookPayload {
     })
 }
 
-/// The children: an echoing pipe, or a no-op SDK sidecar.
+/// The children: an echoing pipe, the floors' children, a no-op SDK sidecar, or a replay
+/// sidecar.
 fn child(role: &str) -> std::process::ExitCode {
+    if let Some(shape) = role.strip_prefix(REPLAY) {
+        let shape = InterceptShape::from_name(shape).expect("a replay shape");
+        return sidewire_benches::sidecars::serve_replay(shape);
+    }
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -289,14 +303,15 @@ fn child(role: &str) -> std::process::ExitCode {
     }
 }
 
-fn install(store: &PluginStore, dir: &std::path::Path, name: &str) {
+/// Installs plugin `name`, whose sidecar is this binary in `role`.
+fn install(store: &PluginStore, dir: &std::path::Path, name: &str, role: &str) {
     let root = dir.join(name);
     std::fs::create_dir_all(&root).unwrap();
     let manifest = json!({
         "apiVersion": "reasonix.io/plugin/v1", "name": name, "version": "1.0.0",
         "runtime": {
             "command": std::env::current_exe().unwrap().display().to_string(),
-            "env": {ROLE: "noop"},
+            "env": {ROLE: role},
             "intercepts": ["input.receive"], "capabilities": ["interceptors"],
         },
     });
@@ -308,17 +323,39 @@ fn install(store: &PluginStore, dir: &std::path::Path, name: &str) {
     store.install(&root, InstallOptions::link()).unwrap();
 }
 
-async fn boot(sidecars: usize) -> (ExtensionHost, tempfile::TempDir) {
+/// The host booted with `sidecars` plugins whose sidecars run in `role`.
+async fn boot(sidecars: usize, role: &str) -> (ExtensionHost, tempfile::TempDir) {
     let dir = tempfile::tempdir().unwrap();
     let state = dir.path().join("state");
     let store = PluginStore::new(&state);
     for i in 0..sidecars {
-        install(&store, dir.path(), &format!("noop{i}"));
+        install(&store, dir.path(), &format!("noop{i}"), role);
     }
     let (runtime, _events) = ExtensionHost::boot(HostConfig::new(&state, "bench", dir.path()))
         .await
         .unwrap();
     (runtime, dir)
+}
+
+/// `iters` `input.receive` intercepts through `runtime`, one after another, timed; the payloads
+/// are the caller's, built before the clock starts.
+fn intercepts(
+    runtime: &ExtensionHost,
+    iters: u64,
+) -> impl std::future::Future<Output = Duration> + Send + 'static {
+    let runtime = runtime.clone();
+    let payloads: Vec<HookPayload> = (0..iters).map(|_| payload()).collect();
+    async move {
+        let started = Instant::now();
+        for payload in payloads {
+            let outcome = runtime
+                .intercept(HookPoint::InputReceive, payload)
+                .await
+                .unwrap();
+            drop(std::hint::black_box(outcome));
+        }
+        started.elapsed()
+    }
 }
 
 fn benches(c: &mut Criterion) {
@@ -462,29 +499,13 @@ fn benches(c: &mut Criterion) {
     }
 
     for sidecars in [1, 4] {
-        let (runtime, dir) = rt.block_on(boot(sidecars));
-        // The payloads are the caller's, built outside the timed loop.
-        let intercepts = |iters: u64| {
-            let runtime = runtime.clone();
-            let payloads: Vec<HookPayload> = (0..iters).map(|_| payload()).collect();
-            async move {
-                let started = Instant::now();
-                for payload in payloads {
-                    let outcome = runtime
-                        .intercept(HookPoint::InputReceive, payload)
-                        .await
-                        .unwrap();
-                    drop(std::hint::black_box(outcome));
-                }
-                started.elapsed()
-            }
-        };
+        let (runtime, dir) = rt.block_on(boot(sidecars, "noop"));
         group.bench_function(format!("sidecars_{sidecars}"), |b| {
-            b.iter_custom(|iters| rt.block_on(rt.spawn(intercepts(iters))).unwrap())
+            b.iter_custom(|iters| rt.block_on(rt.spawn(intercepts(&runtime, iters))).unwrap())
         });
         if sidecars == 1 {
             group.bench_function("sidecars_1_off_runtime", |b| {
-                b.iter_custom(|iters| rt.block_on(intercepts(iters)))
+                b.iter_custom(|iters| rt.block_on(intercepts(&runtime, iters)))
             });
         }
         if sidecars == 1 {
@@ -509,6 +530,16 @@ fn benches(c: &mut Criterion) {
         rt.block_on(runtime.shutdown());
         drop(dir);
     }
+
+    // One sidecar per byte shape, replaying that SDK's answers (see the module docs).
+    for shape in InterceptShape::ALL {
+        let (runtime, dir) = rt.block_on(boot(1, &format!("{REPLAY}{}", shape.name())));
+        group.bench_function(format!("replay_{}", shape.name()), |b| {
+            b.iter_custom(|iters| rt.block_on(rt.spawn(intercepts(&runtime, iters))).unwrap())
+        });
+        rt.block_on(runtime.shutdown());
+        drop(dir);
+    }
     group.finish();
 
     // Spawn + handshake: a whole boot of one sidecar, p50/p95 over 30 runs.
@@ -517,7 +548,7 @@ fn benches(c: &mut Criterion) {
             rt.block_on(async {
                 let dir = tempfile::tempdir().unwrap();
                 let state = dir.path().join("state");
-                install(&PluginStore::new(&state), dir.path(), "noop");
+                install(&PluginStore::new(&state), dir.path(), "noop", "noop");
                 let started = Instant::now();
                 let (runtime, _events) =
                     ExtensionHost::boot(HostConfig::new(&state, "bench", dir.path()))

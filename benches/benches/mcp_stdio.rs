@@ -15,6 +15,15 @@
 //! pre-encoded `tools/call` line (as each era's client sends it) to the same server and reads
 //! its answer line back, with no JSON on the client side. What a client costs is its time
 //! less the floor; the server's work and the two pipe wake-ups are in every row alike.
+//!
+//! `mcp_stdio_shape_<shape>/…` are the same rows on real bytes: the no-op server re-executed
+//! with `SIDEWIRE_BENCH_SHAPE` set answers `tools/call` with the frame captured from a real
+//! SDK's no-op server (`ts1`: TypeScript SDK 1.32.2, `ts2`: TypeScript SDK 2.4.0, `py`: Python
+//! SDK 2.3.0, `rmcp`: rmcp 3.11.0), only its `id` replaced, so member order, spacing, `_meta`
+//! and content shape are the SDK's (`benches/fixtures/real/`, captured as
+//! `benches/capture/README.md` says). `own` replays this server's own answer through the
+//! same replay server, the row the others compare with. Each shape has its own floor against
+//! its own replay server, and modern-era rows where the SDK speaks that era (all but `ts1`).
 
 // criterion_group! generates an undocumented public function.
 #![allow(missing_docs)]
@@ -23,6 +32,7 @@ use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group};
 use serde_json::Value;
+use sidewire_benches::noop_mcp::{SHAPE_ENV, Shape};
 use sidewire_benches::pipelined;
 use tokio::io::AsyncWriteExt as _;
 use tokio::runtime::Runtime;
@@ -32,7 +42,14 @@ const SERVER_ENV: &str = "SIDEWIRE_BENCH_NOOP_SERVER";
 
 fn main() {
     if std::env::var_os(SERVER_ENV).is_some() {
-        runtime().block_on(sidewire_benches::noop_mcp::serve());
+        let shape = std::env::var(SHAPE_ENV).ok();
+        match shape.as_deref().map(Shape::from_name) {
+            None => runtime().block_on(sidewire_benches::noop_mcp::serve()),
+            Some(Some(shape)) => {
+                runtime().block_on(sidewire_benches::noop_mcp::serve_replay(shape))
+            }
+            Some(None) => panic!("{SHAPE_ENV}: no such shape"),
+        }
         return;
     }
     benches();
@@ -53,11 +70,19 @@ fn server_exe() -> String {
         .into_owned()
 }
 
-fn sidewire_client(rt: &Runtime, era: sidewire_mcp::EraChoice) -> sidewire_mcp::Client {
+/// sidewire's client in `era`, on the no-op server, or on its replay in `shape`.
+fn sidewire_client(
+    rt: &Runtime,
+    era: sidewire_mcp::EraChoice,
+    shape: Option<Shape>,
+) -> sidewire_mcp::Client {
     rt.block_on(async {
-        let spec = sidewire_mcp::ServerSpec::stdio("noop", server_exe())
+        let mut spec = sidewire_mcp::ServerSpec::stdio("noop", server_exe())
             .env(SERVER_ENV, "1")
             .era(era);
+        if let Some(shape) = shape {
+            spec = spec.env(SHAPE_ENV, shape.name());
+        }
         let (client, driver) = sidewire_mcp::Client::connect(&spec, sidewire_mcp::NoHandler)
             .await
             .expect("sidewire connects to the no-op server");
@@ -69,8 +94,9 @@ fn sidewire_client(rt: &Runtime, era: sidewire_mcp::EraChoice) -> sidewire_mcp::
 type RmcpClient = rmcp::service::RunningService<rmcp::RoleClient, ()>;
 
 /// rmcp's client in `era`: the `initialize` lifecycle for the legacy era, the `server/discover`
-/// one (2026-07-28 only, no fallback) for the modern era.
-fn rmcp_client(rt: &Runtime, era: sidewire_mcp::Era) -> RmcpClient {
+/// one (2026-07-28 only, no fallback) for the modern era; on the no-op server, or on its replay
+/// in `shape`.
+fn rmcp_client(rt: &Runtime, era: sidewire_mcp::Era, shape: Option<Shape>) -> RmcpClient {
     use rmcp::service::{ClientLifecycleMode, ClientServiceExt as _};
     let lifecycle = match era {
         sidewire_mcp::Era::Modern => ClientLifecycleMode::Discover {
@@ -81,6 +107,9 @@ fn rmcp_client(rt: &Runtime, era: sidewire_mcp::Era) -> RmcpClient {
     rt.block_on(async {
         let mut command = tokio::process::Command::new(server_exe());
         command.env(SERVER_ENV, "1");
+        if let Some(shape) = shape {
+            command.env(SHAPE_ENV, shape.name());
+        }
         let transport =
             rmcp::transport::TokioChildProcess::new(command).expect("rmcp starts the no-op server");
         ().serve_with_lifecycle(transport, lifecycle)
@@ -92,13 +121,13 @@ fn rmcp_client(rt: &Runtime, era: sidewire_mcp::Era) -> RmcpClient {
 fn tools_call(c: &mut Criterion) {
     use sidewire_mcp::{Era, EraChoice};
     let rt = runtime();
-    let sidewire_legacy = sidewire_client(&rt, EraChoice::Legacy);
-    let sidewire_modern = sidewire_client(&rt, EraChoice::Auto);
+    let sidewire_legacy = sidewire_client(&rt, EraChoice::Legacy, None);
+    let sidewire_modern = sidewire_client(&rt, EraChoice::Auto, None);
     assert_eq!(sidewire_legacy.era(), Era::Legacy);
     assert_eq!(sidewire_modern.era(), Era::Modern);
-    let rmcp_legacy = rmcp_client(&rt, Era::Legacy);
-    let rmcp_modern = rmcp_client(&rt, Era::Modern);
-    let floor = Floor::start(&rt);
+    let rmcp_legacy = rmcp_client(&rt, Era::Legacy, None);
+    let rmcp_modern = rmcp_client(&rt, Era::Modern, None);
+    let floor = Floor::start(&rt, None);
     for depth in [1usize, 32] {
         let mut group = c.benchmark_group(format!("mcp_stdio_tools_call/in_flight_{depth}"));
         group.throughput(Throughput::Elements(1));
@@ -130,6 +159,68 @@ fn tools_call(c: &mut Criterion) {
     rt.block_on(floor.stop());
 }
 
+/// The rows of [`tools_call`] once per byte shape, each against the no-op server replaying
+/// that shape's captured `tools/call` answers, one shape at a time (its children end before
+/// the next shape's start).
+fn shapes(c: &mut Criterion) {
+    use sidewire_mcp::{Era, EraChoice};
+    let rt = runtime();
+    for shape in Shape::ALL {
+        let mut eras = vec![Era::Legacy];
+        if shape.has_modern() {
+            eras.push(Era::Modern);
+        }
+        let name = |client: &str, era: Era| format!("{client}_{}", era.as_str());
+        let sidewire: Vec<_> = eras
+            .iter()
+            .map(|&era| {
+                let choice = match era {
+                    Era::Modern => EraChoice::Auto,
+                    _ => EraChoice::Legacy,
+                };
+                let client = sidewire_client(&rt, choice, Some(shape));
+                assert_eq!(client.era(), era, "sidewire's era on {}", shape.name());
+                (name("sidewire", era), client)
+            })
+            .collect();
+        let rmcp: Vec<_> = eras
+            .iter()
+            .map(|&era| (name("rmcp", era), rmcp_client(&rt, era, Some(shape))))
+            .collect();
+        let floor = Floor::start(&rt, Some(shape));
+        for depth in [1usize, 32] {
+            let mut group = c.benchmark_group(format!(
+                "mcp_stdio_shape_{}/in_flight_{depth}",
+                shape.name()
+            ));
+            group.throughput(Throughput::Elements(1));
+            if depth == 1 {
+                for &era in &eras {
+                    let line = match era {
+                        Era::Modern => FLOOR_MODERN,
+                        _ => FLOOR_LEGACY,
+                    };
+                    group.bench_function(name("floor", era), |b| floor.bench(b, &rt, line));
+                }
+            }
+            for (name, client) in &sidewire {
+                group.bench_function(name, |b| bench_sidewire(b, &rt, client, depth));
+            }
+            for (name, client) in &rmcp {
+                group.bench_function(name, |b| bench_rmcp(b, &rt, client, depth));
+            }
+            group.finish();
+        }
+        for (_, client) in sidewire {
+            rt.block_on(client.close());
+        }
+        for (_, client) in rmcp {
+            drop(rt.block_on(client.cancel()));
+        }
+        rt.block_on(floor.stop());
+    }
+}
+
 /// The floor's `tools/call` in the legacy era: what sidewire's client writes (a progress token
 /// in `_meta`), pre-encoded.
 const FLOOR_LEGACY: &str = concat!(
@@ -159,9 +250,16 @@ type FloorPipes = (
 );
 
 impl Floor {
-    fn start(rt: &Runtime) -> Self {
+    /// The no-op server, or its replay in `shape`.
+    fn start(rt: &Runtime, shape: Option<Shape>) -> Self {
         rt.block_on(async {
-            let (child, stdin, lines) = sidewire_benches::spawn_self(SERVER_ENV, "1");
+            let (child, stdin, lines) = match shape {
+                None => sidewire_benches::spawn_self(SERVER_ENV, "1"),
+                Some(shape) => sidewire_benches::spawn_self_with(&[
+                    (SERVER_ENV, "1"),
+                    (SHAPE_ENV, shape.name()),
+                ]),
+            };
             let pipes = std::sync::Arc::new(tokio::sync::Mutex::new((stdin, lines)));
             Floor { child, pipes }
         })
@@ -247,5 +345,5 @@ fn bench_rmcp(b: &mut criterion::Bencher<'_>, rt: &Runtime, client: &RmcpClient,
 criterion_group! {
     name = benches;
     config = Criterion::default().measurement_time(Duration::from_secs(3)).warm_up_time(Duration::from_secs(1));
-    targets = tools_call
+    targets = tools_call, shapes
 }

@@ -37,9 +37,20 @@ pub fn spawn_self(
     tokio::process::ChildStdin,
     tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStdout>>,
 ) {
+    spawn_self_with(&[(role_var, role)])
+}
+
+/// [`spawn_self`] with every variable of `env` set.
+pub fn spawn_self_with(
+    env: &[(&str, &str)],
+) -> (
+    tokio::process::Child,
+    tokio::process::ChildStdin,
+    tokio::io::Lines<tokio::io::BufReader<tokio::process::ChildStdout>>,
+) {
     use tokio::io::AsyncBufReadExt as _;
     let mut child = tokio::process::Command::new(std::env::current_exe().expect("this binary"))
-        .env(role_var, role)
+        .envs(env.iter().copied())
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .kill_on_drop(true)
@@ -255,6 +266,7 @@ pub fn stdio_pipes() -> (
 }
 
 pub mod noop_mcp;
+pub mod replay;
 pub mod scale;
 pub mod sidecars;
 

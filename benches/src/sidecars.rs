@@ -2,6 +2,10 @@
 //! SDK serving an extension that answers `continue` to `input.receive`, installed N times in a
 //! temporary plugin store and booted. The sidecar is the bench binary itself, re-executed with
 //! [`ROLE`] set (the intercept bench does the same with its own copy of these lines).
+//!
+//! [`serve_replay`] is a sidecar of another kind, for the intercept bench: no SDK, just the
+//! answers of one [`InterceptShape`] replayed byte for byte with the request's id (see
+//! [`crate::replay`]), so that the host reads each SDK's exact bytes.
 
 use std::path::Path;
 
@@ -87,4 +91,112 @@ pub fn store(sidecars: usize) -> (HostConfig, tempfile::TempDir) {
 pub async fn boot(config: HostConfig) -> ExtensionHost {
     let (runtime, _events) = ExtensionHost::boot(config).await.expect("the host boots");
     runtime
+}
+
+/// The byte shape a replay sidecar answers in: whose sidecar the frames come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InterceptShape {
+    /// sidewire's Rust SDK (`sidewire-ext-sdk`), captured from [`serve`]'s sidecar.
+    RustSdk,
+    /// The reference Go SDK (esengine/DeepSeek-Reasonix `sdk/go` at 60ab9be), derived from its
+    /// source: `encoding/json` output of its wire structs (`benches/capture/README.md`).
+    Go,
+}
+
+impl InterceptShape {
+    /// Every shape, in the order the bench runs them.
+    pub const ALL: [InterceptShape; 2] = [InterceptShape::RustSdk, InterceptShape::Go];
+
+    /// The name in bench ids and roles.
+    pub fn name(self) -> &'static str {
+        match self {
+            InterceptShape::RustSdk => "rust_sdk",
+            InterceptShape::Go => "go",
+        }
+    }
+
+    /// The shape named `name`.
+    pub fn from_name(name: &str) -> Option<InterceptShape> {
+        InterceptShape::ALL
+            .into_iter()
+            .find(|shape| shape.name() == name)
+    }
+
+    /// The answers to `extension/initialize`, `extension/intercept` (`continue`) and
+    /// `extension/shutdown` (`benches/fixtures/real/`).
+    pub fn captured(self) -> [&'static str; 3] {
+        macro_rules! real {
+            ($file:literal) => {
+                include_str!(concat!("../fixtures/real/", $file))
+            };
+        }
+        match self {
+            InterceptShape::RustSdk => [
+                real!("ext-rust-sdk.initialize.json"),
+                real!("ext-rust-sdk.intercept.json"),
+                real!("ext-rust-sdk.shutdown.json"),
+            ],
+            InterceptShape::Go => [
+                real!("ext-go-sdk-60ab9be.initialize.json"),
+                real!("ext-go-sdk-60ab9be.intercept.json"),
+                real!("ext-go-sdk-60ab9be.shutdown.json"),
+            ],
+        }
+    }
+}
+
+/// Serves a replay sidecar in `shape` on stdin/stdout until the host shuts it down or closes
+/// its stdin.
+///
+/// # Panics
+///
+/// When no Tokio runtime can be built.
+pub fn serve_replay(shape: InterceptShape) -> std::process::ExitCode {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    runtime.block_on(async {
+        let (reader, writer) = crate::stdio_pipes();
+        match replay_on(shape, reader, writer).await {
+            Ok(()) => std::process::ExitCode::SUCCESS,
+            Err(_) => std::process::ExitCode::FAILURE,
+        }
+    })
+}
+
+/// [`serve_replay`] on `reader` and `writer`: the three captured answers with the request's
+/// id, `-32601` to any other request, nothing to notifications. No check of what the host
+/// sends: the host's side is what the bench times.
+///
+/// # Errors
+///
+/// A read or a write failing.
+pub async fn replay_on<R, W>(shape: InterceptShape, reader: R, writer: W) -> std::io::Result<()>
+where
+    R: tokio::io::AsyncRead + Unpin,
+    W: tokio::io::AsyncWrite + Unpin,
+{
+    use crate::replay::{Flow, Frame, Incoming, write_error};
+    let [initialize, intercept, shutdown] = shape.captured().map(Frame::split);
+    crate::replay::serve_lines(reader, writer, |line, out| {
+        let Some(incoming) = Incoming::read(line) else {
+            return Flow::Continue;
+        };
+        let (Some(id), Some(method)) = (incoming.id, incoming.method) else {
+            return Flow::Continue;
+        };
+        let id = id.get().as_bytes();
+        match method {
+            "extension/intercept" => intercept.write(id, out),
+            "extension/initialize" => initialize.write(id, out),
+            "extension/shutdown" => {
+                shutdown.write(id, out);
+                return Flow::Stop;
+            }
+            _ => write_error(id, -32601, "Method not found", out),
+        }
+        Flow::Continue
+    })
+    .await
 }
