@@ -106,14 +106,6 @@ pub fn decode_params<T: Dto>(raw: Option<&str>) -> Result<T, Error> {
     decode(raw.unwrap_or("{}"), Target::Params)
 }
 
-/// Reads received params in one pass, for a transport that has the params' text before
-/// anything parsed it: `Some` only when `T` has a one-pass reader and the text is one JSON value
-/// that [`decode_params`] accepts too, decoded to the same value; `None` for anything else, every
-/// rejection among them, whose verdict and error [`decode_params`] gives.
-pub fn decode_params_quick<T: Dto>(text: &str) -> Option<T> {
-    T::decode_one_pass(OnePassText(text))
-}
-
 /// Decodes the result of a received response. Failures carry reason `protocol_error`.
 pub fn decode_result<T: Dto>(raw: &str) -> Result<T, Error> {
     decode(raw, Target::Result)

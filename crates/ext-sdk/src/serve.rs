@@ -26,7 +26,7 @@ use sidewire_ext_protocol::{
     ProviderCatalogParams, ProviderCatalogResult, Reason, ResourcesChangedParams, ShutdownParams,
     ShutdownResult, StreamCancelParams, StreamCancelResult, StreamOpenParams, StreamOpenResult,
     UiActionParams, UiActionResult, UiSubmitParams, UiSubmitResult, decode_initialize_params,
-    decode_params, decode_params_quick, jsonrpc_config,
+    decode_params, jsonrpc_config,
 };
 use sidewire_jsonrpc::{ErrorObject, Router, lock};
 
@@ -319,14 +319,9 @@ impl Connection {
             .request_raw(Method::Shutdown.as_str(), move |params, _| {
                 shutdown.shutdown(params)
             })
-            .request_text(
-                Method::Intercept.as_str(),
-                {
-                    let intercept = Arc::clone(&intercept);
-                    move |params, _| intercept.intercept_quick(params)
-                },
-                move |params, _| intercept.intercept(params),
-            )
+            .request_raw(Method::Intercept.as_str(), move |params, _| {
+                intercept.intercept(params)
+            })
             .request_raw(Method::UiAction.as_str(), move |params, _| {
                 action.ui_action(params)
             })
@@ -533,32 +528,11 @@ impl Connection {
         self.gate(Method::Intercept)?;
         let params: InterceptParams =
             decode_params(params.map(RawValue::get)).map_err(|err| err.to_error_object())?;
-        Ok(self.start_intercept(params))
-    }
-
-    /// The quick way in for an intercept whose frame the transport has not parsed (see
-    /// `Router::request_text`): the params' text is decoded once, in one pass. `None` for
-    /// anything that pass does not accept (the state gate included); [`intercept`] then gives
-    /// the verdict and the error.
-    ///
-    /// [`intercept`]: Connection::intercept
-    fn intercept_quick(
-        self: &Arc<Self>,
-        params: &str,
-    ) -> Option<BoxFuture<Result<Answer, ErrorObject>>> {
-        self.gate(Method::Intercept).ok()?;
-        Some(self.start_intercept(decode_params_quick(params)?))
-    }
-
-    fn start_intercept(
-        self: &Arc<Self>,
-        params: InterceptParams,
-    ) -> BoxFuture<Result<Answer, ErrorObject>> {
         // The budget runs from the moment the intercept is routed, so waiting for a callback
         // slot counts against it, as it does on the host's side.
         let budget = Duration::from_millis(params.timeout_millis);
         let deadline = Instant::now().checked_add(budget);
-        self.guarded(deadline, Arc::clone(self).run_intercept(params, budget))
+        Ok(self.guarded(deadline, Arc::clone(self).run_intercept(params, budget)))
     }
 
     async fn run_intercept(
