@@ -13,7 +13,6 @@
 //! This module is not the envelope layer: it decodes `params` and `result` values that the
 //! JSON-RPC peer has already separated from the frame.
 
-pub(crate) mod canonical;
 mod kind;
 mod one_pass;
 

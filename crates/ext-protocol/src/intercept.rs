@@ -43,8 +43,7 @@ impl Dto for InterceptParams {
     const NAME: &'static str = "InterceptParams";
 
     fn decode_one_pass(text: OnePassText<'_>) -> Option<Self> {
-        // The host's own text of an input intercept is matched rather than parsed.
-        crate::decode::canonical::intercept_params(text.get()).or_else(|| one_pass(text))
+        one_pass(text)
     }
 
     fn describe(f: &mut Fields<'_>) -> Result<Self, Error> {
