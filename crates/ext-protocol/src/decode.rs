@@ -62,11 +62,6 @@ impl<'a> OnePassText<'a> {
     pub(crate) fn new(text: &'a str) -> Self {
         OnePassText(text)
     }
-
-    /// The text.
-    pub(crate) fn get(&self) -> &'a str {
-        self.0
-    }
 }
 
 /// The crate-private view of a wire enum, implemented by `wire_enum!`.

@@ -133,10 +133,6 @@ pub struct InterceptResult {
 }
 
 impl InterceptResult {
-    /// [`continue_`](InterceptResult::continue_) as compact JSON, the text serde writes for it
-    /// and the answer of most intercepts: decoded without a parse, and written as it is.
-    pub const CONTINUE_JSON: &'static str = r#"{"decision":"continue"}"#;
-
     /// `{"decision":"continue"}`.
     pub fn continue_() -> Self {
         InterceptResult {
@@ -151,9 +147,6 @@ impl Dto for InterceptResult {
     const NAME: &'static str = "InterceptResult";
 
     fn decode_one_pass(text: OnePassText<'_>) -> Option<Self> {
-        if text.get() == Self::CONTINUE_JSON {
-            return Some(Self::continue_());
-        }
         one_pass(text)
     }
 

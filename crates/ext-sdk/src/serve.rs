@@ -232,40 +232,6 @@ where
     outcome.map_err(Error::Connection)
 }
 
-/// An intercept's answer as it is written: `continue`, the answer of most intercepts, as its
-/// fixed text ([`InterceptResult::CONTINUE_JSON`], which serde_json writes as it is, keys and
-/// value unescaped), anything else serialized.
-#[derive(Debug, PartialEq)]
-enum Answer {
-    Continue,
-    Other(InterceptResult),
-}
-
-impl From<InterceptResult> for Answer {
-    fn from(result: InterceptResult) -> Self {
-        if result == InterceptResult::continue_() {
-            Answer::Continue
-        } else {
-            Answer::Other(result)
-        }
-    }
-}
-
-impl serde::Serialize for Answer {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        static CONTINUE: OnceLock<Box<RawValue>> = OnceLock::new();
-        match self {
-            Answer::Continue => CONTINUE
-                .get_or_init(|| {
-                    RawValue::from_string(InterceptResult::CONTINUE_JSON.to_owned())
-                        .expect("the continue answer is JSON")
-                })
-                .serialize(serializer),
-            Answer::Other(result) => result.serialize(serializer),
-        }
-    }
-}
-
 /// Work for the ordered event worker.
 enum Work {
     Event(EventParams),
@@ -524,7 +490,7 @@ impl Connection {
         }))
     }
 
-    fn intercept(self: &Arc<Self>, params: Option<&RawValue>) -> Routed<Answer> {
+    fn intercept(self: &Arc<Self>, params: Option<&RawValue>) -> Routed<InterceptResult> {
         self.gate(Method::Intercept)?;
         let params: InterceptParams =
             decode_params(params.map(RawValue::get)).map_err(|err| err.to_error_object())?;
@@ -539,13 +505,13 @@ impl Connection {
         self: Arc<Self>,
         params: InterceptParams,
         budget: Duration,
-    ) -> Result<Answer, ErrorObject> {
+    ) -> Result<InterceptResult, ErrorObject> {
         let point = params.event;
         let plan = self.plan();
         let callback = match self.ext.interceptors.get(&point) {
             Some(callback) if plan.active.contains(&point) => Arc::clone(callback),
             // §7.6: an intercept for a point without a handler is answered `continue`.
-            _ => return Ok(Answer::Continue),
+            _ => return Ok(InterceptResult::continue_()),
         };
         // A free slot is taken without a future; waiting for one is rare, and its future
         // (a queue node) would otherwise sit in every intercept's future.
@@ -572,7 +538,6 @@ impl Connection {
             .await
             .map_err(|err| self.callback_failed(point.as_str(), &err))?;
         self.answer(point, strategy, decision, received.as_ref())
-            .map(Answer::from)
     }
 
     /// The inline payload, or the externalized one read back and decoded (§9).
@@ -1011,35 +976,4 @@ fn error_object(err: &Error) -> ErrorObject {
     err.reason()
         .unwrap_or(Reason::Internal)
         .error_object_with(err.to_string())
-}
-
-#[cfg(test)]
-mod tests {
-    use sidewire_ext_protocol::{DecisionKind, InterceptResult};
-
-    use super::Answer;
-
-    #[test]
-    fn an_answer_is_written_as_its_intercept_result() {
-        let continue_ = InterceptResult::continue_();
-        assert_eq!(Answer::from(continue_.clone()), Answer::Continue);
-        let block = InterceptResult {
-            decision: DecisionKind::Block,
-            reason: "no".to_owned(),
-            replacement: None,
-        };
-        assert_eq!(Answer::from(block.clone()), Answer::Other(block.clone()));
-        for (answer, result) in [
-            (Answer::Continue, continue_),
-            (Answer::Other(block.clone()), block),
-        ] {
-            let text = serde_json::to_string(&answer).unwrap();
-            assert_eq!(text, serde_json::to_string(&result).unwrap());
-            // Through a `Value` too, as any serializer but serde_json's writer sees it.
-            assert_eq!(
-                serde_json::to_value(&answer).unwrap(),
-                serde_json::to_value(&result).unwrap()
-            );
-        }
-    }
 }
