@@ -12,8 +12,7 @@ use serde_json::{Value, json};
 
 use crate::content::ExternalizedField;
 use crate::decode::{
-    Any, Dto, Enum, Fields, List, NonEmptyList, Nullable, Obj, OnePassText, Seg, Str, Uint,
-    one_pass, rule,
+    Any, Dto, Enum, Fields, List, NonEmptyList, Nullable, Obj, Seg, Str, Uint, rule,
 };
 use crate::error::Error;
 use crate::hooks::{DecisionKind, HookPayload, HookPoint, PayloadOf, payload_schema_rules};
@@ -41,10 +40,6 @@ pub struct InterceptParams {
 
 impl Dto for InterceptParams {
     const NAME: &'static str = "InterceptParams";
-
-    fn decode_one_pass(text: OnePassText<'_>) -> Option<Self> {
-        one_pass(text)
-    }
 
     fn describe(f: &mut Fields<'_>) -> Result<Self, Error> {
         let event = f.req("event", Enum::new())?;
@@ -145,10 +140,6 @@ impl InterceptResult {
 
 impl Dto for InterceptResult {
     const NAME: &'static str = "InterceptResult";
-
-    fn decode_one_pass(text: OnePassText<'_>) -> Option<Self> {
-        one_pass(text)
-    }
 
     fn describe(f: &mut Fields<'_>) -> Result<Self, Error> {
         let result = InterceptResult {

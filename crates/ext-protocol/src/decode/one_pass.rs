@@ -1,6 +1,5 @@
 //! The one-pass decoder for the DTOs on a hot path: provider stream chunks and ends (§14.3),
-//! which a host decodes once per streamed token, and the intercept and its answer (§7.1): a
-//! sidecar decodes `InterceptParams` and the host decodes `InterceptResult` once per intercept.
+//! which a host decodes once per streamed token.
 //!
 //! The reference decoder (the rest of `decode`) parses the text into a `serde_json::Value` and
 //! then takes it apart member by member, which costs an allocation per member and a map per
@@ -19,17 +18,13 @@
 //! the reference would only cost speed, and the tests check that it does not either.
 
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, Visitor};
-use serde_json::value::RawValue;
 use std::fmt;
 use std::marker::PhantomData;
 
 use super::{Seg, WireEnum, is_blank};
 use crate::constants::MAX_SAFE_INTEGER;
 use crate::error::Target;
-use crate::hooks::{DecisionKind, HookPayload, HookPoint, PayloadKind};
-use crate::intercept::{InterceptParams, InterceptResult};
 use crate::model::{ProviderToolCall, ProviderUsage};
-use crate::payloads::InputPayload;
 use crate::provider::{ProviderChunk, ProviderError, StreamChunkParams, StreamEndParams};
 
 /// A DTO with a one-pass reader: `read` consumes one object's members.
@@ -351,100 +346,6 @@ impl OnePass for ProviderError {
             code: code.ok_or_else(refuse)?,
             message,
         })
-    }
-}
-
-impl OnePass for InterceptParams {
-    fn read<'de, A: MapAccess<'de>>(map: A) -> Result<Self, A::Error> {
-        const NAMES: &[&str] = &["event", "seq", "payload", "timeoutMillis", "externalized"];
-        let (mut event, mut seq, mut timeout_millis) = (None, 0, 0);
-        let (mut payload, mut raw_payload) = (None, None);
-        members(map, NAMES, 0b1111, |index, map| {
-            match index {
-                0 => event = Some(enumeration::<_, HookPoint>(map)?),
-                1 => seq = uint(map, 1)?,
-                // Its DTO depends on `event`. An input payload after `event` (the order hosts
-                // write) is read in place; anything else is kept as its text (borrowed, so
-                // not copied) and read once the members are known.
-                2 => match event.map(HookPoint::payload_kind) {
-                    Some(PayloadKind::Input) => {
-                        payload = Some(HookPayload::Input(object::<_, InputPayload>(map)?));
-                    }
-                    _ => raw_payload = Some(map.next_value::<&'de RawValue>()?),
-                },
-                3 => timeout_millis = uint(map, 1)?,
-                // An externalized payload (§9) is rare: the reference reads it.
-                _ => return Err(refuse()),
-            }
-            Ok(())
-        })?;
-        let event = event.ok_or_else(refuse)?;
-        // No descriptor, so the payload must be inline and of `event`'s DTO (the §9 rule).
-        let payload = match (payload, raw_payload) {
-            (Some(payload), _) => payload,
-            (None, Some(raw)) => hook_payload(event, raw.get()).ok_or_else(refuse)?,
-            (None, None) => return Err(refuse()),
-        };
-        Ok(InterceptParams {
-            event,
-            seq,
-            payload: Some(payload),
-            timeout_millis,
-            externalized: Vec::new(),
-        })
-    }
-}
-
-/// The inline payload of an intercept at `point`: in one pass for the points that have a
-/// one-pass reader, by the reference decoder's reading of the payload's own text otherwise
-/// (the same reading the whole params get from it). `None` for anything not accepted,
-/// `null` among them.
-fn hook_payload(point: HookPoint, raw: &str) -> Option<HookPayload> {
-    match point.payload_kind() {
-        PayloadKind::Input => decode::<InputPayload>(raw).map(HookPayload::Input),
-        kind => {
-            let root = Seg::Root(Target::Payload);
-            let value = super::parse(raw, &root).ok()?;
-            kind.decode(value, &root).ok()
-        }
-    }
-}
-
-impl OnePass for InputPayload {
-    fn read<'de, A: MapAccess<'de>>(map: A) -> Result<Self, A::Error> {
-        const NAMES: &[&str] = &["text"];
-        let mut text = String::new();
-        members(map, NAMES, 0, |_, map| {
-            text = string(map)?;
-            Ok(())
-        })?;
-        Ok(InputPayload { text })
-    }
-}
-
-impl OnePass for InterceptResult {
-    fn read<'de, A: MapAccess<'de>>(map: A) -> Result<Self, A::Error> {
-        const NAMES: &[&str] = &["decision", "reason", "replacement"];
-        let (mut decision, mut reason) = (None, String::new());
-        members(map, NAMES, 0b1, |index, map| {
-            match index {
-                0 => decision = Some(enumeration::<_, DecisionKind>(map)?),
-                1 => reason = string(map)?,
-                // A replacement is an untyped value the host re-validates: the reference
-                // reads it.
-                _ => return Err(refuse()),
-            }
-            Ok(())
-        })?;
-        match decision {
-            // `replace` needs the replacement this reader refuses.
-            None | Some(DecisionKind::Replace) => Err(refuse()),
-            Some(decision) => Ok(InterceptResult {
-                decision,
-                reason,
-                replacement: None,
-            }),
-        }
     }
 }
 
