@@ -31,7 +31,6 @@ use sidewire_ext_protocol::{
 use sidewire_jsonrpc::{ErrorObject, Router, lock};
 
 use crate::extension::{BoxFuture, Plan};
-use crate::guard::Guarded;
 use crate::host::Handshake;
 use crate::log::Logger;
 use crate::point::Decision;
@@ -380,7 +379,7 @@ impl Connection {
         deadline: Option<Instant>,
         work: impl Future<Output = Result<T, ErrorObject>> + Send + 'static,
     ) -> BoxFuture<Result<T, ErrorObject>> {
-        Box::pin(Guarded::new(work, deadline, self.cancel.clone()))
+        Box::pin(crate::guard::guarded(work, deadline, self.cancel.clone()))
     }
 
     fn initialize(self: &Arc<Self>, params: Option<&RawValue>) -> Routed<InitializeResult> {
