@@ -512,12 +512,7 @@ impl Connection {
             // §7.6: an intercept for a point without a handler is answered `continue`.
             _ => return Ok(InterceptResult::continue_()),
         };
-        // A free slot is taken without a future; waiting for one is rare, and its future
-        // (a queue node) would otherwise sit in every intercept's future.
-        let _permit = match self.permits.try_acquire() {
-            Ok(permit) => Some(permit),
-            Err(_) => Box::pin(self.permits.acquire()).await.ok(),
-        };
+        let _permit = self.permits.acquire().await;
         let payload = self
             .payload(point, params.payload, &params.externalized)
             .await?;
@@ -530,13 +525,12 @@ impl Connection {
             strategy,
         };
         // Kept for re-validation: at `permission.decision` a chain member's replacement must
-        // carry the `hostDecision` it received (§7.8). No other point's rule looks at what was
-        // received, so nothing else is copied.
-        let received = matches!(payload, HookPayload::Permission(_)).then(|| payload.clone());
+        // carry the `hostDecision` it received (§7.8).
+        let received = payload.clone();
         let decision = callback(ctx, payload)
             .await
             .map_err(|err| self.callback_failed(point.as_str(), &err))?;
-        self.answer(point, strategy, decision, received.as_ref())
+        self.answer(point, strategy, decision, &received)
     }
 
     /// The inline payload, or the externalized one read back and decoded (§9).
@@ -546,26 +540,12 @@ impl Connection {
         inline: Option<HookPayload>,
         externalized: &[ExternalizedField],
     ) -> Result<HookPayload, ErrorObject> {
-        match inline {
-            Some(payload) => Ok(payload),
-            // Boxed: reading an externalized payload back is rare, and its future (host calls,
-            // reassembly) would otherwise make every intercept's future several times larger,
-            // copied on every move and touched on every poll.
-            None => Box::pin(self.external_payload(point, externalized)).await,
-        }
-    }
-
-    /// An externalized payload (the inline one was `null`) read back and decoded (§9).
-    async fn external_payload(
-        &self,
-        point: HookPoint,
-        externalized: &[ExternalizedField],
-    ) -> Result<HookPayload, ErrorObject> {
         // Strict decoding already enforced the §9 rule: inline with no descriptor, or `null`
         // with exactly one `/payload` descriptor.
-        let field = match externalized {
-            [field] => field,
-            _ => {
+        let field = match (inline, externalized) {
+            (Some(payload), _) => return Ok(payload),
+            (None, [field]) => field,
+            (None, _) => {
                 return Err(Reason::InvalidParams
                     .error_object_with("the payload must be inline or one /payload descriptor"));
             }
@@ -590,7 +570,7 @@ impl Connection {
         point: HookPoint,
         strategy: bool,
         decision: Decision<HookPayload>,
-        received: Option<&HookPayload>,
+        received: &HookPayload,
     ) -> Result<InterceptResult, ErrorObject> {
         let caller = if strategy {
             Caller::SlotOwner
@@ -632,10 +612,8 @@ impl Connection {
                         },
                     )
                 })?;
-                // Only `permission.decision` reads `received` (see `run_intercept`); at every
-                // other point the replacement itself stands in for it.
                 point
-                    .validate_replacement(&value, received.unwrap_or(&payload), caller)
+                    .validate_replacement(&value, received, caller)
                     .map_err(|err| {
                         self.refuse(
                             point,
