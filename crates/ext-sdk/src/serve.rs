@@ -196,31 +196,18 @@ where
 
     let mut jobs: FuturesUnordered<BoxFuture<()>> = FuturesUnordered::new();
     jobs.push(conn.cancellable(event_worker(Arc::clone(&conn), events_rx)));
-    // Polled only when signalled, not on each wake of the driver (two per intercept).
-    let fatal = sidewire_jsonrpc::when_woken(conn.fatal_signal.notified());
-    tokio::pin!(fatal);
-    // New jobs are rare too (a stream opened, resources changed): the intake is polled when
-    // a job was sent, not on each wake. It is armed again after each job; once the channel is
-    // closed it stays pending.
-    let jobs_in = futures_util::stream::poll_fn(move |cx| jobs_rx.poll_recv(cx));
-    let mut intake = sidewire_jsonrpc::when_woken(jobs_in.into_future());
     let outcome = loop {
         // Biased so the driver's end is noticed before anything else is started.
         tokio::select! {
             biased;
             outcome = &mut driver => break outcome,
-            () = &mut fatal => {
+            () = conn.fatal_signal.notified() => {
                 // The handshake failed and its error answer is queued: let the driver write
                 // it, then close (§6.5: "followed by exit non-zero").
                 let (outcome, ()) = tokio::join!(&mut driver, peer.shutdown(FATAL_GRACE));
                 break outcome;
             }
-            (job, rest) = &mut intake => {
-                if let Some(job) = job {
-                    jobs.push(job);
-                    intake = sidewire_jsonrpc::when_woken(rest.into_future());
-                }
-            }
+            Some(job) = jobs_rx.recv() => jobs.push(job),
             Some(()) = jobs.next(), if !jobs.is_empty() => {}
         }
     };

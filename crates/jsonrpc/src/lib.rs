@@ -85,7 +85,6 @@ mod router;
 mod scan;
 mod sync;
 mod unique;
-mod woken;
 
 use bytes::Bytes;
 use futures_core::Stream;
@@ -106,7 +105,6 @@ pub use crate::peer::{Activity, CallOptions, Peer, RawResult, Stats};
 pub use crate::router::{RequestContext, Router};
 pub use crate::sync::lock;
 pub use crate::unique::{NotUnique, PathStep, parse_unique, unique_value};
-pub use crate::woken::{WhenWoken, when_woken};
 
 /// Starts a connection over a stream of inbound frames and a sink for outbound ones.
 ///
