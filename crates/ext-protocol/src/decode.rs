@@ -13,9 +13,7 @@
 //! This module is not the envelope layer: it decodes `params` and `result` values that the
 //! JSON-RPC peer has already separated from the frame.
 
-pub(crate) mod canonical;
 mod kind;
-mod one_pass;
 
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -42,32 +40,6 @@ pub trait Dto: Serialize + Sized {
     /// Reads the members through `fields`; see the module docs of `decode`.
     #[doc(hidden)]
     fn describe(fields: &mut Fields<'_>) -> Result<Self, Error>;
-
-    /// Decodes `text` in one pass, without the intermediate `Value`, for the DTOs a host decodes
-    /// per streamed token; `None` hands the text to the reference decoder, which every rejection
-    /// does (see the `decode::one_pass` module docs).
-    #[doc(hidden)]
-    fn decode_one_pass(text: OnePassText<'_>) -> Option<Self> {
-        let _ = text;
-        None
-    }
-}
-
-/// The text given to [`Dto::decode_one_pass`]; it cannot be built outside this crate.
-#[doc(hidden)]
-#[derive(Debug, Clone, Copy)]
-pub struct OnePassText<'a>(&'a str);
-
-impl<'a> OnePassText<'a> {
-    /// The text to decode (the fuzz checks call [`Dto::decode_one_pass`] directly).
-    pub(crate) fn new(text: &'a str) -> Self {
-        OnePassText(text)
-    }
-
-    /// The text.
-    pub(crate) fn get(&self) -> &'a str {
-        self.0
-    }
 }
 
 /// The crate-private view of a wire enum, implemented by `wire_enum!`.
@@ -80,21 +52,9 @@ pub(crate) trait WireEnum: Copy + 'static {
     fn wire(self) -> &'static str;
 }
 
-/// Decodes `raw` (one JSON value) as `T` with every rule of §4; errors start at `target`'s root.
-///
-/// The hot DTOs (`StreamChunkParams`, `StreamEndParams`) are read in one pass first; whatever
-/// that does not accept is decoded again by the reference decoder, so the result, and every
-/// error, is the reference decoder's.
+/// Decodes `raw` (one JSON value) as `T` with every rule of §4; errors start at `target`'s root:
+/// parse into a duplicate-free `Value`, then read it by the DTO's description.
 pub fn decode<T: Dto>(raw: &str, target: Target) -> Result<T, Error> {
-    if let Some(value) = T::decode_one_pass(OnePassText(raw)) {
-        return Ok(value);
-    }
-    decode_reference(raw, target)
-}
-
-/// The reference decoder: parse into a duplicate-free `Value`, then read it by the DTO's
-/// description.
-pub(crate) fn decode_reference<T: Dto>(raw: &str, target: Target) -> Result<T, Error> {
     let root = Seg::Root(target);
     let value = parse(raw, &root)?;
     decode_value(value, &root)
@@ -104,14 +64,6 @@ pub(crate) fn decode_reference<T: Dto>(raw: &str, target: Target) -> Result<T, E
 /// `{}` (§2.2). Failures carry reason `invalid_params`.
 pub fn decode_params<T: Dto>(raw: Option<&str>) -> Result<T, Error> {
     decode(raw.unwrap_or("{}"), Target::Params)
-}
-
-/// Reads received params in one pass, for a transport that has the params' text before
-/// anything parsed it: `Some` only when `T` has a one-pass reader and the text is one JSON value
-/// that [`decode_params`] accepts too, decoded to the same value; `None` for anything else, every
-/// rejection among them, whose verdict and error [`decode_params`] gives.
-pub fn decode_params_quick<T: Dto>(text: &str) -> Option<T> {
-    T::decode_one_pass(OnePassText(text))
 }
 
 /// Decodes the result of a received response. Failures carry reason `protocol_error`.
@@ -132,11 +84,6 @@ pub(crate) fn decode_map<T: Dto>(map: Map<String, Value>, at: &Seg<'_>) -> Resul
     let value = T::describe(&mut fields)?;
     fields.finish()?;
     Ok(value)
-}
-
-/// The one-pass reader of a hot DTO, for its [`Dto::decode_one_pass`].
-pub(crate) fn one_pass<T: one_pass::OnePass>(text: OnePassText<'_>) -> Option<T> {
-    one_pass::decode(text.0)
 }
 
 /// A placeholder `T`, built by running its description without input (schema generation only).

@@ -1,7 +1,6 @@
 //! Invariant checks behind the fuzz targets in `fuzz/` that reach what a hostile sidecar (or a
 //! hostile package) controls: the strict decoder for every method's params and result, the
-//! manifest parser, replacement re-validation, the UI DTOs and the one-pass decoder of provider
-//! stream chunks.
+//! manifest parser, replacement re-validation and the UI DTOs.
 //!
 //! The checks live in the library so they compile with every build and cannot rot; each fuzz
 //! target is a one-line call into this module, and the unit tests run the same checks on the
@@ -15,8 +14,6 @@
 //! * `protocol_decode`: `<method> params` or `<method> result`, e.g. `extension/intercept
 //!   params`; an empty body after `params` means absent params.
 //! * `ui_params`: the same, for the four UI methods only.
-//! * `chunk_decode`: no header; the whole input is the params of `stream/chunk` and of
-//!   `stream/end`.
 //! * `replacement_validate`: `<point>`; the body is the replacement, checked against a valid
 //!   payload of the point as a chain member and as the slot owner, and at
 //!   `permission.decision` against a received `hostDecision` of `allow` and of `deny`, so that
@@ -36,7 +33,7 @@
 use serde_json::Value;
 use std::fmt::Debug;
 
-use crate::decode::{Dto, OnePassText, Seg, decode, decode_reference, is_blank, parse};
+use crate::decode::{Dto, Seg, decode, is_blank, parse};
 use crate::error::{Error, Target};
 use crate::hooks::{Caller, HookPayload, HookPoint, Verdict};
 use crate::intercept::{EventParams, InterceptParams, InterceptResult, PAYLOAD_POINTER};
@@ -46,7 +43,6 @@ use crate::lifecycle::{
 };
 use crate::manifest::{Capability, Manifest, is_accepted_manifest_api_version, is_plugin_id};
 use crate::methods::{self as m, Method, NotificationMethod, RequestMethod};
-use crate::provider::{StreamChunkParams, StreamEndParams};
 use crate::reason::Reason;
 use crate::ui::{SurfacePayload, UiPublishParams};
 use crate::version::{decode_initialize_params, decode_initialize_result};
@@ -105,70 +101,6 @@ pub fn replacement_validate(data: &[u8]) {
 /// at the first action.
 pub fn ui_params(data: &[u8]) {
     check_ui(data);
-}
-
-/// The one-pass decoder of the hot DTOs against the reference decoder, on any text.
-///
-/// The body (the whole input, as UTF-8) is decoded as `StreamChunkParams` and as
-/// `StreamEndParams` both ways: the one-pass decoder accepts exactly what the reference accepts,
-/// with the same value, and `decode` (one pass, then the reference) answers as the reference
-/// does, error for error. It is also decoded as `InterceptParams` and `InterceptResult`, whose
-/// one-pass readers leave the rare shapes (an externalized payload, a replacement) to the
-/// reference: for them the one-pass decoder never accepts what the reference rejects, and
-/// `decode` answers as the reference does.
-pub fn chunk_decode(data: &[u8]) {
-    check_chunk(data);
-}
-
-pub(crate) fn check_chunk(data: &[u8]) -> Checked {
-    let Ok(body) = std::str::from_utf8(data) else {
-        return Checked::Ignored;
-    };
-    let chunk = one_pass_agrees::<StreamChunkParams>(body);
-    let end = one_pass_agrees::<StreamEndParams>(body);
-    let intercept = one_pass_sound::<InterceptParams>(body);
-    let answer = one_pass_sound::<InterceptResult>(body);
-    if chunk || end || intercept || answer {
-        Checked::Accepted
-    } else {
-        Checked::Rejected
-    }
-}
-
-/// Whether the reference accepts `body` as `T`, after asserting that the one-pass decoder and
-/// `decode` agree with it.
-pub(crate) fn one_pass_agrees<T: Dto + PartialEq + Debug>(body: &str) -> bool {
-    let reference = decode_reference::<T>(body, Target::Params);
-    let fast = T::decode_one_pass(OnePassText::new(body));
-    match (&fast, &reference) {
-        (Some(fast), Ok(reference)) => assert_eq!(fast, reference, "{body}"),
-        (None, Err(err)) => rejected(err, Target::Params),
-        (Some(_), Err(err)) => {
-            panic!("one pass accepts what the reference rejects ({err}): {body}")
-        }
-        (None, Ok(_)) => panic!("one pass refuses what the reference accepts: {body}"),
-    }
-    assert_eq!(decode::<T>(body, Target::Params), reference, "{body}");
-    reference.is_ok()
-}
-
-/// Whether the reference accepts `body` as `T`, after asserting that the one-pass decoder
-/// accepts nothing the reference rejects, decodes what it accepts to the reference's value,
-/// and that `decode` answers as the reference does. For the DTOs whose one-pass reader leaves
-/// some valid shapes to the reference.
-pub(crate) fn one_pass_sound<T: Dto + PartialEq + Debug>(body: &str) -> bool {
-    let reference = decode_reference::<T>(body, Target::Params);
-    let fast = T::decode_one_pass(OnePassText::new(body));
-    match (&fast, &reference) {
-        (Some(fast), Ok(reference)) => assert_eq!(fast, reference, "{body}"),
-        (None, Err(err)) => rejected(err, Target::Params),
-        (Some(_), Err(err)) => {
-            panic!("one pass accepts what the reference rejects ({err}): {body}")
-        }
-        (None, Ok(_)) => {}
-    }
-    assert_eq!(decode::<T>(body, Target::Params), reference, "{body}");
-    reference.is_ok()
 }
 
 /// Splits an input into its header line and body, both UTF-8.

@@ -261,7 +261,7 @@ impl PayloadKind {
     }
 
     /// Strictly decodes a value as this DTO.
-    pub(crate) fn decode(self, value: Value, at: &Seg<'_>) -> Result<HookPayload, Error> {
+    fn decode(self, value: Value, at: &Seg<'_>) -> Result<HookPayload, Error> {
         fn read<T: Dto>(value: Value, at: &Seg<'_>) -> Result<T, Error> {
             member(&Obj::<T>::new(), value, at)
         }

@@ -12,8 +12,7 @@ use serde_json::{Value, json};
 
 use crate::content::ExternalizedField;
 use crate::decode::{
-    Any, Dto, Enum, Fields, List, NonEmptyList, Nullable, Obj, OnePassText, Seg, Str, Uint,
-    one_pass, rule,
+    Any, Dto, Enum, Fields, List, NonEmptyList, Nullable, Obj, Seg, Str, Uint, rule,
 };
 use crate::error::Error;
 use crate::hooks::{DecisionKind, HookPayload, HookPoint, PayloadOf, payload_schema_rules};
@@ -41,11 +40,6 @@ pub struct InterceptParams {
 
 impl Dto for InterceptParams {
     const NAME: &'static str = "InterceptParams";
-
-    fn decode_one_pass(text: OnePassText<'_>) -> Option<Self> {
-        // The host's own text of an input intercept is matched rather than parsed.
-        crate::decode::canonical::intercept_params(text.get()).or_else(|| one_pass(text))
-    }
 
     fn describe(f: &mut Fields<'_>) -> Result<Self, Error> {
         let event = f.req("event", Enum::new())?;
@@ -134,10 +128,6 @@ pub struct InterceptResult {
 }
 
 impl InterceptResult {
-    /// [`continue_`](InterceptResult::continue_) as compact JSON, the text serde writes for it
-    /// and the answer of most intercepts: decoded without a parse, and written as it is.
-    pub const CONTINUE_JSON: &'static str = r#"{"decision":"continue"}"#;
-
     /// `{"decision":"continue"}`.
     pub fn continue_() -> Self {
         InterceptResult {
@@ -150,13 +140,6 @@ impl InterceptResult {
 
 impl Dto for InterceptResult {
     const NAME: &'static str = "InterceptResult";
-
-    fn decode_one_pass(text: OnePassText<'_>) -> Option<Self> {
-        if text.get() == Self::CONTINUE_JSON {
-            return Some(Self::continue_());
-        }
-        one_pass(text)
-    }
 
     fn describe(f: &mut Fields<'_>) -> Result<Self, Error> {
         let result = InterceptResult {

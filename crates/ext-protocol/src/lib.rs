@@ -133,7 +133,7 @@ pub use crate::constants::{
 pub use crate::content::{
     ContentEncoding, ContentReadParams, ContentReadResult, ExternalizedField, is_content_ref,
 };
-pub use crate::decode::{Dto, decode, decode_params, decode_params_quick, decode_result};
+pub use crate::decode::{Dto, decode, decode_params, decode_result};
 pub use crate::error::{Error, Target};
 pub use crate::hooks::{
     Caller, DecisionKind, HookPayload, HookPoint, PayloadKind, SessionPhase, Slot, Verdict,

@@ -7,7 +7,7 @@
 
 use serde::Serialize;
 
-use crate::decode::{Bool, Dto, Enum, Fields, List, Obj, OnePassText, Str, Uint, one_pass};
+use crate::decode::{Bool, Dto, Enum, Fields, List, Obj, Str, Uint};
 use crate::error::Error;
 use crate::hooks::{SessionPhase, Verdict};
 use crate::model::{ProviderMessage, ProviderRequest, ProviderToolCall, ProviderUsage};
@@ -45,10 +45,6 @@ pub struct InputPayload {
 
 impl Dto for InputPayload {
     const NAME: &'static str = "InputPayload";
-
-    fn decode_one_pass(text: OnePassText<'_>) -> Option<Self> {
-        one_pass(text)
-    }
 
     fn describe(f: &mut Fields<'_>) -> Result<Self, Error> {
         Ok(InputPayload {

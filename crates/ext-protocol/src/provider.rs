@@ -10,8 +10,7 @@ use serde_json::{Value, json};
 
 use crate::constants::PLUGIN_PROVIDER_REF_PREFIX;
 use crate::decode::{
-    Bool, Dto, Enum, Fields, List, NonBlank, Number, Obj, OnePassText, Seg, Str, Uint, missing,
-    one_pass, rule, unique_by,
+    Bool, Dto, Enum, Fields, List, NonBlank, Number, Obj, Seg, Str, Uint, missing, rule, unique_by,
 };
 use crate::error::Error;
 use crate::model::{ProviderRequest, ProviderToolCall, ProviderUsage};
@@ -246,10 +245,6 @@ pub struct StreamChunkParams {
 impl Dto for StreamChunkParams {
     const NAME: &'static str = "StreamChunkParams";
 
-    fn decode_one_pass(text: OnePassText<'_>) -> Option<Self> {
-        one_pass(text)
-    }
-
     fn describe(f: &mut Fields<'_>) -> Result<Self, Error> {
         Ok(StreamChunkParams {
             stream_id: f.req("streamId", Str)?,
@@ -277,10 +272,6 @@ pub struct StreamEndParams {
 
 impl Dto for StreamEndParams {
     const NAME: &'static str = "StreamEndParams";
-
-    fn decode_one_pass(text: OnePassText<'_>) -> Option<Self> {
-        one_pass(text)
-    }
 
     fn describe(f: &mut Fields<'_>) -> Result<Self, Error> {
         Ok(StreamEndParams {
@@ -380,7 +371,7 @@ impl ProviderChunk {
     }
 
     /// The type-level rules (§14.3): the type's required member, `error` only in `error`.
-    pub(crate) fn check(&self, at: &Seg<'_>) -> Result<(), Error> {
+    fn check(&self, at: &Seg<'_>) -> Result<(), Error> {
         let present = match self.kind {
             ChunkType::Text | ChunkType::Reasoning => !self.text.is_empty(),
             ChunkType::ToolCallStart | ChunkType::ToolCall => self.tool_call.is_some(),

@@ -26,12 +26,11 @@ use sidewire_ext_protocol::{
     ProviderCatalogParams, ProviderCatalogResult, Reason, ResourcesChangedParams, ShutdownParams,
     ShutdownResult, StreamCancelParams, StreamCancelResult, StreamOpenParams, StreamOpenResult,
     UiActionParams, UiActionResult, UiSubmitParams, UiSubmitResult, decode_initialize_params,
-    decode_params, decode_params_quick, jsonrpc_config,
+    decode_params, jsonrpc_config,
 };
 use sidewire_jsonrpc::{ErrorObject, Router, lock};
 
 use crate::extension::{BoxFuture, Plan};
-use crate::guard::Guarded;
 use crate::host::Handshake;
 use crate::log::Logger;
 use crate::point::Decision;
@@ -197,31 +196,18 @@ where
 
     let mut jobs: FuturesUnordered<BoxFuture<()>> = FuturesUnordered::new();
     jobs.push(conn.cancellable(event_worker(Arc::clone(&conn), events_rx)));
-    // Polled only when signalled, not on each wake of the driver (two per intercept).
-    let fatal = sidewire_jsonrpc::when_woken(conn.fatal_signal.notified());
-    tokio::pin!(fatal);
-    // New jobs are rare too (a stream opened, resources changed): the intake is polled when
-    // a job was sent, not on each wake. It is armed again after each job; once the channel is
-    // closed it stays pending.
-    let jobs_in = futures_util::stream::poll_fn(move |cx| jobs_rx.poll_recv(cx));
-    let mut intake = sidewire_jsonrpc::when_woken(jobs_in.into_future());
     let outcome = loop {
         // Biased so the driver's end is noticed before anything else is started.
         tokio::select! {
             biased;
             outcome = &mut driver => break outcome,
-            () = &mut fatal => {
+            () = conn.fatal_signal.notified() => {
                 // The handshake failed and its error answer is queued: let the driver write
                 // it, then close (§6.5: "followed by exit non-zero").
                 let (outcome, ()) = tokio::join!(&mut driver, peer.shutdown(FATAL_GRACE));
                 break outcome;
             }
-            (job, rest) = &mut intake => {
-                if let Some(job) = job {
-                    jobs.push(job);
-                    intake = sidewire_jsonrpc::when_woken(rest.into_future());
-                }
-            }
+            Some(job) = jobs_rx.recv() => jobs.push(job),
             Some(()) = jobs.next(), if !jobs.is_empty() => {}
         }
     };
@@ -230,40 +216,6 @@ where
         return Err(err);
     }
     outcome.map_err(Error::Connection)
-}
-
-/// An intercept's answer as it is written: `continue`, the answer of most intercepts, as its
-/// fixed text ([`InterceptResult::CONTINUE_JSON`], which serde_json writes as it is, keys and
-/// value unescaped), anything else serialized.
-#[derive(Debug, PartialEq)]
-enum Answer {
-    Continue,
-    Other(InterceptResult),
-}
-
-impl From<InterceptResult> for Answer {
-    fn from(result: InterceptResult) -> Self {
-        if result == InterceptResult::continue_() {
-            Answer::Continue
-        } else {
-            Answer::Other(result)
-        }
-    }
-}
-
-impl serde::Serialize for Answer {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        static CONTINUE: OnceLock<Box<RawValue>> = OnceLock::new();
-        match self {
-            Answer::Continue => CONTINUE
-                .get_or_init(|| {
-                    RawValue::from_string(InterceptResult::CONTINUE_JSON.to_owned())
-                        .expect("the continue answer is JSON")
-                })
-                .serialize(serializer),
-            Answer::Other(result) => result.serialize(serializer),
-        }
-    }
 }
 
 /// Work for the ordered event worker.
@@ -319,14 +271,9 @@ impl Connection {
             .request_raw(Method::Shutdown.as_str(), move |params, _| {
                 shutdown.shutdown(params)
             })
-            .request_text(
-                Method::Intercept.as_str(),
-                {
-                    let intercept = Arc::clone(&intercept);
-                    move |params, _| intercept.intercept_quick(params)
-                },
-                move |params, _| intercept.intercept(params),
-            )
+            .request_raw(Method::Intercept.as_str(), move |params, _| {
+                intercept.intercept(params)
+            })
             .request_raw(Method::UiAction.as_str(), move |params, _| {
                 action.ui_action(params)
             })
@@ -419,7 +366,7 @@ impl Connection {
         deadline: Option<Instant>,
         work: impl Future<Output = Result<T, ErrorObject>> + Send + 'static,
     ) -> BoxFuture<Result<T, ErrorObject>> {
-        Box::pin(Guarded::new(work, deadline, self.cancel.clone()))
+        Box::pin(crate::guard::guarded(work, deadline, self.cancel.clone()))
     }
 
     fn initialize(self: &Arc<Self>, params: Option<&RawValue>) -> Routed<InitializeResult> {
@@ -529,56 +476,30 @@ impl Connection {
         }))
     }
 
-    fn intercept(self: &Arc<Self>, params: Option<&RawValue>) -> Routed<Answer> {
+    fn intercept(self: &Arc<Self>, params: Option<&RawValue>) -> Routed<InterceptResult> {
         self.gate(Method::Intercept)?;
         let params: InterceptParams =
             decode_params(params.map(RawValue::get)).map_err(|err| err.to_error_object())?;
-        Ok(self.start_intercept(params))
-    }
-
-    /// The quick way in for an intercept whose frame the transport has not parsed (see
-    /// `Router::request_text`): the params' text is decoded once, in one pass. `None` for
-    /// anything that pass does not accept (the state gate included); [`intercept`] then gives
-    /// the verdict and the error.
-    ///
-    /// [`intercept`]: Connection::intercept
-    fn intercept_quick(
-        self: &Arc<Self>,
-        params: &str,
-    ) -> Option<BoxFuture<Result<Answer, ErrorObject>>> {
-        self.gate(Method::Intercept).ok()?;
-        Some(self.start_intercept(decode_params_quick(params)?))
-    }
-
-    fn start_intercept(
-        self: &Arc<Self>,
-        params: InterceptParams,
-    ) -> BoxFuture<Result<Answer, ErrorObject>> {
         // The budget runs from the moment the intercept is routed, so waiting for a callback
         // slot counts against it, as it does on the host's side.
         let budget = Duration::from_millis(params.timeout_millis);
         let deadline = Instant::now().checked_add(budget);
-        self.guarded(deadline, Arc::clone(self).run_intercept(params, budget))
+        Ok(self.guarded(deadline, Arc::clone(self).run_intercept(params, budget)))
     }
 
     async fn run_intercept(
         self: Arc<Self>,
         params: InterceptParams,
         budget: Duration,
-    ) -> Result<Answer, ErrorObject> {
+    ) -> Result<InterceptResult, ErrorObject> {
         let point = params.event;
         let plan = self.plan();
         let callback = match self.ext.interceptors.get(&point) {
             Some(callback) if plan.active.contains(&point) => Arc::clone(callback),
             // §7.6: an intercept for a point without a handler is answered `continue`.
-            _ => return Ok(Answer::Continue),
+            _ => return Ok(InterceptResult::continue_()),
         };
-        // A free slot is taken without a future; waiting for one is rare, and its future
-        // (a queue node) would otherwise sit in every intercept's future.
-        let _permit = match self.permits.try_acquire() {
-            Ok(permit) => Some(permit),
-            Err(_) => Box::pin(self.permits.acquire()).await.ok(),
-        };
+        let _permit = self.permits.acquire().await;
         let payload = self
             .payload(point, params.payload, &params.externalized)
             .await?;
@@ -591,14 +512,12 @@ impl Connection {
             strategy,
         };
         // Kept for re-validation: at `permission.decision` a chain member's replacement must
-        // carry the `hostDecision` it received (§7.8). No other point's rule looks at what was
-        // received, so nothing else is copied.
-        let received = matches!(payload, HookPayload::Permission(_)).then(|| payload.clone());
+        // carry the `hostDecision` it received (§7.8).
+        let received = payload.clone();
         let decision = callback(ctx, payload)
             .await
             .map_err(|err| self.callback_failed(point.as_str(), &err))?;
-        self.answer(point, strategy, decision, received.as_ref())
-            .map(Answer::from)
+        self.answer(point, strategy, decision, &received)
     }
 
     /// The inline payload, or the externalized one read back and decoded (§9).
@@ -608,26 +527,12 @@ impl Connection {
         inline: Option<HookPayload>,
         externalized: &[ExternalizedField],
     ) -> Result<HookPayload, ErrorObject> {
-        match inline {
-            Some(payload) => Ok(payload),
-            // Boxed: reading an externalized payload back is rare, and its future (host calls,
-            // reassembly) would otherwise make every intercept's future several times larger,
-            // copied on every move and touched on every poll.
-            None => Box::pin(self.external_payload(point, externalized)).await,
-        }
-    }
-
-    /// An externalized payload (the inline one was `null`) read back and decoded (§9).
-    async fn external_payload(
-        &self,
-        point: HookPoint,
-        externalized: &[ExternalizedField],
-    ) -> Result<HookPayload, ErrorObject> {
         // Strict decoding already enforced the §9 rule: inline with no descriptor, or `null`
         // with exactly one `/payload` descriptor.
-        let field = match externalized {
-            [field] => field,
-            _ => {
+        let field = match (inline, externalized) {
+            (Some(payload), _) => return Ok(payload),
+            (None, [field]) => field,
+            (None, _) => {
                 return Err(Reason::InvalidParams
                     .error_object_with("the payload must be inline or one /payload descriptor"));
             }
@@ -652,7 +557,7 @@ impl Connection {
         point: HookPoint,
         strategy: bool,
         decision: Decision<HookPayload>,
-        received: Option<&HookPayload>,
+        received: &HookPayload,
     ) -> Result<InterceptResult, ErrorObject> {
         let caller = if strategy {
             Caller::SlotOwner
@@ -694,10 +599,8 @@ impl Connection {
                         },
                     )
                 })?;
-                // Only `permission.decision` reads `received` (see `run_intercept`); at every
-                // other point the replacement itself stands in for it.
                 point
-                    .validate_replacement(&value, received.unwrap_or(&payload), caller)
+                    .validate_replacement(&value, received, caller)
                     .map_err(|err| {
                         self.refuse(
                             point,
@@ -1037,35 +940,4 @@ fn error_object(err: &Error) -> ErrorObject {
     err.reason()
         .unwrap_or(Reason::Internal)
         .error_object_with(err.to_string())
-}
-
-#[cfg(test)]
-mod tests {
-    use sidewire_ext_protocol::{DecisionKind, InterceptResult};
-
-    use super::Answer;
-
-    #[test]
-    fn an_answer_is_written_as_its_intercept_result() {
-        let continue_ = InterceptResult::continue_();
-        assert_eq!(Answer::from(continue_.clone()), Answer::Continue);
-        let block = InterceptResult {
-            decision: DecisionKind::Block,
-            reason: "no".to_owned(),
-            replacement: None,
-        };
-        assert_eq!(Answer::from(block.clone()), Answer::Other(block.clone()));
-        for (answer, result) in [
-            (Answer::Continue, continue_),
-            (Answer::Other(block.clone()), block),
-        ] {
-            let text = serde_json::to_string(&answer).unwrap();
-            assert_eq!(text, serde_json::to_string(&result).unwrap());
-            // Through a `Value` too, as any serializer but serde_json's writer sees it.
-            assert_eq!(
-                serde_json::to_value(&answer).unwrap(),
-                serde_json::to_value(&result).unwrap()
-            );
-        }
-    }
 }

@@ -304,19 +304,15 @@ fn params_rule(profile: Profile) -> &'static str {
 /// JSON's whitespace.
 const WHITESPACE: [char; 4] = [' ', '\t', '\n', '\r'];
 
-/// A request or response in the shape this crate writes, recognized without reading its
-/// params or result: the members in the order this crate writes them and nothing else, no
-/// whitespace outside the params or result, the id a non-negative integer token.
+/// A response in the shape this crate writes, recognized without reading its result: the
+/// members in the order this crate writes them and nothing else, no whitespace outside the
+/// result, the id a non-negative integer token.
 ///
 /// Such a frame is one valid message, classified as [`classify`] would (see
-/// [`Canonical::Request`], [`Canonical::Response`]), exactly when its params or result is one
-/// valid JSON value, which this scan does not check: the params' reader does
-/// (`Router::request_text`), and a result is checked before it is handed on.
+/// [`Canonical::Response`]), exactly when its result is one valid JSON value, which this scan
+/// does not check: the result is checked before it is handed on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Canonical<'a> {
-    /// `{"jsonrpc":"2.0","id":<id>,"method":"<method>","params":<params>}`, the method free of
-    /// escapes, the params starting with `{`.
-    Request(CanonicalRequest<'a>),
     /// `{"jsonrpc":"2.0","id":<id>,"result":<result>}`.
     Response {
         /// The id's token, an integer (`-?(0|[1-9][0-9]*)` without the sign).
@@ -326,43 +322,20 @@ pub(crate) enum Canonical<'a> {
     },
 }
 
-/// The parts of a [`Canonical::Request`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct CanonicalRequest<'a> {
-    /// The id's token, an integer (`-?(0|[1-9][0-9]*)` without the sign).
-    pub(crate) id: &'a str,
-    pub(crate) method: &'a str,
-    /// The params' text, with any whitespace around it.
-    pub(crate) params: &'a str,
-}
-
 /// The frame as a [`Canonical`] message, or `None` when it is in any other shape (the usual
 /// way, [`classify`], then reads it). Costs a comparison of the fixed parts and a scan of the
-/// id and the method, never of the params or result.
+/// id, never of the result.
 pub(crate) fn canonical(frame: &str) -> Option<Canonical<'_>> {
     let rest = frame.strip_prefix(r#"{"jsonrpc":"2.0","id":"#)?;
     let (id, rest) = rest.split_at(rest.bytes().take_while(u8::is_ascii_digit).count());
     if !is_integer_token(id) {
         return None;
     }
-    if let Some(rest) = rest.strip_prefix(r#","result":"#) {
-        return Some(Canonical::Response {
-            id,
-            result: last_value(rest)?,
-        });
-    }
-    let rest = rest.strip_prefix(r#","method":""#)?;
-    // A string ends at its first quote, unless an escape comes first; a raw control
-    // character is not JSON (the usual way rejects it).
-    let end = rest
-        .bytes()
-        .position(|b| b == b'"' || b == b'\\' || b < 0x20)?;
-    let (method, rest) = rest.split_at(end);
-    let params = last_value(rest.strip_prefix(r#"","params":"#)?)?;
-    if !params.trim_start_matches(WHITESPACE).starts_with('{') {
-        return None;
-    }
-    Some(Canonical::Request(CanonicalRequest { id, method, params }))
+    let rest = rest.strip_prefix(r#","result":"#)?;
+    Some(Canonical::Response {
+        id,
+        result: last_value(rest)?,
+    })
 }
 
 /// The last member's value: the text up to the closing brace (whitespace after it allowed).

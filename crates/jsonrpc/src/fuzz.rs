@@ -125,9 +125,9 @@ pub fn encode(parsed: &Parsed) -> Option<String> {
 
 /// The envelope parser's invariants for arbitrary bytes: the quick check of one JSON value
 /// (`envelope::valid`) tells what serde tells; no panic under either profile, a
-/// well-formed message parses, re-encodes and parses again to the same thing, and a frame in
-/// the canonical shape whose params or result is one JSON value is the message the parser
-/// reads (what the quick ways in rely on).
+/// well-formed message parses, re-encodes and parses again to the same thing, and a response in
+/// the canonical shape whose result is one JSON value is the message the parser reads (what
+/// the quick way in relies on).
 pub fn message(data: &[u8]) {
     let Ok(frame) = std::str::from_utf8(data) else {
         return;
@@ -139,16 +139,9 @@ pub fn message(data: &[u8]) {
         Verdict::Invalid => assert!(!serde_says, "rejected {frame:?}"),
         Verdict::TooDeep => {}
     }
-    // The quick ways in agree with the parser: a canonical frame whose params or result is one
-    // JSON value is the message the parser reads.
+    // The quick way in agrees with the parser: a canonical response whose result is one JSON
+    // value is the message the parser reads.
     let expected = match canonical(frame) {
-        Some(Canonical::Request(request)) => {
-            one_value(request.params).map(|params| Parsed::Request {
-                id: request.id.to_owned(),
-                method: request.method.to_owned(),
-                params: Some(params.to_owned()),
-            })
-        }
         Some(Canonical::Response { id, result }) => {
             one_value(result).map(|result| Parsed::Result {
                 id: id.to_owned(),

@@ -22,24 +22,7 @@ pub(crate) type ResponseFuture = Pin<Box<dyn Future<Output = Bytes> + Send + 'st
 
 type RequestHandler =
     Box<dyn Fn(&str, Option<&RawValue>, RequestContext) -> ResponseFuture + Send + Sync + 'static>;
-/// A request handler's reader of the params' text of a
-/// [`Canonical::Request`](crate::envelope::Canonical::Request) (see [`Router::request_text`]).
-type TextHandler = Box<TextReader>;
-pub(crate) type TextReader =
-    dyn Fn(&str, RequestContext) -> Option<ResponseFuture> + Send + Sync + 'static;
 type NotificationHandler = Box<dyn FnMut(&str, Option<&RawValue>) + Send + 'static>;
-
-/// A method's request handler, and the reader of its params' text when it has one.
-struct Handler {
-    raw: RequestHandler,
-    text: Option<TextHandler>,
-}
-
-impl Handler {
-    fn raw(raw: RequestHandler) -> Self {
-        Handler { raw, text: None }
-    }
-}
 
 /// What a request handler is given besides its params: which request it serves, and a handle
 /// on the peer for calls of its own (context is passed explicitly, never kept in ambient state).
@@ -80,7 +63,7 @@ impl fmt::Debug for RequestContext {
 pub struct Router {
     // foldhash, not SipHash: a method name is looked up per frame; the keys are the
     // application's own names, so a peer's choice of name cannot crowd one bucket.
-    requests: HashMap<Box<str>, Handler, RandomState>,
+    requests: HashMap<Box<str>, RequestHandler, RandomState>,
     notifications: HashMap<Box<str>, NotificationHandler, RandomState>,
     request_fallback: Option<RequestHandler>,
     notification_fallback: Option<NotificationHandler>,
@@ -113,9 +96,7 @@ impl Router {
     {
         self.requests.insert(
             R::METHOD.into(),
-            Handler::raw(Box::new(move |_, params, ctx| {
-                typed::<R::Params, R::Result, _>(&handler, params, ctx)
-            })),
+            Box::new(move |_, params, ctx| typed::<R::Params, R::Result, _>(&handler, params, ctx)),
         );
         self
     }
@@ -131,7 +112,7 @@ impl Router {
     {
         self.requests.insert(
             R::METHOD.into(),
-            Handler::raw(Box::new(move |_, params, ctx| {
+            Box::new(move |_, params, ctx| {
                 let config = ctx.peer.config();
                 let absent = match config.profile {
                     Profile::Strict => "{}",
@@ -158,7 +139,7 @@ impl Router {
                         immediate(&ctx, &error)
                     }
                 }
-            })),
+            }),
         );
         self
     }
@@ -173,9 +154,7 @@ impl Router {
     {
         self.requests.insert(
             method.into(),
-            Handler::raw(Box::new(move |_, params, ctx| {
-                typed::<P, T, _>(&handler, params, ctx)
-            })),
+            Box::new(move |_, params, ctx| typed::<P, T, _>(&handler, params, ctx)),
         );
         self
     }
@@ -192,47 +171,12 @@ impl Router {
             + 'static,
         Fut: Future<Output = Result<T, ErrorObject>> + Send + 'static,
     {
-        self.requests
-            .insert(method.into(), Handler::raw(raw_handler(decode)));
-        self
-    }
-
-    /// Handles a request by name like [`request_raw`](Router::request_raw), with a quicker way
-    /// in for a frame in the shape this crate writes:
-    /// `{"jsonrpc":"2.0","id":<integer>,"method":"<method>","params":{…}}`, those members in
-    /// that order, no whitespace outside `params`. Such a frame is not parsed as a whole:
-    /// `read` gets the params' text (whitespace around it included) before anything has
-    /// parsed it, and the params are read once instead of twice.
-    ///
-    /// `read` either accepts the text or declines it:
-    /// - accepting (returning the work) means it read *all* of the text as one JSON value: a
-    ///   `serde_json::from_str` that succeeds has checked exactly that, and so has any decoder
-    ///   driven to its end by `serde_json`'s parser;
-    /// - declining (`None`) means it changed nothing, and the frame takes the usual way:
-    ///   parsed whole, and `decode` gives the verdict and the error, as if `read` did not exist.
-    ///
-    /// So `read` need only know the params it accepts; every error is `decode`'s. (The usual
-    /// way skips the params to any depth, so a depth limit is the params decoder's own either
-    /// way.)
-    pub fn request_text<T, R, F, Fut>(mut self, method: &str, read: R, decode: F) -> Self
-    where
-        T: Serialize + Send + 'static,
-        R: Fn(&str, RequestContext) -> Option<Fut> + Send + Sync + 'static,
-        F: Fn(Option<&RawValue>, RequestContext) -> Result<Fut, ErrorObject>
-            + Send
-            + Sync
-            + 'static,
-        Fut: Future<Output = Result<T, ErrorObject>> + Send + 'static,
-    {
         self.requests.insert(
             method.into(),
-            Handler {
-                raw: raw_handler(decode),
-                text: Some(Box::new(move |params, ctx| {
-                    let work = read(params, ctx.clone())?;
-                    Some(respond(ctx, work))
-                })),
-            },
+            Box::new(move |_, params, ctx| match decode(params, ctx.clone()) {
+                Ok(work) => respond(ctx, work),
+                Err(error) => immediate(&ctx, &error),
+            }),
         );
         self
     }
@@ -303,15 +247,10 @@ impl Router {
         ctx: RequestContext,
     ) -> Option<ResponseFuture> {
         let handler = match self.requests.get(method) {
-            Some(handler) => &handler.raw,
+            Some(handler) => handler,
             None => self.request_fallback.as_ref()?,
         };
         Some(handler(method, params, ctx))
-    }
-
-    /// The reader of a canonical frame's params for `method`, when its handler has one.
-    pub(crate) fn text_reader(&self, method: &str) -> Option<&TextReader> {
-        self.requests.get(method)?.text.as_deref()
     }
 
     /// Runs the handler for a notification; `false` when there is none.
@@ -370,19 +309,6 @@ where
             immediate(&ctx, &error)
         }
     }
-}
-
-/// The handler of [`Router::request_raw`]: `decode`'s work, or its error sent at once.
-fn raw_handler<T, F, Fut>(decode: F) -> RequestHandler
-where
-    T: Serialize + Send + 'static,
-    F: Fn(Option<&RawValue>, RequestContext) -> Result<Fut, ErrorObject> + Send + Sync + 'static,
-    Fut: Future<Output = Result<T, ErrorObject>> + Send + 'static,
-{
-    Box::new(move |_, params, ctx| match decode(params, ctx.clone()) {
-        Ok(work) => respond(ctx, work),
-        Err(error) => immediate(&ctx, &error),
-    })
 }
 
 /// Wraps a handler's work into a future that yields its response frame.

@@ -105,11 +105,9 @@ pub(crate) async fn start(
     {
         let weak = Arc::downgrade(&conn);
         tokio::spawn(async move {
-            // Polled only when signalled, not on each of the driver's two wakes per request.
-            let killed = sidewire_jsonrpc::when_woken(kill.notified());
             let ended = tokio::select! {
                 biased;
-                () = killed => None,
+                () = kill.notified() => None,
                 result = driver => Some(result),
             };
             // The driver is dropped by now: stdin is closed and pending calls have failed.

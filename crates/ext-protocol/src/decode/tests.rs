@@ -235,32 +235,3 @@ fn errors_echo_values_only_briefly() {
         decode::<ProviderMessage>(&format!(r#"{{"role":"{long}"}}"#), Target::Params).unwrap_err();
     assert!(err.to_string().len() < 200, "{err}");
 }
-
-/// The quick entry point gives what `decode_params` gives, or declines: never a value the
-/// strict decoder would not give.
-#[test]
-fn quick_params_agree_with_decode_params_or_decline() {
-    use crate::{InterceptParams, decode_params, decode_params_quick};
-    let good = r#" {"event":"input.receive","seq":3,"payload":{"text":"hi"},"timeoutMillis":50} "#;
-    let quick: InterceptParams = decode_params_quick(good).expect("accepted in one pass");
-    let strict: InterceptParams = decode_params(Some(good)).unwrap();
-    assert_eq!(
-        serde_json::to_value(&quick).unwrap(),
-        serde_json::to_value(&strict).unwrap()
-    );
-    for bad in [
-        r#"{"event":"input.receive","seq":3,"payload":{"text":"hi"},"timeoutMillis":50},"x":1"#,
-        r#"{"event":"input.receive","seq":3,"seq":4,"payload":{"text":"hi"},"timeoutMillis":50}"#,
-        r#"{"event":"input.receive","seq":3,"payload":{"text":"hi"}}"#,
-        r#"{"event":"input.receive""#,
-    ] {
-        assert!(
-            decode_params_quick::<InterceptParams>(bad).is_none(),
-            "{bad}"
-        );
-        assert!(
-            decode_params::<InterceptParams>(Some(bad)).is_err(),
-            "{bad}"
-        );
-    }
-}

@@ -3,7 +3,7 @@
 
 use std::path::PathBuf;
 
-use super::{Checked, check_chunk, check_manifest, check_protocol, check_replacement, check_ui};
+use super::{Checked, check_manifest, check_protocol, check_replacement, check_ui};
 use crate::{Caller, HookPoint, Verdict};
 
 /// The seeds of one target, by file name.
@@ -38,11 +38,6 @@ fn check_seeds(target: &str, check: fn(&[u8]) -> Checked, at_least: usize) {
             check(&data[..cut]);
         }
     }
-}
-
-#[test]
-fn chunk_decode_accepts_its_seeds() {
-    check_seeds("chunk_decode", check_chunk, 10);
 }
 
 #[test]

@@ -184,3 +184,51 @@ fn plugin_provider_refs() {
         assert!(!is_plugin_provider_ref(bad, "acme"), "{bad}");
     }
 }
+
+#[test]
+fn stream_chunk_rejections_name_their_rule() {
+    // The whole text is parsed first, so a duplicate after a type error is still reported as
+    // the duplicate.
+    for (text, is) in [
+        (
+            r#"{"streamId":1,"seq":1,"chunk":{"type":"done"},"seq":2}"#,
+            Error::is_duplicate as fn(&Error) -> bool,
+        ),
+        (
+            r#"{"streamId":"s","seq":1.0,"chunk":{"type":"done"}}"#,
+            Error::is_type,
+        ),
+        (
+            r#"{"streamId":"s","seq":0,"chunk":{"type":"done"}}"#,
+            Error::is_range,
+        ),
+        (
+            r#"{"streamId":"s","seq":1,"chunk":{"type":"text"}}"#,
+            Error::is_missing,
+        ),
+        (
+            r#"{"streamId":"s","seq":1,"chunk":{"type":"text","text":""}}"#,
+            Error::is_missing,
+        ),
+        (
+            r#"{"streamId":"s","seq":1,"chunk":{"type":"done","error":{"code":"provider_failed","message":"m"}}}"#,
+            Error::is_rule,
+        ),
+        (
+            r#"{"streamId":"s","seq":1,"chunk":{"type":"error","error":{"code":"provider_failed","message":" "}}}"#,
+            Error::is_blank,
+        ),
+        (
+            r#"{"streamId":"s","seq":1,"chunk":{"type":"done","x":1}}"#,
+            Error::is_unknown,
+        ),
+        (
+            r#"{"streamId":"s","seq":1,"chunk":{"type":"done"}} x"#,
+            Error::is_syntax,
+        ),
+    ] {
+        let err = crate::decode::<StreamChunkParams>(text, crate::Target::Params).unwrap_err();
+        assert!(is(&err), "{text}: {err}");
+        assert_eq!(err.reason(), Reason::InvalidParams);
+    }
+}

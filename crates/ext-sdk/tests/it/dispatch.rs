@@ -282,7 +282,7 @@ async fn params_that_fail_strict_decoding_are_invalid_params() {
         let id = 10 + 2 * i as u64;
         let answer = sidecar.host.call(id, method, params.clone()).await;
         assert_error(&answer, &json!(id), Reason::InvalidParams);
-        // In the order hosts write, which an intercept's quick way takes (and declines).
+        // In the order hosts write, which must be judged the same.
         let answer = sidecar
             .host
             .call_as_a_host_writes(id + 1, method, params.clone())

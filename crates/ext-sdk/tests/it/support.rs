@@ -90,8 +90,7 @@ impl<R: AsyncRead + Unpin, W: AsyncWrite + Unpin> HostEnd<R, W> {
     }
 
     /// Like [`call`](Self::call), with the members in the order a host writes them
-    /// (`jsonrpc`, `id`, `method`, `params`): the frame the SDK reads the quick way, which
-    /// `call`'s (sorted members) never is.
+    /// (`jsonrpc`, `id`, `method`, `params`), which `call`'s (sorted members) never is.
     pub(crate) async fn call_as_a_host_writes(
         &mut self,
         id: u64,

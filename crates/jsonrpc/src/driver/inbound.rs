@@ -18,7 +18,7 @@ use serde_json::value::RawValue;
 
 use super::{Driver, Phase};
 use crate::config::LocalError;
-use crate::envelope::{self, Canonical, CanonicalRequest, Garbage, Inbound, Outcome};
+use crate::envelope::{self, Canonical, Garbage, Inbound, Outcome};
 use crate::lock;
 use crate::peer::Reply;
 use crate::router::error_frame;
@@ -97,20 +97,14 @@ impl<S, K> Driver<S, K> {
             self.garbage(&frame, "the frame is not UTF-8".to_owned());
             return;
         };
-        match envelope::canonical(text) {
-            Some(Canonical::Request(request)) if self.start_canonical(request, frame.len()) => {
+        if let Some(Canonical::Response { id, result }) = envelope::canonical(text) {
+            // Checked as the usual way checks a result; anything else (the result is
+            // not one value: broken, or followed by more members) takes the usual way.
+            if let Some(result) = envelope::one_value(result) {
+                let reply = Reply::Result(result_text(&frame, result));
+                self.complete(id, reply);
                 return;
             }
-            Some(Canonical::Response { id, result }) => {
-                // Checked as the usual way checks a result; anything else (the result is
-                // not one value: broken, or followed by more members) takes the usual way.
-                if let Some(result) = envelope::one_value(result) {
-                    let reply = Reply::Result(result_text(&frame, result));
-                    self.complete(id, reply);
-                    return;
-                }
-            }
-            _ => {}
         }
         let first = text.as_bytes().iter().find(|b| !b.is_ascii_whitespace());
         if first == Some(&b'[') {
@@ -263,39 +257,6 @@ impl<S, K> Driver<S, K> {
         };
         self.serving.start(id, work, bytes, config);
         None
-    }
-
-    /// Starts a request in the canonical shape through its handler's reader of the params'
-    /// text (`Router::request_text`): the frame is then parsed once, by that reader. `false`
-    /// when the frame must take the usual way: no reader, the reader declined, or the request
-    /// is to be refused (the usual way words every refusal).
-    fn start_canonical(&mut self, request: CanonicalRequest<'_>, bytes: usize) -> bool {
-        let config = &self.peer.shared.config;
-        if let Phase::Draining(_) = self.phase {
-            return false;
-        }
-        let Some(read) = self.router.text_reader(request.method) else {
-            return false;
-        };
-        let id = Id::from_token(request.id);
-        if self.serving.admit(&id, bytes, config).is_err() {
-            return false;
-        }
-        let ctx = RequestContext {
-            id: id.clone(),
-            peer: self.peer.clone(),
-        };
-        match catch_unwind(AssertUnwindSafe(|| read(request.params, ctx))) {
-            Ok(Some(work)) => self.serving.start(id, work, bytes, config),
-            Ok(None) => return false,
-            Err(_) => {
-                tracing::error!(method = request.method, "a request handler panicked");
-                let answer =
-                    error_frame(config, Some(&id), &config.local_error(LocalError::Internal));
-                self.writes.push(answer);
-            }
-        }
-        true
     }
 
     /// Hands a response to the request it answers; one that answers nothing pending (or whose

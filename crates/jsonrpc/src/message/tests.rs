@@ -90,7 +90,8 @@ proptest! {
     }
 
     /// Frames in the canonical shapes with params or a result that is JSON, broken JSON, or JSON
-    /// with more after it: `message` checks the quick ways in against the parser.
+    /// with more after it: `message` checks the quick way in for responses against the parser
+    /// (a request is never taken by it).
     #[test]
     fn canonical_frames_agree_with_the_parser(
         id in any::<u32>(),
@@ -151,8 +152,8 @@ fn frames_are_encoded_through_a_bounded_scratch_buffer() {
 }
 
 /// Deep params: the frame's parser captures params without a depth limit (serde_json skips a
-/// value without recursing), so params of any depth are a request both ways, and the depth
-/// limit is the params reader's own either way.
+/// value without recursing), so params of any depth are a request, and the depth limit is the
+/// params decoder's own.
 #[test]
 fn canonical_frames_with_deep_params() {
     for depth in [127, 128, 129, 1000] {

@@ -24,7 +24,7 @@ use futures_util::future::Either;
 use serde_json::{Value, json};
 use sidewire_jsonrpc::{
     Activity, Cancelled, ErrorObject, HookNotification, Hooks, Peer, Request as _, RequestContext,
-    Router, lock, when_woken,
+    Router, lock,
 };
 use tokio::sync::{Notify, oneshot, watch};
 
@@ -731,10 +731,8 @@ where
                 Err(reason) => tracing::warn!(server = %name, %reason, "connection failed"),
             }
         };
-        // The companions wait for rare things (a change notice, a listen to open, the end):
-        // polled only when woken, not twice per request as the connection's task wakes.
-        let listen = when_woken(listen::listen_loop(peer.clone(), Arc::clone(&shared)));
-        let refresh = when_woken(refresh_loop(peer.clone(), shared));
+        let listen = listen::listen_loop(peer.clone(), Arc::clone(&shared));
+        let refresh = refresh_loop(peer.clone(), shared);
         let work = async {
             tokio::join!(rpc, refresh, listen);
         };
@@ -761,8 +759,6 @@ where
     match background {
         Some(background) => Box::pin(async move {
             tokio::pin!(serve);
-            // The transport's background work (reaping, stderr) is rare too.
-            let background = when_woken(background);
             tokio::pin!(background);
             tokio::select! {
                 // The usual order: the connection ends (stdout closed, or every handle gone),
