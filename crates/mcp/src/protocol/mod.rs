@@ -22,7 +22,6 @@ pub(crate) mod session;
 pub(crate) mod skills;
 pub(crate) mod structured;
 pub(crate) mod tasks;
-pub(crate) mod text_result;
 pub(crate) mod tool_index;
 pub(crate) mod types;
 
