@@ -14,7 +14,6 @@ pub(crate) mod icon;
 pub(crate) mod inbound;
 pub(crate) mod listen;
 pub(crate) mod listing;
-pub(crate) mod members;
 pub(crate) mod methods;
 pub(crate) mod modern;
 pub(crate) mod options;

@@ -124,15 +124,18 @@ async fn call_modern<P: Serialize + ?Sized>(
     let mut state_only_wait = STATE_ONLY_WAIT;
     let mut answers: Option<Answers> = None;
     let envelope = &shared.envelope;
+    // The caller's params as a `Value` once; each leg is written from it and the envelope.
+    let params = serde_json::to_value(params).map_err(|error| {
+        let method = method.to_owned();
+        Error::rpc(what, sidewire_jsonrpc::Error::Serialize { method, error })
+    })?;
     loop {
-        // The leg's params are serialized from `params`, the answers and the envelope as
-        // they are: nothing is cloned per leg.
         let (responses, state) = match &answers {
             Some(Answers { responses, state }) => (responses.as_ref(), state.as_deref()),
             None => (None, None),
         };
-        let leg = envelope.wrapped(params, responses, state);
-        let raw = match peer.call_encoded(method, &leg, options.clone()).await {
+        let leg = envelope.leg(&params, responses, state);
+        let raw = match peer.call(method, Some(&leg), options.clone()).await {
             Ok(raw) => raw,
             Err(sidewire_jsonrpc::Error::Remote { error, .. })
                 if error.code == era::UNSUPPORTED_PROTOCOL_VERSION && !renegotiated =>
