@@ -8,9 +8,7 @@ use serde_json::value::RawValue;
 
 use crate::envelope::valid::{self, Verdict};
 use crate::envelope::{Canonical, Garbage, Inbound, Outcome, canonical, classify, one_value};
-use crate::message::{
-    encode_error, encode_notification, encode_request, encode_result, serialized,
-};
+use crate::message::{encode_error, encode_notification, encode_request, encode_result};
 use crate::{ErrorObject, Id, Profile};
 
 /// A classification reduced to comparable owned data.
@@ -103,7 +101,7 @@ pub fn encode(parsed: &Parsed) -> Option<String> {
                 limit,
                 &Id::from_token(id),
                 method,
-                params.as_deref().map(serialized),
+                params.as_deref(),
             )
         }
         Parsed::Notification { method, params } => {

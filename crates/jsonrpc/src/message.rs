@@ -257,68 +257,12 @@ pub(crate) fn encode_frame<E>(
     }
 }
 
-/// Params that write their own JSON text into a request's frame ([`Peer::call_encoded`]):
-/// for a caller that sends the same members with every request and keeps them rendered,
-/// instead of having serde escape and write them again each time.
-///
-/// The contract serde keeps for other params is the implementor's here: append exactly one
-/// compact JSON value (no newline, which ends a frame). The peer refuses params holding a
-/// newline or over the limit (nothing is sent); that the text is one JSON value is checked in
-/// debug builds only (a panic), since a check in release would cost the parse this trait
-/// exists to save.
-///
-/// [`Peer::call_encoded`]: crate::Peer::call_encoded
-pub trait EncodeParams {
-    /// Appends the params' JSON text to `dst`, never letting `dst.len()` pass `limit` (the
-    /// bound [`write_json`](crate::write_json) takes: pass it on to that).
-    ///
-    /// # Errors
-    ///
-    /// [`sidewire_framing::Error::TooLarge`] when the text would pass `limit`, or any error
-    /// of [`write_json`](crate::write_json) on the parts written with it. On an error the
-    /// peer drops whatever was appended.
-    fn encode_params(
-        &self,
-        dst: &mut BytesMut,
-        limit: usize,
-    ) -> Result<(), sidewire_framing::Error>;
-}
-
-/// Writes `params` through serde: the [`EncodeParams`] of every `Serialize` params.
-pub(crate) fn serialized<P: Serialize + ?Sized>(
-    params: &P,
-) -> impl FnOnce(&mut BytesMut, usize) -> Result<(), sidewire_framing::Error> + '_ {
-    move |dst, limit| crate::write_json(params, dst, limit)
-}
-
-/// Writes `params` with its own [`EncodeParams`], then holds the text to its contract: no
-/// newline, and (debug builds) one JSON value.
-pub(crate) fn self_encoded<E: EncodeParams + ?Sized>(
-    params: &E,
-) -> impl FnOnce(&mut BytesMut, usize) -> Result<(), sidewire_framing::Error> + '_ {
-    move |dst, limit| {
-        let start = dst.len();
-        params.encode_params(dst, limit)?;
-        // Text past the limit is caught when the frame is closed.
-        let text = &dst[start..];
-        if let Some(at) = memchr::memchr(b'\n', text) {
-            return Err(sidewire_framing::Error::EmbeddedNewline { at });
-        }
-        debug_assert!(
-            serde_json::from_slice::<serde::de::IgnoredAny>(text).is_ok(),
-            "EncodeParams wrote something other than one JSON value: {}",
-            String::from_utf8_lossy(text)
-        );
-        Ok(())
-    }
-}
-
-pub(crate) fn encode_request(
+pub(crate) fn encode_request<P: Serialize + ?Sized>(
     dst: &mut BytesMut,
     limit: usize,
     id: &Id,
     method: &str,
-    params: Option<impl FnOnce(&mut BytesMut, usize) -> Result<(), sidewire_framing::Error>>,
+    params: Option<&P>,
 ) -> Result<(), sidewire_framing::Error> {
     let start = dst.len();
     dst.put_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
@@ -336,15 +280,15 @@ pub(crate) fn encode_notification<P: Serialize + ?Sized>(
 ) -> Result<(), sidewire_framing::Error> {
     let start = dst.len();
     dst.put_slice(b"{\"jsonrpc\":\"2.0\",\"method\":");
-    finish_call(dst, start, limit, method, params.map(serialized))
+    finish_call(dst, start, limit, method, params)
 }
 
-fn finish_call(
+fn finish_call<P: Serialize + ?Sized>(
     dst: &mut BytesMut,
     start: usize,
     limit: usize,
     method: &str,
-    params: Option<impl FnOnce(&mut BytesMut, usize) -> Result<(), sidewire_framing::Error>>,
+    params: Option<&P>,
 ) -> Result<(), sidewire_framing::Error> {
     let result = (|| {
         // A method name nearly always needs no escape; it is then copied, quoted, instead of
@@ -359,7 +303,7 @@ fn finish_call(
         }
         if let Some(params) = params {
             dst.put_slice(b",\"params\":");
-            params(dst, limit.saturating_sub(1))?;
+            crate::write_json(params, dst, limit.saturating_sub(1))?;
         }
         close(dst, limit)
     })();

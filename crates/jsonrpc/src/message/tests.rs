@@ -173,8 +173,6 @@ fn method_names_are_serde_jsons_text_and_keep_to_the_limit() {
     use crate::Id;
     use crate::message::{encode_notification, encode_request};
 
-    type NoParams = fn(&mut BytesMut, usize) -> Result<(), sidewire_framing::Error>;
-
     for method in [
         "extension/intercept",
         "a",
@@ -189,11 +187,11 @@ fn method_names_are_serde_jsons_text_and_keep_to_the_limit() {
             serde_json::to_string(method).unwrap()
         );
         let mut dst = BytesMut::new();
-        encode_request(&mut dst, usize::MAX, &Id::int(7), method, None::<NoParams>).unwrap();
+        encode_request(&mut dst, usize::MAX, &Id::int(7), method, None::<&Value>).unwrap();
         assert_eq!(std::str::from_utf8(&dst).unwrap(), expected);
         for limit in 0..expected.len() {
             let mut dst = BytesMut::from(&b"head"[..]);
-            let err = encode_request(&mut dst, limit + 4, &Id::int(7), method, None::<NoParams>)
+            let err = encode_request(&mut dst, limit + 4, &Id::int(7), method, None::<&Value>)
                 .unwrap_err();
             assert!(err.is_too_large(), "{method:?} at {limit}: {err}");
             assert_eq!(&dst[..], b"head", "{method:?} at {limit}");
