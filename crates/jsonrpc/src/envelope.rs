@@ -304,26 +304,18 @@ fn params_rule(profile: Profile) -> &'static str {
 /// JSON's whitespace.
 const WHITESPACE: [char; 4] = [' ', '\t', '\n', '\r'];
 
-/// A request or response in the shape this crate writes, recognized without reading its
-/// params or result: the members in the order this crate writes them and nothing else, no
-/// whitespace outside the params or result, the id a non-negative integer token.
+/// A request in the shape this crate writes, recognized without reading its params: the
+/// members in the order this crate writes them and nothing else, no whitespace outside the
+/// params, the id a non-negative integer token.
 ///
 /// Such a frame is one valid message, classified as [`classify`] would (see
-/// [`Canonical::Request`], [`Canonical::Response`]), exactly when its params or result is one
-/// valid JSON value, which this scan does not check: the params' reader does
-/// (`Router::request_text`), and a result is checked before it is handed on.
+/// [`Canonical::Request`]), exactly when its params are one valid JSON value, which this scan
+/// does not check: the params' reader does (`Router::request_text`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Canonical<'a> {
     /// `{"jsonrpc":"2.0","id":<id>,"method":"<method>","params":<params>}`, the method free of
     /// escapes, the params starting with `{`.
     Request(CanonicalRequest<'a>),
-    /// `{"jsonrpc":"2.0","id":<id>,"result":<result>}`.
-    Response {
-        /// The id's token, an integer (`-?(0|[1-9][0-9]*)` without the sign).
-        id: &'a str,
-        /// The result's text, with any whitespace around it.
-        result: &'a str,
-    },
 }
 
 /// The parts of a [`Canonical::Request`].
@@ -338,18 +330,12 @@ pub(crate) struct CanonicalRequest<'a> {
 
 /// The frame as a [`Canonical`] message, or `None` when it is in any other shape (the usual
 /// way, [`classify`], then reads it). Costs a comparison of the fixed parts and a scan of the
-/// id and the method, never of the params or result.
+/// id and the method, never of the params.
 pub(crate) fn canonical(frame: &str) -> Option<Canonical<'_>> {
     let rest = frame.strip_prefix(r#"{"jsonrpc":"2.0","id":"#)?;
     let (id, rest) = rest.split_at(rest.bytes().take_while(u8::is_ascii_digit).count());
     if !is_integer_token(id) {
         return None;
-    }
-    if let Some(rest) = rest.strip_prefix(r#","result":"#) {
-        return Some(Canonical::Response {
-            id,
-            result: last_value(rest)?,
-        });
     }
     let rest = rest.strip_prefix(r#","method":""#)?;
     // A string ends at its first quote, unless an escape comes first; a raw control
@@ -368,18 +354,6 @@ pub(crate) fn canonical(frame: &str) -> Option<Canonical<'_>> {
 /// The last member's value: the text up to the closing brace (whitespace after it allowed).
 fn last_value(rest: &str) -> Option<&str> {
     rest.trim_end_matches(WHITESPACE).strip_suffix('}')
-}
-
-/// `text` without the JSON whitespace around it, when it is one JSON value (read as the
-/// envelope's parser reads a member it keeps: checked to any depth, not decoded). A quick
-/// scan tells ([`valid`]); serde tells what is nested too deep for it.
-pub(crate) fn one_value(text: &str) -> Option<&str> {
-    let one = match valid::verdict(text) {
-        valid::Verdict::Valid => true,
-        valid::Verdict::Invalid => false,
-        valid::Verdict::TooDeep => serde_json::from_str::<IgnoredAny>(text).is_ok(),
-    };
-    one.then(|| text.trim_matches(WHITESPACE))
 }
 
 /// A request id token: a string, or an integer token (`-?(0|[1-9][0-9]*)`, any magnitude). The
@@ -441,4 +415,3 @@ impl fmt::Display for Garbage {
 
 #[cfg(test)]
 mod tests;
-pub(crate) mod valid;

@@ -19,11 +19,10 @@
 //!
 //! Each frame's envelope is parsed once, borrowed, with `params` and `result` kept as
 //! `&RawValue` slices: nothing on the routing path builds a `serde_json::Value`; a handler
-//! deserializes its own params and a caller its own result. A frame in the shape this crate
-//! writes (`{"jsonrpc":"2.0","id":N,"method":…,"params":…}` or
-//! `{"jsonrpc":"2.0","id":N,"result":…}`) is recognized by its fixed parts instead: its params
-//! go straight to a [`Router::request_text`] reader, its result to the caller once checked as
-//! one JSON value; anything they decline is parsed as above, with the same outcome. Responses
+//! deserializes its own params and a caller its own result. A request in the shape this crate
+//! writes (`{"jsonrpc":"2.0","id":N,"method":…,"params":…}`) is recognized by its fixed parts
+//! instead: its params go straight to a [`Router::request_text`] reader; anything it declines
+//! is parsed as above, with the same outcome. Responses
 //! and notifications are routed as they arrive; notifications run in arrival order on the
 //! driver; requests run concurrently up to a limit (default 32), with up to 1,024 more waiting
 //! in a FIFO and any beyond that answered `-32603` without running a handler. The limit never

@@ -97,20 +97,10 @@ impl<S, K> Driver<S, K> {
             self.garbage(&frame, "the frame is not UTF-8".to_owned());
             return;
         };
-        match envelope::canonical(text) {
-            Some(Canonical::Request(request)) if self.start_canonical(request, frame.len()) => {
-                return;
-            }
-            Some(Canonical::Response { id, result }) => {
-                // Checked as the usual way checks a result; anything else (the result is
-                // not one value: broken, or followed by more members) takes the usual way.
-                if let Some(result) = envelope::one_value(result) {
-                    let reply = Reply::Result(result_text(&frame, result));
-                    self.complete(id, reply);
-                    return;
-                }
-            }
-            _ => {}
+        if let Some(Canonical::Request(request)) = envelope::canonical(text)
+            && self.start_canonical(request, frame.len())
+        {
+            return;
         }
         let first = text.as_bytes().iter().find(|b| !b.is_ascii_whitespace());
         if first == Some(&b'[') {

@@ -89,8 +89,8 @@ proptest! {
         message(text.as_bytes());
     }
 
-    /// Frames in the canonical shapes with params or a result that is JSON, broken JSON, or JSON
-    /// with more after it: `message` checks the quick ways in against the parser.
+    /// Requests in the canonical shape with params that are JSON, broken JSON, or JSON with more
+    /// after it: `message` checks the quick way in against the parser.
     #[test]
     fn canonical_frames_agree_with_the_parser(
         id in any::<u32>(),
@@ -102,7 +102,6 @@ proptest! {
         let params = params.to_string();
         for params in [params.clone(), format!("{ws}{params}{ws}"), format!("{params}{noise}"), format!("{{{noise}")] {
             message(format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}","params":{params}}}"#).as_bytes());
-            message(format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{params}}}"#).as_bytes());
         }
     }
 

@@ -1,6 +1,5 @@
-//! The quick ways in for frames in the canonical shapes: a request through
-//! `Router::request_text`, a response with its result checked but the frame not parsed whole;
-//! and the usual way for everything they do not take.
+//! The quick way in for a request in the canonical shape, through `Router::request_text`, and
+//! the usual way for everything it does not take (and for every response).
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
