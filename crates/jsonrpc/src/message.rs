@@ -3,8 +3,6 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use std::cell::RefCell;
-
 use bytes::{BufMut, Bytes, BytesMut};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -216,47 +214,18 @@ impl fmt::Display for ErrorObject {
     }
 }
 
-/// Writes `{"jsonrpc":"2.0","id":<id>,"method":<method>,"params":<params>}` into `dst`.
-/// The most capacity the per-thread scratch buffer of [`encode_frame`] keeps between frames;
-/// after a larger frame it is released.
-const MAX_SCRATCH: usize = 64 * 1024;
+/// The capacity an outgoing frame's buffer starts with; a larger frame grows it.
+const FRAME_HINT: usize = 256;
 
-thread_local! {
-    /// The scratch buffer of [`encode_frame`].
-    static SCRATCH: RefCell<BytesMut> = RefCell::new(BytesMut::new());
-}
-
-/// Encodes one frame with `encode` into this thread's scratch buffer and returns an exact-size
-/// copy of it. That is one allocation per frame (a `Bytes` made from a vector whose length is
-/// its capacity needs no shared header, unlike a frozen `BytesMut` with room to spare), and
-/// the frame is never grown, moved and copied while it is encoded. The scratch buffer keeps its
-/// capacity between frames, up to [`MAX_SCRATCH`].
+/// Encodes one frame with `encode` into a buffer of its own.
 pub(crate) fn encode_frame<E>(
     encode: impl FnOnce(&mut BytesMut) -> Result<(), E>,
 ) -> Result<Bytes, E> {
-    let mut encode = Some(encode);
-    let pooled = SCRATCH.try_with(|scratch| {
-        // Busy when a `Serialize` impl sends a frame itself: that one gets its own buffer.
-        let mut buffer = scratch.try_borrow_mut().ok()?;
-        buffer.clear();
-        let encode = encode.take()?;
-        let frame = encode(&mut buffer).map(|()| Bytes::copy_from_slice(&buffer));
-        if buffer.capacity() > MAX_SCRATCH {
-            *buffer = BytesMut::new();
-        }
-        Some(frame)
-    });
-    match (pooled, encode) {
-        (Ok(Some(frame)), _) => frame,
-        // No scratch buffer here (busy, or the thread is exiting): a buffer of its own.
-        (_, Some(encode)) => {
-            let mut buffer = BytesMut::new();
-            encode(&mut buffer).map(|()| buffer.freeze())
-        }
-        (_, None) => unreachable!("the encoder ran only if the scratch buffer was free"),
-    }
+    let mut frame = BytesMut::with_capacity(FRAME_HINT);
+    encode(&mut frame).map(|()| frame.freeze())
 }
 
+/// Writes `{"jsonrpc":"2.0","id":<id>,"method":<method>,"params":<params>}` into `dst`.
 pub(crate) fn encode_request<P: Serialize + ?Sized>(
     dst: &mut BytesMut,
     limit: usize,

@@ -112,43 +112,6 @@ proptest! {
     }
 }
 
-/// A frame is an exact copy of what was encoded, a frame encoded while another is (a
-/// `Serialize` impl that sends one) gets its own buffer, an error passes through, and the
-/// per-thread scratch buffer is released after a frame over its bound.
-#[test]
-fn frames_are_encoded_through_a_bounded_scratch_buffer() {
-    use bytes::BufMut as _;
-
-    use crate::message::{MAX_SCRATCH, SCRATCH, encode_frame};
-
-    let frame = encode_frame(|dst| {
-        dst.put_slice(b"abc");
-        Ok::<(), ()>(())
-    })
-    .unwrap();
-    assert_eq!(&frame[..], b"abc");
-    let nested = encode_frame(|dst| {
-        let inner = encode_frame(|dst| {
-            dst.put_slice(b"in");
-            Ok::<(), ()>(())
-        })
-        .unwrap();
-        dst.put_slice(&inner);
-        dst.put_slice(b"out");
-        Ok::<(), ()>(())
-    })
-    .unwrap();
-    assert_eq!(&nested[..], b"inout");
-    assert_eq!(encode_frame(|_| Err::<(), _>(7)), Err(7));
-    let big = encode_frame(|dst| {
-        dst.put_bytes(b'x', 4 * MAX_SCRATCH);
-        Ok::<(), ()>(())
-    })
-    .unwrap();
-    assert_eq!(big.len(), 4 * MAX_SCRATCH);
-    assert!(SCRATCH.with(|scratch| scratch.borrow().capacity()) <= MAX_SCRATCH);
-}
-
 /// Deep params: the frame's parser captures params without a depth limit (serde_json skips a
 /// value without recursing), so params of any depth are a request both ways, and the depth
 /// limit is the params reader's own either way.
