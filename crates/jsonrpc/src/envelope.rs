@@ -301,60 +301,6 @@ fn params_rule(profile: Profile) -> &'static str {
     }
 }
 
-/// JSON's whitespace.
-const WHITESPACE: [char; 4] = [' ', '\t', '\n', '\r'];
-
-/// A response in the shape this crate writes, recognized without reading its result: the
-/// members in the order this crate writes them and nothing else, no whitespace outside the
-/// result, the id a non-negative integer token.
-///
-/// Such a frame is one valid message, classified as [`classify`] would (see
-/// [`Canonical::Response`]), exactly when its result is one valid JSON value, which this scan
-/// does not check: the result is checked before it is handed on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Canonical<'a> {
-    /// `{"jsonrpc":"2.0","id":<id>,"result":<result>}`.
-    Response {
-        /// The id's token, an integer (`-?(0|[1-9][0-9]*)` without the sign).
-        id: &'a str,
-        /// The result's text, with any whitespace around it.
-        result: &'a str,
-    },
-}
-
-/// The frame as a [`Canonical`] message, or `None` when it is in any other shape (the usual
-/// way, [`classify`], then reads it). Costs a comparison of the fixed parts and a scan of the
-/// id, never of the result.
-pub(crate) fn canonical(frame: &str) -> Option<Canonical<'_>> {
-    let rest = frame.strip_prefix(r#"{"jsonrpc":"2.0","id":"#)?;
-    let (id, rest) = rest.split_at(rest.bytes().take_while(u8::is_ascii_digit).count());
-    if !is_integer_token(id) {
-        return None;
-    }
-    let rest = rest.strip_prefix(r#","result":"#)?;
-    Some(Canonical::Response {
-        id,
-        result: last_value(rest)?,
-    })
-}
-
-/// The last member's value: the text up to the closing brace (whitespace after it allowed).
-fn last_value(rest: &str) -> Option<&str> {
-    rest.trim_end_matches(WHITESPACE).strip_suffix('}')
-}
-
-/// `text` without the JSON whitespace around it, when it is one JSON value (read as the
-/// envelope's parser reads a member it keeps: checked to any depth, not decoded). A quick
-/// scan tells ([`valid`]); serde tells what is nested too deep for it.
-pub(crate) fn one_value(text: &str) -> Option<&str> {
-    let one = match valid::verdict(text) {
-        valid::Verdict::Valid => true,
-        valid::Verdict::Invalid => false,
-        valid::Verdict::TooDeep => serde_json::from_str::<IgnoredAny>(text).is_ok(),
-    };
-    one.then(|| text.trim_matches(WHITESPACE))
-}
-
 /// A request id token: a string, or an integer token (`-?(0|[1-9][0-9]*)`, any magnitude). The
 /// lenient profile also takes other number tokens (JSON-RPC only says ids SHOULD NOT have
 /// fractions), and echoes them verbatim.
@@ -414,4 +360,3 @@ impl fmt::Display for Garbage {
 
 #[cfg(test)]
 mod tests;
-pub(crate) mod valid;

@@ -6,11 +6,8 @@
 use bytes::BytesMut;
 use serde_json::value::RawValue;
 
-use crate::envelope::valid::{self, Verdict};
-use crate::envelope::{Canonical, Garbage, Inbound, Outcome, canonical, classify, one_value};
-use crate::message::{
-    encode_error, encode_notification, encode_request, encode_result, serialized,
-};
+use crate::envelope::{Garbage, Inbound, Outcome, classify};
+use crate::message::{encode_error, encode_notification, encode_request, encode_result};
 use crate::{ErrorObject, Id, Profile};
 
 /// A classification reduced to comparable owned data.
@@ -103,7 +100,7 @@ pub fn encode(parsed: &Parsed) -> Option<String> {
                 limit,
                 &Id::from_token(id),
                 method,
-                params.as_deref().map(serialized),
+                params.as_deref(),
             )
         }
         Parsed::Notification { method, params } => {
@@ -123,38 +120,12 @@ pub fn encode(parsed: &Parsed) -> Option<String> {
     Some(String::from_utf8(dst.to_vec()).expect("encoders write UTF-8"))
 }
 
-/// The envelope parser's invariants for arbitrary bytes: the quick check of one JSON value
-/// (`envelope::valid`) tells what serde tells; no panic under either profile, a
-/// well-formed message parses, re-encodes and parses again to the same thing, and a response in
-/// the canonical shape whose result is one JSON value is the message the parser reads (what
-/// the quick way in relies on).
+/// The envelope parser's invariants for arbitrary bytes: no panic under either profile, and a
+/// well-formed message parses, re-encodes and parses again to the same thing.
 pub fn message(data: &[u8]) {
     let Ok(frame) = std::str::from_utf8(data) else {
         return;
     };
-    // The quick check of one JSON value tells what serde tells, or leaves the text to it.
-    let serde_says = serde_json::from_str::<serde::de::IgnoredAny>(frame).is_ok();
-    match valid::verdict(frame) {
-        Verdict::Valid => assert!(serde_says, "accepted {frame:?}"),
-        Verdict::Invalid => assert!(!serde_says, "rejected {frame:?}"),
-        Verdict::TooDeep => {}
-    }
-    // The quick way in agrees with the parser: a canonical response whose result is one JSON
-    // value is the message the parser reads.
-    let expected = match canonical(frame) {
-        Some(Canonical::Response { id, result }) => {
-            one_value(result).map(|result| Parsed::Result {
-                id: id.to_owned(),
-                result: result.to_owned(),
-            })
-        }
-        None => None,
-    };
-    if let Some(expected) = expected {
-        for profile in [Profile::Strict, Profile::Lenient] {
-            assert_eq!(parse(frame, profile), expected, "{frame:?}");
-        }
-    }
     for profile in [Profile::Strict, Profile::Lenient] {
         let parsed = parse(frame, profile);
         if let Some(again) = encode(&parsed) {

@@ -1,7 +1,6 @@
 //! JSON text written straight into a frame buffer: [`write_json`] (serde_json under a byte
 //! limit) and [`escape_free`] (when a text's JSON string token is the text quoted). The frame
-//! encoders of this crate build on them, as do the params writers of the crates above
-//! (`EncodeParams`).
+//! encoders of this crate build on them.
 
 use std::io;
 
@@ -34,7 +33,7 @@ pub fn escape_free(text: &str) -> bool {
 /// [`Error::EmbeddedNewline`] when a raw JSON value inside carried a newline (compact JSON never
 /// has one otherwise), [`Error::Serialize`] when `value` cannot be serialized. In every case
 /// `dst` is restored to its length before the call.
-pub fn write_json<T: Serialize + ?Sized>(
+pub(crate) fn write_json<T: Serialize + ?Sized>(
     value: &T,
     dst: &mut BytesMut,
     limit: usize,

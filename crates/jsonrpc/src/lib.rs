@@ -10,11 +10,6 @@
 //! are `bytes::Bytes` without a delimiter; [`ndjson`] builds the stream and sink for a pair of
 //! pipes with `sidewire-framing`'s NDJSON codec.
 //!
-//! Params are written by serde, or, through [`Peer::call_encoded`], by the caller's own
-//! [`EncodeParams`]: for params whose constant members are kept rendered, so that serde does
-//! not escape them again for every request (a newline in such text refuses the call; debug
-//! builds also check it is one JSON value).
-//!
 //! It is **not** a protocol: the extension protocol and MCP sit on top and supply their method
 //! types (one zero-sized type per method, implementing [`Request`] or [`Notification`]) and
 //! their [`Hooks`] (the `data` of errors the peer generates itself, and the notice sent when a
@@ -24,10 +19,7 @@
 //!
 //! Each frame's envelope is parsed once, borrowed, with `params` and `result` kept as
 //! `&RawValue` slices: nothing on the routing path builds a `serde_json::Value`; a handler
-//! deserializes its own params and a caller its own result. A response in the shape this crate
-//! writes (`{"jsonrpc":"2.0","id":N,"result":…}`) is recognized by its fixed parts instead: its
-//! result goes to the caller once checked as one JSON value; anything else is parsed as above,
-//! with the same outcome. Responses
+//! deserializes its own params and a caller its own result. Responses
 //! and notifications are routed as they arrive; notifications run in arrival order on the
 //! driver; requests run concurrently up to a limit (default 32), with up to 1,024 more waiting
 //! in a FIFO and any beyond that answered `-32603` without running a handler. The limit never
@@ -99,8 +91,9 @@ pub use crate::config::{
 };
 pub use crate::driver::Driver;
 pub use crate::error::{CloseReason, Error};
-pub use crate::json::{escape_free, write_json};
-pub use crate::message::{EncodeParams, ErrorObject, Id, Notification, Request};
+pub use crate::json::escape_free;
+pub(crate) use crate::json::write_json;
+pub use crate::message::{ErrorObject, Id, Notification, Request};
 pub use crate::peer::{Activity, CallOptions, Peer, RawResult, Stats};
 pub use crate::router::{RequestContext, Router};
 pub use crate::sync::lock;

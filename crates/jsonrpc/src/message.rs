@@ -3,8 +3,6 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use std::cell::RefCell;
-
 use bytes::{BufMut, Bytes, BytesMut};
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -216,109 +214,24 @@ impl fmt::Display for ErrorObject {
     }
 }
 
-/// Writes `{"jsonrpc":"2.0","id":<id>,"method":<method>,"params":<params>}` into `dst`.
-/// The most capacity the per-thread scratch buffer of [`encode_frame`] keeps between frames;
-/// after a larger frame it is released.
-const MAX_SCRATCH: usize = 64 * 1024;
+/// The capacity an outgoing frame's buffer starts with; a larger frame grows it.
+const FRAME_HINT: usize = 256;
 
-thread_local! {
-    /// The scratch buffer of [`encode_frame`].
-    static SCRATCH: RefCell<BytesMut> = RefCell::new(BytesMut::new());
-}
-
-/// Encodes one frame with `encode` into this thread's scratch buffer and returns an exact-size
-/// copy of it. That is one allocation per frame (a `Bytes` made from a vector whose length is
-/// its capacity needs no shared header, unlike a frozen `BytesMut` with room to spare), and
-/// the frame is never grown, moved and copied while it is encoded. The scratch buffer keeps its
-/// capacity between frames, up to [`MAX_SCRATCH`].
+/// Encodes one frame with `encode` into a buffer of its own.
 pub(crate) fn encode_frame<E>(
     encode: impl FnOnce(&mut BytesMut) -> Result<(), E>,
 ) -> Result<Bytes, E> {
-    let mut encode = Some(encode);
-    let pooled = SCRATCH.try_with(|scratch| {
-        // Busy when a `Serialize` impl sends a frame itself: that one gets its own buffer.
-        let mut buffer = scratch.try_borrow_mut().ok()?;
-        buffer.clear();
-        let encode = encode.take()?;
-        let frame = encode(&mut buffer).map(|()| Bytes::copy_from_slice(&buffer));
-        if buffer.capacity() > MAX_SCRATCH {
-            *buffer = BytesMut::new();
-        }
-        Some(frame)
-    });
-    match (pooled, encode) {
-        (Ok(Some(frame)), _) => frame,
-        // No scratch buffer here (busy, or the thread is exiting): a buffer of its own.
-        (_, Some(encode)) => {
-            let mut buffer = BytesMut::new();
-            encode(&mut buffer).map(|()| buffer.freeze())
-        }
-        (_, None) => unreachable!("the encoder ran only if the scratch buffer was free"),
-    }
+    let mut frame = BytesMut::with_capacity(FRAME_HINT);
+    encode(&mut frame).map(|()| frame.freeze())
 }
 
-/// Params that write their own JSON text into a request's frame ([`Peer::call_encoded`]):
-/// for a caller that sends the same members with every request and keeps them rendered,
-/// instead of having serde escape and write them again each time.
-///
-/// The contract serde keeps for other params is the implementor's here: append exactly one
-/// compact JSON value (no newline, which ends a frame). The peer refuses params holding a
-/// newline or over the limit (nothing is sent); that the text is one JSON value is checked in
-/// debug builds only (a panic), since a check in release would cost the parse this trait
-/// exists to save.
-///
-/// [`Peer::call_encoded`]: crate::Peer::call_encoded
-pub trait EncodeParams {
-    /// Appends the params' JSON text to `dst`, never letting `dst.len()` pass `limit` (the
-    /// bound [`write_json`](crate::write_json) takes: pass it on to that).
-    ///
-    /// # Errors
-    ///
-    /// [`sidewire_framing::Error::TooLarge`] when the text would pass `limit`, or any error
-    /// of [`write_json`](crate::write_json) on the parts written with it. On an error the
-    /// peer drops whatever was appended.
-    fn encode_params(
-        &self,
-        dst: &mut BytesMut,
-        limit: usize,
-    ) -> Result<(), sidewire_framing::Error>;
-}
-
-/// Writes `params` through serde: the [`EncodeParams`] of every `Serialize` params.
-pub(crate) fn serialized<P: Serialize + ?Sized>(
-    params: &P,
-) -> impl FnOnce(&mut BytesMut, usize) -> Result<(), sidewire_framing::Error> + '_ {
-    move |dst, limit| crate::write_json(params, dst, limit)
-}
-
-/// Writes `params` with its own [`EncodeParams`], then holds the text to its contract: no
-/// newline, and (debug builds) one JSON value.
-pub(crate) fn self_encoded<E: EncodeParams + ?Sized>(
-    params: &E,
-) -> impl FnOnce(&mut BytesMut, usize) -> Result<(), sidewire_framing::Error> + '_ {
-    move |dst, limit| {
-        let start = dst.len();
-        params.encode_params(dst, limit)?;
-        // Text past the limit is caught when the frame is closed.
-        let text = &dst[start..];
-        if let Some(at) = memchr::memchr(b'\n', text) {
-            return Err(sidewire_framing::Error::EmbeddedNewline { at });
-        }
-        debug_assert!(
-            serde_json::from_slice::<serde::de::IgnoredAny>(text).is_ok(),
-            "EncodeParams wrote something other than one JSON value: {}",
-            String::from_utf8_lossy(text)
-        );
-        Ok(())
-    }
-}
-
-pub(crate) fn encode_request(
+/// Writes `{"jsonrpc":"2.0","id":<id>,"method":<method>,"params":<params>}` into `dst`.
+pub(crate) fn encode_request<P: Serialize + ?Sized>(
     dst: &mut BytesMut,
     limit: usize,
     id: &Id,
     method: &str,
-    params: Option<impl FnOnce(&mut BytesMut, usize) -> Result<(), sidewire_framing::Error>>,
+    params: Option<&P>,
 ) -> Result<(), sidewire_framing::Error> {
     let start = dst.len();
     dst.put_slice(b"{\"jsonrpc\":\"2.0\",\"id\":");
@@ -336,15 +249,15 @@ pub(crate) fn encode_notification<P: Serialize + ?Sized>(
 ) -> Result<(), sidewire_framing::Error> {
     let start = dst.len();
     dst.put_slice(b"{\"jsonrpc\":\"2.0\",\"method\":");
-    finish_call(dst, start, limit, method, params.map(serialized))
+    finish_call(dst, start, limit, method, params)
 }
 
-fn finish_call(
+fn finish_call<P: Serialize + ?Sized>(
     dst: &mut BytesMut,
     start: usize,
     limit: usize,
     method: &str,
-    params: Option<impl FnOnce(&mut BytesMut, usize) -> Result<(), sidewire_framing::Error>>,
+    params: Option<&P>,
 ) -> Result<(), sidewire_framing::Error> {
     let result = (|| {
         // A method name nearly always needs no escape; it is then copied, quoted, instead of
@@ -359,7 +272,7 @@ fn finish_call(
         }
         if let Some(params) = params {
             dst.put_slice(b",\"params\":");
-            params(dst, limit.saturating_sub(1))?;
+            crate::write_json(params, dst, limit.saturating_sub(1))?;
         }
         close(dst, limit)
     })();

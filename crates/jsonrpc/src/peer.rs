@@ -8,16 +8,14 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
-use bytes::{Bytes, BytesMut};
+use bytes::Bytes;
 use bytestring::ByteString;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tokio::sync::{mpsc, oneshot, watch};
 
 use crate::config::{Cancelled, HookNotification};
-use crate::message::{
-    EncodeParams, encode_frame, encode_notification, encode_request, self_encoded, serialized,
-};
+use crate::message::{encode_frame, encode_notification, encode_request};
 use crate::pending::{Due, Expiry, IdleBound, PendingTable};
 use crate::{CloseReason, Config, Error, ErrorObject, Id, Notification, Request, lock};
 
@@ -365,37 +363,6 @@ impl Peer {
         &self,
         method: &str,
         params: Option<&P>,
-        options: CallOptions,
-    ) -> Result<RawResult, Error> {
-        self.call_with(method, params.map(serialized), options)
-            .await
-    }
-
-    /// [`call`](Peer::call) with params that write their own JSON text ([`EncodeParams`]).
-    ///
-    /// # Errors
-    ///
-    /// As for [`call`](Peer::call); params that break the [`EncodeParams`] contract
-    /// detectably (a newline, over the limit) are [`Error::FrameTooLarge`], and nothing is
-    /// written.
-    ///
-    /// # Cancel safety
-    ///
-    /// As for [`request`](Peer::request).
-    pub async fn call_encoded<E: EncodeParams + ?Sized>(
-        &self,
-        method: &str,
-        params: &E,
-        options: CallOptions,
-    ) -> Result<RawResult, Error> {
-        self.call_with(method, Some(self_encoded(params)), options)
-            .await
-    }
-
-    async fn call_with(
-        &self,
-        method: &str,
-        params: Option<impl FnOnce(&mut BytesMut, usize) -> Result<(), sidewire_framing::Error>>,
         options: CallOptions,
     ) -> Result<RawResult, Error> {
         let shared = &self.shared;

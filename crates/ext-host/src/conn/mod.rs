@@ -170,43 +170,6 @@ struct WireIntercept<'a> {
     externalized: Vec<ExternalizedField>,
 }
 
-impl sidewire_jsonrpc::EncodeParams for WireIntercept<'_> {
-    /// Serde's text, member for member, written from its parts: the names are constants and
-    /// the event's wire spelling needs no escape (`tests::the_written_intercept_is_serdes`), so
-    /// nothing is escaped per intercept. An externalized payload (rare) goes through serde.
-    fn encode_params(
-        &self,
-        dst: &mut bytes::BytesMut,
-        limit: usize,
-    ) -> Result<(), sidewire_framing::Error> {
-        if !self.externalized.is_empty() {
-            return sidewire_jsonrpc::write_json(self, dst, limit);
-        }
-        let (mut seq, mut timeout) = (itoa::Buffer::new(), itoa::Buffer::new());
-        let parts: [&str; 9] = [
-            "{\"event\":\"",
-            self.event.as_str(),
-            "\",\"seq\":",
-            seq.format(self.seq.load(Ordering::Acquire)),
-            ",\"payload\":",
-            self.payload,
-            ",\"timeoutMillis\":",
-            timeout.format(self.timeout_millis),
-            "}",
-        ];
-        if dst.len() + parts.iter().map(|part| part.len()).sum::<usize>() > limit {
-            return Err(sidewire_framing::Error::TooLarge {
-                limit,
-                prefix: Bytes::new(),
-            });
-        }
-        for part in parts {
-            dst.extend_from_slice(part.as_bytes());
-        }
-        Ok(())
-    }
-}
-
 fn load_seq<S: serde::Serializer>(
     seq: &&std::sync::atomic::AtomicU64,
     s: S,
@@ -214,7 +177,7 @@ fn load_seq<S: serde::Serializer>(
     s.serialize_u64(seq.load(Ordering::Acquire))
 }
 
-/// Writes JSON text as it is, through serde (the rare externalized intercept, and tests).
+/// Writes JSON text as it is, through serde.
 fn verbatim<S: serde::Serializer>(json: &&str, s: S) -> Result<S::Ok, S::Error> {
     let raw: &RawValue = serde_json::from_str(json).map_err(serde::ser::Error::custom)?;
     raw.serialize(s)
@@ -460,9 +423,9 @@ impl Connection {
             externalized,
         };
         let timeout = Duration::from_millis(timeout_millis);
-        let mut call = pin!(self.peer.call_encoded(
+        let mut call = pin!(self.peer.call(
             Method::Intercept.as_str(),
-            &params,
+            Some(&params),
             CallOptions::timeout(timeout)
         ));
         // The frame is encoded and queued on the call's first poll, so numbering it under the

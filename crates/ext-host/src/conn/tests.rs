@@ -1,88 +1,9 @@
-//! The intercept's params as written from their parts, against serde's text of them.
+//! A payload's text as written from its parts, against serde's text of it.
 
-use std::sync::atomic::AtomicU64;
-
-use bytes::BytesMut;
 use proptest::prelude::*;
 use sidewire_ext_protocol::{AgentStartPayload, HookPayload, InputPayload};
-use sidewire_ext_protocol::{ExternalizedField, HookPoint};
-use sidewire_jsonrpc::EncodeParams;
 
-use super::{PayloadText, WireIntercept};
-
-fn both(params: &WireIntercept<'_>) -> (String, String) {
-    let mut serde = BytesMut::new();
-    sidewire_jsonrpc::write_json(params, &mut serde, usize::MAX).unwrap();
-    let mut written = BytesMut::new();
-    params.encode_params(&mut written, usize::MAX).unwrap();
-    (
-        String::from_utf8(serde.to_vec()).unwrap(),
-        String::from_utf8(written.to_vec()).unwrap(),
-    )
-}
-
-/// Every point, the extremes of the numbers, payloads of each JSON kind, and an externalized
-/// payload: the same text as serde's, byte for byte.
-#[test]
-fn the_written_intercept_is_serdes() {
-    let payloads = [
-        r#"{"text":"a \"quoted\" line\n"}"#,
-        r#"{}"#,
-        r#"null"#,
-        r#"[1,{"é":"🦀"}]"#,
-    ];
-    for event in HookPoint::ALL.iter().copied() {
-        for (seq, timeout_millis) in [(1, 1), (u64::MAX, u64::MAX), (42, 30_000)] {
-            let seq = AtomicU64::new(seq);
-            for payload in &payloads {
-                let params = WireIntercept {
-                    event,
-                    seq: &seq,
-                    payload,
-                    timeout_millis,
-                    externalized: Vec::new(),
-                };
-                let (serde, written) = both(&params);
-                assert_eq!(written, serde);
-            }
-        }
-    }
-    let seq = AtomicU64::new(3);
-    let params = WireIntercept {
-        event: HookPoint::InputReceive,
-        seq: &seq,
-        payload: "null",
-        timeout_millis: 5,
-        externalized: vec![ExternalizedField {
-            json_pointer: "/payload".into(),
-            content_ref: "c1".into(),
-            total_bytes: 9,
-            sha256: "0".repeat(64),
-        }],
-    };
-    let (serde, written) = both(&params);
-    assert_eq!(written, serde);
-}
-
-/// A limit anywhere in the text fails with `TooLarge` and writes nothing past it.
-#[test]
-fn the_written_intercept_keeps_to_the_limit() {
-    let seq = AtomicU64::new(7);
-    let params = WireIntercept {
-        event: HookPoint::InputReceive,
-        seq: &seq,
-        payload: r#"{"text":"hi"}"#,
-        timeout_millis: 5,
-        externalized: Vec::new(),
-    };
-    let (_, text) = both(&params);
-    for limit in 0..text.len() {
-        let mut dst = BytesMut::from(&b"head"[..]);
-        let err = params.encode_params(&mut dst, limit + 4).unwrap_err();
-        assert!(err.is_too_large(), "{limit}: {err}");
-        assert!(dst.len() <= limit + 4);
-    }
-}
+use super::PayloadText;
 
 fn input(text: &str) -> HookPayload {
     HookPayload::Input(InputPayload {

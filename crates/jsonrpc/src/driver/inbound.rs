@@ -18,7 +18,7 @@ use serde_json::value::RawValue;
 
 use super::{Driver, Phase};
 use crate::config::LocalError;
-use crate::envelope::{self, Canonical, Garbage, Inbound, Outcome};
+use crate::envelope::{self, Garbage, Inbound, Outcome};
 use crate::lock;
 use crate::peer::Reply;
 use crate::router::error_frame;
@@ -97,15 +97,6 @@ impl<S, K> Driver<S, K> {
             self.garbage(&frame, "the frame is not UTF-8".to_owned());
             return;
         };
-        if let Some(Canonical::Response { id, result }) = envelope::canonical(text) {
-            // Checked as the usual way checks a result; anything else (the result is
-            // not one value: broken, or followed by more members) takes the usual way.
-            if let Some(result) = envelope::one_value(result) {
-                let reply = Reply::Result(result_text(&frame, result));
-                self.complete(id, reply);
-                return;
-            }
-        }
         let first = text.as_bytes().iter().find(|b| !b.is_ascii_whitespace());
         if first == Some(&b'[') {
             // Batches are not supported under either profile.

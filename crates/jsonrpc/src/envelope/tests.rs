@@ -1,7 +1,4 @@
-use super::{
-    Canonical, Garbage, Inbound, Outcome, canonical, classify, is_integer_token, one_value,
-    pending_key,
-};
+use super::{Garbage, Inbound, Outcome, classify, is_integer_token, pending_key};
 use crate::{ErrorObject, Profile};
 
 /// A short, comparable description of how a frame was classified.
@@ -290,78 +287,4 @@ fn integer_tokens() {
     assert_eq!(pending_key("17"), Some(17));
     assert_eq!(pending_key("\"17\""), None);
     assert_eq!(pending_key("-1"), None);
-}
-
-#[test]
-fn the_canonical_shape_is_recognized_without_reading_the_result() {
-    assert_eq!(
-        canonical(r#"{"jsonrpc":"2.0","id":3,"result":"x"}"#),
-        Some(Canonical::Response {
-            id: "3",
-            result: r#""x""#
-        })
-    );
-    // A request is never in the canonical shape: it always takes the usual way.
-    for other in [
-        r#"{"jsonrpc":"2.0","id":1,"method":"m","params":{}}"#,
-        // Another order, another version, whitespace between members, a member more before
-        // the params, no params, params that are not an object.
-        r#"{"id":1,"jsonrpc":"2.0","method":"m","params":{}}"#,
-        r#"{"jsonrpc":"1.0","id":1,"method":"m","params":{}}"#,
-        r#"{"jsonrpc":"2.0", "id":1,"method":"m","params":{}}"#,
-        r#"{"jsonrpc":"2.0","id":1,"method":"m","x":1,"params":{}}"#,
-        r#"{"jsonrpc":"2.0","id":1,"method":"m"}"#,
-        r#"{"jsonrpc":"2.0","id":1,"method":"m","params":[1]}"#,
-        r#"{"jsonrpc":"2.0","id":1,"method":"m","params":1}"#,
-        // Ids that are not a plain non-negative integer token.
-        r#"{"jsonrpc":"2.0","id":01,"method":"m","params":{}}"#,
-        r#"{"jsonrpc":"2.0","id":-1,"method":"m","params":{}}"#,
-        r#"{"jsonrpc":"2.0","id":1.5,"method":"m","params":{}}"#,
-        r#"{"jsonrpc":"2.0","id":"1","method":"m","params":{}}"#,
-        r#"{"jsonrpc":"2.0","id":,"method":"m","params":{}}"#,
-        // A method with an escape, or a raw control character (not JSON).
-        r#"{"jsonrpc":"2.0","id":1,"method":"a\nb","params":{}}"#,
-        r#"{"jsonrpc":"2.0","id":1,"method":"a\"b","params":{}}"#,
-        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"a\tb\",\"params\":{}}",
-        // Not closed by a brace, or leading whitespace.
-        r#"{"jsonrpc":"2.0","id":1,"method":"m","params":{}]"#,
-        // Responses: an error, whitespace before the result's name, a string id.
-        r#"{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"m"}}"#,
-        r#"{"jsonrpc":"2.0","id":1, "result":1}"#,
-        r#"{"jsonrpc":"2.0","id":"1","result":1}"#,
-        r#" {"jsonrpc":"2.0","id":1,"method":"m","params":{}}"#,
-    ] {
-        assert_eq!(canonical(other), None, "{other}");
-    }
-}
-
-#[test]
-fn a_canonical_frame_whose_result_is_json_is_what_classify_reads() {
-    for frame in [
-        r#"{"jsonrpc":"2.0","id":4,"result": [1, {"}":2}] }"#,
-        "{\"jsonrpc\":\"2.0\",\"id\":9007199254740993,\"result\":\t{\"a\":1}\r\n}\n",
-    ] {
-        for profile in [Profile::Strict, Profile::Lenient] {
-            match (canonical(frame), classify(frame, profile)) {
-                (
-                    Some(Canonical::Response { id, result }),
-                    Ok(Inbound::Response {
-                        id: read,
-                        outcome: Outcome::Result(raw),
-                    }),
-                ) => {
-                    assert_eq!(read, id);
-                    assert_eq!(Some(raw.get()), one_value(result));
-                }
-                _ => panic!("{frame}: not the same message"),
-            }
-        }
-    }
-    // A result followed by more members is not one value: the usual way reads the frame.
-    let Some(Canonical::Response { result, .. }) =
-        canonical(r#"{"jsonrpc":"2.0","id":4,"result":1,"error":{"code":1,"message":"m"}}"#)
-    else {
-        panic!("the canonical shape, until the result is read");
-    };
-    assert_eq!(one_value(result), None);
 }

@@ -1,5 +1,5 @@
-//! The quick way in for a response in the canonical shape: its result checked but the frame
-//! not parsed whole; and the usual way for everything it does not take.
+//! A response's result reaches its caller as its text, trimmed, and a response with both a
+//! result and an error fails the call.
 
 use serde_json::json;
 use sidewire_jsonrpc::Router;
@@ -7,16 +7,15 @@ use sidewire_jsonrpc::Router;
 use crate::support::{strict, with_raw};
 
 #[tokio::test]
-async fn a_canonical_response_is_delivered_and_one_with_more_members_is_judged_as_before() {
+async fn a_result_is_delivered_trimmed_and_a_result_with_an_error_fails_the_call() {
     let (peer, _task, mut raw) = with_raw(strict(), Router::new());
     for (answer, ok) in [
-        // The canonical shape, whitespace around the result: the result, trimmed.
+        // Whitespace around the result: the result, trimmed.
         (
             r#"{"jsonrpc":"2.0","id":ID,"result": {"a":[1,"}"]} }"#,
             true,
         ),
-        // A result and an error: the canonical shape until the result is read; the usual
-        // way finds both and fails the call.
+        // A result and an error: the call fails.
         (
             r#"{"jsonrpc":"2.0","id":ID,"result":1,"error":{"code":1,"message":"m"}}"#,
             false,

@@ -16,7 +16,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use serde_json::{Value, json};
-use sidewire_jsonrpc::{CallOptions, Config, Peer, Profile, Request, lock};
+use sidewire_jsonrpc::{CallOptions, Config, Peer, Profile, RawResult, Request, lock};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::oneshot;
 use tokio::time::Instant;
@@ -34,7 +34,7 @@ use crate::protocol::methods::{
     ListResourceTemplates, ListResources, ListSkills, ListTools, Ping, ProgressMeta, ReadResource,
     SetLevel, SetLevelParams, Subscribe, Unsubscribe, UriParams,
 };
-use crate::protocol::modern::{self, Answer};
+use crate::protocol::modern;
 use crate::protocol::options::{ClientStats, ToolCallOptions};
 use crate::protocol::session::{self, Cached, McpHooks, ProgressSlot, Shared};
 use crate::protocol::skills::Skill;
@@ -852,19 +852,16 @@ impl Client {
         if params.task.is_none() {
             // The connection's deadline timer keeps both the idle timeout and the cap: no
             // timer of the call's own (a timeout is the idle one when `Error` says so).
-            // The result is decoded as it comes when it is final and all text (see
-            // `modern::call_with`).
-            let answer = modern::call_with(
+            let raw = modern::call(
                 shared,
                 &self.inner.peer,
                 &what,
                 CallTool::METHOD,
                 &params,
                 CallOptions::timeout(cap).with_idle(idle, &activity),
-                CallToolResult::decode_final,
             )
             .await;
-            return self.call_result(name, listed.as_ref(), answer).await;
+            return self.call_result(name, listed.as_ref(), raw).await;
         }
         let deadline = Instant::now() + cap;
         let call = async {
@@ -903,8 +900,7 @@ impl Client {
                 .with_server(&shared.name));
             }
         };
-        self.call_result(name, listed.as_ref(), raw.map(Answer::Raw))
-            .await
+        self.call_result(name, listed.as_ref(), raw).await
     }
 
     /// A tools/call's outcome: its result decoded and checked, or the error explained.
@@ -912,16 +908,14 @@ impl Client {
         &self,
         name: &str,
         listed: Option<&Listed>,
-        answer: Result<Answer<CallToolResult>, Error>,
+        raw: Result<RawResult, Error>,
     ) -> Result<CallToolResult, Error> {
         let shared = &self.inner.shared;
-        let raw = match answer {
-            Ok(Answer::Read(result)) => return self.after_call(listed, result),
-            // Not final text (or a task's result, which no quick decode saw): decoded whole.
-            Ok(Answer::Raw(raw)) => raw,
+        let raw = match raw {
+            Ok(raw) => raw,
             Err(err) => return Err(self.explain(err).await),
         };
-        let result = CallToolResult::decode_text(raw.get()).map_err(|err| {
+        let result = raw.decode::<CallToolResult>().map_err(|err| {
             Error::new(Kind::InvalidResponse(format!(
                 "the result of tools/call {name} does not decode: {err}"
             )))

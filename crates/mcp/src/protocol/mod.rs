@@ -14,7 +14,6 @@ pub(crate) mod icon;
 pub(crate) mod inbound;
 pub(crate) mod listen;
 pub(crate) mod listing;
-pub(crate) mod members;
 pub(crate) mod methods;
 pub(crate) mod modern;
 pub(crate) mod options;
@@ -22,7 +21,6 @@ pub(crate) mod session;
 pub(crate) mod skills;
 pub(crate) mod structured;
 pub(crate) mod tasks;
-pub(crate) mod text_result;
 pub(crate) mod tool_index;
 pub(crate) mod types;
 

@@ -100,81 +100,42 @@ pub(crate) async fn call<P: Serialize + ?Sized>(
     params: &P,
     options: CallOptions,
 ) -> Result<RawResult, Error> {
-    let declined = |_: &str| None::<std::convert::Infallible>;
-    match call_with(shared, peer, what, method, params, options, declined).await? {
-        Answer::Read(never) => match never {},
-        Answer::Raw(raw) => Ok(raw),
-    }
-}
-
-/// A request's result: read by the caller's quick decode, or its text when that declined.
-pub(crate) enum Answer<T> {
-    /// What the quick decode read from a final result.
-    Read(T),
-    /// A final result the quick decode declined (in the modern era, `resultType` absent or
-    /// `complete`).
-    Raw(RawResult),
-}
-
-/// [`call`], trying `quick` on each result first. `quick` answers `Some` only for a final
-/// result: one whose `resultType` is absent, `null` or `"complete"`, as
-/// [`era::result_type`] reads it (and it must read that member as serde does: under an
-/// escaped name too, and not at all when it is there twice). A result it declines takes the
-/// usual way. This spares the common result one pass: reading `resultType` before the decode.
-///
-/// # Cancel safety
-///
-/// As [`call`].
-pub(crate) async fn call_with<P: Serialize + ?Sized, T>(
-    shared: &Shared,
-    peer: &Peer,
-    what: &(impl Display + Sync + ?Sized),
-    method: &str,
-    params: &P,
-    options: CallOptions,
-    quick: impl Fn(&str) -> Option<T>,
-) -> Result<Answer<T>, Error> {
     match shared.era() {
-        Some(Era::Modern) => call_modern(shared, peer, what, method, params, options, quick).await,
-        _ => {
-            let raw = peer
-                .call(method, Some(params), options)
-                .await
-                .map_err(|err| Error::rpc(what, err))?;
-            Ok(match quick(raw.get()) {
-                Some(read) => Answer::Read(read),
-                None => Answer::Raw(raw),
-            })
-        }
+        Some(Era::Modern) => call_modern(shared, peer, what, method, params, options).await,
+        _ => peer
+            .call(method, Some(params), options)
+            .await
+            .map_err(|err| Error::rpc(what, err)),
     }
 }
 
-/// Sends a modern request (see the module docs), trying `quick` on each result first (see
-/// [`call_with`]).
-async fn call_modern<P: Serialize + ?Sized, T>(
+/// Sends a modern request (see the module docs).
+async fn call_modern<P: Serialize + ?Sized>(
     shared: &Shared,
     peer: &Peer,
     what: &(impl Display + Sync + ?Sized),
     method: &str,
     params: &P,
     options: CallOptions,
-    quick: impl Fn(&str) -> Option<T>,
-) -> Result<Answer<T>, Error> {
+) -> Result<RawResult, Error> {
     let mut renegotiated = false;
     let mut reissued = false;
     let mut rounds = 0;
     let mut state_only_wait = STATE_ONLY_WAIT;
     let mut answers: Option<Answers> = None;
     let envelope = &shared.envelope;
+    // The caller's params as a `Value` once; each leg is written from it and the envelope.
+    let params = serde_json::to_value(params).map_err(|error| {
+        let method = method.to_owned();
+        Error::rpc(what, sidewire_jsonrpc::Error::Serialize { method, error })
+    })?;
     loop {
-        // The leg's params are serialized from `params`, the answers and the envelope as
-        // they are: nothing is cloned per leg.
         let (responses, state) = match &answers {
             Some(Answers { responses, state }) => (responses.as_ref(), state.as_deref()),
             None => (None, None),
         };
-        let leg = envelope.wrapped(params, responses, state);
-        let raw = match peer.call_encoded(method, &leg, options.clone()).await {
+        let leg = envelope.leg(&params, responses, state);
+        let raw = match peer.call(method, Some(&leg), options.clone()).await {
             Ok(raw) => raw,
             Err(sidewire_jsonrpc::Error::Remote { error, .. })
                 if error.code == era::UNSUPPORTED_PROTOCOL_VERSION && !renegotiated =>
@@ -199,11 +160,8 @@ async fn call_modern<P: Serialize + ?Sized, T>(
                 return Err(err);
             }
         };
-        if let Some(read) = quick(raw.get()) {
-            return Ok(Answer::Read(read));
-        }
         match era::result_type(raw.get()) {
-            Ok(ResultType::Complete) => return Ok(Answer::Raw(raw)),
+            Ok(ResultType::Complete) => return Ok(raw),
             Ok(ResultType::InputRequired) => {}
             Err(why) => {
                 return Err(Error::new(Kind::InvalidResponse(format!(
