@@ -181,26 +181,16 @@ where
             .and_then(|params| serde_json::from_str(params.get()).ok())
             .unwrap_or(Value::Null)
     };
-    crate::replay::serve_lines(reader, writer, |line, out| {
-        let Some(incoming) = Incoming::read(line) else {
-            return Flow::Continue;
-        };
-        let (Some(id), Some(method)) = (incoming.id, incoming.method) else {
-            // A notification, or an answer: nothing to say.
-            return Flow::Continue;
-        };
-        let id = id.get().as_bytes();
+    crate::replay::serve_requests(reader, writer, |id, method, incoming, out| {
         match (method, modern) {
             ("tools/call", Some(modern)) if is_modern(incoming.params) => modern.write(id, out),
             ("tools/call", _) => legacy.write(id, out),
-            ("initialize", _) => write_result(id, &initialize_result(&params(&incoming)), out),
+            ("initialize", _) => write_result(id, &initialize_result(&params(incoming)), out),
             ("server/discover", Some(_)) => write_result(id, &discover_result(), out),
-            ("tools/list", _) => write_result(id, &tools_list_result(&params(&incoming)), out),
-            ("ping", _) => write_result(
-                id,
-                &modern_result(&params(&incoming), json!({}), false),
-                out,
-            ),
+            ("tools/list", _) => write_result(id, &tools_list_result(&params(incoming)), out),
+            ("ping", _) => {
+                write_result(id, &modern_result(&params(incoming), json!({}), false), out)
+            }
             _ => write_error(id, -32601, "Method not found", out),
         }
         Flow::Continue

@@ -139,6 +139,31 @@ where
     }
 }
 
+/// [`serve_lines`] for the requests among the lines: a line that is not such an object, a
+/// notification or an answer is read past unanswered; `answer` gets each request's id as sent
+/// (its JSON text), its method and the request itself.
+///
+/// # Errors
+///
+/// A read or a write failing.
+pub async fn serve_requests<R, W, F>(reader: R, writer: W, mut answer: F) -> std::io::Result<()>
+where
+    R: AsyncRead + Unpin,
+    W: AsyncWrite + Unpin,
+    F: FnMut(&[u8], &str, &Incoming<'_>, &mut Vec<u8>) -> Flow,
+{
+    serve_lines(reader, writer, |line, out| {
+        let Some(incoming) = Incoming::read(line) else {
+            return Flow::Continue;
+        };
+        let (Some(id), Some(method)) = (incoming.id, incoming.method) else {
+            return Flow::Continue;
+        };
+        answer(id.get().as_bytes(), method, &incoming, out)
+    })
+    .await
+}
+
 /// Appends `{"jsonrpc":"2.0","id":ID,"result":RESULT}` and its newline to `out`: the shape
 /// sidewire-jsonrpc writes, for the answers a replaying child does not replay.
 pub fn write_result(id: &[u8], result: &serde_json::Value, out: &mut Vec<u8>) {

@@ -177,16 +177,9 @@ where
     R: tokio::io::AsyncRead + Unpin,
     W: tokio::io::AsyncWrite + Unpin,
 {
-    use crate::replay::{Flow, Frame, Incoming, write_error};
+    use crate::replay::{Flow, Frame, write_error};
     let [initialize, intercept, shutdown] = shape.captured().map(Frame::split);
-    crate::replay::serve_lines(reader, writer, |line, out| {
-        let Some(incoming) = Incoming::read(line) else {
-            return Flow::Continue;
-        };
-        let (Some(id), Some(method)) = (incoming.id, incoming.method) else {
-            return Flow::Continue;
-        };
-        let id = id.get().as_bytes();
+    crate::replay::serve_requests(reader, writer, |id, method, _, out| {
         match method {
             "extension/intercept" => intercept.write(id, out),
             "extension/initialize" => initialize.write(id, out),
