@@ -1,24 +1,11 @@
-//! JSON text written straight into a frame buffer: [`write_json`] (serde_json under a byte
-//! limit) and [`escape_free`] (when a text's JSON string token is the text quoted). The frame
-//! encoders of this crate build on them.
+//! JSON text written straight into a frame buffer: `write_json` (serde_json under a byte
+//! limit). The frame encoders of this crate build on it.
 
 use std::io;
 
 use bytes::{Bytes, BytesMut};
 use serde::Serialize;
 use sidewire_framing::{Error, PREFIX_BYTES};
-
-/// Whether serde_json writes `text` as a JSON string with no escape: it holds no `"`, no `\\`
-/// and no control character (U+0000 to U+001F; serde_json escapes nothing else). Such a text
-/// quoted is its JSON string token byte for byte, so a writer can copy it instead of handing it
-/// to serde_json, which looks up every byte in its escape table. One pass with no early exit,
-/// so the compiler vectorizes it (16 or 32 bytes a step).
-#[inline]
-pub fn escape_free(text: &str) -> bool {
-    !text.as_bytes().iter().fold(false, |escaped, &b| {
-        escaped | (b < 0x20) | (b == b'"') | (b == b'\\')
-    })
-}
 
 /// Serializes `value` as compact JSON onto the end of `dst`, never letting `dst.len()` pass
 /// `limit`; the building block for frames assembled from pieces (a JSON-RPC envelope around a

@@ -91,7 +91,6 @@ pub use crate::config::{
 };
 pub use crate::driver::Driver;
 pub use crate::error::{CloseReason, Error};
-pub use crate::json::escape_free;
 pub(crate) use crate::json::write_json;
 pub use crate::message::{ErrorObject, Id, Notification, Request};
 pub use crate::peer::{Activity, CallOptions, Peer, RawResult, Stats};

@@ -31,9 +31,9 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use sidewire_ext_protocol::{
     CONTENT_OBJECT_BYTES, Capability, EVENT_QUEUE_FRAMES, EXTERNALIZE_FIELD_BYTES,
-    ExternalizedField, HookPayload, HookPoint, InputPayload, InterceptResult, Method,
-    ProviderDescriptor, Reason, RuntimeSpec, SHUTDOWN_ANSWER_GRACE, SHUTDOWN_EXIT_WAIT,
-    SHUTDOWN_REAP_WAIT, ShutdownParams, Slot, UiActionDecl, decode_result,
+    ExternalizedField, HookPayload, HookPoint, InterceptResult, Method, ProviderDescriptor, Reason,
+    RuntimeSpec, SHUTDOWN_ANSWER_GRACE, SHUTDOWN_EXIT_WAIT, SHUTDOWN_REAP_WAIT, ShutdownParams,
+    Slot, UiActionDecl, decode_result,
 };
 use sidewire_jsonrpc::{CallOptions, CloseReason, Peer, RawResult};
 use tokio::sync::{Notify, mpsc, watch};
@@ -195,23 +195,9 @@ pub(crate) struct PayloadText {
 }
 
 impl PayloadText {
-    /// `payload`'s compact JSON, as serde_json writes it. An input payload whose text needs no
-    /// escape (most of them) is written from its parts, so serde_json does not look up each
-    /// byte of the text in its escape table (~540 instructions an intercept);
-    /// `tests::payload_text_is_serdes` compares the two.
+    /// `payload`'s compact JSON, as serde_json writes it.
     pub(crate) fn of(payload: &HookPayload) -> Self {
-        let json = match payload {
-            HookPayload::Input(InputPayload { text }) if text.is_empty() => "{}".to_owned(),
-            HookPayload::Input(InputPayload { text }) if sidewire_jsonrpc::escape_free(text) => {
-                let mut json = String::with_capacity(text.len() + 11);
-                json.push_str("{\"text\":\"");
-                json.push_str(text);
-                json.push_str("\"}");
-                json
-            }
-            _ => serde_json::to_string(payload).expect("a hook payload serializes"),
-        };
-        PayloadText::from_json(json)
+        PayloadText::from_json(serde_json::to_string(payload).expect("a hook payload serializes"))
     }
 
     /// A payload already written as JSON; `json` must be the text of one JSON value.
@@ -695,6 +681,3 @@ impl Drop for Connection {
 
 /// How many events a connection queues before dropping new ones (§8).
 pub(crate) const EVENT_QUEUE: usize = EVENT_QUEUE_FRAMES;
-
-#[cfg(test)]
-mod tests;

@@ -1,11 +1,10 @@
-//! `write_json` against its limit and its errors; `escape_free` against serde_json's verdict.
+//! `write_json` against its limit and its errors.
 
 use bytes::BytesMut;
-use proptest::prelude::*;
 
 use sidewire_framing::Error;
 
-use super::{escape_free, write_json};
+use super::write_json;
 
 #[test]
 fn write_json_serializes_in_place_after_what_is_there() {
@@ -63,32 +62,4 @@ fn write_json_reports_serialize_errors() {
     let err = write_json(&bad, &mut dst, 100).unwrap_err();
     assert!(err.is_serialize(), "{err:?}");
     assert!(dst.is_empty());
-}
-
-/// `escape_free` says exactly when serde_json's string token is the text quoted: for every
-/// character that can stand alone in a text (each of them at the start, middle and end of a
-/// longer one, so the vectorized steps and the tail both see it), and for any text.
-#[test]
-fn escape_free_is_serde_jsons_verdict_for_every_character() {
-    let chars = (0u32..0x800).chain([0xFFFD, 0x1F980, 0x10FFFF]);
-    for c in chars.filter_map(char::from_u32) {
-        for text in [
-            c.to_string(),
-            format!("{c}{}", "a".repeat(40)),
-            format!("{}{c}{}", "a".repeat(17), "b".repeat(20)),
-            format!("{}{c}", "a".repeat(40)),
-        ] {
-            let quoted = format!("\"{text}\"");
-            let serde = serde_json::to_string(&text).unwrap();
-            assert_eq!(escape_free(&text), serde == quoted, "{c:?}");
-        }
-    }
-}
-
-proptest! {
-    #[test]
-    fn escape_free_is_serde_jsons_verdict(text in any::<String>()) {
-        let serde = serde_json::to_string(&text).unwrap();
-        prop_assert_eq!(escape_free(&text), serde == format!("\"{text}\""));
-    }
 }
