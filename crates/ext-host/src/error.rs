@@ -17,7 +17,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use sidewire_ext_protocol::{HookPoint, Reason, Slot};
+use sidewire_ext_protocol::{HookPoint, Reason, Refusal, Slot};
 
 use crate::chain::TraceEntry;
 
@@ -290,57 +290,6 @@ impl Error {
             Error::Reload { source, .. } => source.reason(),
             Error::ShutDown => Some(Reason::ProviderInterrupted),
             _ => None,
-        }
-    }
-}
-
-/// Why a manifest member makes a package uninstallable (and its sidecar unlaunchable).
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum Refusal {
-    /// The member holds a character for which
-    /// [`is_terminal_control`](crate::is_terminal_control) holds: it could forge what the
-    /// consent screen shows.
-    ControlCharacter {
-        /// The first such character.
-        character: char,
-        /// Its byte offset in the member.
-        at: usize,
-    },
-    /// After replacing `${REASONIX_PLUGIN_ROOT}`, the command is not an absolute path; there is
-    /// no `PATH` lookup (§12.3 rule 2).
-    RelativeCommand,
-    /// The command's base name is a shell (§12.3 rule 3).
-    ShellCommand {
-        /// The base name as written (`bash`, `PWSH.EXE`).
-        name: String,
-    },
-    /// The plugin root is not valid UTF-8, so `${REASONIX_PLUGIN_ROOT}` cannot be expanded.
-    NonUtf8Root,
-}
-
-impl fmt::Display for Refusal {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Refusal::ControlCharacter { character, at } => write!(
-                f,
-                "contains the control character U+{:04X} at byte {at} (control characters, DEL \
-                 and bidi overrides are refused: they could change what the consent screen shows)",
-                u32::from(*character)
-            ),
-            Refusal::RelativeCommand => f.write_str(
-                "is not an absolute path: a sidecar command must be an absolute path or start with \
-                 ${REASONIX_PLUGIN_ROOT}/, and is run directly (no PATH lookup, no shell)",
-            ),
-            Refusal::ShellCommand { name } => write!(
-                f,
-                "is a shell ({name}): sidecars are launched directly, never through a shell; \
-                 point the command at the program itself"
-            ),
-            Refusal::NonUtf8Root => f.write_str(
-                "cannot be expanded: the plugin root is not valid UTF-8, so \
-                 ${REASONIX_PLUGIN_ROOT} has no value",
-            ),
         }
     }
 }

@@ -214,7 +214,6 @@ mod content;
 mod error;
 mod events;
 mod generation;
-mod launch;
 mod package;
 mod provider;
 mod runtime;
@@ -228,10 +227,10 @@ pub use crate::audit::AuditRecord;
 pub use crate::chain::{Blocked, Outcome, TraceEntry, TraceResult, TraceRole};
 pub use crate::config::HostConfig;
 pub use crate::error::{
-    Error, OperationFailure, ProviderFailure, Refusal, RefusedBy, StartupFailure, StartupStage,
+    Error, OperationFailure, ProviderFailure, RefusedBy, StartupFailure, StartupStage,
 };
 pub use crate::events::{HostEvent, HostEvents, PublishedSurface, UiPrompt};
-pub use crate::package::{MAX_MANIFEST_BYTES, Package, TrustSummary};
+pub use crate::package::{Package, TrustSummary};
 pub use crate::provider::{CatalogEntry, ProviderStream, StreamRequest};
 pub use crate::runtime::{ExtensionHost, GenerationReport, SidecarInfo, Turn};
 pub use crate::store::{InstallOptions, InstalledPlugin, PluginStore};
@@ -243,7 +242,10 @@ pub use crate::store::{InstallOptions, InstalledPlugin, PluginStore};
 pub mod reaper {
     pub use sidewire_process::{kill_descendants, set_child_subreaper};
 }
-pub use crate::text::is_terminal_control;
+/// The launch contract's refusals, the terminal-control set and the manifest cap are
+/// `sidewire-ext-protocol`'s (its `launch` rules, which install and launch both apply),
+/// re-exported because this crate's API names them.
+pub use sidewire_ext_protocol::{MAX_MANIFEST_BYTES, Refusal, is_terminal_control};
 pub use sidewire_process::file::FileError;
 pub use sidewire_process::{REDACTED, Redactor};
 

@@ -14,15 +14,10 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-use sidewire_ext_protocol::{MANIFEST_FILE, Manifest};
+use sidewire_ext_protocol::{MANIFEST_FILE, MAX_MANIFEST_BYTES, Manifest};
 use sidewire_process::file::{self, Symlinks};
 
 use crate::Error;
-
-/// The largest manifest [`Package::open`] reads: a real one is a few KiB, and it is read
-/// before anyone consented to the package, so a hostile one must not grow the host. The read
-/// stops one byte past it.
-pub const MAX_MANIFEST_BYTES: usize = 1024 * 1024;
 
 /// A plugin package: a directory holding `reasonix-plugin.json`.
 #[derive(Debug, Clone, PartialEq)]
@@ -76,20 +71,20 @@ impl Package {
     /// [`check_installable`](Self::check_installable) against the root the plugin will have.
     pub(crate) fn check_at(&self, root: &Path) -> Result<(), Error> {
         let manifest = &self.manifest;
-        crate::launch::check(
+        sidewire_ext_protocol::check_launch(
             &manifest.name,
-            &manifest.version,
             root,
+            &manifest.version,
             manifest.runtime.as_ref(),
         )
-        .map_err(|crate::launch::Refused { field, refusal }| Error::Refused {
-            plugin: if field == "name" {
+        .map_err(|refused| Error::Refused {
+            plugin: if refused.field == "name" {
                 format!("the package at {}", Shown(&self.root.to_string_lossy()))
             } else {
                 manifest.name.clone()
             },
-            field,
-            refusal,
+            field: refused.field,
+            refusal: refused.refusal,
         })
     }
 
@@ -147,7 +142,7 @@ struct Shown<'a>(&'a str);
 
 impl fmt::Display for Shown<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if crate::text::first_terminal_control(self.0).is_some() {
+        if self.0.chars().any(crate::is_terminal_control) {
             write!(f, "{}", self.0.escape_debug())
         } else {
             f.write_str(self.0)

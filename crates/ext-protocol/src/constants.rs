@@ -137,6 +137,11 @@ pub const MIN_PRIORITY: i64 = -1000;
 /// The highest manifest `runtime.priority` (§12.1).
 pub const MAX_PRIORITY: i64 = 1000;
 
+/// The largest manifest a host reads (this crate's choice; §12.1 sets no size): a real one is a
+/// few KiB, and it is read before anyone consented to the package, so a hostile one must not
+/// grow the host. A reader stops one byte past it.
+pub const MAX_MANIFEST_BYTES: usize = 1024 * 1024;
+
 /// The only expansion the launch contract performs, in `command` and `args` (§12.3).
 pub const PLUGIN_ROOT_PLACEHOLDER: &str = "${REASONIX_PLUGIN_ROOT}";
 

@@ -12,7 +12,8 @@
 //! sha256 syntax, type-level rules) and report the JSON path of the first failure. It also holds
 //! the method registry (§5), the hook-point registry with decision legality and replacement
 //! re-validation (§7), the reason table with its [`sidewire_jsonrpc::ErrorObject`] bridge (§3),
-//! the version check (§1), the manifest format (§12.1), every protocol constant (only here does
+//! the version check (§1), the manifest format (§12.1), the launch contract (§12.3:
+//! [`resolve_launch`], [`check_launch`]), every protocol constant (only here does
 //! [`FRAME_BYTES`] live), and a generated JSON Schema with its hash [`SCHEMA_SHA256`]. It is
 //! **not** a transport or a peer: it performs no I/O, owns no runtime, reads no files, frames
 //! nothing and never decides what a connection does next; `sidewire-framing`,
@@ -63,6 +64,9 @@
 //!   "no reason", so such an error is never retried automatically.
 //! * A manifest failure maps to `invalid_params` when a reason is needed; manifests never travel
 //!   on the wire.
+//! * The launch contract ([`check_launch`]) also refuses an [`is_terminal_control`] character
+//!   in `name`, `version`, `runtime.command` and `runtime.args` (they are what a consent screen
+//!   shows), and a root that is not UTF-8; a manifest is read up to [`MAX_MANIFEST_BYTES`].
 //!
 //! # Where this crate differs from or extends the spec
 //!
@@ -102,6 +106,7 @@ mod error;
 pub mod fuzz;
 mod hooks;
 mod intercept;
+mod launch;
 mod lifecycle;
 mod manifest;
 pub mod methods;
@@ -123,12 +128,13 @@ pub use crate::constants::{
     ENV_PLUGIN_ROOT, ENV_PLUGIN_VERSION, EVENT_QUEUE_FRAMES, EXTERNALIZE_FIELD_BYTES, FRAME_BYTES,
     GENERATION_BOOT_BUDGET, HANDSHAKE_TIMEOUT, HELD_UI_CALLS_PER_CONNECTION, MANIFEST_API_VERSION,
     MANIFEST_FILE, MAX_ACTION_ID_CHARS, MAX_CONCURRENT_BOOTS, MAX_INTERCEPT_TIMEOUT_MILLIS,
-    MAX_PLUGIN_ID_CHARS, MAX_PRIORITY, MAX_SAFE_INTEGER, MIN_CONCURRENT_CALLBACKS, MIN_PRIORITY,
-    NOTIFICATION_QUEUE_FRAMES, PLUGIN_PROVIDER_REF_PREFIX, PLUGIN_ROOT_PLACEHOLDER, PROTOCOL_ID,
-    PROTOCOL_MAJOR, PROTOCOL_VERSION, READINESS_RULE, REFUSED_COMMAND_NAMES,
-    RESPONSE_TOO_LARGE_MESSAGE, SDK_STDERR_PREFIX, SHORT_INTERCEPT_TIMEOUT, SHUTDOWN_ANSWER_GRACE,
-    SHUTDOWN_EXIT_WAIT, SHUTDOWN_REAP_WAIT, SHUTDOWN_TIMEOUT_MILLIS, STDERR_TAIL_BYTES,
-    STREAM_CANCEL_TIMEOUT, STREAM_GAP_TIMEOUT, STREAM_REORDER_WINDOW, WRITE_STALL_TIMEOUT,
+    MAX_MANIFEST_BYTES, MAX_PLUGIN_ID_CHARS, MAX_PRIORITY, MAX_SAFE_INTEGER,
+    MIN_CONCURRENT_CALLBACKS, MIN_PRIORITY, NOTIFICATION_QUEUE_FRAMES, PLUGIN_PROVIDER_REF_PREFIX,
+    PLUGIN_ROOT_PLACEHOLDER, PROTOCOL_ID, PROTOCOL_MAJOR, PROTOCOL_VERSION, READINESS_RULE,
+    REFUSED_COMMAND_NAMES, RESPONSE_TOO_LARGE_MESSAGE, SDK_STDERR_PREFIX, SHORT_INTERCEPT_TIMEOUT,
+    SHUTDOWN_ANSWER_GRACE, SHUTDOWN_EXIT_WAIT, SHUTDOWN_REAP_WAIT, SHUTDOWN_TIMEOUT_MILLIS,
+    STDERR_TAIL_BYTES, STREAM_CANCEL_TIMEOUT, STREAM_GAP_TIMEOUT, STREAM_REORDER_WINDOW,
+    WRITE_STALL_TIMEOUT,
 };
 pub use crate::content::{
     ContentEncoding, ContentReadParams, ContentReadResult, ExternalizedField, is_content_ref,
@@ -140,6 +146,9 @@ pub use crate::hooks::{
 };
 pub use crate::intercept::{
     EventParams, InterceptParams, InterceptResult, PAYLOAD_POINTER, ResourcesChangedParams,
+};
+pub use crate::launch::{
+    LaunchRefused, LaunchSpec, Refusal, check_launch, is_terminal_control, resolve_launch,
 };
 pub use crate::lifecycle::{
     HostCapabilities, InitializeParams, InitializeResult, InitializedParams, ManifestExpectation,

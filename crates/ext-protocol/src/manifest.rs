@@ -1,9 +1,10 @@
 //! The plugin manifest, `reasonix-plugin.json` (§12.1), decoded strictly with JSON-path errors.
 //!
-//! This is the file format only. Installation, consent, launching (§12.2–§12.3) and slot conflict
-//! checks across plugins (§7.7) belong to the host crate; the manifest's own rules (id syntax,
-//! accepted `apiVersion`, lists without duplicates, lists that require a capability) are checked
-//! here. `contributes` is kept opaque: it must be a JSON object, its members are not decoded.
+//! This is the file format only. Installation, consent and slot conflict checks across plugins
+//! (§12.2, §7.7) belong to the host crate, and the launch contract (§12.3) to `launch`; the
+//! manifest's own rules (id syntax, accepted `apiVersion`, lists without duplicates, lists that
+//! require a capability) are checked here. `contributes` is kept opaque: it must be a JSON
+//! object, its members are not decoded.
 
 use serde::Serialize;
 use serde_json::{Map, Value};

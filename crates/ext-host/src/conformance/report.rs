@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 use super::statements::{Statement, StatementKind};
-use crate::text::is_terminal_control;
+use crate::is_terminal_control;
 
 /// At most this many characters of one frame are kept as evidence.
 pub(crate) const FRAME_CHARS: usize = 300;

@@ -3,11 +3,10 @@
 
 use std::path::{Path, PathBuf};
 
-use sidewire_ext_protocol::{Manifest, RuntimeSpec};
+use sidewire_ext_protocol::{LaunchSpec, Manifest, RuntimeSpec, resolve_launch};
 
 use super::Target;
 use crate::error::Error;
-use crate::launch::{self, LaunchSpec};
 use crate::package::Package;
 use crate::store::PluginStore;
 
@@ -127,9 +126,9 @@ fn from_manifest(
     runtime: RuntimeSpec,
 ) -> Result<Launch, Error> {
     let spec =
-        launch::resolve(id, root, version, &runtime).map_err(|detail| Error::Conformance {
+        resolve_launch(id, root, version, &runtime).map_err(|refused| Error::Conformance {
             target: id.to_owned(),
-            detail,
+            detail: refused.to_string(),
         })?;
     Ok(Launch {
         spec,

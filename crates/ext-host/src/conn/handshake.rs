@@ -8,8 +8,9 @@ use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
 use sidewire_ext_protocol::{
-    Capability, HostCapabilities, InitializeParams, InitializedParams, ManifestExpectation, Method,
-    Reason, STDERR_TAIL_BYTES, SessionContext, decode_initialize_result, jsonrpc_config,
+    Capability, HostCapabilities, InitializeParams, InitializedParams, LaunchSpec,
+    ManifestExpectation, Method, Reason, STDERR_TAIL_BYTES, SessionContext,
+    decode_initialize_result, jsonrpc_config, resolve_launch,
 };
 use sidewire_jsonrpc::{CallOptions, CloseReason};
 use sidewire_process::{Command, Spawned};
@@ -20,7 +21,6 @@ use super::barrier::{Barrier, Gate};
 use super::{Connection, EVENT_QUEUE, EventItem, HANDSHAKE, Handshake, Plugin, READY, UiState};
 use crate::content::ContentStore;
 use crate::error::{RefusedBy, StartupFailure, StartupStage};
-use crate::launch::{self, LaunchSpec};
 use crate::provider::stream::{Streams, run_cancels};
 use crate::shared::Shared;
 
@@ -49,8 +49,15 @@ pub(crate) async fn start(
             stderr_tail: tail,
         })
     };
-    let spec = launch::resolve(&plugin.id, &plugin.root, &plugin.version, &plugin.runtime)
-        .map_err(|cause| fail(StartupStage::Resolve, Failed::other(cause), String::new()))?;
+    let spec = resolve_launch(&plugin.id, &plugin.root, &plugin.version, &plugin.runtime).map_err(
+        |refused| {
+            fail(
+                StartupStage::Resolve,
+                Failed::other(refused.to_string()),
+                String::new(),
+            )
+        },
+    )?;
     let Spawned {
         process,
         stdin,

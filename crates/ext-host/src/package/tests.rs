@@ -7,8 +7,8 @@ use std::path::{Path, PathBuf};
 use serde_json::json;
 use sidewire_ext_protocol::MANIFEST_FILE;
 
-use crate::error::Refusal;
 use crate::{Error, InstallOptions, Package, PluginStore};
+use sidewire_ext_protocol::Refusal;
 
 /// The spoof from issue 11: on a terminal it erases its own line and prints a fake one.
 const SPOOF: &str = "${REASONIX_PLUGIN_ROOT}/run\u{1b}[2K\r  command:      node index.js";
@@ -181,7 +181,7 @@ fn a_command_that_could_never_start_is_refused_at_install_with_the_launch_rule()
         let installed = store.install(&src, InstallOptions::copy());
         // Launch applies the very same rule to the same manifest.
         let package = Package::open(&src).unwrap();
-        let launch = crate::launch::resolve(
+        let launch = sidewire_ext_protocol::resolve_launch(
             package.id(),
             &std::fs::canonicalize(&src).unwrap(),
             "1",

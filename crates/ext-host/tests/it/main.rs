@@ -58,7 +58,7 @@
 //! | 72 | `store::tests::a_manifest_with_an_unknown_member_is_refused_naming_its_path` (unit) and `sidewire-ext-protocol`'s manifest tests (`contributes`, `v1.3`, `v2`) |
 //! | 73 | `store::tests::a_copy_install_keeps_permission_bits_and_inside_symlinks`, `store::tests::a_symlink_leaving_the_package_fails_the_install_naming_it` (unit) |
 //! | 74 | `reload::reload_adopts_unchanged_and_restarts_changed_linked_plugins`, `reload::a_failed_reload_leaves_the_old_generation_and_burns_its_number` (renamed → stage `resolve`) |
-//! | 75 | `lifecycle::refused_commands_never_spawn_and_fail_at_resolve`, `launch::tests` (unit) |
+//! | 75 | `lifecycle::refused_commands_never_spawn_and_fail_at_resolve`, `sidewire-ext-protocol`'s `launch::tests` (unit) |
 //! | 76, 77 | `lifecycle::only_the_plugin_root_is_expanded_and_reasonix_variables_win` |
 //! | 78 | `lifecycle::no_store_starts_nothing_and_disabled_plugins_never_start` |
 //! | 79 | `lifecycle::boots_run_four_at_a_time_within_one_budget` |
