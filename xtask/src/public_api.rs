@@ -29,6 +29,7 @@ pub const LIBRARY_CRATES: &[(&str, &str)] = &[
     ("sidewire-ext-protocol", "crates/ext-protocol"),
     ("sidewire-ext-sdk", "crates/ext-sdk"),
     ("sidewire-ext-host", "crates/ext-host"),
+    ("sidewire-ext-conformance", "crates/ext-conformance"),
     ("sidewire-mcp", "crates/mcp"),
     ("sidewire-agent", "crates/agent"),
 ];

@@ -1,5 +1,5 @@
-//! `sidewire ext conformance`: runs the conformance kit (`sidewire_ext_host::conformance`)
-//! against a sidecar and prints its report, as text grouped by spec section or as `--json`.
+//! `sidewire ext conformance`: runs the conformance kit (`sidewire-ext-conformance`) against a
+//! sidecar and prints its report, as text grouped by spec section or as `--json`.
 //! Exits 0 only when no statement failed (1 when one did; usage errors are clap's 2).
 //!
 //! Everything the sidecar said (frames, stderr quoted in a detail) is already escaped by the
@@ -8,9 +8,11 @@
 use std::path::Path;
 
 use anyhow::Context as _;
-use sidewire_ext_host::conformance::{
-    self, Options, Report, Statement, StatementKind, StatementResult, Target, Verdict,
+use sidewire_ext_conformance::{
+    FrameDirection, Report, RunOptions, Sidecar, Statement, StatementKind, StatementResult,
+    StatementVerdict,
 };
+use sidewire_ext_host::PluginStore;
 
 use crate::Reported;
 use crate::cli::ConformanceArgs;
@@ -18,7 +20,7 @@ use crate::out::Out;
 use crate::safe;
 
 pub(crate) async fn run(args: ConformanceArgs, out: &Out) -> anyhow::Result<()> {
-    let mut options = Options::new().slow(args.slow);
+    let mut options = RunOptions::new().slow(args.slow);
     for selector in &args.only {
         options = options.only(selector.clone());
     }
@@ -26,8 +28,8 @@ pub(crate) async fn run(args: ConformanceArgs, out: &Out) -> anyhow::Result<()> 
         list(&options, out);
         return Ok(());
     }
-    let target = target(&args)?;
-    let report = conformance::run(&target, &options)
+    let sidecar = sidecar(&args).context("cannot run the conformance kit")?;
+    let report = sidewire_ext_conformance::run(&sidecar, &options)
         .await
         .context("cannot run the conformance kit")?;
     if out.json {
@@ -44,11 +46,12 @@ pub(crate) async fn run(args: ConformanceArgs, out: &Out) -> anyhow::Result<()> 
     }
 }
 
-/// The kit's target from the arguments (clap already refused the combinations that make no
-/// sense): a command with its manifest, a package directory, or an installed plugin id.
-fn target(args: &ConformanceArgs) -> anyhow::Result<Target> {
+/// The sidecar to check from the arguments (clap already refused the combinations that make no
+/// sense): a command with its manifest, a package directory, or an installed plugin id (looked
+/// up in the store here: the kit reads no store).
+fn sidecar(args: &ConformanceArgs) -> anyhow::Result<Sidecar> {
     if let (Some(manifest), Some((program, rest))) = (&args.manifest, args.command.split_first()) {
-        return Ok(Target::Command {
+        return Ok(Sidecar::Command {
             manifest: manifest.clone(),
             program: program.clone(),
             args: rest.to_vec(),
@@ -56,11 +59,16 @@ fn target(args: &ConformanceArgs) -> anyhow::Result<Target> {
     }
     let name = args.target.as_deref().unwrap_or_default();
     if Path::new(name).is_dir() {
-        return Ok(Target::Package(name.into()));
+        return Ok(Sidecar::Package(name.into()));
     }
-    Ok(Target::Installed {
-        state_dir: crate::sidewire_home()?,
-        id: name.to_owned(),
+    let plugin = PluginStore::new(crate::sidewire_home()?)
+        .get(name)
+        .context("reading the plugin store")?
+        .with_context(|| format!("plugin {name} is not installed (see `sidewire plugin list`)"))?;
+    Ok(Sidecar::Installed {
+        id: plugin.id,
+        root: plugin.root,
+        version: plugin.version,
     })
 }
 
@@ -110,10 +118,10 @@ fn grouped<T>(items: &[T], section: impl Fn(&T) -> &'static str) -> Vec<(&'stati
     groups
 }
 
-fn list(options: &Options, out: &Out) {
-    let selected: Vec<&Statement> = conformance::statements()
+fn list(options: &RunOptions, out: &Out) {
+    let selected: Vec<&Statement> = sidewire_ext_conformance::statements()
         .iter()
-        .filter(|s| options.only.is_empty() || options.only.iter().any(|o| s.matches(o)))
+        .filter(|s| options.selects(s))
         .collect();
     if out.json {
         out.json(&serde_json::json!({ "statements": selected }));
@@ -155,11 +163,11 @@ fn print(report: &Report, out: &Out) {
     out.line("");
     out.line(format!(
         "{} passed, {} failed, {} not applicable, {} not checkable, {} skipped",
-        report.count(Verdict::Pass),
-        report.count(Verdict::Fail),
-        report.count(Verdict::NotApplicable),
-        report.count(Verdict::NotCheckable),
-        report.count(Verdict::Skipped),
+        report.count(StatementVerdict::Pass),
+        report.count(StatementVerdict::Fail),
+        report.count(StatementVerdict::NotApplicable),
+        report.count(StatementVerdict::NotCheckable),
+        report.count(StatementVerdict::Skipped),
     ));
 }
 
@@ -180,7 +188,7 @@ fn print_result(result: &StatementResult, out: &Out) {
     }
     for frame in &result.frames {
         let arrow = match frame.direction {
-            conformance::FrameDirection::Sent => "host →",
+            FrameDirection::Sent => "host →",
             _ => "← sidecar",
         };
         out.line(format!(

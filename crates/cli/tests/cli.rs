@@ -3037,9 +3037,9 @@ fn the_era_flag_and_the_config_choose_the_era() {
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
 }
 
-/// The conformance kit's fixtures (ext-host's tests own them).
+/// The conformance kit's fixtures (`sidewire-ext-conformance`'s tests own them).
 fn conformance_fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../ext-host/tests/fixtures/conformance")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../ext-conformance/tests/fixtures")
 }
 
 #[test]

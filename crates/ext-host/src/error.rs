@@ -124,15 +124,6 @@ pub enum Error {
     /// The host was shut down.
     #[error("the extension host is shut down")]
     ShutDown,
-    /// The conformance kit cannot run against its target: a manifest without `runtime`, a
-    /// command that cannot be found or launched.
-    #[error("cannot check {target}: {detail}")]
-    Conformance {
-        /// The plugin id, package directory or command.
-        target: String,
-        /// Why.
-        detail: String,
-    },
 }
 
 impl Error {
@@ -228,11 +219,6 @@ impl Error {
     /// A reload failed.
     pub fn is_reload(&self) -> bool {
         matches!(self, Error::Reload { .. })
-    }
-
-    /// The conformance kit cannot run against its target.
-    pub fn is_conformance(&self) -> bool {
-        matches!(self, Error::Conformance { .. })
     }
 
     /// A provider stream failed, or its ref is not in the catalog: see

@@ -14,11 +14,9 @@
 //! per plugin (required: the operation fails; optional: skipped with one warning), and every
 //! [`Outcome`] carries a trace of who did what and how long it took.
 //!
-//! [`conformance`] is the conformance kit: a scripted host that tells a sidecar author, in any
-//! language, whether their sidecar speaks v1 (`sidewire ext conformance`).
-//!
 //! It is **not** the CLI (no prompts, no argument parsing: [`TrustSummary`] is the text the CLI
-//! shows before consent), not a sidecar SDK (`sidewire-ext-sdk`), and not a model client: it
+//! shows before consent), not a sidecar SDK (`sidewire-ext-sdk`), not the conformance kit that
+//! checks a sidecar against the spec (`sidewire-ext-conformance`), and not a model client: it
 //! routes the provider refs the user selected to the sidecars that serve them (see
 //! [Provider extensions](#provider-extensions)) and never talks to a model itself. It never
 //! builds a Tokio runtime.
@@ -208,7 +206,6 @@
 mod audit;
 mod chain;
 mod config;
-pub mod conformance;
 mod conn;
 mod content;
 mod error;

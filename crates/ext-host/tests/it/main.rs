@@ -9,8 +9,9 @@
 //!
 //! Items 14, 19, 22–24, 32, 33, 49, 50, 59, 60, 69, 88–90 are SDK items. The Provider
 //! extensions (§14) are tested in `providers`: item 91 and every host rule of §14.2 and §14.5.
-//! The sidecar-side (S) items are what the conformance kit checks: `conformance::*` runs it
-//! against the SDK's examples, the Python reference sidecar and the broken fixtures.
+//! The sidecar-side (S) items are what the conformance kit (`sidewire-ext-conformance`) checks;
+//! its tests run it against the SDK's examples, the Python reference sidecar and the broken
+//! fixtures.
 //!
 //! | # | test |
 //! | --- | --- |
@@ -74,13 +75,12 @@
 //! | §14.1 routing, §14 capability | `providers::unknown_refs_are_never_routed_and_foreign_streams_are_dropped` |
 //! | §14.5 rules | `providers::early_reordered_and_duplicate_chunks_are_delivered_once_in_order`, `providers::gaps_fail_the_stream_and_a_late_chunk_in_time_does_not`, `providers::a_conflicting_end_or_an_interrupted_one_is_provider_interrupted`, `providers::an_error_chunk_or_end_error_fails_the_stream_redacted`, `providers::refused_failed_and_unanswered_opens`, `providers::cancel_ends_the_stream_even_when_the_sidecar_ignores_it`, `providers::dropping_a_stream_cancels_it_and_forgets_its_state`, `providers::a_full_inbound_queue_fails_the_connection`, `providers::opens_are_bounded_in_count_and_frame_size`; every state of the consumer machine in the `provider::tests` unit tests |
 //! | beyond §14.5 (host rules of its own) | `providers::a_stream_with_nothing_new_for_its_idle_bound_ends_idle_and_is_cancelled` (the idle bound), `providers::an_invalid_chunk_fails_its_stream_naming_the_chunk_and_its_type` (a chunk that does not decode) |
-//! | providers in other languages | `providers::the_sdk_provider_example_streams_through_the_host`, `providers::the_python_provider_fixture_streams_through_the_host`, `conformance::the_python_provider_fixture_passes_everything_applicable` (it speaks all of v1 a provider needs) |
+//! | providers in other languages | `providers::the_sdk_provider_example_streams_through_the_host`, `providers::the_python_provider_fixture_streams_through_the_host`, and `sidewire-ext-conformance`'s `kit::the_python_provider_fixture_passes_everything_applicable` (it speaks all of v1 a provider needs) |
 //! | bounds (no checklist item) | `bounds::surfaces_are_capped_per_plugin_and_in_id_length`, `bounds::prompts_are_capped_per_connection_and_expire`, `bounds::the_event_stream_is_bounded_in_bytes`; content refs in the `content` unit tests |
 
 mod audit;
 mod bounds;
 mod chains;
-mod conformance;
 mod content;
 mod failures;
 mod lifecycle;
@@ -97,8 +97,8 @@ use std::time::Duration;
 use libtest_mimic::{Arguments, Failed, Trial};
 
 /// The overall deadline of one test: a guard against hangs, not a timing assertion. The
-/// longest tests (one conformance kit run of a broken fixture, waiting out its reply timeouts)
-/// take about ten seconds on a quiet 2-core machine and several times that on a loaded one.
+/// longest tests take several seconds on a quiet 2-core machine and several times that on a
+/// loaded one.
 const TEST_DEADLINE: Duration = Duration::from_secs(300);
 
 /// Each test gets its own runtime and an overall deadline.
@@ -138,13 +138,10 @@ fn main() -> ExitCode {
     let mut args = Arguments::from_args();
     // Most tests wait on processes and deadlines rather than compute.
     args.test_threads.get_or_insert(4);
-    // The conformance kit's runs first: they are the longest, and a pool that starts them last
-    // waits on them at the end.
-    let mut trials = conformance::trials();
-    trials.push(Trial::test(
+    let mut trials = vec![Trial::test(
         "chains::a_full_event_queue_drops_with_one_warning_and_delays_nothing",
         || run_local(chains::a_full_event_queue_drops_with_one_warning_and_delays_nothing),
-    ));
+    )];
     trials.extend(tests![
         lifecycle::no_store_starts_nothing_and_disabled_plugins_never_start,
         lifecycle::the_first_frame_is_initialize_and_nothing_precedes_its_result,

@@ -5,9 +5,9 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use serde::Serialize;
+use sidewire_ext_protocol::is_terminal_control;
 
-use super::statements::{Statement, StatementKind};
-use crate::is_terminal_control;
+use crate::statements::{Statement, StatementKind};
 
 /// At most this many characters of one frame are kept as evidence.
 pub(crate) const FRAME_CHARS: usize = 300;
@@ -20,7 +20,7 @@ const DETAIL_CHARS: usize = 600;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 #[non_exhaustive]
-pub enum Verdict {
+pub enum StatementVerdict {
     /// Checked, and the sidecar did what the statement says.
     Pass,
     /// Checked, and the sidecar did not.
@@ -33,15 +33,15 @@ pub enum Verdict {
     Skipped,
 }
 
-impl Verdict {
+impl StatementVerdict {
     /// The word used in reports: `pass`, `FAIL`, `n/a`, `not checkable`, `skipped`.
     pub fn label(self) -> &'static str {
         match self {
-            Verdict::Pass => "pass",
-            Verdict::Fail => "FAIL",
-            Verdict::NotApplicable => "n/a",
-            Verdict::NotCheckable => "not checkable",
-            Verdict::Skipped => "skipped",
+            StatementVerdict::Pass => "pass",
+            StatementVerdict::Fail => "FAIL",
+            StatementVerdict::NotApplicable => "n/a",
+            StatementVerdict::NotCheckable => "not checkable",
+            StatementVerdict::Skipped => "skipped",
         }
     }
 }
@@ -85,7 +85,7 @@ pub struct StatementResult {
     /// The statement.
     pub statement: Statement,
     /// The verdict.
-    pub verdict: Verdict,
+    pub verdict: StatementVerdict,
     /// What failed, or why the statement does not apply or cannot be checked (empty on a
     /// pass). Sanitised: terminal controls are escaped.
     pub detail: String,
@@ -113,11 +113,11 @@ fn millis<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
 impl Report {
     /// Whether nothing failed.
     pub fn passed(&self) -> bool {
-        self.count(Verdict::Fail) == 0
+        self.count(StatementVerdict::Fail) == 0
     }
 
     /// How many results have `verdict`.
-    pub fn count(&self, verdict: Verdict) -> usize {
+    pub fn count(&self, verdict: StatementVerdict) -> usize {
         self.results.iter().filter(|r| r.verdict == verdict).count()
     }
 
@@ -125,7 +125,7 @@ impl Report {
     pub fn failed_ids(&self) -> Vec<&'static str> {
         self.results
             .iter()
-            .filter(|r| r.verdict == Verdict::Fail)
+            .filter(|r| r.verdict == StatementVerdict::Fail)
             .map(|r| r.statement.id)
             .collect()
     }
@@ -169,10 +169,10 @@ impl Findings {
                 let outcomes = self.by_id.remove(statement.id).unwrap_or_default();
                 let (verdict, detail, frames) = match statement.kind {
                     StatementKind::NotCheckable(why) => {
-                        (Verdict::NotCheckable, why.to_owned(), Vec::new())
+                        (StatementVerdict::NotCheckable, why.to_owned(), Vec::new())
                     }
                     StatementKind::Slow(why) if !slow => {
-                        (Verdict::Skipped, why.to_owned(), Vec::new())
+                        (StatementVerdict::Skipped, why.to_owned(), Vec::new())
                     }
                     _ => merge(outcomes),
                 };
@@ -187,7 +187,7 @@ impl Findings {
     }
 }
 
-fn merge(outcomes: Vec<Outcome>) -> (Verdict, String, Vec<Frame>) {
+fn merge(outcomes: Vec<Outcome>) -> (StatementVerdict, String, Vec<Frame>) {
     let mut failures = Vec::new();
     let mut frames = Vec::new();
     let mut passed = false;
@@ -212,18 +212,18 @@ fn merge(outcomes: Vec<Outcome>) -> (Verdict, String, Vec<Frame>) {
     }
     if !failures.is_empty() {
         frames.truncate(FRAMES_PER_FAILURE);
-        (Verdict::Fail, failures.join("; "), frames)
+        (StatementVerdict::Fail, failures.join("; "), frames)
     } else if passed {
-        (Verdict::Pass, String::new(), Vec::new())
+        (StatementVerdict::Pass, String::new(), Vec::new())
     } else if not_applicable.is_empty() {
         (
-            Verdict::NotApplicable,
+            StatementVerdict::NotApplicable,
             "no check ran (the run ended before it)".to_owned(),
             Vec::new(),
         )
     } else {
         (
-            Verdict::NotApplicable,
+            StatementVerdict::NotApplicable,
             not_applicable.join("; "),
             Vec::new(),
         )

@@ -1,6 +1,6 @@
-//! The conformance kit (`sidewire_ext_host::conformance`) against real sidecars: the SDK's
-//! examples (this binary, re-executed under their names), the Python reference sidecar and the
-//! Python provider of the provider tests pass everything applicable; each deliberately broken
+//! The kit against real sidecars: the SDK's examples (this binary, re-executed under their
+//! names), the Python reference sidecar and the Python provider of ext-host's provider tests pass
+//! everything applicable; each deliberately broken
 //! fixture fails exactly the statements it breaks. Every run proves that no process it started
 //! outlives it (each manifest carries a marker variable, and the process table is searched for
 //! it afterwards).
@@ -14,13 +14,13 @@ use std::time::{Duration, Instant};
 
 use libtest_mimic::Trial;
 use serde_json::{Value, json};
-use sidewire_ext_host::conformance::{self, Options, Report, Target, Verdict};
+use sidewire_ext_conformance::{Report, RunOptions, Sidecar, StatementVerdict, statements};
 
-use crate::support::*;
+use crate::{Env, within};
 
 /// The fixtures' directory.
 fn fixtures() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/conformance")
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")
 }
 
 /// A marker unique to one kit run, set in the sidecar's environment through its manifest.
@@ -46,9 +46,9 @@ fn write_manifest(dir: &Path, mut manifest: Value, marker: &str) -> PathBuf {
 }
 
 /// Runs the kit and asserts that no process it started is left afterwards.
-async fn check(target: Target, marker: &str, options: Options) -> Report {
+async fn check(target: Sidecar, marker: &str, options: RunOptions) -> Report {
     let report = within(Duration::from_secs(90), "a conformance run", async {
-        conformance::run(&target, &options).await
+        sidewire_ext_conformance::run(&target, &options).await
     })
     .await
     .expect("the target resolves");
@@ -90,14 +90,11 @@ fn failures(report: &Report) -> String {
     report
         .results
         .iter()
-        .filter(|r| r.verdict == Verdict::Fail)
+        .filter(|r| r.verdict == StatementVerdict::Fail)
         .map(|r| format!("{}: {} {:?}", r.statement.id, r.detail, r.frames))
         .collect::<Vec<_>>()
         .join("\n")
 }
-
-/// The SDK's examples, each run by one test.
-const SDK_EXAMPLES: [&str; 4] = ["starter", "allow_all", "status_card", "provider"];
 
 async fn the_sdk_example_passes_everything_applicable(example: &'static str) {
     let env = Env::new();
@@ -105,7 +102,7 @@ async fn the_sdk_example_passes_everything_applicable(example: &'static str) {
         let marker = marker();
         let root = example_package(&env, example, &marker);
         let began = Instant::now();
-        let report = check(Target::Package(root), &marker, Options::new()).await;
+        let report = check(Sidecar::Package(root), &marker, RunOptions::new()).await;
         // The bound for a well-behaved sidecar (a run takes a few seconds).
         assert!(
             began.elapsed() < Duration::from_secs(30),
@@ -114,7 +111,7 @@ async fn the_sdk_example_passes_everything_applicable(example: &'static str) {
         );
         assert!(report.passed(), "{example}:\n{}", failures(&report));
         // Every statement has a verdict, and the ones that apply to every sidecar passed.
-        assert_eq!(report.results.len(), conformance::statements().len());
+        assert_eq!(report.results.len(), statements().len());
         for id in [
             "1",
             "2",
@@ -136,7 +133,7 @@ async fn the_sdk_example_passes_everything_applicable(example: &'static str) {
                 .unwrap();
             assert_eq!(
                 result.verdict,
-                Verdict::Pass,
+                StatementVerdict::Pass,
                 "{example} {id}: {}",
                 result.detail
             );
@@ -147,7 +144,7 @@ async fn the_sdk_example_passes_everything_applicable(example: &'static str) {
                 .iter()
                 .find(|r| r.statement.id == "S-ui")
                 .unwrap();
-            assert_eq!(ui.verdict, Verdict::Pass, "{}", ui.detail);
+            assert_eq!(ui.verdict, StatementVerdict::Pass, "{}", ui.detail);
         } else if example == "provider" {
             for id in ["89", "90", "S-provider"] {
                 let result = report
@@ -157,7 +154,7 @@ async fn the_sdk_example_passes_everything_applicable(example: &'static str) {
                     .unwrap();
                 assert_eq!(
                     result.verdict,
-                    Verdict::Pass,
+                    StatementVerdict::Pass,
                     "{example} {id}: {}",
                     result.detail
                 );
@@ -171,7 +168,7 @@ async fn the_sdk_example_passes_everything_applicable(example: &'static str) {
                     .unwrap();
                 assert_eq!(
                     result.verdict,
-                    Verdict::Pass,
+                    StatementVerdict::Pass,
                     "{example} {id}: {}",
                     result.detail
                 );
@@ -193,7 +190,7 @@ async fn python(
     manifest: &str,
     script: &str,
     args: &[&str],
-    options: Options,
+    options: RunOptions,
 ) -> Report {
     let marker = marker();
     let dir = env.path(&format!("py-{}", marker));
@@ -201,7 +198,7 @@ async fn python(
     let manifest: Value =
         serde_json::from_slice(&std::fs::read(fixtures().join(manifest)).unwrap()).unwrap();
     let manifest = write_manifest(&dir, manifest, &marker);
-    let target = Target::Command {
+    let target = Sidecar::Command {
         manifest,
         program: fixtures().join(script).display().to_string(),
         args: args.iter().map(|a| (*a).to_owned()).collect(),
@@ -211,7 +208,7 @@ async fn python(
 
 async fn the_python_reference_sidecar_passes_everything_applicable_as_a_provider() {
     let env = Env::new();
-    let report = python(&env, PROVIDER, "sidecar.py", &[], Options::new()).await;
+    let report = python(&env, PROVIDER, "sidecar.py", &[], RunOptions::new()).await;
     assert!(report.passed(), "{}", failures(&report));
     for id in ["89", "90", "S-provider"] {
         let result = report
@@ -219,13 +216,18 @@ async fn the_python_reference_sidecar_passes_everything_applicable_as_a_provider
             .iter()
             .find(|r| r.statement.id == id)
             .unwrap();
-        assert_eq!(result.verdict, Verdict::Pass, "{id}: {}", result.detail);
+        assert_eq!(
+            result.verdict,
+            StatementVerdict::Pass,
+            "{id}: {}",
+            result.detail
+        );
     }
 }
 
 async fn the_python_reference_sidecar_passes_everything_applicable_as_an_interceptor() {
     let env = Env::new();
-    let report = python(&env, INTERCEPTOR, "sidecar.py", &[], Options::new()).await;
+    let report = python(&env, INTERCEPTOR, "sidecar.py", &[], RunOptions::new()).await;
     assert!(report.passed(), "{}", failures(&report));
     for id in [
         "1",
@@ -254,11 +256,16 @@ async fn the_python_reference_sidecar_passes_everything_applicable_as_an_interce
             .iter()
             .find(|r| r.statement.id == id)
             .unwrap();
-        assert_eq!(result.verdict, Verdict::Pass, "{id}: {}", result.detail);
+        assert_eq!(
+            result.verdict,
+            StatementVerdict::Pass,
+            "{id}: {}",
+            result.detail
+        );
     }
 }
 
-/// The Python provider of the host's provider tests (`tests/fixtures/python_provider`), the
+/// The Python provider of ext-host's provider tests (its `tests/fixtures/python_provider`), the
 /// issue's proof that a provider can be written in any language, must speak v1 as correctly as
 /// the reference: nothing fails, and both stream statements apply. Its chunks are paced (the
 /// fixture's `PROVIDER_CHUNK_DELAY_MS`) so that the cancel the kit writes with its open lands
@@ -268,19 +275,20 @@ async fn the_python_provider_fixture_passes_everything_applicable() {
     let marker = marker();
     let dir = env.path("py-provider");
     std::fs::create_dir_all(&dir).unwrap();
-    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/python_provider");
+    let fixture =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../ext-host/tests/fixtures/python_provider");
     let mut manifest: Value = serde_json::from_slice(
         &std::fs::read(fixture.join(sidewire_ext_protocol::MANIFEST_FILE)).unwrap(),
     )
     .unwrap();
     manifest["runtime"]["env"]["PROVIDER_CHUNK_DELAY_MS"] = json!("50");
     let manifest = write_manifest(&dir, manifest, &marker);
-    let target = Target::Command {
+    let target = Sidecar::Command {
         manifest,
         program: fixture.join("provider.py").display().to_string(),
         args: Vec::new(),
     };
-    let report = check(target, &marker, Options::new()).await;
+    let report = check(target, &marker, RunOptions::new()).await;
     assert!(report.passed(), "{}", failures(&report));
     for id in [
         "1",
@@ -313,7 +321,12 @@ async fn the_python_provider_fixture_passes_everything_applicable() {
             .iter()
             .find(|r| r.statement.id == id)
             .unwrap();
-        assert_eq!(result.verdict, Verdict::Pass, "{id}: {}", result.detail);
+        assert_eq!(
+            result.verdict,
+            StatementVerdict::Pass,
+            "{id}: {}",
+            result.detail
+        );
     }
 }
 
@@ -345,8 +358,8 @@ const BROKEN: &[Broken] = &[
 
 /// A broken sidecar is often found by an answer that never comes: 2 s is plenty for one answer
 /// (they take milliseconds) and keeps these runs short.
-fn broken_options() -> Options {
-    Options::new().reply_timeout(Duration::from_secs(2))
+fn broken_options() -> RunOptions {
+    RunOptions::new().reply_timeout(Duration::from_secs(2))
 }
 
 async fn the_broken_fixture_fails_exactly_what_it_breaks(case: &'static Broken) {
@@ -374,7 +387,7 @@ type Flaw = (
 /// break, each failing exactly that statement (or a stated few).
 ///
 /// A full run for each would take as long again as [`BROKEN`], so each runs only the section its
-/// statements live in (`Options::only`; the top-level one where that adds no slow group):
+/// statements live in (`RunOptions::only`; the top-level one where that adds no slow group):
 /// "exactly" means exactly within that section. (When they were added, a full run of each failed
 /// the same set, but for S-handshake's: a refused handshake fails every statement that needs
 /// one.) Item 19 is slow (it runs with `--slow` only); its flaw fails it in a second.
@@ -426,7 +439,7 @@ async fn the_flaw_fails_exactly_its_statements_in_their_sections(case: &'static 
 async fn a_run_stops_at_its_budget() {
     let env = Env::new();
     let began = Instant::now();
-    let options = Options::new().run_budget(Duration::from_millis(300));
+    let options = RunOptions::new().run_budget(Duration::from_millis(300));
     let report = python(&env, INTERCEPTOR, "sidecar.py", &[], options).await;
     // Every wait inside is bounded by the budget; what did not finish in it failed.
     assert!(
@@ -435,7 +448,7 @@ async fn a_run_stops_at_its_budget() {
         began.elapsed()
     );
     assert!(!report.passed());
-    assert_eq!(report.results.len(), conformance::statements().len());
+    assert_eq!(report.results.len(), statements().len());
 }
 
 /// Every kit run above as a test of its own, the longest first (a broken fixture's full run, then
@@ -445,27 +458,28 @@ pub(crate) fn trials() -> Vec<Trial> {
     for case in BROKEN {
         trials.push(Trial::test(
             format!(
-                "conformance::the_broken_fixture_fails_exactly_what_it_breaks::{}",
+                "kit::the_broken_fixture_fails_exactly_what_it_breaks::{}",
                 case.0
             ),
             move || crate::run(|| the_broken_fixture_fails_exactly_what_it_breaks(case)),
         ));
     }
     trials.push(Trial::test(
-        "conformance::the_python_reference_sidecar_passes_everything_applicable_as_a_provider",
+        "kit::the_python_reference_sidecar_passes_everything_applicable_as_a_provider",
         || crate::run(the_python_reference_sidecar_passes_everything_applicable_as_a_provider),
     ));
     trials.push(Trial::test(
-        "conformance::the_python_reference_sidecar_passes_everything_applicable_as_an_interceptor",
+        "kit::the_python_reference_sidecar_passes_everything_applicable_as_an_interceptor",
         || crate::run(the_python_reference_sidecar_passes_everything_applicable_as_an_interceptor),
     ));
     trials.push(Trial::test(
-        "conformance::the_python_provider_fixture_passes_everything_applicable",
+        "kit::the_python_provider_fixture_passes_everything_applicable",
         || crate::run(the_python_provider_fixture_passes_everything_applicable),
     ));
-    for example in SDK_EXAMPLES {
+    // The SDK's examples, each run by one test.
+    for example in crate::EXAMPLES {
         trials.push(Trial::test(
-            format!("conformance::the_sdk_example_passes_everything_applicable::{example}"),
+            format!("kit::the_sdk_example_passes_everything_applicable::{example}"),
             move || crate::run(|| the_sdk_example_passes_everything_applicable(example)),
         ));
     }
@@ -473,15 +487,14 @@ pub(crate) fn trials() -> Vec<Trial> {
         // The flaw's name is its `--flaw` argument.
         trials.push(Trial::test(
             format!(
-                "conformance::the_flaw_fails_exactly_its_statements_in_their_sections::{}",
+                "kit::the_flaw_fails_exactly_its_statements_in_their_sections::{}",
                 case.1[1]
             ),
             move || crate::run(|| the_flaw_fails_exactly_its_statements_in_their_sections(case)),
         ));
     }
-    trials.push(Trial::test(
-        "conformance::a_run_stops_at_its_budget",
-        || crate::run(a_run_stops_at_its_budget),
-    ));
+    trials.push(Trial::test("kit::a_run_stops_at_its_budget", || {
+        crate::run(a_run_stops_at_its_budget)
+    }));
     trials
 }

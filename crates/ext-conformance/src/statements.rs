@@ -26,8 +26,8 @@ pub struct Statement {
 pub enum StatementKind {
     /// Checked on every run (some only when the manifest or handshake makes them applicable).
     Checked,
-    /// Checked only with [`Options::slow`](super::Options::slow): it needs a spec deadline to
-    /// pass in real time.
+    /// Checked only with [`RunOptions::slow`](crate::RunOptions::slow): it needs a spec deadline
+    /// to pass in real time.
     Slow(&'static str),
     /// Cannot be observed from outside the sidecar; the reason says why.
     NotCheckable(&'static str),

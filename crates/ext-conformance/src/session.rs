@@ -16,7 +16,7 @@ use sidewire_ext_protocol::{
 };
 use tokio::time::Instant;
 
-use super::Options;
+use super::RunOptions;
 use super::report::{FRAMES_PER_FAILURE, Findings, Frame, FrameDirection, Outcome};
 use super::target::Launch;
 use super::wire::{ReadEnd, Wire};
@@ -35,7 +35,7 @@ const MAX_NOTES: usize = 4096;
 /// What a whole run shares.
 pub(crate) struct Ctx {
     pub(crate) launch: Launch,
-    pub(crate) options: Options,
+    pub(crate) options: RunOptions,
     /// The run's deadline.
     pub(crate) deadline: Instant,
 }

@@ -1,6 +1,6 @@
 //! The checks, one file per spec area, as groups: a group is one fresh sidecar process (or a
 //! few) and the statements it can speak to. [`run`] runs the selected groups, at most
-//! [`Options::parallel`] at a time, within the run's budget, and merges their findings.
+//! [`RunOptions::parallel`] at a time, within the run's budget, and merges their findings.
 
 mod content;
 mod envelope;
@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 use sidewire_ext_protocol::HookPoint;
 use tokio::time::Instant;
 
-use super::Options;
+use super::RunOptions;
 use super::report::{Findings, Outcome, Report};
 use super::session::{Ctx, Session};
 use super::statements::{Statement, statement, statements};
@@ -107,7 +107,7 @@ fn groups() -> Vec<Group> {
 }
 
 /// Runs the selected statements against `launch`.
-pub(crate) async fn run(launch: Launch, options: &Options) -> Report {
+pub(crate) async fn run(launch: Launch, options: &RunOptions) -> Report {
     let began = Instant::now();
     let plugin = launch.plugin_id.clone();
     let selected: Vec<&'static Statement> =
