@@ -1,8 +1,8 @@
 //! What a server is and how to reach it: [`ServerSpec`], its [`Transport`] and [`Root`]s.
 //!
-//! A spec is plain data built with a constructor per transport and chained setters, or parsed
-//! from an `mcpServers` file ([`crate::parse_mcp_servers`]). It does not start anything and does
-//! no I/O; connecting is [`crate::Client::connect`]'s job.
+//! A spec is plain data built with a constructor per transport and chained setters (the
+//! `sidewire-mcp-config` crate builds them from the config files users keep). It does not start
+//! anything and does no I/O; connecting is [`crate::Client::connect`]'s job.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fmt;
@@ -623,6 +623,27 @@ impl ServerSpec {
         &self.url
     }
 
+    /// Says which values in the URL's path are secrets: what was filled into it from elsewhere,
+    /// such as a config file's `https://host/${TOKEN}/mcp`. Wherever the URL is shown (an error,
+    /// a log line, [`shown_url`](Self::shown_url)) each such value is `REDACTED`, as written and
+    /// as the URL encodes it, and it is scrubbed from text that may quote the URL (an error body
+    /// echoing the request's path) when it is at least 4 bytes long. A value that is not in the
+    /// path (the whole URL, its host, a query value, which is redacted anyway) is left out.
+    /// Replaces the values given before; give them once the URL is final.
+    ///
+    /// Only whoever filled the URL in knows which parts are secret, and only this crate shows
+    /// the URL, so the two meet here (the config crate calls it for every expanded URL).
+    pub fn url_secrets<I, S>(mut self, values: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        let parsed = url::Url::parse(self.url.trim()).ok();
+        self.url_secrets =
+            UrlSecrets::expanded(parsed.as_ref(), values.into_iter().map(Into::into));
+        self
+    }
+
     /// The static headers (HTTP transports).
     pub fn headers(&self) -> &BTreeMap<String, String> {
         &self.headers
@@ -676,15 +697,24 @@ impl ServerSpec {
         self.max_list_bytes
     }
 
-    /// The URL fit to show in a message or a view (see `crate::redact`); `None` when it is not
-    /// an absolute URL.
-    pub(crate) fn shown_url(&self) -> Option<String> {
+    /// The URL fit to show a person, as every error and log line shows it: its userinfo, every
+    /// query value, its fragment and the values given to [`url_secrets`](Self::url_secrets)
+    /// redacted; scheme, host, port and the rest of the path kept. `None` when it is not an
+    /// absolute URL (nothing of it is shown then).
+    pub fn shown_url(&self) -> Option<String> {
         let url = url::Url::parse(self.url.trim()).ok()?;
         Some(self.url_secrets.with_url(&url).show(&url))
     }
 
     /// Checks what a connection needs: a name, and a command (stdio) or an http(s) URL.
-    pub(crate) fn validate(&self) -> Result<(), Error> {
+    /// [`Client::connect`](crate::Client::connect) runs the same check; calling it first lets
+    /// whoever built the spec (a config loader) say which of its own fields is at fault.
+    ///
+    /// # Errors
+    ///
+    /// An [`Error::is_config`] naming what is missing or wrong (a URL only as
+    /// [`shown_url`](Self::shown_url) shows it).
+    pub fn validate(&self) -> Result<(), Error> {
         if self.name.trim().is_empty() {
             return Err(Error::config("a server needs a non-empty name"));
         }

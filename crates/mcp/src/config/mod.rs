@@ -127,7 +127,6 @@ pub use self::detect::Dialect;
 pub use self::dotenv::MAX_ENV_FILE_BYTES;
 pub use self::expand::MAX_EXPANDED_BYTES;
 use self::expand::{Expander, Syntax};
-use crate::redact::UrlSecrets;
 use crate::{EraChoice, Error, Restart, Root, ServerSpec, ToolFilter, Transport};
 
 /// The largest config file read (4 MiB).
@@ -518,7 +517,7 @@ impl ConfigLoader {
             .into_iter()
             .map(|entry| build(entry, &mut expander))
             .collect::<Result<Vec<_>, _>>()?;
-        built.sort_by(|a, b| a.spec.name.cmp(&b.spec.name));
+        built.sort_by(|a, b| a.spec.name().cmp(b.spec.name()));
         let mut offered = Vec::with_capacity(roots.len());
         for root in &roots {
             let dir = expander.expand(
@@ -533,9 +532,13 @@ impl ConfigLoader {
             }
             offered.push(Root::dir(project.join(dir)));
         }
-        for server in &mut built {
-            server.spec.roots.extend(offered.iter().cloned());
-        }
+        let built = built
+            .into_iter()
+            .map(|server| ConfiguredServer {
+                spec: offered.iter().cloned().fold(server.spec, ServerSpec::root),
+                ..server
+            })
+            .collect();
         Ok(McpConfig {
             dialect,
             servers: built,
@@ -734,15 +737,14 @@ fn build(entry: Entry, expander: &mut Expander<'_>) -> Result<ConfiguredServer, 
             };
             let mut values = Vec::new();
             let url = expand_keeping(text, expander, &mut expansions, &mut values)?;
-            let mut spec = if transport == Transport::Sse {
+            let spec = if transport == Transport::Sse {
                 ServerSpec::sse(name, url)
             } else {
                 ServerSpec::http(name, url)
             };
             // What came from variables and inputs into its path is redacted wherever the URL
             // is shown.
-            let parsed = url::Url::parse(spec.url.trim()).ok();
-            spec.url_secrets = UrlSecrets::expanded(parsed.as_ref(), values);
+            let spec = spec.url_secrets(values);
             spec.validate()
                 .map_err(|err| Error::config(format!("{}: {err}", text.path)))?;
             spec

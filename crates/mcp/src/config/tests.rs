@@ -1301,11 +1301,11 @@ fn top_level_roots_are_expanded_relative_to_the_project_and_offered_by_every_ser
         ]
     );
     for server in &config.servers {
-        assert_eq!(server.spec.roots, config.roots, "{}", server.spec.name());
+        assert_eq!(server.spec.roots(), config.roots, "{}", server.spec.name());
     }
     // No roots: none offered (and no capability declared).
     let config = parse_config(r#"{"mcpServers": {"a": {"command": "x"}}}"#);
-    assert!(config.roots.is_empty() && config.servers[0].spec.roots.is_empty());
+    assert!(config.roots.is_empty() && config.servers[0].spec.roots().is_empty());
     // Errors name the member; the count is bounded.
     let err = loader(&[])
         .parse(r#"{"roots": "src", "mcpServers": {}}"#, None)

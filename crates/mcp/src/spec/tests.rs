@@ -72,3 +72,20 @@ fn validation() {
     let err = ServerSpec::http("s", "ftp://x").validate().unwrap_err();
     assert!(err.to_string().contains("http:// or https://"), "{err}");
 }
+
+#[test]
+fn url_secrets_are_redacted_wherever_the_url_is_shown() {
+    let spec = ServerSpec::http("s", "https://u:pw@h.example/tn-9012/a%20b/mcp?key=k#f")
+        .url_secrets(["tn-9012", "h.example", "a b"]);
+    // The host is not in the path, so it stays; the value is found as the URL encodes it too.
+    assert_eq!(
+        spec.shown_url().unwrap(),
+        "https://REDACTED@h.example/REDACTED/REDACTED/mcp?key=REDACTED"
+    );
+    let err = ServerSpec::http("s", "ftp://h.example/tn-9012")
+        .url_secrets(["tn-9012"])
+        .validate()
+        .unwrap_err();
+    assert!(!err.to_string().contains("tn-9012"), "{err}");
+    assert_eq!(ServerSpec::http("s", "not a url").shown_url(), None);
+}
