@@ -42,10 +42,16 @@ pub const ALLOWED_EDGES: &[(&str, &str)] = &[
     ("sidewire-ext-conformance", "sidewire-ext-protocol"),
     ("sidewire-agent", "sidewire-ext-host"),
     ("sidewire-agent", "sidewire-mcp"),
+    ("sidewire-agent", "sidewire-mcp-config"),
+    // The config files users keep, read into `sidewire-mcp` specs (never the other way round),
+    // through the one bounded read of a file a config controls (`sidewire_process::file`).
+    ("sidewire-mcp-config", "sidewire-mcp"),
+    ("sidewire-mcp-config", "sidewire-process"),
     ("sidewire", "sidewire-agent"),
     ("sidewire", "sidewire-ext-host"),
     ("sidewire", "sidewire-ext-conformance"),
     ("sidewire", "sidewire-mcp"),
+    ("sidewire", "sidewire-mcp-config"),
     ("sidewire", "sidewire-ext-sdk"),
     ("sidewire", "sidewire-jsonrpc"),
 ];

@@ -31,6 +31,7 @@ pub const LIBRARY_CRATES: &[(&str, &str)] = &[
     ("sidewire-ext-host", "crates/ext-host"),
     ("sidewire-ext-conformance", "crates/ext-conformance"),
     ("sidewire-mcp", "crates/mcp"),
+    ("sidewire-mcp-config", "crates/mcp-config"),
     ("sidewire-agent", "crates/agent"),
 ];
 

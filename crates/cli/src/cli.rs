@@ -42,12 +42,12 @@ impl Cli {
             Command::Run { roots, .. } => roots.len(),
             _ => 0,
         };
-        if roots > sidewire_mcp::MAX_CONFIG_ROOTS {
+        if roots > sidewire_mcp_config::MAX_CONFIG_ROOTS {
             return Err(Cli::command().error(
                 clap::error::ErrorKind::TooManyValues,
                 format!(
                     "{roots} --root given; at most {} are offered",
-                    sidewire_mcp::MAX_CONFIG_ROOTS
+                    sidewire_mcp_config::MAX_CONFIG_ROOTS
                 ),
             ));
         }
@@ -261,9 +261,9 @@ pub(crate) struct BuiltinArgs {
 }
 
 /// A `--dialect` value.
-fn parse_dialect(name: &str) -> Result<sidewire_mcp::Dialect, String> {
+fn parse_dialect(name: &str) -> Result<sidewire_mcp_config::Dialect, String> {
     name.parse()
-        .map_err(|err: sidewire_mcp::Error| err.to_string())
+        .map_err(|err: sidewire_mcp_config::Error| err.to_string())
 }
 
 #[derive(Debug, Args)]
@@ -277,7 +277,7 @@ pub(crate) struct McpArgs {
     /// Read --config as this dialect instead of telling it from the file: claude-code,
     /// claude-desktop, cursor, copilot, cline, gemini, vscode, opencode or codex.
     #[arg(long, global = true, value_name = "DIALECT", value_parser = parse_dialect)]
-    pub(crate) dialect: Option<sidewire_mcp::Dialect>,
+    pub(crate) dialect: Option<sidewire_mcp_config::Dialect>,
     /// Only these servers of the config (repeatable).
     #[arg(long = "server", global = true, value_name = "NAME")]
     pub(crate) servers: Vec<String>,

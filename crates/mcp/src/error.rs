@@ -88,7 +88,8 @@ struct Inner {
 
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum Kind {
-    /// A spec or configuration file is invalid; the message names the field path.
+    /// A spec (or another setting the caller gave: a header, a URL) is invalid; the message
+    /// names what.
     #[error("{0}")]
     Config(String),
     /// The process could not be started; the message says how to fix it, and includes the OS
@@ -390,7 +391,9 @@ impl Error {
         Error::new(kind)
     }
 
-    /// The spec or configuration is invalid (the message names the field path).
+    /// The spec, or another setting the caller gave (a header, a URL, an OAuth setting), is
+    /// invalid; the message names what. (Config files are `sidewire-mcp-config`'s, with its own
+    /// error.)
     pub fn is_config(&self) -> bool {
         matches!(self.0.kind, Kind::Config(_))
     }
@@ -766,8 +769,7 @@ impl fmt::Display for Error {
 }
 
 /// An error's own text, at most [`ERROR_TEXT_BYTES`](text::ERROR_TEXT_BYTES): a backstop for
-/// peer text that no site cut (a config path naming a huge key, a decoder's message quoting a
-/// value).
+/// peer text that no site cut (a decoder's message quoting a value).
 struct KindText<'a>(&'a Kind);
 
 impl fmt::Display for KindText<'_> {

@@ -1,7 +1,7 @@
 //! An MCP (Model Context Protocol) client and multi-server host, built on `sidewire-jsonrpc`.
 //!
-//! It **is**: server specs and the config files of the other MCP clients ([`ServerSpec`],
-//! [`ConfigLoader`], [`parse_mcp_servers`]; see [Config files](#config-files)); the protocol core of both eras, legacy (2024-11-05 … 2025-11-25)
+//! It **is**: server specs ([`ServerSpec`]; the `sidewire-mcp-config` crate reads the config
+//! files of the other MCP clients into them); the protocol core of both eras, legacy (2024-11-05 … 2025-11-25)
 //! and modern (2026-07-28), behind one API (see [Protocol eras](#protocol-eras))
 //! ([`Client`]: handshake, paginated listings, tool calls with progress and cancellation,
 //! prompts, resources, subscriptions, logging, completion, server→client requests through a
@@ -20,8 +20,9 @@
 //! `403 insufficient_scope`; [`auth::login`], [`auth::logout`] and [`auth::status`] do the same
 //! on purpose. Tokens live in a [`auth::TokenStore`]: [`auth::MemoryStore`], or
 //! [`auth::FileStore`] (a directory of `0600` JSON records replaced atomically, with a
-//! cross-process lock per server; the CLI's is `$SIDEWIRE_HOME/mcp/oauth/`). An `mcpServers`
-//! entry's `oauth` object becomes the spec's [`auth::OAuthSettings`] (see [`parse_mcp_servers`]).
+//! cross-process lock per server; the CLI's is `$SIDEWIRE_HOME/mcp/oauth/`). A spec's
+//! [`auth::OAuthSettings`] are set with [`ServerSpec::oauth`] (`sidewire-mcp-config` reads them
+//! from an `mcpServers` entry's `oauth` object).
 //!
 //! The skills extension ([`SKILLS_EXTENSION`]) has its client part: [`Client::list_skills`]
 //! lists a server's skills without reading any of their files, and [`Client::load_skill`] /
@@ -117,44 +118,6 @@
 //! where they left the core for the `io.modelcontextprotocol/tasks` extension: over a modern
 //! connection `call_tool` never asks for a task and the explicit task requests fail with
 //! [`Error::is_unsupported`].
-//!
-//! # Config files
-//!
-//! [`ConfigLoader`] (and [`load_mcp_servers`], [`parse_mcp_servers`]) reads the file a user
-//! already keeps for another MCP client, its [`Dialect`] told from the file's name, then its
-//! shape (or forced with [`ConfigLoader::dialect`]):
-//!
-//! | Dialect | File | Servers under | Its own members |
-//! |---|---|---|---|
-//! | Claude Code | `.mcp.json`, `~/.claude.json` | `mcpServers` | `type`, `headers`, `timeout` (ms) |
-//! | Claude Desktop | `claude_desktop_config.json` | `mcpServers` | `command`, `args`, `env` |
-//! | Cursor | `.cursor/mcp.json` | `mcpServers` | `envFile`; a `url` is Streamable HTTP |
-//! | GitHub Copilot CLI | `mcp-config.json` | `mcpServers` | `type: local`, `tools` (allow list) |
-//! | Cline | `cline_mcp_settings.json` | `mcpServers` | `disabled`, `timeout` (s), `transportType` |
-//! | Gemini CLI | `settings.json` | `mcpServers` | `httpUrl` (Streamable HTTP), `url` (SSE), `cwd`, `timeout` (ms), `includeTools`, `excludeTools` |
-//! | VS Code | `.vscode/mcp.json` (JSONC) | `servers` | `inputs[]`, `envFile` |
-//! | opencode | `opencode.json` | `mcp` | `type: local\|remote`, `command` array, `environment`, `enabled`, `timeout` (ms, startup) |
-//! | Codex | `config.toml` | `[mcp_servers.NAME]` | `env_vars`, `http_headers`, `env_http_headers`, `bearer_token_env_var`, `enabled`, `startup_timeout_sec`/`_ms`, `tool_timeout_sec`, `enabled_tools`, `disabled_tools` |
-//!
-//! `command`, `args`, `env`, `envFile`, `cwd`, `url` and `headers` are expanded in every
-//! dialect, in one pass (a value's expansion is never expanded again), each value at most
-//! [`MAX_EXPANDED_BYTES`]: `${VAR}` and `${VAR:-default}` (Claude Code), `${env:VAR}`,
-//! `${userHome}`, `${workspaceFolder}` (the project directory: the file's folder, or its parent
-//! when that is `.vscode`, `.cursor`, `.gemini`, `.codex`, `.copilot` or `.claude`),
-//! `${workspaceFolderBasename}`, `${pathSeparator}`, `${input:ID}` (VS Code `inputs[]`,
-//! answered by the caller's [`InputResolver`]; the library never reads a terminal, and without
-//! a resolver the input is an error naming it), opencode's `{env:VAR}`, Gemini's `$VAR` in
-//! `env`. An unset variable without a default is an error naming the variable, the server and
-//! the field's path, never an empty string sent to a server. `envFile` is a dotenv file
-//! (`KEY=VALUE`, comments, quotes; at most [`MAX_ENV_FILE_BYTES`]; relative to the project
-//! directory) added under `env`. `disabled: true` / `enabled: false` keep the server in the
-//! list, disabled ([`ServerSpec::is_enabled`]): an [`McpHost`] lists it as
-//! [`ServerState::Disabled`] and never starts it. The timeouts fill the spec's startup and
-//! call timeouts; the tool filters become a [`ToolFilter`], under which a filtered-out tool is
-//! neither listed nor callable. Errors name the field's path in every dialect
-//! (`mcpServers.api.headers.Authorization`, `mcp_servers.docs.args[1]`). Each
-//! [`ConfiguredServer`] keeps which fields were expanded from which variables, and views of
-//! its arguments, environment, headers and URL with secrets redacted.
 //!
 //! # Protocol eras
 //!
@@ -276,12 +239,11 @@
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), sidewire_mcp::Error> {
-//! use sidewire_mcp::{McpHost, NoHandler, ToolCallOptions, parse_mcp_servers};
+//! use sidewire_mcp::{McpHost, NoHandler, ServerSpec, ToolCallOptions};
 //!
-//! let specs = parse_mcp_servers(
-//!     r#"{"mcpServers": {"everything": {"command": "npx",
-//!         "args": ["-y", "@modelcontextprotocol/server-everything"]}}}"#,
-//! )?;
+//! let specs = vec![
+//!     ServerSpec::stdio("everything", "npx").args(["-y", "@modelcontextprotocol/server-everything"]),
+//! ];
 //! let (host, driver) = McpHost::new(NoHandler);
 //! tokio::spawn(driver);
 //! for failure in host.start_available(specs).await {
@@ -323,7 +285,7 @@
 //! | 20 | Two processes refresh the same token at once; the rotated refresh token is spent twice and the login is lost. | A refresh holds the store's lock (a file lock in the CLI's store) from reading the token to saving the new one, and takes the other process's fresh tokens when they are there. |
 //! | 21 | Discovery fails on a trailing slash or the wrong well-known order (`https://a` vs `https://a/`, the root URL tried for a tenant issuer). | Issuers and resources are kept and sent as the server wrote them; the well-known URLs follow the spec's order, and the root OAuth URL is never tried for an issuer with a path. |
 //! | 22 | A headless run (CI, a service) waits for a browser that never comes. | With [`auth::Interaction::Never`] a needed sign-in fails at once with [`Error::is_login_required`] (the CLI names `sidewire mcp login`); the loopback listener of an interactive sign-in gives up after [`auth::DEFAULT_CALLBACK_TIMEOUT`]. |
-//! | 23 | `${TOKEN}` in a config's `headers` is sent as it is (a 401), `"disabled": true` servers are started, the timeouts and tool filters in the file are ignored, and one tool's file is refused by another. | Every dialect in use is read (see [Config files](#config-files)): `command`, `args`, `env`, `url` and `headers` are expanded, an unset variable being an error naming it, the server and the field; disabled servers are listed, never started; timeouts and tool filters are honoured. |
+//! | 23 | `${TOKEN}` in a config's `headers` is sent as it is (a 401), `"disabled": true` servers are started, the timeouts and tool filters in the file are ignored, and one tool's file is refused by another. | Every dialect in use is read by `sidewire-mcp-config`: `command`, `args`, `env`, `url` and `headers` are expanded, an unset variable being an error naming it, the server and the field. Here, a disabled spec ([`ServerSpec::enabled`]) is listed, never started ([`ServerState::Disabled`]); timeouts are honoured, and a tool its [`ToolFilter`] leaves out is neither listed nor callable. |
 //! | 24 | A tool marked `taskSupport: "required"` can only fail with `-32601`, because the client drops the field and never runs it as a task. | The field is kept ([`Tool::task_support`], unknown values too) and such a tool runs as a task in [`Client::call_tool`], followed to its result within the call's timeouts, `tasks/cancel` sent when the call is dropped (see [Tasks](#tasks)). |
 //!
 //! # Listings are bounded
@@ -347,14 +309,14 @@
 //! `is_error: true`.
 //!
 //! A server's URL appears in errors and log lines only redacted, as
-//! [`ConfiguredServer::shown_url`] shows it: its userinfo, every query value and any value a
-//! config file expanded into its path from a variable or an input (`https://host/${TOKEN}/mcp`)
-//! become `REDACTED`, its fragment is dropped; scheme, host, port and the rest of the path
+//! [`ServerSpec::shown_url`] shows it: its userinfo, every query value and any value given to
+//! [`ServerSpec::url_secrets`] (what a config file expanded into its path from a variable or an
+//! input, `https://host/${TOKEN}/mcp`) become `REDACTED`, its fragment is dropped; scheme, host, port and the rest of the path
 //! stay. Those secrets are also scrubbed from text that may quote the URL (an error body that
 //! echoes the request's path, an authorization message), when they are at least 4 bytes long.
 //!
 //! Text a peer or a file wrote is quoted in errors and log lines escaped and cut: each piece
-//! (a server's error message, a protocol version, an unknown `resultType`, a config key) to
+//! (a server's error message, a protocol version, an unknown `resultType`, a cursor) to
 //! 1 KiB, a list to its first 8 items, and an error's own text to 16 KiB whatever built it,
 //! each cut ending `… (N bytes in all)`. The data stays whole where the API hands it out
 //! ([`Error::remote`]'s message, say).
@@ -371,7 +333,6 @@
 
 pub mod auth;
 mod cap;
-mod config;
 mod error;
 #[doc(hidden)]
 pub mod fuzz;
@@ -390,12 +351,6 @@ mod transport;
 pub use sidewire_jsonrpc::ErrorObject;
 
 pub use crate::cap::CutNote;
-pub use crate::config::{
-    ConfigInput, ConfigLoader, ConfigVariable, ConfigWarning, ConfigWarningKind, ConfiguredServer,
-    Dialect, Expansion, InputResolver, JsoncSyntax, MAX_CONFIG_BYTES, MAX_CONFIG_ROOTS,
-    MAX_CONFIG_WARNINGS, MAX_ENV_FILE_BYTES, MAX_EXPANDED_BYTES, McpConfig, VariableSource,
-    load_mcp_servers, parse_mcp_servers,
-};
 pub use crate::error::{Error, Handshake, Stage, error_line};
 pub use crate::host::ServerExit;
 pub use crate::host::{

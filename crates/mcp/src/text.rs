@@ -2,12 +2,12 @@
 //! bound, saying so, with control and bidirectional-override characters escaped.
 //!
 //! A server's error message, a protocol version it names, an unknown `resultType`, a task's
-//! status message, a config file's key or line are all of any size: without a cut, a 7 MiB
+//! status message are all of any size: without a cut, a 7 MiB
 //! string becomes a 7 MiB error message. Each such piece goes through [`peer`] (at most
 //! [`PEER_TEXT_BYTES`]) or [`peer_list`] (at most [`PEER_LIST_ITEMS`] items); a cut piece ends
 //! with `… (N bytes in all)`. As a backstop for text no site cut, an [`Error`](crate::Error)'s
 //! own text is written through [`write_bounded`] (at most [`ERROR_TEXT_BYTES`]). A value a
-//! message must not quote (a credential, a config value) is named by its type ([`json_kind`]).
+//! message must not quote (a credential, a value a caller gave) is named by its type ([`json_kind`]).
 
 use std::fmt::{self, Display, Write as _};
 

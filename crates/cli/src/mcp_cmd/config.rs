@@ -1,7 +1,7 @@
 //! Loading `--config` (any dialect, or the one `--dialect` names), with the `${input:ID}`
 //! questions of a VS Code file asked on the terminal (an input's `default` offered, and taken
 //! on an empty answer): the library takes the answers through an
-//! [`InputResolver`](sidewire_mcp::InputResolver) and never reads a terminal itself. Without a
+//! [`InputResolver`](sidewire_mcp_config::InputResolver) and never reads a terminal itself. Without a
 //! terminal no resolver is given, so an input takes its `default`, and one without a default
 //! fails naming it. What the file holds but looks wrong (an unknown key in a server entry) is
 //! warned of on stderr, once per load, naming the file and the member's path.
@@ -9,7 +9,7 @@
 use std::io::{BufRead as _, IsTerminal as _, Write as _};
 use std::path::{Path, PathBuf};
 
-use sidewire_mcp::{ConfigInput, ConfigLoader, Dialect, McpConfig};
+use sidewire_mcp_config::{ConfigInput, ConfigLoader, Dialect, McpConfig};
 
 use crate::cli::McpArgs;
 use crate::safe;
@@ -118,7 +118,7 @@ pub(super) fn find<'a>(
     path: &Path,
     config: &'a McpConfig,
     name: &str,
-) -> anyhow::Result<&'a sidewire_mcp::ConfiguredServer> {
+) -> anyhow::Result<&'a sidewire_mcp_config::ConfiguredServer> {
     config
         .servers
         .iter()

@@ -9,10 +9,8 @@ use std::collections::{BTreeSet, HashMap};
 
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::json;
-use sidewire_mcp::{
-    ConfiguredServer, HostSnapshot, ListLimit, McpConfig, McpHost, ServerStatus, StartFailure,
-    Transport,
-};
+use sidewire_mcp::{HostSnapshot, ListLimit, McpHost, ServerStatus, StartFailure, Transport};
+use sidewire_mcp_config::{ConfiguredServer, Dialect, McpConfig};
 
 use super::{LIST_INDENT, failure_text};
 use crate::Reported;
@@ -105,7 +103,7 @@ fn by_name<'a, T>(items: &'a [T], name: impl Fn(&'a T) -> &'a str) -> HashMap<&'
 }
 
 /// The lines saying how sidewire understood a config server (every value escaped).
-fn understood(dialect: sidewire_mcp::Dialect, server: &ConfiguredServer) -> Vec<String> {
+fn understood(dialect: Dialect, server: &ConfiguredServer) -> Vec<String> {
     let spec = &server.spec;
     let mut lines = Vec::new();
     let target = match spec.transport() {
@@ -166,7 +164,7 @@ fn understood(dialect: sidewire_mcp::Dialect, server: &ConfiguredServer) -> Vec<
 }
 
 /// The same as a JSON object.
-fn understood_json(dialect: sidewire_mcp::Dialect, server: &ConfiguredServer) -> serde_json::Value {
+fn understood_json(dialect: Dialect, server: &ConfiguredServer) -> serde_json::Value {
     let spec = &server.spec;
     let filter = spec.tools_exposed();
     json!({

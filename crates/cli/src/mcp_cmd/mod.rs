@@ -23,7 +23,8 @@ mod task_status;
 use std::time::Duration;
 
 use anyhow::Context as _;
-use sidewire_mcp::{McpConfig, McpHost, ServerSpec, ServerState, StartFailure};
+use sidewire_mcp::{McpHost, ServerSpec, ServerState, StartFailure};
+use sidewire_mcp_config::McpConfig;
 
 use self::auth::LoginMode;
 use self::list::Listing;

@@ -92,7 +92,7 @@ const HISTORY_FILE: &str = "run_history";
 
 /// The most roots `run` offers at once (`--root`, the config's, `/root add`): each is one entry
 /// of every `roots/list` answer. The same bound as a config file's.
-pub(super) const MAX_ROOTS: usize = sidewire_mcp::MAX_CONFIG_ROOTS;
+pub(super) const MAX_ROOTS: usize = sidewire_mcp_config::MAX_CONFIG_ROOTS;
 
 pub(crate) async fn run(options: Options, out: &Out) -> anyhow::Result<()> {
     let started = Instant::now();

@@ -6,14 +6,12 @@
 //! Not a public API: hidden from the docs and free to change.
 
 mod auth;
-mod config;
 mod http;
 mod listing;
 mod modern;
 mod results;
 
 pub use self::auth::www_authenticate;
-pub use self::config::mcp_servers;
 pub use self::http::http_answer;
 pub use self::listing::list_page;
 pub use self::modern::modern_wire;

@@ -422,34 +422,22 @@ async fn the_closing_delete_carries_the_session_and_the_protocol_version() {
     assert_eq!(delete.header("mcp-protocol-version"), Some("2025-11-25"));
 }
 
-/// The secrets a config expands into a server URL, in the tests below.
+/// The secrets filled into a server URL (as a config's variables are), in the tests below.
 const URL_SECRETS: [(&str, &str); 3] = [
     ("API_KEY", "qk-1234-never-print"),
     ("API_PASSWORD", "pw-5678-never-print"),
     ("API_TENANT", "tn-9012-never-print"),
 ];
 
-/// The server `remote` of a config whose URL (under `base`) takes its userinfo, a path
-/// segment and a query value from variables, with a short startup budget.
-fn config_with_url_secrets(base: &str) -> ServerSpec {
-    let text = json!({"mcpServers": {"remote": {
-        "url": format!(
-            "http://svc:${{API_PASSWORD}}@{base}/${{API_TENANT}}/mcp?key=${{API_KEY}}&x=1"
-        ),
-    }}})
-    .to_string();
-    let config = sidewire_mcp::ConfigLoader::new()
-        .env(|name| {
-            URL_SECRETS
-                .iter()
-                .find(|(key, _)| *key == name)
-                .map(|(_, value)| (*value).to_owned())
-        })
-        .parse(&text, None)
-        .unwrap();
-    let server = config.servers.into_iter().next().unwrap();
-    assert!(server.spec.url().contains(URL_SECRETS[0].1));
-    server.spec.startup_timeout(Duration::from_secs(2))
+/// The server `remote` whose URL (under `base`) has a secret userinfo, path segment and query
+/// value, the values given as its URL secrets (what `sidewire-mcp-config` does for the values
+/// it expands into a URL), with a short startup budget.
+fn spec_with_url_secrets(base: &str) -> ServerSpec {
+    let [(_, key), (_, password), (_, tenant)] = URL_SECRETS;
+    let url = format!("http://svc:{password}@{base}/{tenant}/mcp?key={key}&x=1");
+    ServerSpec::http("remote", url)
+        .url_secrets(URL_SECRETS.map(|(_, value)| value))
+        .startup_timeout(Duration::from_secs(2))
 }
 
 fn assert_no_url_secret(text: &str) {
@@ -470,7 +458,7 @@ async fn a_server_error_never_shows_the_secrets_expanded_into_its_url() {
         ))
     });
     let base = mock.addr.to_string();
-    let spec = config_with_url_secrets(&base);
+    let spec = spec_with_url_secrets(&base);
     let err = within("connect", Client::connect(&spec, NoHandler))
         .await
         .expect_err("a 500 fails the connection");
@@ -493,7 +481,7 @@ async fn an_unreachable_server_never_shows_the_secrets_expanded_into_its_url() {
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let base = listener.local_addr().unwrap().to_string();
     drop(listener);
-    let spec = config_with_url_secrets(&base);
+    let spec = spec_with_url_secrets(&base);
     let err = within("connect", Client::connect(&spec, NoHandler))
         .await
         .expect_err("nothing listens there");

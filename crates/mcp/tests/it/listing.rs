@@ -3,7 +3,7 @@
 //! item is dropped alone; a refresh after list_changed keeps to the same caps.
 
 use serde_json::json;
-use sidewire_mcp::{Client, List, ListLimit, NoHandler, ServerSpec, parse_mcp_servers};
+use sidewire_mcp::{Client, List, ListLimit, NoHandler, ServerSpec};
 
 use crate::support::*;
 
@@ -79,19 +79,6 @@ async fn the_byte_cap_keeps_what_fits_in_server_order() {
     within("a listing", client.list_tools()).await.unwrap();
     assert_eq!(client.tools().len(), 4);
     assert!(client.truncations().is_empty());
-}
-
-#[tokio::test]
-async fn caps_from_the_config_apply() {
-    let specs =
-        parse_mcp_servers(r#"{"mcpServers": {"mock": {"command": "unused", "maxListItems": 2}}}"#)
-            .unwrap();
-    let state = pages(&[&["a", "b", "c"]]);
-    let (client, _mock) = mock_with(state, specs[0].clone(), NoHandler).await;
-    let client = client.unwrap();
-    let tools = within("a listing", client.list_tools()).await.unwrap();
-    assert_eq!(names(&tools), ["a", "b"]);
-    assert_eq!(cuts(&client), [(List::Tools, ListLimit::Items(2), 2)]);
 }
 
 #[tokio::test]

@@ -3,7 +3,7 @@
 //! trimmed), in single quotes (literal) or in double quotes (`\n`, `\t`, `\"`, `\\` escapes).
 //! Nothing in it is expanded. The file is read whole, at most [`MAX_ENV_FILE_BYTES`].
 
-use crate::Error;
+use crate::error::Error;
 
 /// The largest `envFile` read (1 MiB).
 pub const MAX_ENV_FILE_BYTES: usize = 1024 * 1024;
@@ -20,7 +20,7 @@ pub(crate) fn parse(text: &str, path: &str) -> Result<Vec<(String, String)>, Err
         }
         let line = line.strip_prefix("export ").map_or(line, str::trim_start);
         let Some((key, value)) = line.split_once('=') else {
-            return Err(Error::config(format!("{}: expected KEY=VALUE", at())));
+            return Err(Error::syntax(format!("{}: expected KEY=VALUE", at())));
         };
         let key = key.trim();
         let valid = !key.is_empty()
@@ -29,7 +29,7 @@ pub(crate) fn parse(text: &str, path: &str) -> Result<Vec<(String, String)>, Err
                 .chars()
                 .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.');
         if !valid {
-            return Err(Error::config(format!(
+            return Err(Error::syntax(format!(
                 "{}: {key:?} is not a variable name",
                 at()
             )));
@@ -38,12 +38,12 @@ pub(crate) fn parse(text: &str, path: &str) -> Result<Vec<(String, String)>, Err
         let value = if let Some(quoted) = value.strip_prefix('\'') {
             let end = quoted
                 .find('\'')
-                .ok_or_else(|| Error::config(format!("{}: a ' quote is not closed", at())))?;
+                .ok_or_else(|| Error::syntax(format!("{}: a ' quote is not closed", at())))?;
             trailing(&quoted[end + 1..], &at)?;
             quoted[..end].to_owned()
         } else if let Some(quoted) = value.strip_prefix('"') {
             let (value, rest) = double_quoted(quoted)
-                .ok_or_else(|| Error::config(format!("{}: a \" quote is not closed", at())))?;
+                .ok_or_else(|| Error::syntax(format!("{}: a \" quote is not closed", at())))?;
             trailing(rest, &at)?;
             value
         } else {
@@ -61,7 +61,7 @@ fn trailing(rest: &str, at: &dyn Fn() -> String) -> Result<(), Error> {
     if rest.is_empty() || rest.starts_with('#') {
         Ok(())
     } else {
-        Err(Error::config(format!(
+        Err(Error::syntax(format!(
             "{}: unexpected text after the closing quote",
             at()
         )))

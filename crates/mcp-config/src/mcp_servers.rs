@@ -4,14 +4,16 @@
 
 use serde_json::{Map, Value};
 
-use super::detect::Dialect;
-use super::expand::Syntax;
-use super::values::{
+use sidewire_mcp::{EraChoice, ToolFilter, Transport};
+
+use crate::detect::Dialect;
+use crate::entry::{Entry, Text, check_server_name};
+use crate::error::Error;
+use crate::expand::Syntax;
+use crate::values::{
     Unit, display_key, duration, member, object, optional_bool, optional_string, positive,
     restart_policy, startup_timeout, string_array, string_map, unknown_members,
 };
-use super::{Entry, Text, check_server_name};
-use crate::{EraChoice, Error, ToolFilter, Transport};
 
 /// The members an entry of this family may have, as the reader takes them.
 const READ: &[&str] = &[
@@ -64,7 +66,7 @@ const FOREIGN: &[&str] = &[
 pub(crate) fn entries(top: &Map<String, Value>, dialect: Dialect) -> Result<Vec<Entry>, Error> {
     let key = dialect.servers_key();
     let Some(servers) = top.get(key) else {
-        return Err(Error::config(format!("missing the `{key}` member")));
+        return Err(Error::invalid(format!("missing the `{key}` member")));
     };
     object(servers, key)?
         .iter()
@@ -88,7 +90,7 @@ fn server(name: &str, entry: &Value, dialect: Dialect) -> Result<Entry, Error> {
     let http_url = optional_string(members, "httpUrl", &field("httpUrl"))?;
     let transport = match type_ {
         Some((type_, at)) => Transport::from_type(Some(type_))
-            .map_err(|err| Error::config(format!("{at}: {err}")))?,
+            .map_err(|err| Error::invalid(format!("{at}: {err}")))?,
         None if http_url.is_some() && command.is_none() => Transport::StreamableHttp,
         // Gemini CLI: `url` is the SSE endpoint, `httpUrl` the Streamable HTTP one.
         None if url.is_some() && command.is_none() && dialect == Dialect::Gemini => Transport::Sse,
@@ -155,7 +157,7 @@ fn server(name: &str, entry: &Value, dialect: Dialect) -> Result<Entry, Error> {
     out.max_list_bytes = positive(members, "maxListBytes", &field("maxListBytes"))?;
     if let Some(name) = optional_string(members, "era", &field("era"))? {
         let era = name.parse::<EraChoice>().map_err(|_| {
-            Error::config(format!(
+            Error::invalid(format!(
                 "{}: unknown protocol era {name:?}; expected auto, modern or legacy",
                 field("era")
             ))
@@ -176,7 +178,7 @@ pub(crate) fn enabled(
     let disabled = optional_bool(members, "disabled", &field("disabled"))?;
     let enabled = optional_bool(members, "enabled", &field("enabled"))?;
     match (disabled, enabled) {
-        (Some(disabled), Some(enabled)) if disabled == enabled => Err(Error::config(format!(
+        (Some(disabled), Some(enabled)) if disabled == enabled => Err(Error::invalid(format!(
             "{}: `disabled: {disabled}` contradicts `enabled: {enabled}`",
             field("disabled")
         ))),

@@ -1,11 +1,11 @@
 //! VS Code's `.vscode/mcp.json`: its `servers` entries have the `mcpServers` shape (read by
-//! [`super::mcp_servers`]); this reads its `inputs[]`, the questions `${input:ID}` refers to.
+//! [`crate::mcp_servers`]); this reads its `inputs[]`, the questions `${input:ID}` refers to.
 
 use serde_json::{Map, Value};
 
-use super::ConfigInput;
-use super::values::{expected, object, optional_bool, optional_string};
-use crate::Error;
+use crate::error::Error;
+use crate::types::ConfigInput;
+use crate::values::{expected, object, optional_bool, optional_string};
 
 /// The `inputs` of the document (none when absent). Each is `{"type": "promptString", "id",
 /// "description", "password", "default"}`; another `type` (VS Code's `pickString`, `command`)
@@ -25,19 +25,19 @@ pub(crate) fn inputs(top: &Map<String, Value>) -> Result<Vec<ConfigInput>, Error
         let id = optional_string(members, "id", &field("id"))?
             .filter(|id| !id.trim().is_empty())
             .ok_or_else(|| {
-                Error::config(format!("{}: an input needs a non-empty `id`", field("id")))
+                Error::invalid(format!("{}: an input needs a non-empty `id`", field("id")))
             })?;
         match optional_string(members, "type", &field("type"))? {
             None | Some("promptString") => {}
             Some(other) => {
-                return Err(Error::config(format!(
+                return Err(Error::invalid(format!(
                     "{}: input {id} is of type {other:?}; only \"promptString\" can be answered",
                     field("type")
                 )));
             }
         }
         if inputs.iter().any(|input| input.id == id) {
-            return Err(Error::config(format!(
+            return Err(Error::invalid(format!(
                 "{}: the input id {id} is used twice",
                 field("id")
             )));

@@ -5,7 +5,10 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-use crate::{Error, Restart, RestartPolicy};
+use sidewire_mcp::{Restart, RestartPolicy};
+
+use crate::error::Error;
+use crate::text;
 
 /// A unit a dialect writes a duration in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -117,7 +120,7 @@ pub(crate) fn duration(
         .filter(|d| !d.is_zero());
     match parsed {
         Some(duration) => Ok(Some(duration)),
-        None if value.is_number() => Err(Error::config(format!(
+        None if value.is_number() => Err(Error::invalid(format!(
             "{path}: expected a positive number, got {value}"
         ))),
         None => Err(expected(path, "a positive number", value)),
@@ -132,7 +135,7 @@ pub(crate) fn startup_timeout(
     const SEC: &str = "startup_timeout_sec";
     const MS: &str = "startup_timeout_ms";
     if member(entry, SEC).is_some() && member(entry, MS).is_some() {
-        return Err(Error::config(format!(
+        return Err(Error::invalid(format!(
             "{}: give `{SEC}` or `{MS}`, not both",
             field(SEC)
         )));
@@ -163,7 +166,7 @@ pub(crate) fn restart_policy(value: &Value, path: &str) -> Result<Restart, Error
     let mut policy = RestartPolicy::default();
     if let Some(attempts) = number("maxRestarts")? {
         let attempts = u32::try_from(attempts)
-            .map_err(|_| Error::config(format!("{path}.maxRestarts: {attempts} is too large")))?;
+            .map_err(|_| Error::invalid(format!("{path}.maxRestarts: {attempts} is too large")))?;
         policy = policy.max_restarts(attempts);
     }
     if let Some(ms) = number("withinMs")? {
@@ -184,7 +187,7 @@ pub(crate) fn positive(
         None => Ok(None),
         Some(value) => match value.as_u64().and_then(|n| usize::try_from(n).ok()) {
             Some(n) if n > 0 => Ok(Some(n)),
-            _ if value.is_number() => Err(Error::config(format!(
+            _ if value.is_number() => Err(Error::invalid(format!(
                 "{path}: expected a positive integer, got {value}"
             ))),
             _ => Err(expected(path, "a positive integer", value)),
@@ -209,26 +212,26 @@ pub(crate) fn unknown_members(
 }
 
 pub(crate) fn expected(path: &str, what: &str, got: &Value) -> Error {
-    Error::config(format!(
+    Error::invalid(format!(
         "{path}: expected {what}, got {}",
-        crate::text::json_kind(got)
+        text::json_kind(got)
     ))
 }
 
 /// A map key as it appears in a path: bare when it is a plain identifier, quoted otherwise, so
 /// a key holding dots or spaces cannot make the path ambiguous.
-/// A key longer than [`PEER_TEXT_BYTES`](crate::text::PEER_TEXT_BYTES) is quoted cut.
+/// A key longer than [`PEER_TEXT_BYTES`](text::PEER_TEXT_BYTES) is quoted cut.
 pub(crate) fn display_key(key: &str) -> String {
     let plain = !key.is_empty()
-        && key.len() <= crate::text::PEER_TEXT_BYTES
+        && key.len() <= text::PEER_TEXT_BYTES
         && key
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
     if plain {
         key.to_owned()
-    } else if key.len() <= crate::text::PEER_TEXT_BYTES {
+    } else if key.len() <= text::PEER_TEXT_BYTES {
         format!("{key:?}")
     } else {
-        format!("\"{}\"", crate::text::peer(key))
+        format!("\"{}\"", text::peer(key))
     }
 }

@@ -1,6 +1,5 @@
 //! Which tool's config file a text is: the [`Dialect`], told from the file's name and shape
-//! (the rule is the table in the `config` module docs and the
-//! [crate docs](crate#config-files)).
+//! (the rule is the table in the [crate docs](crate#dialects-and-how-one-is-told)).
 
 use std::fmt;
 use std::path::Path;
@@ -8,7 +7,7 @@ use std::str::FromStr;
 
 use serde_json::{Map, Value};
 
-use crate::Error;
+use crate::error::Error;
 
 /// The tool whose config file format a file is written in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -109,12 +108,8 @@ impl FromStr for Dialect {
         Dialect::ALL
             .into_iter()
             .find(|dialect| dialect.as_str() == name)
-            .ok_or_else(|| {
-                let names: Vec<&str> = Dialect::ALL.iter().map(|d| d.as_str()).collect();
-                Error::config(format!(
-                    "unknown config dialect {name:?}; expected one of {}",
-                    names.join(", ")
-                ))
+            .ok_or_else(|| Error::UnknownDialect {
+                name: name.to_owned(),
             })
     }
 }
@@ -154,7 +149,7 @@ pub(crate) fn json_dialect(
         } else if top.get("mcp").is_some_and(Value::is_object) {
             Ok(Dialect::Opencode)
         } else {
-            Err(Error::config(
+            Err(Error::invalid(
                 "missing the `mcpServers` member (or `servers` for VS Code, `mcp` for opencode)",
             ))
         };

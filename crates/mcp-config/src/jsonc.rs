@@ -2,7 +2,7 @@
 //! comments and trailing commas are blanked out (each byte turned into a space, newlines kept),
 //! so the result is plain JSON whose error positions are those of the original text. Where the
 //! first of each was is kept: whether the file's own tool would read them depends on its
-//! dialect (see [`Dialect::takes_comments`](super::Dialect)), which is known only once the JSON
+//! dialect (see [`Dialect::takes_comments`](crate::Dialect)), which is known only once the JSON
 //! is read, and a file that tool would refuse gets a warning.
 
 /// A text with its comments and trailing commas blanked.

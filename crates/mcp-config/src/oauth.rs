@@ -1,11 +1,12 @@
-//! An `oauth` object in Claude Code's shape (see the `config` module docs) read into
+//! An `oauth` object in Claude Code's shape (see the [crate docs](crate#members)) read into
 //! [`OAuthSettings`]; `clientSecret` is expanded like the other values.
 
 use serde_json::Value;
 
-use super::values::{display_key, expected, object, optional_string};
-use crate::Error;
-use crate::auth::{ClientAuthMethod, Grant, OAuthSettings, Secret};
+use sidewire_mcp::auth::{ClientAuthMethod, Grant, OAuthSettings, Secret};
+
+use crate::error::Error;
+use crate::values::{display_key, expected, object, optional_string};
 
 /// The members `oauth` may have.
 const OAUTH_MEMBERS: [&str; 7] = [
@@ -30,7 +31,7 @@ pub(crate) fn oauth(
         .keys()
         .find(|key| !OAUTH_MEMBERS.contains(&key.as_str()))
     {
-        return Err(Error::config(format!(
+        return Err(Error::invalid(format!(
             "{}: unknown member; `oauth` has {}",
             field(&display_key(unknown)),
             OAUTH_MEMBERS.join(", ")
@@ -39,7 +40,7 @@ pub(crate) fn oauth(
     let mut settings = OAuthSettings::new();
     if let Some(id) = optional_string(members, "clientId", &field("clientId"))? {
         if id.trim().is_empty() {
-            return Err(Error::config(format!(
+            return Err(Error::invalid(format!(
                 "{}: expected a non-empty string",
                 field("clientId")
             )));
@@ -50,7 +51,7 @@ pub(crate) fn oauth(
     if let Some(secret) = optional_string(members, "clientSecret", &field("clientSecret"))? {
         let secret = secret_of(secret, &field("clientSecret"))?;
         if secret.is_empty() {
-            return Err(Error::config(format!(
+            return Err(Error::invalid(format!(
                 "{}: the secret is empty",
                 field("clientSecret")
             )));
@@ -62,7 +63,7 @@ pub(crate) fn oauth(
         Some(value) => match value.as_u64().and_then(|n| u16::try_from(n).ok()) {
             Some(port) if port > 0 => settings = settings.callback_port(port),
             _ if value.is_number() => {
-                return Err(Error::config(format!(
+                return Err(Error::invalid(format!(
                     "{}: expected a port from 1 to 65535, got {value}",
                     field("callbackPort")
                 )));
@@ -80,13 +81,13 @@ pub(crate) fn oauth(
         &field("authServerMetadataUrl"),
     )? {
         let parsed = url::Url::parse(url).map_err(|err| {
-            Error::config(format!(
+            Error::invalid(format!(
                 "{}: not a URL ({err})",
                 field("authServerMetadataUrl")
             ))
         })?;
         if !matches!(parsed.scheme(), "https" | "http") {
-            return Err(Error::config(format!(
+            return Err(Error::invalid(format!(
                 "{}: expected an https:// URL, got a {}: URL",
                 field("authServerMetadataUrl"),
                 parsed.scheme()
@@ -97,7 +98,7 @@ pub(crate) fn oauth(
     let method_path = field("tokenEndpointAuthMethod");
     if let Some(name) = optional_string(members, "tokenEndpointAuthMethod", &method_path)? {
         let method = ClientAuthMethod::from_name(name).ok_or_else(|| {
-            Error::config(format!(
+            Error::invalid(format!(
                 "{method_path}: unknown method {name:?}; expected none, client_secret_basic, \
                  client_secret_post or private_key_jwt"
             ))
@@ -109,7 +110,7 @@ pub(crate) fn oauth(
             "authorization_code" => Grant::AuthorizationCode,
             "client_credentials" => Grant::ClientCredentials,
             other => {
-                return Err(Error::config(format!(
+                return Err(Error::invalid(format!(
                     "{}: unknown grant {other:?}; expected authorization_code or \
                      client_credentials",
                     field("grant")
@@ -135,7 +136,7 @@ fn scopes(value: &Value, path: &str) -> Result<Vec<String>, Error> {
                         scopes.push(scope.clone());
                     }
                     Value::String(scope) => {
-                        return Err(Error::config(format!(
+                        return Err(Error::invalid(format!(
                             "{path}[{i}]: expected one scope, got {scope:?}"
                         )));
                     }
@@ -147,7 +148,7 @@ fn scopes(value: &Value, path: &str) -> Result<Vec<String>, Error> {
         other => return Err(expected(path, "a string or an array of strings", other)),
     };
     if scopes.is_empty() {
-        return Err(Error::config(format!(
+        return Err(Error::invalid(format!(
             "{path}: expected at least one scope"
         )));
     }

@@ -1,13 +1,13 @@
 //! Variable expansion in config values: one pass over the text, each reference replaced from
 //! the environment, the config's inputs or the few predefined names, never re-expanded, the
-//! result capped at [`MAX_EXPANDED_BYTES`]. The rules are in the module docs of
-//! [config file docs](crate#config-files).
+//! result capped at [`MAX_EXPANDED_BYTES`]. The rules are in the
+//! [crate docs](crate#expansion).
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use super::{ConfigInput, ConfigVariable, InputResolver, VariableSource};
-use crate::Error;
+use crate::error::Error;
+use crate::types::{ConfigInput, ConfigVariable, InputResolver, VariableSource};
 
 /// The most bytes one expanded value may have (64 KiB): a reference cannot make a header or an
 /// argument of unbounded size.
@@ -56,13 +56,13 @@ impl Expander<'_> {
             let before = used.len();
             let (value, consumed) = if let Some(after) = rest.strip_prefix("${") {
                 let end = after.find('}').ok_or_else(|| {
-                    Error::config(format!("{path}: `${{` without its closing `}}`"))
+                    Error::unexpanded(format!("{path}: `${{` without its closing `}}`"))
                 })?;
                 let value = self.reference(&after[..end], path, used)?;
                 (value, end + 3)
             } else if let Some(after) = rest.strip_prefix("{env:").filter(|_| syntax.opencode) {
                 let end = after.find('}').ok_or_else(|| {
-                    Error::config(format!("{path}: `{{env:` without its closing `}}`"))
+                    Error::unexpanded(format!("{path}: `{{env:` without its closing `}}`"))
                 })?;
                 let name = &after[..end];
                 check_name(name, path, &format!("{{env:{name}}}"))?;
@@ -84,7 +84,7 @@ impl Expander<'_> {
                 (rest[..next].to_owned(), next)
             };
             if out.len() + value.len() > MAX_EXPANDED_BYTES {
-                return Err(Error::config(format!(
+                return Err(Error::unexpanded(format!(
                     "{path}: the expanded value is longer than {} KiB",
                     MAX_EXPANDED_BYTES / 1024
                 )));
@@ -110,7 +110,7 @@ impl Expander<'_> {
     ) -> Result<String, Error> {
         let written = format!("${{{reference}}}");
         if reference.contains("${") {
-            return Err(Error::config(format!(
+            return Err(Error::unexpanded(format!(
                 "{path}: `{written}` nests a reference; references are expanded in one pass"
             )));
         }
@@ -130,7 +130,7 @@ impl Expander<'_> {
             "userHome" => {
                 let home = (self.env)("HOME").filter(|home| !home.is_empty());
                 let home = home.ok_or_else(|| {
-                    Error::config(format!(
+                    Error::unexpanded(format!(
                         "{path}: `${{userHome}}` needs the environment variable HOME, which is not set"
                     ))
                 })?;
@@ -172,7 +172,7 @@ impl Expander<'_> {
                 used.push(ConfigVariable::new(name, VariableSource::Default));
                 Ok(default.to_owned())
             }
-            (None, None) => Err(Error::config(format!(
+            (None, None) => Err(Error::unexpanded(format!(
                 "{path}: the environment variable {name} is not set"
             ))),
         }
@@ -186,7 +186,7 @@ impl Expander<'_> {
         used: &mut Vec<ConfigVariable>,
     ) -> Result<String, Error> {
         let Some(input) = self.inputs.get(id) else {
-            return Err(Error::config(format!(
+            return Err(Error::unexpanded(format!(
                 "{path}: `${{input:{id}}}` names no entry of `inputs`"
             )));
         };
@@ -200,11 +200,11 @@ impl Expander<'_> {
                         .resolve(input)
                         .or_else(|| default.clone())
                         .ok_or_else(|| {
-                            Error::config(format!("{path}: the input {id} was not answered"))
+                            Error::unexpanded(format!("{path}: the input {id} was not answered"))
                         })?,
                     (None, Some(default)) => default.clone(),
                     (None, None) => {
-                        return Err(Error::config(format!(
+                        return Err(Error::unexpanded(format!(
                             "{path}: the input {id} needs an answer, and there is no one to \
                              ask (not a terminal) and no `default`"
                         )));
@@ -225,7 +225,7 @@ fn check_name(name: &str, path: &str, written: &str) -> Result<(), Error> {
     if valid {
         Ok(())
     } else {
-        Err(Error::config(format!(
+        Err(Error::unexpanded(format!(
             "{path}: `{written}` is not a variable reference (`${{NAME}}`, `${{NAME:-default}}`, \
              `${{env:NAME}}`, `${{input:ID}}`, `${{userHome}}` or `${{workspaceFolder}}`)"
         )))

@@ -4,14 +4,17 @@
 
 use serde_json::Value;
 
-use super::expand::Syntax;
-use super::mcp_servers::{enabled, tool_filter};
-use super::values::{
+use sidewire_mcp::Transport;
+
+use crate::entry::{Entry, Text, check_server_name};
+use crate::error::Error;
+use crate::expand::Syntax;
+use crate::mcp_servers::{enabled, tool_filter};
+use crate::text;
+use crate::values::{
     Unit, display_key, duration, object, optional_string, startup_timeout, string_array,
     string_map, unknown_members,
 };
-use super::{Entry, Text, check_server_name};
-use crate::{Error, Transport};
 
 /// The members a Codex server table may have, as the reader takes them.
 const READ: &[&str] = &[
@@ -37,10 +40,10 @@ const READ: &[&str] = &[
 pub(crate) fn entries(text: &str) -> Result<Vec<Entry>, Error> {
     let table: toml::Table = toml::from_str(text).map_err(|err| toml_error(&err, text))?;
     let Some(servers) = table.get("mcp_servers") else {
-        return Err(Error::config("missing the `[mcp_servers.NAME]` tables"));
+        return Err(Error::invalid("missing the `[mcp_servers.NAME]` tables"));
     };
     let servers = serde_json::to_value(servers)
-        .map_err(|err| Error::config(format!("mcp_servers: {err}")))?;
+        .map_err(|err| Error::invalid(format!("mcp_servers: {err}")))?;
     object(&servers, "mcp_servers")?
         .iter()
         .map(|(name, entry)| server(name, entry))
@@ -53,9 +56,9 @@ const TOML_LINE_BYTES: usize = 120;
 /// A TOML error as its position, its message and the start of its line, each cut: the `toml`
 /// crate's own text quotes the whole offending line, which may be any size.
 fn toml_error(err: &toml::de::Error, text: &str) -> Error {
-    let message = crate::text::peer(err.message().trim_end());
+    let message = text::peer(err.message().trim_end());
     let Some(start) = err.span().map(|span| span.start.min(text.len())) else {
-        return Error::config(format!("invalid TOML: {message}"));
+        return Error::syntax(format!("invalid TOML: {message}"));
     };
     // Spans are byte offsets of the text; a line starts after a `\n`, so at a char boundary.
     let line_start = text.as_bytes()[..start]
@@ -73,8 +76,8 @@ fn toml_error(err: &toml::de::Error, text: &str) -> Error {
         + 1;
     let column = start - line_start + 1;
     let bytes = &text.as_bytes()[line_start..line_end];
-    let quoted = crate::text::quote(bytes.strip_suffix(b"\r").unwrap_or(bytes), TOML_LINE_BYTES);
-    Error::config(format!(
+    let quoted = text::quote(bytes.strip_suffix(b"\r").unwrap_or(bytes), TOML_LINE_BYTES);
+    Error::syntax(format!(
         "invalid TOML at line {line} column {column}: {message} (the line: `{quoted}`)"
     ))
 }
@@ -88,7 +91,7 @@ fn server(name: &str, entry: &Value) -> Result<Entry, Error> {
     let url = optional_string(members, "url", &field("url"))?;
     let transport = match (command, url) {
         (Some(_), Some(_)) => {
-            return Err(Error::config(format!(
+            return Err(Error::invalid(format!(
                 "{}: give `command` (stdio) or `url` (Streamable HTTP), not both",
                 field("url")
             )));
@@ -154,7 +157,7 @@ fn reference(name: &str, path: &str) -> Result<String, Error> {
     if valid {
         Ok(format!("${{{name}}}"))
     } else {
-        Err(Error::config(format!(
+        Err(Error::invalid(format!(
             "{path}: {name:?} is not an environment variable name"
         )))
     }

@@ -1,10 +1,16 @@
-//! Unit tests of `mcpServers` parsing.
+//! Unit tests of config parsing: every dialect, expansion, envFile, inputs, warnings, errors.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
+use serde_json::Value;
+use sidewire_mcp::auth::{ClientAuthMethod, Grant, OAuthSettings};
+use sidewire_mcp::{EraChoice, Restart, Root, ServerSpec, Transport};
+
 use super::*;
-use crate::auth::{ClientAuthMethod, Grant, OAuthSettings};
+use crate::entry::shown;
+use crate::jsonc;
 
 /// Parses an `mcpServers` text with `env` as the environment.
 fn parse_with_env(
@@ -59,9 +65,21 @@ fn parses_the_common_shapes() {
     assert_eq!(by_name("explicit").command(), "/bin/server");
 }
 
+/// Whether exactly one of the kind predicates holds, as for every error.
+fn one_kind(err: &Error) -> bool {
+    let kinds = [
+        err.is_read(),
+        err.is_syntax(),
+        err.is_invalid(),
+        err.is_unexpanded(),
+        err.is_unknown_dialect(),
+    ];
+    kinds.iter().filter(|&&kind| kind).count() == 1
+}
+
 fn error(text: &str) -> String {
     let err = parse_mcp_servers(text).unwrap_err();
-    assert!(err.is_config(), "{err:?}");
+    assert!(one_kind(&err), "{err:?}");
     err.to_string()
 }
 
@@ -161,7 +179,10 @@ fn the_startup_timeout_is_read_in_seconds_or_milliseconds() {
     .unwrap();
     assert_eq!(specs[0].startup_budget(), Duration::from_millis(2500));
     assert_eq!(specs[1].startup_budget(), Duration::from_millis(750));
-    assert_eq!(specs[2].startup_budget(), crate::DEFAULT_STARTUP_TIMEOUT);
+    assert_eq!(
+        specs[2].startup_budget(),
+        sidewire_mcp::DEFAULT_STARTUP_TIMEOUT
+    );
 }
 
 #[test]
@@ -178,7 +199,7 @@ fn a_bad_startup_timeout_names_its_field() {
     ] {
         let text = format!(r#"{{"mcpServers": {{"s": {{"command": "x", {entry}}}}}}}"#);
         let err = parse_mcp_servers(&text).unwrap_err();
-        assert!(err.is_config(), "{entry}: {err}");
+        assert!(err.is_invalid(), "{entry}: {err}");
         assert!(
             err.to_string()
                 .starts_with(&format!("mcpServers.s.{member}: ")),
@@ -259,8 +280,14 @@ fn listing_caps_come_from_the_entry() {
     assert_eq!(specs[0].name(), "capped");
     assert_eq!(specs[0].list_item_cap(), 50);
     assert_eq!(specs[0].list_byte_cap(), 4096);
-    assert_eq!(specs[1].list_item_cap(), crate::DEFAULT_MAX_LIST_ITEMS);
-    assert_eq!(specs[1].list_byte_cap(), crate::DEFAULT_MAX_LIST_BYTES);
+    assert_eq!(
+        specs[1].list_item_cap(),
+        sidewire_mcp::DEFAULT_MAX_LIST_ITEMS
+    );
+    assert_eq!(
+        specs[1].list_byte_cap(),
+        sidewire_mcp::DEFAULT_MAX_LIST_BYTES
+    );
 }
 
 #[test]
@@ -301,7 +328,7 @@ fn oauth_of(oauth: &str, env: &[(&str, &str)]) -> Result<OAuthSettings, Error> {
 
 fn oauth_error(oauth: &str, env: &[(&str, &str)]) -> String {
     let err = oauth_of(oauth, env).expect_err("a config error");
-    assert!(err.is_config(), "{err:?}");
+    assert!(one_kind(&err), "{err:?}");
     err.to_string()
 }
 
@@ -572,7 +599,7 @@ fn a_bad_era_names_its_field() {
 /// The fixture folder of one dialect.
 fn fixture(relative: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/config")
+        .join("tests/fixtures")
         .join(relative)
 }
 
@@ -600,7 +627,7 @@ fn server<'a>(config: &'a McpConfig, name: &str) -> &'a ConfiguredServer {
 
 fn load_error(loader: &ConfigLoader, path: &Path) -> String {
     let err = loader.load(path).unwrap_err();
-    assert!(err.is_config(), "{err:?}");
+    assert!(one_kind(&err), "{err:?}");
     err.to_string()
 }
 
@@ -888,7 +915,7 @@ fn a_toml_error_on_a_huge_line_quotes_it_cut() {
     let err = loader(&[])
         .parse(&text, Some(Path::new("config.toml")))
         .unwrap_err();
-    assert!(err.is_config(), "{err}");
+    assert!(err.is_syntax(), "{err}");
     let message = err.to_string();
     assert!(
         message.len() < 2048,
@@ -977,7 +1004,13 @@ fn detection_picks_by_name_before_shape_and_the_dialect_can_be_forced() {
         Duration::from_secs(2)
     );
     assert_eq!("vscode".parse::<Dialect>().unwrap(), Dialect::VsCode);
-    assert!("nope".parse::<Dialect>().unwrap_err().is_config());
+    let err = "nope".parse::<Dialect>().unwrap_err();
+    assert!(err.is_unknown_dialect(), "{err:?}");
+    assert_eq!(
+        err.to_string(),
+        "unknown config dialect \"nope\"; expected one of claude-code, claude-desktop, cursor, \
+         copilot, cline, gemini, vscode, opencode, codex"
+    );
 }
 
 #[test]
@@ -1311,7 +1344,7 @@ fn top_level_roots_are_expanded_relative_to_the_project_and_offered_by_every_ser
         .parse(r#"{"roots": "src", "mcpServers": {}}"#, None)
         .unwrap_err();
     assert!(
-        err.is_config() && err.to_string().starts_with("roots: "),
+        err.is_invalid() && err.to_string().starts_with("roots: "),
         "{err}"
     );
     let err = loader(&[])
@@ -1338,4 +1371,55 @@ fn the_resolver_is_shown_an_inputs_default() {
         .parse(text, None)
         .unwrap();
     assert_eq!(seen.lock().unwrap().as_deref(), Some("UTC"));
+}
+
+#[test]
+fn each_fault_has_its_kind() {
+    let parse = |text: &str| loader(&[]).parse(text, None).unwrap_err();
+    assert!(parse("{").is_syntax());
+    assert!(parse("[mcp_servers.a]\ncommand = ").is_syntax());
+    assert!(parse(r#"{"mcpServers": {"a": {"command": 1}}}"#).is_invalid());
+    assert!(parse(r#"["not", "an", "object"]"#).is_invalid());
+    assert!(parse(r#"{"mcpServers": {"a": {"type": "http", "url": "ftp://x"}}}"#).is_invalid());
+    let unset = parse(r#"{"mcpServers": {"a": {"command": "${NOPE}"}}}"#);
+    assert!(unset.is_unexpanded(), "{unset:?}");
+    assert_eq!(
+        unset.to_string(),
+        "mcpServers.a.command: the environment variable NOPE is not set"
+    );
+    let input = r#"{"servers": {"a": {"command": "x", "env": {"A": "${input:k}"}}},
+                    "inputs": [{"id": "k"}]}"#;
+    assert!(parse(input).is_unexpanded());
+    let missing = loader(&[])
+        .load(Path::new("/nonexistent/sidewire/.mcp.json"))
+        .unwrap_err();
+    assert!(missing.is_read(), "{missing:?}");
+    // An `envFile` that cannot be read, or does not parse: named after its field.
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join(".mcp.json");
+    std::fs::write(dir.path().join("bad.env"), "no equals sign\n").unwrap();
+    for (file, read) in [("bad.env", false), ("none.env", true)] {
+        let text = format!(r#"{{"mcpServers": {{"a": {{"command": "x", "envFile": "{file}"}}}}}}"#);
+        std::fs::write(&config, text).unwrap();
+        let err = loader(&[]).load(&config).unwrap_err();
+        assert_eq!((err.is_read(), err.is_syntax()), (read, !read), "{err:?}");
+        assert!(
+            err.to_string()
+                .starts_with(&format!("{}: mcpServers.a.envFile", config.display())),
+            "{err}"
+        );
+    }
+}
+
+#[test]
+fn an_errors_message_is_bounded_whatever_built_it() {
+    // A key of 1 MiB is quoted cut, and the message as a whole stays bounded.
+    let key = "k".repeat(1024 * 1024);
+    let text = format!(r#"{{"mcpServers": {{"{key}": {{"command": 1}}}}}}"#);
+    let message = parse_mcp_servers(&text).unwrap_err().to_string();
+    assert!(message.len() < 2 * 1024, "{} bytes", message.len());
+    assert!(message.contains("bytes in all)"), "{message}");
+    let long = Error::invalid("x".repeat(1024 * 1024)).at("/a/file");
+    assert!(long.to_string().len() < crate::text::ERROR_TEXT_BYTES + 64);
+    assert!(long.to_string().starts_with("/a/file: xxx"));
 }

@@ -4,13 +4,15 @@
 
 use serde_json::{Map, Value};
 
-use super::expand::Syntax;
-use super::mcp_servers::{enabled, tool_filter};
-use super::values::{
+use sidewire_mcp::Transport;
+
+use crate::entry::{Entry, Text, check_server_name};
+use crate::error::Error;
+use crate::expand::Syntax;
+use crate::mcp_servers::{enabled, tool_filter};
+use crate::values::{
     Unit, display_key, duration, object, optional_string, string_array, string_map, unknown_members,
 };
-use super::{Entry, Text, check_server_name};
-use crate::{Error, Transport};
 
 /// opencode's own `{env:NAME}`, and `${...}`.
 const SYNTAX: Syntax = Syntax {
@@ -35,7 +37,7 @@ const FOREIGN: &[&str] = &["oauth"];
 /// The entries under `mcp`.
 pub(crate) fn entries(top: &Map<String, Value>) -> Result<Vec<Entry>, Error> {
     let Some(servers) = top.get("mcp") else {
-        return Err(Error::config("missing the `mcp` member"));
+        return Err(Error::invalid("missing the `mcp` member"));
     };
     object(servers, "mcp")?
         .iter()
@@ -53,7 +55,7 @@ fn server(name: &str, entry: &Value) -> Result<Entry, Error> {
         Some("local") => Transport::Stdio,
         Some("remote") => Transport::StreamableHttp,
         Some(other) => {
-            return Err(Error::config(format!(
+            return Err(Error::invalid(format!(
                 "{}: unknown type {other:?}; expected \"local\" or \"remote\"",
                 field("type")
             )));
@@ -70,7 +72,7 @@ fn server(name: &str, entry: &Value) -> Result<Entry, Error> {
         out.command = words.next();
         out.args = words.collect();
         if out.command.is_none() {
-            return Err(Error::config(format!(
+            return Err(Error::invalid(format!(
                 "{}: a local server needs a `command` array (the program, then its arguments)",
                 field("command")
             )));
