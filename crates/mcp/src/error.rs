@@ -14,6 +14,14 @@ use sidewire_jsonrpc::ErrorObject;
 
 use crate::text;
 
+/// Why authorizing a request failed (the HTTP transport and `crate::auth` make these).
+#[cfg(feature = "http")]
+#[cfg_attr(
+    not(feature = "auth"),
+    allow(unreachable_pub, unused_macros, unused_imports)
+)]
+pub(crate) mod auth;
+
 /// How much of the stderr tail the `Display` text shows; the whole tail (up to 16 KiB) stays
 /// available from [`Error::stderr_tail`].
 const DISPLAY_TAIL: usize = 2048;
@@ -193,8 +201,9 @@ pub(crate) enum Kind {
     #[error("{0}")]
     StartFailed(String),
     /// Authorizing with an HTTP server failed (OAuth).
+    #[cfg(feature = "http")]
     #[error("{0}")]
-    Auth(crate::auth::AuthFailure),
+    Auth(self::auth::AuthFailure),
     /// The server does not offer what was asked (modern era: resource subscriptions without
     /// the `resources.subscribe` capability, or no `subscriptions/listen` at all).
     #[error("{0}")]
@@ -648,17 +657,24 @@ impl Error {
     /// request, or access still refused after the bounded attempts; see
     /// [`auth_error`](Error::auth_error) for which.
     pub fn is_auth(&self) -> bool {
-        matches!(self.0.kind, Kind::Auth(_))
+        #[cfg(feature = "http")]
+        return matches!(self.0.kind, Kind::Auth(_));
+        #[cfg(not(feature = "http"))]
+        false
     }
 
     /// The server needs a new authorization and nobody could complete it (the authorizer's
     /// [`Interaction::Never`](crate::auth::Interaction::Never)): someone must log in (the CLI
     /// says which command).
+    #[cfg(feature = "auth")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "auth")))]
     pub fn is_login_required(&self) -> bool {
         self.auth_error() == Some(crate::auth::AuthErrorKind::LoginRequired)
     }
 
     /// Which part of an authorization failed, when this is an [auth](Error::is_auth) error.
+    #[cfg(feature = "auth")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "auth")))]
     pub fn auth_error(&self) -> Option<crate::auth::AuthErrorKind> {
         match &self.0.kind {
             Kind::Auth(failure) => Some(failure.kind),

@@ -38,6 +38,23 @@
 //! [`Client::list_tasks`] and [`Client::cancel_task`] do the rest by hand (see
 //! [Tasks](#tasks)).
 //!
+//! # Features
+//!
+//! | feature | default | what it brings | what it pulls in |
+//! |---|---|---|---|
+//! | `stdio` | yes | [`Transport::Stdio`]: servers run as child processes (`sidewire-process`) | tokio's `process` |
+//! | `http` | | [`Transport::StreamableHttp`] and [`Transport::Sse`] | hyper, rustls (ring), url |
+//! | `auth` | | [`auth`]: OAuth for HTTP servers ([`ServerSpec::authorizer`]); implies `http` | oauth2, jsonwebtoken |
+//! | `structured` | | a result's `structuredContent` checked against the tool's `outputSchema`, and [`ToolCallOptions::validate_arguments`] | jsonschema |
+//! | `host` | | [`McpHost`]: many servers, namespaced names, restarts | nothing more |
+//! | `server` | | `server`: a minimal tools-only server (the demo's, tests') | nothing more |
+//!
+//! A stdio-only client (`default-features = false, features = ["stdio"]`) compiles 50
+//! crates. Connecting to a server whose transport the build lacks is a config error naming
+//! the feature ([`Error::is_config`]). Without `structured` a result is passed on unchecked
+//! (the spec's SHOULD) and asking to check arguments fails closed
+//! ([`Error::is_schema_invalid`]). [`Client::connect_streams`] needs no transport feature.
+//!
 //! # MCP 2025-11-25 client features
 //!
 //! What the client supports of the 2025-11-25 revision's client side, and how:
@@ -331,19 +348,44 @@
 //! process. Every `pub async fn` documents its own cancel safety. The drivers must be polled
 //! for anything to happen; dropping one closes its connections.
 
+// A build with only some features leaves parts of the shared core unused (a host's error kinds
+// without `host`, the HTTP seam's variants without `http`); the all-features build, which CI
+// lints, still finds code that is dead in every build.
+#![cfg_attr(
+    not(all(
+        feature = "stdio",
+        feature = "http",
+        feature = "auth",
+        feature = "structured",
+        feature = "host"
+    )),
+    allow(dead_code)
+)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
+#[cfg(feature = "auth")]
+#[cfg_attr(docsrs, doc(cfg(feature = "auth")))]
 pub mod auth;
 mod cap;
+mod connect;
+#[cfg(feature = "auth")]
+mod credentials;
 mod error;
 #[doc(hidden)]
 pub mod fuzz;
+#[cfg(feature = "host")]
 mod host;
+#[cfg(feature = "http")]
 mod http;
 mod names;
 mod protocol;
+#[cfg(feature = "http")]
 mod redact;
 #[cfg(feature = "server")]
+#[cfg_attr(docsrs, doc(cfg(feature = "server")))]
 pub mod server;
 mod spec;
+#[cfg(feature = "stdio")]
 mod stdio;
 mod text;
 mod transport;
@@ -352,7 +394,9 @@ pub use sidewire_jsonrpc::ErrorObject;
 
 pub use crate::cap::CutNote;
 pub use crate::error::{Error, Handshake, Stage, error_line};
+#[cfg(feature = "host")]
 pub use crate::host::ServerExit;
+#[cfg(feature = "host")]
 pub use crate::host::{
     HostPrompt, HostResource, HostSnapshot, HostTool, MAX_PARALLEL_STARTS, McpHost, McpHostDriver,
     Named, ServerState, ServerStatus, StartFailure,

@@ -13,8 +13,10 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::Error;
-use crate::auth::{Authorizer, OAuthSettings};
+#[cfg(feature = "auth")]
+use crate::credentials::{Authorizer, settings::OAuthSettings};
 use crate::protocol::era::EraChoice;
+#[cfg(feature = "http")]
 use crate::redact::UrlSecrets;
 
 /// How long a server gets to start (launch, initialize and the first tools/list) by default.
@@ -320,6 +322,7 @@ pub struct ServerSpec {
     pub(crate) dir: Option<PathBuf>,
     pub(crate) url: String,
     /// The values a config file expanded into `url`, redacted wherever the URL is shown.
+    #[cfg(feature = "http")]
     pub(crate) url_secrets: UrlSecrets,
     pub(crate) headers: BTreeMap<String, String>,
     pub(crate) low_priority: bool,
@@ -333,7 +336,9 @@ pub struct ServerSpec {
     pub(crate) max_list_bytes: usize,
     pub(crate) forward_stderr: bool,
     pub(crate) restart: Restart,
+    #[cfg(feature = "auth")]
     pub(crate) oauth: OAuthSettings,
+    #[cfg(feature = "auth")]
     pub(crate) authorizer: Option<Authorizer>,
     pub(crate) era: EraChoice,
     pub(crate) probe_timeout: Duration,
@@ -351,6 +356,7 @@ impl ServerSpec {
             env: BTreeMap::new(),
             dir: None,
             url: String::new(),
+            #[cfg(feature = "http")]
             url_secrets: UrlSecrets::default(),
             headers: BTreeMap::new(),
             low_priority: false,
@@ -364,7 +370,9 @@ impl ServerSpec {
             max_list_bytes: DEFAULT_MAX_LIST_BYTES,
             forward_stderr: false,
             restart: Restart::default(),
+            #[cfg(feature = "auth")]
             oauth: OAuthSettings::default(),
+            #[cfg(feature = "auth")]
             authorizer: None,
             era: EraChoice::Auto,
             probe_timeout: DEFAULT_PROBE_TIMEOUT,
@@ -565,6 +573,8 @@ impl ServerSpec {
 
     /// The server's own authorization settings (config `oauth`): pre-registered credentials,
     /// scopes, the callback port. They apply only with an [`authorizer`](ServerSpec::authorizer).
+    #[cfg(feature = "auth")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "auth")))]
     pub fn oauth(mut self, settings: OAuthSettings) -> Self {
         self.oauth = settings;
         self
@@ -573,17 +583,23 @@ impl ServerSpec {
     /// Lets the HTTP transport authorize with OAuth when the server answers 401 (see
     /// [`crate::auth`]). Without one, a 401 is an error ([`Error::is_http`], status 401). Not
     /// used when a configured `Authorization` header is set: that header is the credential.
+    #[cfg(feature = "auth")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "auth")))]
     pub fn authorizer(mut self, authorizer: Authorizer) -> Self {
         self.authorizer = Some(authorizer);
         self
     }
 
     /// The authorization settings.
+    #[cfg(feature = "auth")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "auth")))]
     pub fn oauth_settings(&self) -> &OAuthSettings {
         &self.oauth
     }
 
     /// The authorizer, when one is set.
+    #[cfg(feature = "auth")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "auth")))]
     pub fn authorizer_ref(&self) -> Option<&Authorizer> {
         self.authorizer.as_ref()
     }
@@ -633,6 +649,8 @@ impl ServerSpec {
     ///
     /// Only whoever filled the URL in knows which parts are secret, and only this crate shows
     /// the URL, so the two meet here (the config crate calls it for every expanded URL).
+    #[cfg(feature = "http")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
     pub fn url_secrets<I, S>(mut self, values: I) -> Self
     where
         I: IntoIterator<Item = S>,
@@ -701,6 +719,8 @@ impl ServerSpec {
     /// query value, its fragment and the values given to [`url_secrets`](Self::url_secrets)
     /// redacted; scheme, host, port and the rest of the path kept. `None` when it is not an
     /// absolute URL (nothing of it is shown then).
+    #[cfg(feature = "http")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
     pub fn shown_url(&self) -> Option<String> {
         let url = url::Url::parse(self.url.trim()).ok()?;
         Some(self.url_secrets.with_url(&url).show(&url))
@@ -729,10 +749,14 @@ impl ServerSpec {
                     Ok(())
                 } else {
                     // The URL may hold a secret: it is shown redacted, or not at all.
+                    #[cfg(feature = "http")]
                     let got = match self.shown_url() {
                         Some(shown) => format!("{shown:?}"),
                         None => "text that is not an absolute URL".to_owned(),
                     };
+                    // Without the HTTP transport nothing parses URLs: none is shown.
+                    #[cfg(not(feature = "http"))]
+                    let got = "another scheme (the URL is not shown)";
                     Err(Error::config(format!(
                         "server `{}`: an {} server needs an http:// or https:// `url`, got {got}",
                         self.name, self.transport

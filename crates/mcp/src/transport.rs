@@ -30,14 +30,8 @@ use futures_util::{Sink, TryStreamExt};
 use sidewire_jsonrpc::{Config, Peer};
 use sidewire_process::{CloseBudgets, Process};
 use tokio::io::{AsyncRead, AsyncWrite};
-use url::Url;
 
-use crate::auth::failure::AuthFailure;
-use crate::error::Kind;
-use crate::http::HttpBackend;
-use crate::http::answer::Unexpected;
-use crate::redact::UrlSecrets;
-use crate::{CANCEL_FLUSH, Error, ServerSpec, Transport};
+use crate::{CANCEL_FLUSH, Error};
 
 /// What a transport yields, boxed so every transport drives the same jsonrpc driver type.
 pub(crate) type InboundStream =
@@ -72,71 +66,6 @@ pub(crate) struct RequestFailed {
     pub(crate) method: String,
     /// What the caller gets ([`Cause::into_error`]).
     pub(crate) error: Error,
-}
-
-/// Why an exchange failed.
-#[derive(Debug)]
-pub(crate) enum Cause {
-    /// No status: connecting, TLS, a broken or ended stream, no answer in time.
-    Unanswered(String),
-    /// A non-2xx status, with the start of the body.
-    Status { status: u16, body: String },
-    /// A body or SSE event over the cap (in bytes).
-    TooLarge(usize),
-    /// A 2xx answer that is not the request's response (see `http::answer`).
-    Unexpected { status: u16, answer: Unexpected },
-    /// Authorizing the request failed (see `crate::auth`).
-    Auth(crate::auth::failure::AuthFailure),
-    /// A header the request must carry is over [`MAX_HEADER_VALUE_BYTES`]: it was not sent.
-    HeaderTooLarge { header: String, bytes: usize },
-}
-
-impl Cause {
-    /// The typed error a caller sees for an exchange of `method` with `url` that failed so:
-    /// the URL shown, and every text that may quote it (a body that echoes the path, an
-    /// authorization message) scrubbed, without the `secrets` of the server's URL.
-    pub(crate) fn into_error(self, method: &str, url: &Url, secrets: &UrlSecrets) -> Error {
-        let url = secrets.show(url);
-        let scrub = |text: String| match secrets.scrub(&text) {
-            std::borrow::Cow::Borrowed(_) => text,
-            std::borrow::Cow::Owned(scrubbed) => scrubbed,
-        };
-        let kind = match self {
-            Cause::Unanswered(detail) => Kind::Http {
-                method: method.to_owned(),
-                url,
-                status: None,
-                detail: scrub(detail),
-            },
-            Cause::Status { status, body } => Kind::Http {
-                method: method.to_owned(),
-                url,
-                status: Some(status),
-                detail: scrub(body),
-            },
-            Cause::TooLarge(cap) => Kind::TooLarge(format!(
-                "{method}: a response body or SSE event from {url} exceeded the {cap}-byte limit"
-            )),
-            Cause::Unexpected { status, answer } => Kind::UnexpectedAnswer {
-                method: method.to_owned(),
-                url,
-                status,
-                content_type: answer.content_type,
-                why: answer.why.as_str(),
-                quote: scrub(answer.quote),
-            },
-            Cause::Auth(failure) => Kind::Auth(AuthFailure {
-                message: scrub(failure.message),
-                ..failure
-            }),
-            Cause::HeaderTooLarge { header, bytes } => Kind::TooLarge(format!(
-                "{method}: its {} header would be {bytes} bytes, over the \
-                 {MAX_HEADER_VALUE_BYTES}-byte cap on one header value; nothing was sent",
-                crate::text::peer(&header)
-            )),
-        };
-        Error::new(kind)
-    }
 }
 
 /// A request id as the JSON text it is written as on the wire (`7`, `"srv-1"`), so ids of
@@ -253,8 +182,16 @@ pub(crate) enum Backend {
     Streams,
     /// A child process (the owning handle: dropping it kills the group).
     Stdio(Process),
-    /// Streamable HTTP or legacy HTTP+SSE.
-    Http(HttpBackend),
+    /// A connection to a remote server (Streamable HTTP or legacy HTTP+SSE, in `crate::http`),
+    /// seen only through how it closes.
+    Remote(Box<dyn Remote>),
+}
+
+/// The lifecycle of a transport that is no local process: a remote server's connection. The
+/// transport implements it (`crate::http`); this seam names no transport.
+pub(crate) trait Remote: std::fmt::Debug + Send + Sync + 'static {
+    /// Ends the connection gracefully within bounded budgets; idempotent.
+    fn close<'a>(&'a self, peer: &'a Peer) -> Pin<Box<dyn Future<Output = ()> + Send + 'a>>;
 }
 
 impl Backend {
@@ -274,7 +211,7 @@ impl Backend {
                     })
                     .await;
             }
-            Backend::Http(http) => http.close(peer).await,
+            Backend::Remote(remote) => remote.close(peer).await,
         }
     }
 
@@ -300,7 +237,7 @@ impl Backend {
                     })
                     .await;
             }
-            Backend::Streams | Backend::Http(_) => {
+            Backend::Streams | Backend::Remote(_) => {
                 let _ = tokio::time::timeout(CANCEL_FLUSH, peer.shutdown(Duration::ZERO)).await;
             }
         }
@@ -324,7 +261,7 @@ impl Backend {
     /// The exit status (in words) and the redacted stderr tail, when there are any.
     pub(crate) fn diagnostics(&self) -> (Option<String>, Option<String>) {
         match self {
-            Backend::Streams | Backend::Http(_) => (None, None),
+            Backend::Streams | Backend::Remote(_) => (None, None),
             Backend::Stdio(process) => (
                 process.exit().map(|exit| exit.to_string()),
                 Some(process.stderr_tail()),
@@ -335,17 +272,9 @@ impl Backend {
     /// The process id (also its process group id), for a stdio server.
     pub(crate) fn pid(&self) -> Option<u32> {
         match self {
-            Backend::Streams | Backend::Http(_) => None,
+            Backend::Streams | Backend::Remote(_) => None,
             Backend::Stdio(process) => Some(process.pid()),
         }
-    }
-}
-
-/// Opens the transport a spec names.
-pub(crate) async fn open(spec: &ServerSpec, config: &Config) -> Result<Opened, Error> {
-    match spec.transport {
-        Transport::Stdio => crate::stdio::open(spec, config).await,
-        Transport::StreamableHttp | Transport::Sse => crate::http::open(spec),
     }
 }
 

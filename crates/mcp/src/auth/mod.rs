@@ -19,9 +19,7 @@ mod callback;
 pub(crate) mod challenge;
 mod discovery;
 mod dpop;
-pub(crate) mod failure;
 mod fetch;
-mod file_store;
 mod flow;
 mod grants;
 mod jwt;
@@ -30,10 +28,7 @@ mod members;
 mod registration;
 mod scope;
 pub(crate) mod session;
-mod settings;
-mod store;
 mod token;
-mod types;
 
 /// The fuzz target's way in to the private parsers (see `crate::fuzz`).
 #[doc(hidden)]
@@ -65,18 +60,19 @@ pub(crate) mod fuzzing {
     }
 }
 
-use sidewire_jsonrpc::lock;
+pub use crate::credentials::{
+    AuthorizationPrompt, Authorizer, DEFAULT_AUTH_REQUEST_TIMEOUT, DEFAULT_CALLBACK_TIMEOUT,
+    DEFAULT_CLIENT_NAME, Interaction,
+};
+// The credential types' modules, under the names this module's files use (`super::types`).
+pub(crate) use crate::credentials::{settings, types};
+pub(crate) use crate::error::auth as failure;
 
 pub use self::callback::{
     MAX_CONNECTIONS as MAX_CALLBACK_CONNECTIONS, MAX_REQUESTS as MAX_CALLBACK_REQUESTS,
 };
 pub use self::dpop::{MAX_DPOP_NONCE_BYTES, MAX_DPOP_NONCE_ORIGINS};
-pub use self::failure::AuthErrorKind;
-pub(crate) use self::failure::AuthFailure;
 pub use self::fetch::MAX_AUTH_BODY;
-pub use self::file_store::{
-    FileStore, MAX_STORED_NAME_CHARS, MAX_STORED_RECORD_BYTES, MAX_STORED_RECORDS,
-};
 pub use self::grants::MAX_TOKEN_LIFETIME;
 pub use self::jwt::MAX_ASSERTION_BYTES;
 pub use self::login::{AuthStatus, LoginOutcome, login, logout, status, store_key};
@@ -84,192 +80,15 @@ pub use self::members::{MAX_ANSWER_TEXT_BYTES, MAX_CREDENTIAL_BYTES};
 pub use self::session::{
     MAX_AUTHORIZATIONS, MAX_NONCE_RETRIES, MAX_RETRIES, REFRESH_MARGIN, STORE_LOCK_WAIT,
 };
-pub use self::settings::{AssertionSource, ClientAuthMethod, DpopPolicy, Grant, OAuthSettings};
-pub use self::store::{MemoryStore, StoreGuard, TokenStore};
-pub use self::types::{
+pub use crate::credentials::file_store::{
+    FileStore, MAX_STORED_NAME_CHARS, MAX_STORED_RECORD_BYTES, MAX_STORED_RECORDS,
+};
+pub use crate::credentials::settings::{
+    AssertionSource, ClientAuthMethod, DpopPolicy, Grant, OAuthSettings,
+};
+pub use crate::credentials::store::{MemoryStore, StoreGuard, TokenStore};
+pub use crate::credentials::types::{
     ClientRegistration, RegistrationSource, Secret, StoreKey, StoredAuth, Tokens,
 };
-
-use std::fmt;
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
-
-use url::Url;
-
-/// How long the loopback listener waits for the browser's redirect by default.
-pub const DEFAULT_CALLBACK_TIMEOUT: Duration = Duration::from_secs(300);
-/// How long one request to an authorization server (or for metadata) may take by default.
-pub const DEFAULT_AUTH_REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
-/// The name the client registers under by default.
-pub const DEFAULT_CLIENT_NAME: &str = "sidewire";
-
-/// Shows a person where to sign in. The CLI prints the URL and opens a browser.
-pub trait AuthorizationPrompt: Send + Sync + 'static {
-    /// Server `server` needs the person to open `url` and sign in; the redirect comes back to
-    /// the loopback listener, which is already listening. Must return at once (it must not
-    /// wait for the person).
-    fn open(&self, server: &str, url: &Url);
-}
-
-/// Who completes a new authorization when a server needs one.
-#[derive(Clone, Default)]
-#[non_exhaustive]
-pub enum Interaction {
-    /// Nobody: stored tokens are used and refreshed, but a new authorization fails with
-    /// [`Error::is_login_required`](crate::Error::is_login_required).
-    #[default]
-    Never,
-    /// The client follows the authorization URL itself, as a browser that is already signed
-    /// in would: for authorization servers that grant without a person (tests, the
-    /// conformance suite).
-    Headless,
-    /// A person, shown the URL through the prompt. When this happens while a server connects,
-    /// the wait counts against its startup timeout: run [`login`] first, or raise
-    /// [`ServerSpec::startup_timeout`](crate::ServerSpec::startup_timeout).
-    Prompt(Arc<dyn AuthorizationPrompt>),
-}
-
-impl fmt::Debug for Interaction {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Interaction::Never => "Never",
-            Interaction::Headless => "Headless",
-            Interaction::Prompt(_) => "Prompt",
-        })
-    }
-}
-
-impl PartialEq for Interaction {
-    fn eq(&self, other: &Self) -> bool {
-        match (self, other) {
-            (Interaction::Never, Interaction::Never)
-            | (Interaction::Headless, Interaction::Headless) => true,
-            (Interaction::Prompt(a), Interaction::Prompt(b)) => Arc::ptr_eq(a, b),
-            _ => false,
-        }
-    }
-}
-
-/// What a connection needs to authorize with its server: where tokens are kept, who signs in,
-/// and the client's identity. Cheap to clone; one is usually shared by every server of a host.
-///
-/// Give it to a server with [`ServerSpec::authorizer`](crate::ServerSpec::authorizer); a
-/// server without one treats a 401 as an error ([`Error::is_http`](crate::Error::is_http),
-/// status 401).
-#[derive(Clone)]
-pub struct Authorizer {
-    pub(crate) store: Arc<dyn TokenStore>,
-    pub(crate) interaction: Interaction,
-    pub(crate) callback_timeout: Duration,
-    pub(crate) request_timeout: Duration,
-    pub(crate) client_name: Arc<str>,
-    pub(crate) client_metadata_url: Option<Arc<str>>,
-    /// Every token and secret this authorizer has handled, for redaction.
-    secrets: Arc<Mutex<Vec<String>>>,
-}
-
-impl fmt::Debug for Authorizer {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Authorizer")
-            .field("store", &self.store)
-            .field("interaction", &self.interaction)
-            .field("callback_timeout", &self.callback_timeout)
-            .field("client_name", &self.client_name)
-            .finish_non_exhaustive()
-    }
-}
-
-impl PartialEq for Authorizer {
-    fn eq(&self, other: &Self) -> bool {
-        Arc::ptr_eq(&self.secrets, &other.secrets)
-    }
-}
-
-impl Authorizer {
-    /// An authorizer keeping its tokens in `store`, with nobody to sign in
-    /// ([`Interaction::Never`]).
-    pub fn new(store: impl TokenStore) -> Self {
-        Authorizer::with_store(Arc::new(store))
-    }
-
-    /// The same, for a store that is already shared.
-    pub fn with_store(store: Arc<dyn TokenStore>) -> Self {
-        Authorizer {
-            store,
-            interaction: Interaction::Never,
-            callback_timeout: DEFAULT_CALLBACK_TIMEOUT,
-            request_timeout: DEFAULT_AUTH_REQUEST_TIMEOUT,
-            client_name: DEFAULT_CLIENT_NAME.into(),
-            client_metadata_url: None,
-            secrets: Arc::default(),
-        }
-    }
-
-    /// An authorizer whose tokens live in memory only.
-    pub fn in_memory() -> Self {
-        Authorizer::new(MemoryStore::new())
-    }
-
-    /// Who completes a new authorization.
-    pub fn interaction(mut self, interaction: Interaction) -> Self {
-        self.interaction = interaction;
-        self
-    }
-
-    /// How long the loopback listener waits for the redirect
-    /// ([`DEFAULT_CALLBACK_TIMEOUT`]).
-    pub fn callback_timeout(mut self, timeout: Duration) -> Self {
-        self.callback_timeout = timeout;
-        self
-    }
-
-    /// How long one request to an authorization server may take
-    /// ([`DEFAULT_AUTH_REQUEST_TIMEOUT`]).
-    pub fn request_timeout(mut self, timeout: Duration) -> Self {
-        self.request_timeout = timeout;
-        self
-    }
-
-    /// The `client_name` used in Dynamic Client Registration ([`DEFAULT_CLIENT_NAME`]).
-    pub fn client_name(mut self, name: impl Into<String>) -> Self {
-        self.client_name = name.into().into();
-        self
-    }
-
-    /// The URL of this client's Client ID Metadata Document, used as its client id where an
-    /// authorization server supports that (`client_id_metadata_document_supported`).
-    pub fn client_metadata_url(mut self, url: impl Into<String>) -> Self {
-        self.client_metadata_url = Some(url.into().into());
-        self
-    }
-
-    /// The store.
-    pub fn store(&self) -> &Arc<dyn TokenStore> {
-        &self.store
-    }
-
-    /// Remembers a credential so [`redact`](Authorizer::redact) hides it.
-    pub(crate) fn remember_secret(&self, secret: &str) {
-        if secret.len() < 4 {
-            return;
-        }
-        let mut secrets = lock(&self.secrets);
-        if !secrets.iter().any(|known| known == secret) {
-            secrets.push(secret.to_owned());
-            // Longest first, so a secret that contains another is replaced whole.
-            secrets.sort_by_key(|known| std::cmp::Reverse(known.len()));
-        }
-    }
-
-    /// `text` with every credential this authorizer has handled replaced by `[REDACTED]`.
-    pub fn redact(&self, text: &str) -> String {
-        let secrets = lock(&self.secrets);
-        let mut out = text.to_owned();
-        for secret in secrets.iter() {
-            if out.contains(secret.as_str()) {
-                out = out.replace(secret.as_str(), sidewire_process::REDACTED);
-            }
-        }
-        out
-    }
-}
+pub use crate::error::auth::AuthErrorKind;
+pub(crate) use crate::error::auth::AuthFailure;

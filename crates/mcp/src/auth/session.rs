@@ -44,6 +44,7 @@ use super::types::{ClientRegistration, StoreKey, StoredAuth, Tokens, unix_now};
 use super::{Authorizer, Interaction, callback, flow, scope};
 use crate::error::Kind;
 use crate::http::client::{BackgroundTask, HttpClient, same_origin};
+use crate::http::{AuthFuture, Authorize, Budget, Decision};
 use crate::{Error, ServerSpec};
 
 /// How long before its expiry a token is refreshed.
@@ -63,24 +64,6 @@ pub const STORE_LOCK_WAIT: Duration = Duration::from_secs(10);
 pub(crate) fn canonical_resource(url: &str) -> String {
     let url = url.trim();
     url.split('#').next().unwrap_or(url).to_owned()
-}
-
-/// What one request may still spend on refusals.
-#[derive(Debug, Default)]
-pub(crate) struct Budget {
-    authorizations: u32,
-    refreshed: bool,
-    nonce_retries: u32,
-    retries: u32,
-}
-
-/// What to do after a refusal.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Decision {
-    /// Send the request again: the credentials changed.
-    Retry,
-    /// Not an authorization matter (a 403 for another reason): the answer stands.
-    Stand,
 }
 
 #[derive(Default)]
@@ -636,6 +619,33 @@ impl AuthSession {
                 }
             }
         }
+    }
+}
+
+impl Authorize for AuthSession {
+    fn apply<'a>(
+        &'a self,
+        method: &'a Method,
+        url: &'a Url,
+        headers: &'a mut HeaderMap,
+    ) -> AuthFuture<'a, u64> {
+        Box::pin(AuthSession::apply(self, method, url, headers))
+    }
+
+    fn is_refusal(&self, status: StatusCode, headers: &HeaderMap) -> bool {
+        status == StatusCode::UNAUTHORIZED
+            || (status == StatusCode::FORBIDDEN
+                && Challenge::from_headers(headers).is_insufficient_scope())
+    }
+
+    fn refused<'a>(
+        &'a self,
+        status: StatusCode,
+        headers: &'a HeaderMap,
+        sent: u64,
+        budget: &'a mut Budget,
+    ) -> AuthFuture<'a, Decision> {
+        Box::pin(AuthSession::refused(self, status, headers, sent, budget))
     }
 }
 

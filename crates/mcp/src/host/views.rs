@@ -116,6 +116,8 @@ pub struct StartFailure {
     /// Which part of an authorization failed, when it was one
     /// ([`Error::auth_error`]); [`AuthErrorKind::LoginRequired`](crate::auth::AuthErrorKind::LoginRequired)
     /// means someone must log in.
+    #[cfg(feature = "auth")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "auth")))]
     pub auth_error: Option<crate::auth::AuthErrorKind>,
     /// The HTTP status of a non-2xx answer, when that was the failure ([`Error::http_status`]).
     pub http_status: Option<u16>,
@@ -143,6 +145,7 @@ impl StartFailure {
             reason: short(err.reason()),
             exit_status: err.exit_status().map(str::to_owned),
             stderr_tail: err.stderr_tail().map(str::to_owned),
+            #[cfg(feature = "auth")]
             auth_error: err.auth_error(),
             http_status: err.http_status(),
         }

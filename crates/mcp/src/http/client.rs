@@ -18,8 +18,8 @@ use tokio::sync::mpsc;
 use tokio_util::codec::Decoder;
 use url::Url;
 
+use super::Cause;
 use crate::error_line;
-use crate::transport::Cause;
 
 /// How many redirects one request follows (all within its origin).
 const MAX_REDIRECTS: usize = 5;

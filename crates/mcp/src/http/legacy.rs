@@ -44,11 +44,12 @@ use tokio::sync::watch;
 use tokio::time::Instant;
 use url::Url;
 
+use super::Cause;
 use crate::http::client::{self, ReadError, SseBody, ensure_success, error_body, is_event_stream};
 use crate::http::{Ctx, Mode, response_id};
 use crate::protocol::methods::{INITIALIZED, Initialize};
 use crate::spec::AttemptWindow;
-use crate::transport::{Cause, Message, RequestId};
+use crate::transport::{Message, RequestId};
 use crate::{Restart, RestartPolicy, ServerSpec};
 
 /// The most requests tracked as posted and unanswered, to fail at once when their stream

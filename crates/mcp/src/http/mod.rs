@@ -27,11 +27,14 @@
 //! it again with new credentials within the session's per-request budget.
 
 pub(crate) mod answer;
+pub(crate) mod authorize;
+mod cause;
 pub(crate) mod client;
 pub(crate) mod legacy;
 pub(crate) mod modern;
 pub(crate) mod streamable;
 
+use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
@@ -47,15 +50,17 @@ use sidewire_jsonrpc::{Peer, lock};
 use tokio::sync::{mpsc, watch};
 use url::Url;
 
-use crate::auth::failure::AuthFailure;
-use crate::auth::session::{AuthSession, Budget, Decision};
 use crate::error::Kind;
+use crate::error::auth::AuthFailure;
 use crate::redact::UrlSecrets;
 use crate::transport::{
-    Backend, Cause, Inbound, Message, Opened, Outbound, Outlet, RequestFailed, RequestId,
+    Backend, Inbound, Message, Opened, Outbound, Outlet, RequestFailed, RequestId,
 };
 use crate::{Error, ServerSpec, Transport};
 
+#[cfg_attr(not(feature = "auth"), allow(unused_imports))]
+pub(crate) use self::authorize::{AuthFuture, Authorize, Budget, Decision};
+pub(crate) use self::cause::Cause;
 use self::client::{BackgroundTask, HttpClient, NetError};
 use self::streamable::{GetStream, Handshake};
 
@@ -119,7 +124,7 @@ pub(crate) struct HttpState {
     /// The longest any other exchange may take (the call timeout).
     pub(crate) message_budget: Duration,
     /// OAuth, when the server's spec has an authorizer (see [`crate::auth`]).
-    pub(crate) auth: Option<Arc<AuthSession>>,
+    pub(crate) auth: Option<Arc<dyn Authorize>>,
 }
 
 /// Why a request got no answer: the network, or an authorization that failed.
@@ -150,7 +155,7 @@ impl From<SendError> for Cause {
 impl HttpState {
     /// Sends a request to the server (see [`HttpClient::send`]), with its credentials when it
     /// authorizes: a 401, or a 403 `insufficient_scope`, gets new credentials from the
-    /// [`AuthSession`] and the request is sent again, within the session's per-request budget.
+    /// authorizer ([`Authorize`]) and the request is sent again, within the session's per-request budget.
     /// Any other answer, and a 403 for another reason, is returned as it is.
     pub(crate) async fn send(
         &self,
@@ -179,11 +184,7 @@ impl HttpState {
                 .await
                 .map_err(SendError::Net)?;
             let status = response.status();
-            let refused = status == http::StatusCode::UNAUTHORIZED
-                || (status == http::StatusCode::FORBIDDEN
-                    && crate::auth::challenge::Challenge::from_headers(response.headers())
-                        .is_insufficient_scope());
-            if !refused {
+            if !auth.is_refusal(status, response.headers()) {
                 return Ok((at, response));
             }
             let answer = response.headers().clone();
@@ -192,8 +193,8 @@ impl HttpState {
             match auth.refused(status, &answer, generation, &mut budget).await {
                 Ok(Decision::Retry) => {}
                 Ok(Decision::Stand) => {
-                    return Err(SendError::Auth(crate::auth::failure::AuthFailure::new(
-                        crate::auth::AuthErrorKind::StillRefused,
+                    return Err(SendError::Auth(AuthFailure::new(
+                        crate::error::auth::AuthErrorKind::StillRefused,
                         format!(
                             "{} answered HTTP {}",
                             self.secrets.show(url),
@@ -392,11 +393,17 @@ impl std::fmt::Debug for HttpBackend {
     }
 }
 
+impl crate::transport::Remote for HttpBackend {
+    fn close<'a>(&'a self, peer: &'a Peer) -> Pin<Box<dyn Future<Output = ()> + Send + 'a>> {
+        Box::pin(self.end(peer))
+    }
+}
+
 impl HttpBackend {
     /// Ends the session (DELETE, where the server keeps one; 405 is fine), then the connection;
     /// bounded. The DELETE goes first, while the driver (which runs hyper's connections) is
     /// still there to carry it.
-    pub(crate) async fn close(&self, peer: &Peer) {
+    async fn end(&self, peer: &Peer) {
         let state = &self.state;
         if state.mode() != Mode::Legacy
             && let Some(session) = state.session()
@@ -424,8 +431,12 @@ impl HttpBackend {
 }
 
 /// Opens an HTTP transport: nothing goes on the wire until the first frame (the initialize
-/// request), and all of it happens in the returned background future.
-pub(crate) fn open(spec: &ServerSpec) -> Result<Opened, Error> {
+/// request), and all of it happens in the returned background future. `authorizer` makes the
+/// connection's authorizer, if it has one, from the transport's client and the server's URL.
+pub(crate) fn open(
+    spec: &ServerSpec,
+    authorizer: impl FnOnce(&HttpClient, &Url) -> Option<Arc<dyn Authorize>>,
+) -> Result<Opened, Error> {
     let url = Url::parse(spec.url.trim())
         .map_err(|err| Error::config(format!("server `{}`: invalid url: {err}", spec.name)))?;
     let mut static_headers = HeaderMap::new();
@@ -460,7 +471,7 @@ pub(crate) fn open(spec: &ServerSpec) -> Result<Opened, Error> {
         cap: spec.max_message_bytes,
         request_budget: spec.max_call_duration.max(spec.call_timeout),
         message_budget: spec.call_timeout,
-        auth: AuthSession::new(spec, &client_for_auth, &url_for_auth),
+        auth: authorizer(&client_for_auth, &url_for_auth),
     });
     let (inbound_tx, inbound_rx) = mpsc::channel(INBOUND_QUEUE);
     let (outbound_tx, outbound_rx) = mpsc::channel::<Outbound>(INBOUND_QUEUE);
@@ -485,7 +496,7 @@ pub(crate) fn open(spec: &ServerSpec) -> Result<Opened, Error> {
     Ok(Opened {
         stream: Box::pin(InboundQueue(inbound_rx)),
         sink: Outlet::Messages(Box::pin(sink)),
-        backend: Backend::Http(HttpBackend { state }),
+        backend: Backend::Remote(Box::new(HttpBackend { state })),
         background: Some(Box::pin(driver)),
     })
 }

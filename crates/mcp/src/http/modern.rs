@@ -28,11 +28,12 @@ use serde::Deserialize;
 use serde_json::value::RawValue;
 use sidewire_jsonrpc::{Request as _, lock};
 
+use super::Cause;
 use crate::http::client::{BackgroundTask, error_body};
 use crate::http::streamable::{read_response, send_initialize};
 use crate::http::{Ctx, VERSION_HEADER};
 use crate::protocol::era::{self, Era};
-use crate::transport::{Cause, Message, ModernHeaders, Outbound, RequestId};
+use crate::transport::{Message, ModernHeaders, Outbound, RequestId};
 
 /// `Mcp-Method`.
 const METHOD_HEADER: HeaderName = HeaderName::from_static("mcp-method");

@@ -69,6 +69,7 @@ use hyper::body::Incoming;
 use sidewire_jsonrpc::{Request as _, lock};
 use tokio::sync::mpsc;
 
+use super::Cause;
 use crate::CANCEL_FLUSH;
 use crate::http::answer::{self, ContentType, Event, Unexpected, Verdict, Why};
 use crate::http::client::{
@@ -80,7 +81,7 @@ use crate::http::{
 };
 use crate::protocol::era::Era;
 use crate::protocol::methods::{INITIALIZED, Initialize};
-use crate::transport::{Cause, Message, Outbound, RequestId};
+use crate::transport::{Message, Outbound, RequestId};
 
 /// POSTs in flight at once; past it the driver stops taking frames, and the jsonrpc writer
 /// feels the bounded queue.

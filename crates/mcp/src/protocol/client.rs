@@ -150,36 +150,13 @@ fn probes(spec: &ServerSpec) -> bool {
     spec.era != EraChoice::Legacy && spec.transport != crate::Transport::Sse
 }
 
-fn rpc_config(spec: &ServerSpec) -> Config {
+pub(crate) fn rpc_config(spec: &ServerSpec) -> Config {
     Config::new(Profile::Lenient, spec.max_message_bytes)
         .request_timeout(spec.call_timeout)
         .hooks(McpHooks::default())
 }
 
 impl Client {
-    /// Connects to the server `spec` names: starts it, runs the handshake, and returns the
-    /// handle and the driver to run. Launch and initialize share the spec's startup timeout.
-    ///
-    /// # Errors
-    ///
-    /// A config error for an invalid spec, a spawn error naming `PATH` when the command is
-    /// missing, an HTTP error ([`Error::http_status`]: 401, 403, ...) when the server refuses
-    /// the initialize POST, a timeout, a closed error when the server dies during the handshake
-    /// (with its exit status and stderr tail), or an incompatible-version error. Every one
-    /// names the server and the stage.
-    ///
-    /// # Cancel safety
-    ///
-    /// Dropping the future kills a process it already started, and drops every HTTP exchange
-    /// in flight; nothing is left behind.
-    pub async fn connect(
-        spec: &ServerSpec,
-        handler: impl ClientHandler,
-    ) -> Result<(Client, ClientDriver), Error> {
-        let deadline = Instant::now() + spec.startup_timeout;
-        Client::connect_shared(spec, handler::share(handler), deadline).await
-    }
-
     /// Connects over caller-supplied byte streams (an in-process server, a socket) speaking
     /// newline-delimited JSON; the spec's transport and launch fields are ignored, its name,
     /// timeouts and roots apply.
@@ -216,39 +193,8 @@ impl Client {
         .await
     }
 
-    pub(crate) async fn connect_shared(
-        spec: &ServerSpec,
-        handler: Arc<dyn DynHandler>,
-        deadline: Instant,
-    ) -> Result<(Client, ClientDriver), Error> {
-        let started = Instant::now();
-        let launch_failed = |err: Error| {
-            err.with_server(&spec.name)
-                .with_stage(Stage::Launch, started.elapsed())
-        };
-        spec.validate().map_err(launch_failed)?;
-        if !spec.enabled {
-            // The config said not to start it (`disabled: true`, `enabled: false`).
-            return Err(launch_failed(Error::config(format!(
-                "server `{}` is disabled in its config",
-                spec.name
-            ))));
-        }
-        let config = rpc_config(spec);
-        let opened = match tokio::time::timeout_at(deadline, transport::open(spec, &config)).await {
-            Ok(opened) => opened.map_err(launch_failed)?,
-            Err(_) => {
-                return Err(launch_failed(Error::new(Kind::Timeout {
-                    what: "launching the server".to_owned(),
-                    after: spec.startup_timeout,
-                    idle: false,
-                })));
-            }
-        };
-        Client::establish(spec, opened, handler, config, deadline, started).await
-    }
-
-    async fn establish(
+    /// Runs the protocol on an opened transport: the handshake within `deadline`.
+    pub(crate) async fn establish(
         spec: &ServerSpec,
         opened: Opened,
         handler: Arc<dyn DynHandler>,

@@ -75,20 +75,7 @@ impl UrlElicitation {
                 url.len()
             ));
         }
-        let parsed =
-            url::Url::parse(url).map_err(|err| format!("the URL does not parse: {err}"))?;
-        if !matches!(parsed.scheme(), "https" | "http") {
-            return Err(format!(
-                "the URL's scheme `{}` is not https or http",
-                crate::protocol::handler::cut(parsed.scheme(), 32)
-            ));
-        }
-        let host = match parsed.host() {
-            Some(url::Host::Domain(domain)) => domain.to_owned(),
-            Some(url::Host::Ipv4(ip)) => ip.to_string(),
-            Some(url::Host::Ipv6(ip)) => format!("[{ip}]"),
-            None => return Err("the URL has no host".to_owned()),
-        };
+        let host = shown_host(url)?;
         if elicitation_id.is_empty() {
             return Err("the elicitation has no elicitationId".to_owned());
         }
@@ -188,6 +175,54 @@ pub(crate) async fn elicit(
     }
 }
 
+/// The host of an absolute `https:` or `http:` URL, as a person is shown it (lowercase; an
+/// IPv6 address in brackets); `Err` says why the URL is refused. Parsed with `http::Uri` (RFC
+/// 3986), stricter than a browser where that could mislead: a host that is not plain ASCII
+/// (an internationalized name must come in its `xn--` form), holds a percent escape, or ends
+/// in a numeric label without being a dotted-decimal IPv4 address (`0x7f.1`, which a browser
+/// reads as `127.0.0.1`) is refused rather than shown as something it is not.
+fn shown_host(url: &str) -> Result<String, String> {
+    let parsed: http::Uri = url
+        .parse()
+        .map_err(|err| format!("the URL does not parse: {err}"))?;
+    let scheme = parsed.scheme_str().unwrap_or("");
+    if !scheme.eq_ignore_ascii_case("https") && !scheme.eq_ignore_ascii_case("http") {
+        return Err(format!(
+            "the URL's scheme `{}` is not https or http",
+            crate::protocol::handler::cut(scheme, 32)
+        ));
+    }
+    let host = match parsed.host() {
+        Some(host) if !host.is_empty() => host.to_ascii_lowercase(),
+        _ => return Err("the URL has no host".to_owned()),
+    };
+    if let Some(ip) = host
+        .strip_prefix('[')
+        .and_then(|rest| rest.strip_suffix(']'))
+    {
+        let ip: std::net::Ipv6Addr = ip
+            .parse()
+            .map_err(|_| "the URL's IPv6 host does not parse".to_owned())?;
+        return Ok(format!("[{ip}]"));
+    }
+    let plain = |byte: u8| byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'.' | b'_');
+    if !host.bytes().all(plain) {
+        return Err("the URL's host is not a plain ASCII name".to_owned());
+    }
+    let last = host.trim_end_matches('.').rsplit('.').next().unwrap_or("");
+    let numeric = !last.is_empty()
+        && (last.bytes().all(|byte| byte.is_ascii_digit()) || last.starts_with("0x"));
+    if numeric {
+        let ip: std::net::Ipv4Addr = host.parse().map_err(|_| {
+            "the URL's host is a number that is not a dotted-decimal IPv4 address".to_owned()
+        })?;
+        if ip.to_string() != host {
+            return Err("the URL's IPv4 host is not in dotted-decimal form".to_owned());
+        }
+    }
+    Ok(host)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -222,6 +257,33 @@ mod tests {
         let tricky =
             UrlElicitation::parse("m", "https://bank.example.com@evil.test/login", "e").unwrap();
         assert_eq!(tricky.host(), "evil.test");
+    }
+
+    #[test]
+    fn a_host_that_could_be_shown_as_something_it_is_not_is_refused() {
+        let shown = |url: &str| UrlElicitation::parse("m", url, "e").map(|ok| ok.host);
+        assert_eq!(shown("https://Example.COM/").unwrap(), "example.com");
+        assert_eq!(
+            shown("https://xn--bcher-kva.example/").unwrap(),
+            "xn--bcher-kva.example"
+        );
+        assert_eq!(shown("http://127.0.0.1:8080/").unwrap(), "127.0.0.1");
+        assert_eq!(shown("https://[::1]/x").unwrap(), "[::1]");
+        assert_eq!(shown("https://[0:0::1]/").unwrap(), "[::1]");
+        for bad in [
+            // What a browser reads as 127.0.0.1.
+            "http://0x7f.1/",
+            "http://2130706433/",
+            "http://127.1/",
+            "http://127.000.000.001/",
+            // A percent escape in the host.
+            "https://%65vil.test/",
+            // Not ASCII: an internationalized name must come as `xn--`.
+            "https://bücher.example/",
+            "https://[zz::1]/",
+        ] {
+            assert!(shown(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

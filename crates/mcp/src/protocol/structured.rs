@@ -19,6 +19,10 @@
 //! spec treats such a result as invalid. The result stays available from the error
 //! ([`Error::call_result`]) for diagnostics, with at most [`MAX_VIOLATIONS`] violations
 //! ([`Error::schema_violations`]), each naming the instance path and the keyword.
+//!
+//! Both checks need the `structured` feature (jsonschema). Without it a result is passed on
+//! unchecked (the spec's SHOULD), and asking to check arguments fails closed with
+//! [`Error::is_schema_invalid`] before anything is sent.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -70,7 +74,14 @@ impl Which {
     }
 }
 
-type Compiled = Result<Arc<jsonschema::Validator>, String>;
+/// A compiled schema.
+#[cfg(feature = "structured")]
+type Validator = jsonschema::Validator;
+/// Without the `structured` feature nothing compiles, so no validator exists.
+#[cfg(not(feature = "structured"))]
+enum Validator {}
+
+type Compiled = Result<Arc<Validator>, String>;
 
 /// The compiled schemas of one connection's tools.
 #[derive(Default)]
@@ -139,7 +150,8 @@ impl SchemaCache {
         let Some(schema) = &tool.output_schema else {
             return Ok(result);
         };
-        if result.is_error {
+        if result.is_error || cfg!(not(feature = "structured")) {
+            // Without the `structured` feature a result is not checked (the spec's SHOULD).
             return Ok(result);
         }
         let validator = match self.compiled(tool, Which::Output, schema) {
@@ -176,7 +188,20 @@ fn schema_invalid(tool: &Tool, which: Which, why: String, result: Option<CallToo
     })
 }
 
+/// Without the `structured` feature a schema cannot be checked: asking to check arguments fails
+/// closed with this reason.
+#[cfg(not(feature = "structured"))]
+fn compile(_schema: &RawJson) -> Compiled {
+    Err("this build cannot check schemas (sidewire-mcp's `structured` feature is off)".to_owned())
+}
+
+#[cfg(not(feature = "structured"))]
+fn violations(validator: &Validator, _instance: &Value) -> Vec<SchemaViolation> {
+    match *validator {}
+}
+
 /// Compiles a schema offline, within the size cap.
+#[cfg(feature = "structured")]
 fn compile(schema: &RawJson) -> Compiled {
     let text = schema.get();
     if text.len() > MAX_SCHEMA_BYTES {
@@ -201,7 +226,8 @@ fn compile(schema: &RawJson) -> Compiled {
 }
 
 /// The first [`MAX_VIOLATIONS`] ways `instance` breaks the schema.
-fn violations(validator: &jsonschema::Validator, instance: &Value) -> Vec<SchemaViolation> {
+#[cfg(feature = "structured")]
+fn violations(validator: &Validator, instance: &Value) -> Vec<SchemaViolation> {
     validator
         .iter_errors(instance)
         .take(MAX_VIOLATIONS)

@@ -5,6 +5,7 @@ use serde_json::{Value, json};
 use sidewire_jsonrpc::{Cancelled, ErrorObject, Hooks, Id};
 
 use crate::Error;
+use crate::http::Cause;
 use crate::protocol::bridge::classify;
 use crate::protocol::handler::fill_defaults;
 use crate::protocol::headers::ToolHeaders;
@@ -12,7 +13,7 @@ use crate::protocol::listing::Collector;
 use crate::protocol::methods::ListTools;
 use crate::protocol::session::McpHooks;
 use crate::protocol::types::*;
-use crate::transport::{Cause, Message, RequestId};
+use crate::transport::{Message, RequestId};
 use crate::{List, ListLimit, Truncation};
 
 #[test]

@@ -358,7 +358,7 @@ fn the_lock_excludes_another_process_until_it_exits() {
     let mut child = Command::new(std::env::current_exe().expect("the test binary"))
         .args([
             "--exact",
-            "auth::file_store::tests::lock_holder_child",
+            "credentials::file_store::tests::lock_holder_child",
             "--nocapture",
             "--test-threads=1",
         ])

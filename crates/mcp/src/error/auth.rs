@@ -90,8 +90,8 @@ impl std::error::Error for AuthFailure {}
 /// Shorthands for building failures.
 macro_rules! fail {
     ($kind:ident, $($arg:tt)*) => {
-        $crate::auth::failure::AuthFailure::new(
-            $crate::auth::failure::AuthErrorKind::$kind,
+        $crate::error::auth::AuthFailure::new(
+            $crate::error::auth::AuthErrorKind::$kind,
             format!($($arg)*),
         )
     };
