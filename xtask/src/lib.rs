@@ -131,3 +131,200 @@ pub fn readme_test_command() -> Option<String> {
         .find(|line| line.starts_with("cargo test"))
         .map(str::to_owned)
 }
+
+/// The module layers inside `sidewire-mcp`, lowest first: each layer's name, its top-level
+/// modules of `crates/mcp/src`, and the layers below it that its code may use (`crate::…`
+/// paths, tests excluded; a name the crate root re-exports counts as the module that defines
+/// it). A layer may use only layers listed before it, so the layers form a DAG by
+/// construction; `mcp_modules_form_the_allowed_layers` checks the code against it.
+///
+/// One layer holds more than one module: `core`, the protocol core, whose error type carries
+/// protocol results (a call's result, schema violations, the era's error codes), whose spec
+/// names the era it asks for, and whose transport seam (what a transport yields, how it
+/// closes) the protocol runs on. It names no transport: `stdio` and `http` are above it,
+/// `http` defines the authorizer trait (`http::Authorize`) it sees authorization through,
+/// `auth` implements it, and only `connect` (`Client::connect`) knows every transport.
+pub const MCP_MODULE_LAYERS: &[(&str, &[&str], &[&str])] = &[
+    ("text", &["text"], &[]),
+    ("names", &["names"], &["text"]),
+    // What a spec carries to authorize: the `Authorizer`, settings, token stores.
+    ("credentials", &["credentials"], &["text"]),
+    // A URL's secrets, as a spec keeps them and the HTTP transport and OAuth show URLs.
+    ("redact", &["redact"], &["text"]),
+    (
+        "core",
+        &["error", "spec", "transport", "protocol"],
+        &["text", "names", "credentials", "redact"],
+    ),
+    // Cuts the results the protocol types define.
+    ("cap", &["cap"], &["text", "core"]),
+    ("stdio", &["stdio"], &["text", "core"]),
+    ("http", &["http"], &["text", "core", "redact"]),
+    (
+        "auth",
+        &["auth"],
+        &["text", "credentials", "core", "redact", "http"],
+    ),
+    ("connect", &["connect"], &["core", "stdio", "http", "auth"]),
+    (
+        "host",
+        &["host"],
+        &[
+            "text",
+            "names",
+            "credentials",
+            "core",
+            "cap",
+            "auth",
+            "connect",
+        ],
+    ),
+    ("server", &["server"], &["text", "core"]),
+    ("fuzz", &["fuzz"], &["text", "core", "cap", "http", "auth"]),
+];
+
+/// The top-level modules of `sidewire-mcp` each module uses, from its source: `crate::NAME`
+/// and `crate::{A, B}` paths in code (comments, `tests.rs` files and everything after a
+/// top-level `#[cfg(test)]` left out), a root re-export resolved to its module.
+pub fn mcp_module_uses() -> BTreeMap<String, BTreeSet<String>> {
+    let src = root().join("crates/mcp/src");
+    let lib = std::fs::read_to_string(src.join("lib.rs")).expect("lib.rs");
+    let reexports = root_reexports(&code_only(&lib));
+    let mut uses: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for path in rust_files(&src) {
+        let relative = path.strip_prefix(&src).expect("under src");
+        let mut parts = relative
+            .iter()
+            .map(|part| part.to_string_lossy().into_owned());
+        let first = parts.next().expect("a file");
+        let module = first.trim_end_matches(".rs").to_owned();
+        if module == "lib"
+            || relative.file_name().is_some_and(|name| name == "tests.rs")
+            || relative.iter().any(|part| part == "tests")
+        {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).expect("readable");
+        let code = code_only(match text.find("\n#[cfg(test)]") {
+            Some(at) => &text[..at],
+            None => &text,
+        });
+        let entry = uses.entry(module.clone()).or_default();
+        for name in crate_paths(&code) {
+            let target = reexports.get(&name).cloned().unwrap_or(name);
+            if target != module {
+                entry.insert(target);
+            }
+        }
+    }
+    uses
+}
+
+/// `text` without its comments (`//` to the end of a line; string contents are kept, which
+/// is fine for finding paths).
+fn code_only(text: &str) -> String {
+    text.lines()
+        .map(|line| match line.find("//") {
+            Some(at) => &line[..at],
+            None => line,
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The first segment of every `crate::…` path in `code` (`$crate::` included), each name of a
+/// `crate::{…}` group too.
+fn crate_paths(code: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut rest = code;
+    while let Some(at) = rest.find("crate::") {
+        let before = rest[..at].chars().next_back();
+        rest = &rest[at + "crate::".len()..];
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+            continue;
+        }
+        if let Some(group) = rest.strip_prefix('{') {
+            let end = matching_brace(group);
+            for item in split_top_level(&group[..end]) {
+                out.push(ident(item.trim()));
+            }
+        } else {
+            out.push(ident(rest));
+        }
+    }
+    out.retain(|name| !name.is_empty() && name != "self");
+    out
+}
+
+/// The index of the `}` closing a group whose `{` was just before `text`.
+fn matching_brace(text: &str) -> usize {
+    let mut depth = 0usize;
+    for (at, c) in text.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' if depth == 0 => return at,
+            '}' => depth -= 1,
+            _ => {}
+        }
+    }
+    text.len()
+}
+
+/// `text` split at the commas outside braces.
+fn split_top_level(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let (mut depth, mut start) = (0usize, 0);
+    for (at, c) in text.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => depth = depth.saturating_sub(1),
+            ',' if depth == 0 => {
+                out.push(&text[start..at]);
+                start = at + 1;
+            }
+            _ => {}
+        }
+    }
+    out.push(&text[start..]);
+    out
+}
+
+/// The identifier `text` starts with.
+fn ident(text: &str) -> String {
+    text.chars()
+        .take_while(|c| c.is_alphanumeric() || *c == '_')
+        .collect()
+}
+
+/// What the crate root re-exports, by name: the module each comes from (`pub use
+/// crate::MODULE::…::{A, B}` and `pub use crate::MODULE::…::A`).
+fn root_reexports(lib: &str) -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    for statement in lib.split(';') {
+        let Some(at) = statement.find("pub use crate::") else {
+            continue;
+        };
+        let path = &statement[at + "pub use crate::".len()..];
+        let module = ident(path);
+        let names = match path.find('{') {
+            Some(open) => split_top_level(&path[open + 1..path.rfind('}').unwrap_or(path.len())])
+                .into_iter()
+                .map(|item| item.trim().to_owned())
+                .collect(),
+            None => vec![path.rsplit("::").next().unwrap_or("").trim().to_owned()],
+        };
+        for name in names {
+            // `A as B` is known by B.
+            let name = name
+                .rsplit(" as ")
+                .next()
+                .unwrap_or(&name)
+                .trim()
+                .to_owned();
+            if !name.is_empty() {
+                out.insert(name, module.clone());
+            }
+        }
+    }
+    out
+}

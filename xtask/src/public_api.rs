@@ -1,7 +1,7 @@
 //! The public-API listing of a library crate, rendered from rustdoc's JSON output.
 //!
 //! [`generate_all`] runs `cargo +nightly doc` with rustdoc's JSON output for every library crate
-//! (default features, into `public-api/` under the target directory, so the stable build's
+//! (all features, so a feature-gated item is listed too, into `public-api/` under the target directory, so the stable build's
 //! fingerprints are not touched) and [`render`] turns the JSON into one sorted line per public item: modules,
 //! re-exports of other crates, types with their public fields and variants, functions with
 //! their signatures, trait impls (auto traits too, since `Send`/`Sync` are part of a type's
@@ -66,7 +66,15 @@ pub fn generate_all(root: &Path) -> Result<Vec<(&'static str, String)>, String> 
         .map_or_else(|| root.join("target"), PathBuf::from)
         .join("public-api");
     let mut command = Command::new("cargo");
-    command.args(["+nightly", "doc", "-q", "--locked", "--no-deps", "--lib"]);
+    command.args([
+        "+nightly",
+        "doc",
+        "-q",
+        "--locked",
+        "--no-deps",
+        "--lib",
+        "--all-features",
+    ]);
     for (package, _) in LIBRARY_CRATES {
         command.args(["-p", package]);
     }

@@ -267,3 +267,45 @@ fn code_lines(text: &str) -> String {
         .collect::<Vec<_>>()
         .join("\n")
 }
+
+#[test]
+fn mcp_modules_form_the_allowed_layers() {
+    let layers = xtask::MCP_MODULE_LAYERS;
+    // The layers are a DAG: each uses only layers listed before it.
+    for (index, (layer, _, below)) in layers.iter().enumerate() {
+        for used in *below {
+            assert!(
+                layers[..index].iter().any(|(name, _, _)| name == used),
+                "MCP_MODULE_LAYERS: `{layer}` may use `{used}`, which is not listed below it"
+            );
+        }
+    }
+    let layer_of = |module: &str| {
+        layers
+            .iter()
+            .find(|(_, modules, _)| modules.contains(&module))
+            .map(|(name, _, below)| (*name, *below))
+    };
+    let mut wrong = Vec::new();
+    for (module, targets) in xtask::mcp_module_uses() {
+        let Some((layer, below)) = layer_of(&module) else {
+            wrong.push(format!("module `{module}` is in no layer"));
+            continue;
+        };
+        for target in targets {
+            match layer_of(&target) {
+                Some((target_layer, _))
+                    if target_layer == layer || below.contains(&target_layer) => {}
+                Some((target_layer, _)) => wrong.push(format!(
+                    "`{module}` ({layer}) uses `{target}` ({target_layer})"
+                )),
+                None => wrong.push(format!("`{module}` uses `{target}`, which is in no layer")),
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "module edges inside sidewire-mcp outside its layers (xtask::MCP_MODULE_LAYERS):\n{}",
+        wrong.join("\n")
+    );
+}
