@@ -1,6 +1,6 @@
 //! Text a config file wrote, fit to put in an error: cut to a documented bound, saying so,
-//! with control and bidirectional-override characters escaped (the rules of `sidewire-mcp`'s
-//! own `text.rs`, kept here too so that neither crate exports them).
+//! with control and bidirectional-override characters escaped (`sidewire_mcp::shown_text`, the
+//! rules every `sidewire-mcp` error quotes peer text by).
 //!
 //! A key, a TOML line or a dialect name may be of any size: each piece an error quotes goes
 //! through [`peer`] (at most [`PEER_TEXT_BYTES`]) or [`quote`], and a cut piece ends with
@@ -16,31 +16,11 @@ pub(crate) const PEER_TEXT_BYTES: usize = 1024;
 /// The most bytes of an error's message, whatever built it.
 pub(crate) const ERROR_TEXT_BYTES: usize = 16 * 1024;
 
-/// The first bytes of `bytes` as text that is safe to show: invalid UTF-8 replaced, control
-/// and bidirectional-override characters escaped, cut to `limit` bytes (then
-/// `… (N bytes in all)`).
+/// The first bytes of `bytes` as text that is safe to show (`sidewire_mcp::shown_text`: invalid
+/// UTF-8 replaced, control and bidirectional-override characters escaped, cut to `limit` bytes,
+/// then `… (N bytes in all)`).
 pub(crate) fn quote(bytes: &[u8], limit: usize) -> String {
-    // Four bytes of input per output byte is more than escaping can ever need.
-    let head = &bytes[..bytes.len().min(limit.saturating_mul(4))];
-    let text = String::from_utf8_lossy(head);
-    let mut out = String::new();
-    let mut cut = head.len() < bytes.len();
-    for c in text.chars() {
-        let piece: String = if c.is_control() || is_bidi(c) {
-            c.escape_default().collect()
-        } else {
-            c.to_string()
-        };
-        if out.len() + piece.len() > limit {
-            cut = true;
-            break;
-        }
-        out.push_str(&piece);
-    }
-    if cut {
-        let _ = write!(out, "… ({} bytes in all)", bytes.len());
-    }
-    out
+    sidewire_mcp::shown_text(bytes, limit)
 }
 
 /// One piece of a file's text (see [`quote`]), at most [`PEER_TEXT_BYTES`].
@@ -61,11 +41,6 @@ pub(crate) fn bounded(mut message: String) -> String {
     message.truncate(end);
     let _ = write!(message, "… ({all} bytes in all)");
     message
-}
-
-/// The characters that reorder text on a terminal (bidirectional embeddings and isolates).
-fn is_bidi(c: char) -> bool {
-    matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}')
 }
 
 /// The type of a JSON value in words ("a string", "null"), for a message that must not quote

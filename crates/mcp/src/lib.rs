@@ -402,6 +402,19 @@ pub use crate::host::{
     Named, ServerState, ServerStatus, StartFailure,
 };
 pub use crate::names::{MAX_NAME_LEN, is_valid_name, namespaced_name};
+
+/// Text a peer sent (a server's name, a tool's description, a body), fit to show a person or
+/// put in a log line: invalid UTF-8 replaced, control and bidirectional-override characters
+/// escaped (`\u{1b}`), and cut to `limit` bytes, in which case it ends with
+/// `… (N bytes in all)`. Every error of this crate quotes peer text this way.
+///
+/// ```
+/// let shown = sidewire_mcp::shown_text(b"ok\x1b[2J\xff", 64);
+/// assert_eq!(shown, "ok\\u{1b}[2J\u{fffd}");
+/// ```
+pub fn shown_text(bytes: &[u8], limit: usize) -> String {
+    text::quote(bytes, limit)
+}
 pub use crate::protocol::client::{CANCEL_FLUSH, Client, ClientDriver};
 pub use crate::protocol::elicit_url::{
     MAX_ELICITATION_URL_BYTES, MAX_URL_ELICITATIONS, URL_ELICITATION_REQUIRED, UrlElicitation,
