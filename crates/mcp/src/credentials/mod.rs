@@ -47,7 +47,7 @@ pub enum Interaction {
     /// conformance suite).
     Headless,
     /// A person, shown the URL through the prompt. When this happens while a server connects,
-    /// the wait counts against its startup timeout: run [`login`] first, or raise
+    /// the wait counts against its startup timeout: run [`login`](crate::auth::login) first, or raise
     /// [`ServerSpec::startup_timeout`](crate::ServerSpec::startup_timeout).
     Prompt(Arc<dyn AuthorizationPrompt>),
 }

@@ -7,7 +7,7 @@ use std::fmt;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum AuthErrorKind {
-    /// A new authorization is needed and nobody can complete it ([`Interaction::Never`](super::Interaction::Never)).
+    /// A new authorization is needed and nobody can complete it ([`Interaction::Never`](crate::auth::Interaction::Never)).
     LoginRequired,
     /// Discovering the protected resource or authorization server metadata failed.
     Discovery,
