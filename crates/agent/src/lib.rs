@@ -1,15 +1,16 @@
-//! The agent turn loop of sidewire: extension points around a provider stream and MCP tools.
+#![doc = include_str!("../README.md")]
 //!
-//! **Main types:** [`Agent`] (the loop's settings; [`Agent::run_turn`] runs one turn),
-//! [`Conversation`] (the messages a caller keeps across turns, bounded), [`TurnEvent`] (the
-//! turn as it happens), [`TurnReport`] (what it did and why it ended) and
-//! [`chained_tool_call`] of a [`ToolCall`], with its [`ToolCallReport`] (one tool call through
-//! the permission chain, also usable alone, as the CLI's `/call` does).
+//! # Main types
 //!
-//! It is the seed host's loop in miniature and the one crate that uses both hosts: extensions
-//! (`sidewire-ext-host`) intercept every step, a sidecar serves the model (a provider stream,
-//! spec §14), MCP servers (`sidewire-mcp`) serve the tools. A turn goes through the points in
-//! the spec's order:
+//! [`Agent`] (the loop's settings; [`Agent::run_turn`] runs one turn), [`Conversation`] (the
+//! messages a caller keeps across turns, bounded), [`TurnEvent`] (the turn as it happens),
+//! [`TurnReport`] (what it did and why it ended) and [`chained_tool_call`] of a [`ToolCall`],
+//! with its [`ToolCallReport`] (one tool call through the permission chain, also usable alone,
+//! as the CLI's `/call` does).
+//!
+//! # A turn
+//!
+//! It is the seed host's loop in miniature. A turn goes through the points in the spec's order:
 //!
 //! 1. `input.receive`: a block ends the turn; a replacement's text is what the model gets.
 //!    Then the events `agent.before_start` and `frontend.event` (`turn_started`).
@@ -53,12 +54,9 @@
 //! and 4 MiB by default; the oldest exchanges go first). A turn's own messages are therefore
 //! bounded by rounds × (answer + calls × result).
 //!
-//! # What it is not
+//! # What it does not do
 //!
-//! Not a model client (the model is a sidecar's provider, reached through ext-host), not an
-//! MCP client (sidewire-mcp), and not a user interface: it prints nothing and asks nothing. It
-//! never creates a runtime and never spawns a task: it returns futures, and the caller drives
-//! them. It does not compact conversations (`compaction.*`), build system prompts
+//! It does not compact conversations (`compaction.*`), build system prompts
 //! (`system_prompt.build`) or run tool calls in parallel.
 //!
 //! # Cancel safety
@@ -66,6 +64,7 @@
 //! Every `pub async fn` documents its own. Dropping a turn drops its provider stream (the host
 //! sends the sidecar `stream/cancel`) and cancels the intercept or MCP call in flight; the
 //! conversation is left as it was before the turn.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod conversation;
 mod error;

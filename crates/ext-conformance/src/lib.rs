@@ -1,5 +1,5 @@
-//! The sidecar conformance kit of Extension Protocol v1 (`sidewire-ext-conformance`).
 #![doc = include_str!("../README.md")]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod checks;
 mod error;

@@ -1,25 +1,11 @@
-//! The host side of Extension Protocol v1 (`reasonix.extension.v1`): installed plugins and
-//! consent, sidecar processes, handshakes, interceptor chains, events, the UI hub, content
-//! references and the audit log.
+#![doc = include_str!("../README.md")]
 //!
-//! **Main types:** [`ExtensionHost`] (the installed plugins, booted and running: turns,
-//! reload, events, shutdown), [`Turn`] (one pinned generation's hook points) and
-//! [`PluginStore`] (installed plugins and consent).
+//! # Main types
 //!
-//! An application embeds it to run extensions as **persistent, supervised sidecars**: each
-//! enabled plugin's program is started once per generation (never per event), shakes hands,
-//! and then answers blocking intercepts in a deterministic chain (priority, then plugin id),
-//! each answer re-validated against the point's schema before anyone else sees it. Failures
-//! are loud and precise ("extension acme did not answer tool.before within 5 s"), classified
-//! per plugin (required: the operation fails; optional: skipped with one warning), and every
-//! [`Outcome`] carries a trace of who did what and how long it took.
-//!
-//! It is **not** the CLI (no prompts, no argument parsing: [`TrustSummary`] is the text the CLI
-//! shows before consent), not a sidecar SDK (`sidewire-ext-sdk`), not the conformance kit that
-//! checks a sidecar against the spec (`sidewire-ext-conformance`), and not a model client: it
-//! routes the provider refs the user selected to the sidecars that serve them (see
-//! [Provider extensions](#provider-extensions)) and never talks to a model itself. It never
-//! builds a Tokio runtime.
+//! [`ExtensionHost`] (the installed plugins, booted and running: turns, reload, events,
+//! shutdown), [`Turn`] (one pinned generation's hook points: [`Turn::intercept`] returns an
+//! [`Outcome`]) and [`PluginStore`] (installed plugins and consent: a [`Package`]'s
+//! [`TrustSummary`] is what the user agrees to).
 //!
 //! # Provider extensions
 //!
@@ -202,6 +188,7 @@
 //! started; dropping a shutdown only stops waiting; a reload should not be dropped once it
 //! started building; dropping a stream open once it was written, or a [`ProviderStream`]
 //! before its end, cancels the stream; dropping a catalog refresh keeps every list as it was.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod audit;
 mod chain;

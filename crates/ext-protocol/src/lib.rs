@@ -1,37 +1,14 @@
-//! Extension Protocol v1 (`reasonix.extension.v1`): the wire types, strict decoding, registries,
-//! error reasons, constants and JSON Schema shared by the host (`sidewire-ext-host`) and the SDK
-//! (`sidewire-ext-sdk`).
+#![doc = include_str!("../README.md")]
 //!
-//! **Main items:** the DTOs (one type per message of the spec, e.g. [`InterceptParams`]), the
-//! decoders ([`decode_params`], [`decode_result`]) and the registries ([`Method`], [`HookPoint`]).
+//! # Main items
 //!
-//! This crate is plain data and pure functions: every DTO of the spec as a Rust type that encodes
-//! with `serde` and decodes only through [`decode_params`], [`decode_result`] and friends, which
-//! apply every rule of §4 (required members, unknown and repeated members rejected at every level,
-//! `null` only where nullable, exact integer types and ranges, enums, Unicode "non-empty",
-//! sha256 syntax, type-level rules) and report the JSON path of the first failure. It also holds
-//! the method registry (§5), the hook-point registry with decision legality and replacement
-//! re-validation (§7), the reason table with its [`sidewire_jsonrpc::ErrorObject`] bridge (§3),
-//! the version check (§1), the manifest format (§12.1), the launch contract (§12.3:
-//! [`resolve_launch`], [`check_launch`]), every protocol constant (only here does
-//! [`FRAME_BYTES`] live), and a generated JSON Schema with its hash [`SCHEMA_SHA256`]. It is
-//! **not** a transport or a peer: it performs no I/O, owns no runtime, reads no files, frames
-//! nothing and never decides what a connection does next; `sidewire-framing`,
-//! `sidewire-jsonrpc` and the host and SDK crates do that.
-//!
-//! ```
-//! use sidewire_ext_protocol::{HookPayload, InterceptParams, Reason, decode_params};
-//!
-//! let raw = r#"{"event":"input.receive","seq":1,"payload":{"text":"hi"},"timeoutMillis":5000}"#;
-//! let params: InterceptParams = decode_params(Some(raw)).unwrap();
-//! assert!(matches!(params.payload, Some(HookPayload::Input(_))));
-//!
-//! // `1.0` is not a uint: the error names the member and the reason to answer with.
-//! let raw = r#"{"event":"input.receive","seq":1.0,"payload":{},"timeoutMillis":5000}"#;
-//! let err = decode_params::<InterceptParams>(Some(raw)).unwrap_err();
-//! assert_eq!(err.path(), "params.seq");
-//! assert_eq!(err.reason(), Reason::InvalidParams);
-//! ```
+//! The DTOs (one type per message of the spec, e.g. [`InterceptParams`]), the decoders
+//! ([`decode_params`], [`decode_result`]) and the registries ([`Method`], [`HookPoint`]); the
+//! reason table with its [`sidewire_jsonrpc::ErrorObject`] bridge ([`Reason`]), the launch
+//! contract ([`resolve_launch`], [`check_launch`]), every protocol constant (only here does
+//! [`FRAME_BYTES`] live), and the JSON Schema ([`protocol_schema`], hashed as
+//! [`SCHEMA_SHA256`]). `sidewire-framing`, `sidewire-jsonrpc` and the host and SDK
+//! crates do the I/O.
 //!
 //! # Where the spec is silent, and what this crate chose
 //!
@@ -94,6 +71,7 @@
 //!
 //! The JSON Schema ([`protocol_schema`]) describes the DTOs as this crate decodes them, deltas
 //! included, so [`SCHEMA_SHA256`] covers them.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 #[macro_use]
 mod wire_enum;

@@ -1,19 +1,14 @@
-//! The sidecar side of Extension Protocol v1 (`reasonix.extension.v1`): build an
-//! [`Extension`] from callbacks, then [`serve`] it over stdin/stdout.
+#![doc = include_str!("../README.md")]
 //!
-//! **Main types:** [`Extension`] (what a sidecar author builds), [`HostHandle`] (the handle for
-//! calling the host from a callback), [`Context`] (what a callback is given) and [`Provider`]
-//! (a sidecar that serves models).
+//! # Main types
 //!
-//! The SDK owns the protocol end to end: the handshake and the §6.5 state machine, strict
-//! decoding of everything received, the checks on everything sent (a replacement is decoded
-//! as its point's DTO and checked against the point's rule before it leaves), externalized
-//! payloads read back and verified (§9), per-callback deadlines, shutdown, and every byte on
-//! stdout, including the streams of the optional Provider extensions (§14, below). It is
-//! **not** a host (that is `sidewire-ext-host`), never spawns a task and never builds a
-//! runtime: the sidecar's `main` does (`#[tokio::main]`).
+//! [`Extension`] (what a sidecar author builds), [`HostHandle`] (the handle for calling the
+//! host from a callback), [`Context`] (what a callback is given) and [`Provider`] (a sidecar
+//! that serves models); [`serve_main`], [`serve`] and [`serve_io`] run an extension.
 //!
-//! # A sidecar
+//! # A sidecar's `main`
+//!
+//! Not run as a doctest: it serves stdin and stdout until the host closes them.
 //!
 //! ```no_run
 //! use sidewire_ext_sdk::protocol::{InputPayload, StatusPayload};
@@ -169,6 +164,7 @@
 //! # Cancel safety
 //!
 //! Every `pub async fn` documents its own. Dropping [`serve`] closes the connection at once.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod content;
 mod error;
@@ -179,6 +175,7 @@ mod log;
 pub mod point;
 mod provider;
 #[cfg(feature = "samples")]
+#[cfg_attr(docsrs, doc(cfg(feature = "samples")))]
 pub mod samples;
 mod serve;
 mod state;

@@ -1,19 +1,12 @@
-//! Framing for sidewire: bytes in, frames out, under a hard cap a hostile peer cannot break.
+#![doc = include_str!("../README.md")]
 //!
-//! **Main types:** [`NdjsonCodec`] and [`SseCodec`] (the codecs), [`FrameReader`] (NDJSON over
-//! an `AsyncRead`).
+//! # Main types
 //!
-//! This crate turns a byte stream into frames and back. [`NdjsonCodec`] splits newline-delimited
-//! frames (the extension protocol and MCP stdio) and [`SseCodec`] decodes Server-Sent Events (MCP
-//! over HTTP). Both are sans-IO tokio-util codecs working on a `BytesMut`; [`FrameReader`] drives
-//! the NDJSON codec over any `AsyncRead` while holding the read buffer to its documented bound.
-//!
-//! It is **not** a JSON or JSON-RPC layer: it knows bytes and delimiters only. It never parses or
-//! writes a frame's contents, never exports a protocol's constants (the extension protocol's
-//! 8 MiB cap lives in `sidewire-ext-protocol`, MCP's default in `sidewire-mcp`), and never
-//! allocates from a length a peer declared.
-//!
-//! Every constructor takes the cap; there is no unbounded codec and no `Default`.
+//! [`NdjsonCodec`] and [`SseCodec`] (the codecs), [`FrameReader`] (NDJSON over an `AsyncRead`)
+//! and [`Error`] (what went wrong, with `is_*` predicates). Every constructor takes the cap;
+//! there is no unbounded codec and no `Default`. The extension protocol's 8 MiB cap lives in
+//! `sidewire-ext-protocol`, MCP's default in `sidewire-mcp`.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod error;
 #[doc(hidden)]

@@ -1,19 +1,12 @@
-//! A generic, bidirectional JSON-RPC 2.0 peer over any stream of frames.
+#![doc = include_str!("../README.md")]
 //!
-//! **Main types:** [`Peer`] (the handle: calls and notifications), [`Driver`] (the future that
-//! moves the frames) and [`Router`] (the handlers for what the other side sends).
+//! # Main types
 //!
-//! [`connect`] takes a `Stream` of inbound frames, a `Sink` for outbound ones, a [`Router`] of
-//! handlers and a [`Config`], and returns a [`Peer`] handle (cheap to clone; make calls with
-//! it) and a [`Driver`] future that does all the work. **The library never spawns**: the caller
-//! decides where the driver runs (`tokio::spawn(driver)`, or poll it in a `select!`). Frames
-//! are `bytes::Bytes` without a delimiter; [`ndjson`] builds the stream and sink for a pair of
-//! pipes with `sidewire-framing`'s NDJSON codec.
-//!
-//! It is **not** a protocol: the extension protocol and MCP sit on top and supply their method
-//! types (one zero-sized type per method, implementing [`Request`] or [`Notification`]) and
-//! their [`Hooks`] (the `data` of errors the peer generates itself, and the notice sent when a
-//! request is abandoned).
+//! [`Peer`] (the handle: calls and notifications), [`Driver`] (the future that moves the
+//! frames) and [`Router`] (the handlers for what the other side sends). [`connect`] makes a
+//! pair from a `Stream` and a `Sink` of frames; [`ndjson`] builds those for a pair of pipes.
+//! Protocols bring their methods as types implementing [`Request`] or [`Notification`], and
+//! their [`Hooks`].
 //!
 //! # Routing
 //!
@@ -62,6 +55,7 @@
 //! Dropping the future of an outgoing request cancels it: the pending entry goes at once (an
 //! O(1) map removal), the protocol's cancel hook runs, and a late response is dropped. Each
 //! `pub async fn` documents its own cancel safety.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod config;
 mod driver;

@@ -1,6 +1,5 @@
-//! Reads the MCP config files users already keep into `sidewire-mcp` server specs.
-//!
 #![doc = include_str!("../README.md")]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 //!
 //! # Dialects and how one is told
 //!

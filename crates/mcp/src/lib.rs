@@ -1,14 +1,9 @@
-//! An MCP (Model Context Protocol) client and multi-server host, built on `sidewire-jsonrpc`.
+#![doc = include_str!("../README.md")]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 //!
-//! It **is**: server specs ([`ServerSpec`]; the `sidewire-mcp-config` crate reads the config
-//! files of the other MCP clients into them); the protocol core of both eras, legacy (2024-11-05 … 2025-11-25)
-//! and modern (2026-07-28), behind one API (see [Protocol eras](#protocol-eras))
-//! ([`Client`]: handshake, paginated listings, tool calls with progress and cancellation,
-//! prompts, resources, subscriptions, logging, completion, server→client requests through a
-//! [`ClientHandler`]); three transports (stdio child processes on Unix, Streamable HTTP, legacy
-//! HTTP+SSE); and an [`McpHost`] that runs many servers behind namespaced tool names.
+//! # Main types
 //!
-//! **Main types:** [`Client`] (one server's connection), [`McpHost`] (many servers, namespaced
+//! [`Client`] (one server's connection), [`McpHost`] (many servers, namespaced
 //! names) and [`ServerSpec`] (how to reach a server). Names are chosen so a program that also
 //! imports `sidewire-ext-host` or `sidewire-jsonrpc` needs no alias ([`ToolCallOptions`], not
 //! `CallOptions`; [`MessageRole`], not `Role`).
