@@ -4,10 +4,12 @@
 //! the edges the design allows (and never on clap, anyhow or a runtime constructor outside the
 //! cli), that every Rust file opens with a `//!` saying what it is, that no `dbg!`, `todo!`,
 //! `#[ignore]` or `#[should_panic]` slipped in, that `.ci/run` runs the README's test
-//! command and the public-API check. That check itself ([`public_api`]: each library crate's
-//! public API against its committed `public-api.txt`) needs a nightly rustdoc build, so it is a
-//! command, `cargo run -p xtask -- public-api`, and a step of `.ci/run`, not a test. It is not
-//! part of the product and is never published.
+//! command, the public-API check and `.ci/package.sh` (`cargo package`), and that every crate
+//! meant for crates.io carries what publishing needs ([`UNPUBLISHED`] names the ones that are
+//! not). The public-API check itself ([`public_api`]: each library crate's public API against
+//! its committed `public-api.txt`) needs a nightly rustdoc build, so it is a command, `cargo run
+//! -p xtask -- public-api`, and a step of `.ci/run`, not a test. It is not part of the product
+//! and is never published.
 
 pub mod public_api;
 
@@ -59,8 +61,31 @@ pub const ALLOWED_EDGES: &[(&str, &str)] = &[
 /// Crates only the cli may depend on (normal dependencies).
 pub const CLI_ONLY: &[&str] = &["clap", "anyhow", "tracing-subscriber"];
 
+/// The workspace members that are never published (`publish = false`): test helpers, the
+/// benchmarks and this crate. Every other member is a crate on crates.io.
+pub const UNPUBLISHED: &[&str] = &["sidewire-test-support", "sidewire-benches", "xtask"];
+
 /// The normal (non-dev, non-build) dependencies of each workspace package, by name.
 pub fn normal_dependencies() -> BTreeMap<String, BTreeSet<String>> {
+    let metadata = metadata();
+    let mut out = BTreeMap::new();
+    for package in metadata["packages"].as_array().expect("packages") {
+        let name = package["name"].as_str().expect("name").to_owned();
+        let deps = package["dependencies"]
+            .as_array()
+            .expect("dependencies")
+            .iter()
+            .filter(|d| d["kind"].is_null())
+            .map(|d| d["name"].as_str().expect("dependency name").to_owned())
+            .collect();
+        out.insert(name, deps);
+    }
+    out
+}
+
+/// `cargo metadata --no-deps` of the workspace: its members, their manifests' fields and their
+/// dependencies as declared.
+pub fn metadata() -> serde_json::Value {
     let output = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
         .args([
             "metadata",
@@ -77,21 +102,7 @@ pub fn normal_dependencies() -> BTreeMap<String, BTreeSet<String>> {
         "cargo metadata failed: {}",
         String::from_utf8_lossy(&output.stderr)
     );
-    let metadata: serde_json::Value =
-        serde_json::from_slice(&output.stdout).expect("cargo metadata prints JSON");
-    let mut out = BTreeMap::new();
-    for package in metadata["packages"].as_array().expect("packages") {
-        let name = package["name"].as_str().expect("name").to_owned();
-        let deps = package["dependencies"]
-            .as_array()
-            .expect("dependencies")
-            .iter()
-            .filter(|d| d["kind"].is_null())
-            .map(|d| d["name"].as_str().expect("dependency name").to_owned())
-            .collect();
-        out.insert(name, deps);
-    }
-    out
+    serde_json::from_slice(&output.stdout).expect("cargo metadata prints JSON")
 }
 
 /// Every `.rs` file under `dir`, recursively, skipping build output.

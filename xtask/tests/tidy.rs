@@ -1,8 +1,15 @@
-//! The repository checks: layering, headers, banned patterns, CI running the README command.
+//! The repository checks: layering, headers, banned patterns, CI running the README command,
+//! what publishing needs.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
 
-use xtask::{ALLOWED_EDGES, CLI_ONLY, normal_dependencies, readme_test_command, root, rust_files};
+use serde_json::Value;
+use xtask::public_api::LIBRARY_CRATES;
+use xtask::{
+    ALLOWED_EDGES, CLI_ONLY, UNPUBLISHED, metadata, normal_dependencies, readme_test_command, root,
+    rust_files,
+};
 
 #[test]
 fn crates_depend_only_along_the_allowed_edges() {
@@ -102,7 +109,8 @@ fn every_rust_file_opens_with_a_module_doc() {
                 continue;
             }
             let text = std::fs::read_to_string(&file).unwrap();
-            if !text.trim_start().starts_with("//!") {
+            // A library's front page is its README, included as the first of its crate docs.
+            if !text.trim_start().starts_with("//!") && !text.starts_with(README_AS_DOCS) {
                 bad.push(file.strip_prefix(root()).unwrap().display().to_string());
             }
         }
@@ -149,6 +157,195 @@ fn ci_runs_the_readme_test_command() {
         ci.lines().any(|line| line.trim().starts_with(&command)),
         ".ci/run does not run the README's test command `{command}`"
     );
+}
+
+/// The line that makes a library's README its crate docs (the README's example a doctest).
+const README_AS_DOCS: &str = "#![doc = include_str!(\"../README.md\")]";
+
+/// Every crate meant for crates.io carries what `cargo publish` and its pages need, depends on
+/// the other sidewire crates by version as well as by path, and has a section in CHANGELOG.md;
+/// the crates in [`UNPUBLISHED`] stay unpublished, and the registry never sees them. A new crate
+/// copies an existing crate's `[package]` (ARCHITECTURE.md, "Publishing", says what each line
+/// is for); this test names whatever it lacks.
+#[test]
+fn publishable_crates_carry_what_crates_io_needs() {
+    let metadata = metadata();
+    let packages = metadata["packages"].as_array().expect("packages");
+    let publishable: BTreeMap<&str, bool> = packages
+        .iter()
+        .map(|p| (p["name"].as_str().unwrap(), p["publish"].is_null()))
+        .collect();
+    let changelog = std::fs::read_to_string(root().join("CHANGELOG.md")).expect("CHANGELOG.md");
+    let mut versions = BTreeSet::new();
+    let mut bad = Vec::new();
+    for package in packages {
+        let name = package["name"].as_str().unwrap();
+        let dir = Path::new(package["manifest_path"].as_str().unwrap())
+            .parent()
+            .unwrap();
+        if UNPUBLISHED.contains(&name) {
+            if publishable[name] {
+                bad.push(format!("{name}: must stay unpublished (`publish = false`)"));
+            }
+            continue;
+        }
+        if !publishable[name] {
+            bad.push(format!(
+                "{name}: `publish = false`, but it is not in xtask::UNPUBLISHED"
+            ));
+            continue;
+        }
+        versions.insert(package["version"].as_str().unwrap().to_owned());
+        for field in [
+            "description",
+            "license",
+            "repository",
+            "rust_version",
+            "readme",
+        ] {
+            if package[field].as_str().is_none_or(str::is_empty) {
+                bad.push(format!("{name}: no `{field}`"));
+            }
+        }
+        if package["homepage"].is_null() && package["documentation"].is_null() {
+            bad.push(format!("{name}: neither `homepage` nor `documentation`"));
+        }
+        let count = |field: &str| package[field].as_array().map_or(0, Vec::len);
+        if !(1..=5).contains(&count("keywords")) {
+            bad.push(format!("{name}: 1 to 5 `keywords` (crates.io's limit)"));
+        }
+        if count("categories") == 0 {
+            bad.push(format!("{name}: no `categories`"));
+        }
+        for file in ["LICENSE-MIT", "LICENSE-APACHE"] {
+            if !dir.join(file).is_file() {
+                bad.push(format!("{name}: no {file} in {}", dir.display()));
+            }
+        }
+        let docs_rs = &package["metadata"]["docs"]["rs"];
+        let rustdoc_args: Vec<&str> = docs_rs["rustdoc-args"]
+            .as_array()
+            .map(|args| args.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        if docs_rs["all-features"] != true || rustdoc_args != ["--cfg", "docsrs"] {
+            bad.push(format!(
+                "{name}: `[package.metadata.docs.rs]` with `all-features = true` and \
+                 `rustdoc-args = [\"--cfg\", \"docsrs\"]`"
+            ));
+        }
+        let lib = package["targets"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["kind"].as_array().unwrap().iter().any(|k| k == "lib"));
+        if let Some(lib) = lib {
+            let text = std::fs::read_to_string(lib["src_path"].as_str().unwrap()).unwrap();
+            if !text.starts_with(README_AS_DOCS) {
+                bad.push(format!(
+                    "{name}: its lib.rs does not open with `{README_AS_DOCS}`"
+                ));
+            }
+            if !text.contains("#![cfg_attr(docsrs, feature(doc_cfg))]") {
+                bad.push(format!(
+                    "{name}: no `#![cfg_attr(docsrs, feature(doc_cfg))]` (feature-gated items \
+                     marked on docs.rs)"
+                ));
+            }
+            let readme = std::fs::read_to_string(dir.join("README.md")).unwrap_or_default();
+            // A doctest that runs: `rust` with no `no_run`, `ignore` or `compile_fail`.
+            let runs = readme.lines().any(|line| {
+                line.trim().strip_prefix("```rust").is_some_and(|rest| {
+                    (rest.is_empty() || rest.starts_with(','))
+                        && !rest
+                            .split(',')
+                            .any(|tag| ["no_run", "ignore", "compile_fail"].contains(&tag))
+                })
+            });
+            if !runs {
+                bad.push(format!(
+                    "{name}: its README has no Rust example that runs as a doctest"
+                ));
+            }
+            if !LIBRARY_CRATES.iter().any(|(package, _)| *package == name) {
+                bad.push(format!(
+                    "{name}: not in xtask's LIBRARY_CRATES (its public API is not snapshotted)"
+                ));
+            }
+        }
+        for dep in package["dependencies"].as_array().unwrap() {
+            let dep_name = dep["name"].as_str().unwrap();
+            let Some(&dep_published) = publishable.get(dep_name) else {
+                continue;
+            };
+            // A crate's dev-dependency on itself turns its own features on for its tests
+            // (`path = "."`); path-only, Cargo drops it when packaging, as it should.
+            if dep_name == name && dep["kind"] == "dev" {
+                continue;
+            }
+            let has_version = dep["req"] != "*";
+            if dep_published && !has_version {
+                bad.push(format!(
+                    "{name} -> {dep_name}: no `version` beside the `path` (the registry \
+                     needs it)"
+                ));
+            }
+            // Cargo drops a path-only dev-dependency when packaging; any other would name a
+            // crate the registry does not have.
+            if !dep_published && (dep["kind"] != "dev" || has_version) {
+                bad.push(format!(
+                    "{name} -> {dep_name}: an unpublished crate, only as a path-only \
+                     dev-dependency"
+                ));
+            }
+        }
+        let heading = format!("### {name}");
+        if !changelog.lines().any(|line| {
+            line.strip_prefix(&heading)
+                .is_some_and(|rest| rest.is_empty() || rest.starts_with(' '))
+        }) {
+            bad.push(format!("{name}: no `{heading}` section in CHANGELOG.md"));
+        }
+    }
+    if versions.len() > 1 || versions.contains("0.0.0") {
+        bad.push(format!(
+            "the published crates share one released version (workspace.package), not {versions:?}"
+        ));
+    }
+    assert!(
+        bad.is_empty(),
+        "what publishing needs is missing:\n{}",
+        bad.join("\n")
+    );
+}
+
+/// Every publishable crate is packaged (and its package built) by CI, so a crate that could not
+/// be published fails there rather than on release day: `.ci/package.sh` runs `cargo package
+/// --workspace`, which packages every member, `publish = false` or not, so the unpublished ones
+/// are excluded by name; and `.ci/run` runs its three steps (package, install, outside).
+#[test]
+fn ci_packages_the_publishable_crates() {
+    let script = std::fs::read_to_string(root().join(".ci/package.sh")).expect(".ci/package.sh");
+    let line = script
+        .lines()
+        .find(|line| {
+            !line.trim().starts_with('#') && line.contains("cargo package --workspace --locked")
+        })
+        .expect(".ci/package.sh does not run `cargo package --workspace --locked`");
+    for name in UNPUBLISHED {
+        assert!(
+            line.contains(&format!("--exclude {name}")),
+            ".ci/package.sh's `cargo package` does not exclude the unpublished {name}: {line}"
+        );
+    }
+    let ci = std::fs::read_to_string(root().join(".ci/run")).expect(".ci/run exists");
+    for step in ["package", "install", "outside"] {
+        let command = format!("bash .ci/package.sh {step}");
+        assert!(
+            ci.lines()
+                .any(|line| !line.trim().starts_with('#') && line.trim() == command),
+            ".ci/run does not run `{command}`"
+        );
+    }
 }
 
 /// The public-API snapshots are not a test (they need nightly), so CI must run their check.

@@ -1,0 +1,2 @@
+//! Nothing: this crate exists to be resolved (`cargo tree`), not run.
+fn main() {}
