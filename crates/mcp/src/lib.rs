@@ -33,23 +33,6 @@
 //! [`Client::list_tasks`] and [`Client::cancel_task`] do the rest by hand (see
 //! [Tasks](#tasks)).
 //!
-//! # Features
-//!
-//! | feature | default | what it brings | what it pulls in |
-//! |---|---|---|---|
-//! | `stdio` | yes | [`Transport::Stdio`]: servers run as child processes (`sidewire-process`) | tokio's `process` |
-//! | `http` | | [`Transport::StreamableHttp`] and [`Transport::Sse`] | hyper, rustls (ring), url |
-//! | `auth` | | [`auth`]: OAuth for HTTP servers ([`ServerSpec::authorizer`]); implies `http` | oauth2, jsonwebtoken |
-//! | `structured` | | a result's `structuredContent` checked against the tool's `outputSchema`, and [`ToolCallOptions::validate_arguments`] | jsonschema |
-//! | `host` | | [`McpHost`]: many servers, namespaced names, restarts | nothing more |
-//! | `server` | | `server`: a minimal tools-only server (the demo's, tests') | nothing more |
-//!
-//! A stdio-only client (`default-features = false, features = ["stdio"]`) compiles 50
-//! crates. Connecting to a server whose transport the build lacks is a config error naming
-//! the feature ([`Error::is_config`]). Without `structured` a result is passed on unchecked
-//! (the spec's SHOULD) and asking to check arguments fails closed
-//! ([`Error::is_schema_invalid`]). [`Client::connect_streams`] needs no transport feature.
-//!
 //! # MCP 2025-11-25 client features
 //!
 //! What the client supports of the 2025-11-25 revision's client side, and how:
@@ -356,7 +339,6 @@
     )),
     allow(dead_code)
 )]
-#![cfg_attr(docsrs, feature(doc_cfg))]
 
 #[cfg(feature = "auth")]
 #[cfg_attr(docsrs, doc(cfg(feature = "auth")))]
