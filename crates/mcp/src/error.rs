@@ -21,6 +21,8 @@ use crate::text;
     allow(unreachable_pub, unused_macros, unused_imports)
 )]
 pub(crate) mod auth;
+#[cfg(feature = "auth")]
+use self::auth::AuthErrorKind;
 
 /// How much of the stderr tail the `Display` text shows; the whole tail (up to 16 KiB) stays
 /// available from [`Error::stderr_tail`].
@@ -669,13 +671,13 @@ impl Error {
     #[cfg(feature = "auth")]
     #[cfg_attr(docsrs, doc(cfg(feature = "auth")))]
     pub fn is_login_required(&self) -> bool {
-        self.auth_error() == Some(crate::auth::AuthErrorKind::LoginRequired)
+        self.auth_error() == Some(AuthErrorKind::LoginRequired)
     }
 
     /// Which part of an authorization failed, when this is an [auth](Error::is_auth) error.
     #[cfg(feature = "auth")]
     #[cfg_attr(docsrs, doc(cfg(feature = "auth")))]
-    pub fn auth_error(&self) -> Option<crate::auth::AuthErrorKind> {
+    pub fn auth_error(&self) -> Option<AuthErrorKind> {
         match &self.0.kind {
             Kind::Auth(failure) => Some(failure.kind),
             _ => None,
