@@ -9,7 +9,8 @@
 # - sidewire-mcp: no features (a client over caller streams), each feature alone (`stdio` is the
 #   default), and `stdio` with `host` (what sidewire-agent uses);
 # - the crates built on it, alone with their own defaults (sidewire-agent: `host` and `stdio`;
-#   sidewire-mcp-config: `http` and `auth`).
+#   sidewire-mcp-config: `http` and `auth`);
+# - sidewire-ext-sdk without and with `samples` (the workspace always unifies it on).
 # Every other library crate has no features; the workspace build covers it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,6 +27,8 @@ COMBOS=(
   "sidewire-mcp --all-features"
   "sidewire-agent"
   "sidewire-mcp-config"
+  "sidewire-ext-sdk"
+  "sidewire-ext-sdk --features samples"
 )
 
 failed=0
