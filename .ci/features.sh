@@ -6,8 +6,9 @@
 # rot unseen. Run by `.ci/run`; alone: `.ci/features.sh`.
 #
 # The list is the one the crates' READMEs document:
-# - sidewire-mcp: no features (a client over caller streams), each feature alone (`stdio` is the
-#   default), and `stdio` with `host` (what sidewire-agent uses);
+# - sidewire-mcp: no features (a client over caller streams) and each feature alone (`stdio` is
+#   the default); all features together is what clippy builds, and `stdio` with `host` is
+#   sidewire-agent's, below;
 # - the crates built on it, alone with their own defaults (sidewire-agent: `host` and `stdio`;
 #   sidewire-mcp-config: `http` and `auth`);
 # - sidewire-ext-sdk without and with `samples` (the workspace always unifies it on).
@@ -23,8 +24,6 @@ COMBOS=(
   "sidewire-mcp --no-default-features --features structured"
   "sidewire-mcp --no-default-features --features host"
   "sidewire-mcp --no-default-features --features server"
-  "sidewire-mcp --no-default-features --features stdio,host"
-  "sidewire-mcp --all-features"
   "sidewire-agent"
   "sidewire-mcp-config"
   "sidewire-ext-sdk"
