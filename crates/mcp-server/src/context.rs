@@ -1,0 +1,132 @@
+//! [`Context`]: what a handler method gets besides its params.
+
+use std::sync::Arc;
+
+use serde_json::{Map, Value, json};
+use sidewire_mcp::LogLevel;
+use tokio::sync::mpsc;
+
+use crate::core::Client;
+use crate::era::Era;
+use crate::wire;
+
+/// A message on its way to the client.
+#[derive(Debug)]
+pub(crate) enum Out {
+    /// A notification or a request of ours.
+    Message(Value),
+    /// The request's response: the last message of its stream.
+    Final(Value),
+}
+
+/// Where one request's messages go: its POST's stream, or the stdio writer.
+pub(crate) type Outbox = mpsc::Sender<Out>;
+
+/// What a handler method gets besides its params: who asks, in which era, the client's
+/// answers to earlier input requests, and the way to report progress and log.
+#[derive(Clone)]
+pub struct Context {
+    pub(crate) era: Era,
+    pub(crate) client: Arc<Client>,
+    pub(crate) progress_token: Option<Value>,
+    pub(crate) out: Outbox,
+    pub(crate) responses: Arc<Map<String, Value>>,
+    pub(crate) state: Option<Value>,
+}
+
+impl std::fmt::Debug for Context {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Context")
+            .field("era", &self.era)
+            .field("progress_token", &self.progress_token)
+            .field("responses", &self.responses.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Context {
+    /// The era the request is served in.
+    pub fn era(&self) -> Era {
+        self.era
+    }
+
+    /// The client's capabilities (from `initialize`, or the modern request's `_meta`).
+    pub fn client_capabilities(&self) -> &Map<String, Value> {
+        &self.client.capabilities
+    }
+
+    /// Whether the client announced `capability` (`"elicitation"`, `"sampling.tools"`, ...).
+    pub fn client_has(&self, capability: &str) -> bool {
+        crate::era::has_capability(&self.client.capabilities, capability)
+    }
+
+    /// `clientInfo`, as the client sent it.
+    pub fn client_info(&self) -> Option<&Value> {
+        self.client.info.as_ref()
+    }
+
+    /// The client's answers to the input requests of the previous round, by key (empty on the
+    /// first).
+    pub fn input_responses(&self) -> &Map<String, Value> {
+        &self.responses
+    }
+
+    /// The state the previous round returned in its [`crate::InputRequired`].
+    pub fn request_state(&self) -> Option<&Value> {
+        self.state.as_ref()
+    }
+
+    /// The request's progress token, when the client asked for progress.
+    pub fn progress_token(&self) -> Option<&Value> {
+        self.progress_token.as_ref()
+    }
+
+    /// Sends `notifications/progress` for this request, when the client asked for progress.
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping the future before it completes sends nothing.
+    pub async fn progress(&self, progress: f64, total: Option<f64>, message: Option<&str>) {
+        let Some(token) = &self.progress_token else {
+            return;
+        };
+        let mut params = json!({ "progressToken": token, "progress": progress });
+        if let Some(total) = total {
+            params["total"] = json!(total);
+        }
+        if let Some(message) = message {
+            params["message"] = json!(message);
+        }
+        self.notify("notifications/progress", params).await;
+    }
+
+    /// Sends `notifications/message` on this request's stream, when `level` is at or above
+    /// the level the client asked for (every level when it asked for none).
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping the future before it completes sends nothing.
+    pub async fn log(&self, level: LogLevel, logger: Option<&str>, data: Value) {
+        if self.client.log_level.is_some_and(|floor| level < floor) {
+            return;
+        }
+        let mut params = json!({ "level": level, "data": data });
+        if let Some(logger) = logger {
+            params["logger"] = json!(logger);
+        }
+        self.notify("notifications/message", params).await;
+    }
+
+    /// Sends any notification on this request's stream (a closed stream drops it: the
+    /// request is ending anyway).
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping the future before it completes sends nothing.
+    pub async fn notify(&self, method: &str, params: Value) {
+        let _ = self
+            .out
+            .send(Out::Message(wire::notification(method, params)))
+            .await;
+    }
+}

