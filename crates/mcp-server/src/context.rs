@@ -17,6 +17,9 @@ pub(crate) enum Out {
     Message(Value),
     /// The request's response: the last message of its stream.
     Final(Value),
+    /// Close the HTTP stream now; the rest goes to the client's next `GET` with
+    /// `Last-Event-ID` (SSE polling). Nothing over stdio.
+    CloseStream,
 }
 
 /// Where one request's messages go: its POST's stream, or the stdio writer.
@@ -32,6 +35,7 @@ pub struct Context {
     pub(crate) out: Outbox,
     pub(crate) responses: Arc<Map<String, Value>>,
     pub(crate) state: Option<Value>,
+    pub(crate) notifier: crate::Notifier,
 }
 
 impl std::fmt::Debug for Context {
@@ -63,6 +67,11 @@ impl Context {
     /// `clientInfo`, as the client sent it.
     pub fn client_info(&self) -> Option<&Value> {
         self.client.info.as_ref()
+    }
+
+    /// Announces list changes and resource updates to every client of this server.
+    pub fn notifier(&self) -> &crate::Notifier {
+        &self.notifier
     }
 
     /// The client's answers to the input requests of the previous round, by key (empty on the
@@ -101,20 +110,37 @@ impl Context {
     }
 
     /// Sends `notifications/message` on this request's stream, when `level` is at or above
-    /// the level the client asked for (every level when it asked for none).
+    /// the level the client asked for. A legacy client that asked for none gets every level; a
+    /// modern request that names no `logLevel` gets none.
     ///
     /// # Cancel safety
     ///
     /// Dropping the future before it completes sends nothing.
     pub async fn log(&self, level: LogLevel, logger: Option<&str>, data: Value) {
-        if self.client.log_level.is_some_and(|floor| level < floor) {
-            return;
+        match self.client.log_level {
+            Some(floor) if level < floor => return,
+            None if self.era.is_modern() => return,
+            _ => {}
         }
         let mut params = json!({ "level": level, "data": data });
         if let Some(logger) = logger {
             params["logger"] = json!(logger);
         }
         self.notify("notifications/message", params).await;
+    }
+
+    /// Closes this request's HTTP event stream now, without ending the request: the client
+    /// reconnects with `GET` and `Last-Event-ID` after the stream's `retry` and gets the rest
+    /// (SSE polling, 2025-11-25). Does nothing over stdio, in the modern era, or when the
+    /// answer is plain JSON.
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping the future before it completes closes nothing.
+    pub async fn close_stream(&self) {
+        if !self.era.is_modern() {
+            let _ = self.out.send(Out::CloseStream).await;
+        }
     }
 
     /// Sends any notification on this request's stream (a closed stream drops it: the

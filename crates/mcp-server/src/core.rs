@@ -10,8 +10,8 @@
 //! | phase | message | step | next phase |
 //! |---|---|---|---|
 //! | `Fresh` | `initialize` | answer: the negotiated version, capabilities, `serverInfo` | `Initializing` |
-//! | `Fresh` | `ping` | answer `{}` | `Fresh` |
-//! | `Fresh` | another request with a modern `_meta` | dispatch, modern era | `Fresh` |
+//! | `Fresh` | `ping` without a modern `_meta` | answer `{}` | `Fresh` |
+//! | `Fresh` | another request with a modern `_meta` | dispatch, modern era (the methods the era removed, `initialize` on a stateless core included, are `-32601`) | `Fresh` |
 //! | `Fresh` | another request without one | answer `-32602` (missing keys) or `-32022` | `Fresh` |
 //! | `Initializing` | `notifications/initialized` | nothing | `Ready` |
 //! | `Initializing`, `Ready` | `initialize` | answer `-32600` (already initialized) | unchanged |
@@ -99,6 +99,10 @@ pub struct Call {
     pub era: Era,
     /// Who asks.
     pub client: Client,
+    /// The `Mcp-Param-*` headers of a modern HTTP request (suffix in lower case, value), to be
+    /// checked against the arguments their tool designates; `None` when there are no such
+    /// headers to check (stdio, legacy).
+    pub param_headers: Option<Vec<(String, String)>>,
 }
 
 /// What the transport does with one message.
@@ -128,6 +132,8 @@ pub enum Step {
 #[derive(Debug, Clone)]
 pub struct SessionCore {
     phase: Phase,
+    /// A stateless core (modern requests over HTTP): `initialize` is not a handshake here.
+    stateless: bool,
     client: Client,
     subscriptions: BTreeSet<String>,
 }
@@ -143,8 +149,17 @@ impl SessionCore {
     pub fn new() -> Self {
         SessionCore {
             phase: Phase::Fresh,
+            stateless: false,
             client: Client::default(),
             subscriptions: BTreeSet::new(),
+        }
+    }
+
+    /// A core for one stateless (modern) request: it never initializes.
+    pub fn stateless() -> Self {
+        SessionCore {
+            stateless: true,
+            ..SessionCore::new()
         }
     }
 
@@ -214,7 +229,11 @@ impl SessionCore {
             Ok(result) => Step::Answer(wire::result(&id, result)),
             Err(err) => Step::Answer(wire::error(&id, err.to_error_object())),
         };
-        if method == "ping" {
+        let modern = params
+            .get("_meta")
+            .and_then(|meta| meta.get(era::META_VERSION))
+            .is_some();
+        if method == "ping" && !(self.phase == Phase::Fresh && modern) {
             return answer(Ok(json!({})));
         }
         match (&self.phase, method.as_str()) {
@@ -223,7 +242,9 @@ impl SessionCore {
                 message: "the session is closed".into(),
                 data: None,
             })),
-            (Phase::Fresh, "initialize") => answer(self.initialize(&params, offer)),
+            (Phase::Fresh, "initialize") if !self.stateless => {
+                answer(self.initialize(&params, offer))
+            }
             (Phase::Fresh, _) => match era::envelope(&params) {
                 Ok((version, envelope)) => Step::Dispatch(Call {
                     id,
@@ -231,6 +252,7 @@ impl SessionCore {
                     params,
                     era: Era::Modern(version),
                     client: envelope.into(),
+                    param_headers: None,
                 }),
                 Err(err) => answer(Err(err)),
             },
@@ -248,6 +270,7 @@ impl SessionCore {
                 params,
                 era: Era::Legacy(version),
                 client: self.client.clone(),
+                param_headers: None,
             }),
         }
     }

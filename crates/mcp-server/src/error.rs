@@ -13,7 +13,7 @@ pub const INVALID_PARAMS: i64 = -32602;
 pub const INTERNAL_ERROR: i64 = -32603;
 /// JSON-RPC: the message is not JSON (`-32700`).
 pub const PARSE_ERROR: i64 = -32700;
-/// MCP: the resource does not exist (`-32002`).
+/// MCP before 2026-07-28: the resource does not exist (`-32002`; since then `-32602`).
 pub const RESOURCE_NOT_FOUND: i64 = -32002;
 
 /// Why a request failed or serving stopped. Each cause is said once; a peer's text in it is
@@ -28,7 +28,8 @@ pub enum Error {
     /// The method is not offered (`-32601`).
     #[error("method not found: {0}")]
     MethodNotFound(String),
-    /// The resource does not exist (`-32002`, with `data.uri`).
+    /// The resource does not exist (`-32602` with `data.uri`, SEP-2164; `-32002` in the
+    /// legacy era, [`Error::to_error_object_in`]).
     #[error("resource not found: {uri}")]
     ResourceNotFound {
         /// The URI asked for.
@@ -63,7 +64,8 @@ pub enum Error {
         /// The client's message.
         message: String,
     },
-    /// The client did not announce the capability a request to it needs.
+    /// The client did not announce the capability a request to it needs (`-32021`, with
+    /// `data.requiredCapabilities`).
     #[error("the client does not offer {0}")]
     MissingCapability(&'static str),
     /// A bound was hit (queue, session count, concurrent requests, message size).
@@ -129,12 +131,23 @@ impl Error {
     /// The JSON-RPC error code this is answered with.
     pub fn code(&self) -> i64 {
         match self {
-            Error::InvalidParams(_) | Error::MissingCapability(_) => INVALID_PARAMS,
+            Error::InvalidParams(_) => INVALID_PARAMS,
+            Error::MissingCapability(_) => crate::era::MISSING_REQUIRED_CLIENT_CAPABILITY,
             Error::MethodNotFound(_) => METHOD_NOT_FOUND,
-            Error::ResourceNotFound { .. } => RESOURCE_NOT_FOUND,
+            Error::ResourceNotFound { .. } => INVALID_PARAMS,
             Error::Rpc { code, .. } => *code,
             _ => INTERNAL_ERROR,
         }
+    }
+
+    /// The JSON-RPC error object in `era`: as [`Error::to_error_object`], but a missing
+    /// resource is `-32002` in the legacy era.
+    pub fn to_error_object_in(&self, era: crate::era::Era) -> Value {
+        let mut object = self.to_error_object();
+        if let (Error::ResourceNotFound { .. }, crate::era::Era::Legacy(_)) = (self, era) {
+            object["code"] = json!(RESOURCE_NOT_FOUND);
+        }
+        object
     }
 
     /// The JSON-RPC error object (`{code, message, data?}`).
@@ -152,6 +165,9 @@ impl Error {
                 data: Some(data), ..
             } => object["data"] = data.clone(),
             Error::ResourceNotFound { uri } => object["data"] = json!({ "uri": uri }),
+            Error::MissingCapability(capability) => {
+                object["data"] = json!({ "requiredCapabilities": { *capability: {} } });
+            }
             _ => {}
         }
         object

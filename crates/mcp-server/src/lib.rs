@@ -10,6 +10,7 @@ mod handler;
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub mod http;
 mod paged;
+mod params;
 mod seal;
 mod server;
 mod stdio;
@@ -32,5 +33,5 @@ pub use crate::handler::{
 };
 pub use crate::paged::serve_paged_tools;
 pub use crate::seal::{MAX_TOKEN_BYTES, STATE_LIFETIME};
-pub use crate::server::{Limits, ListKind, Server};
+pub use crate::server::{Limits, ListKind, Notifier, Server};
 pub use crate::toolbox::Toolbox;

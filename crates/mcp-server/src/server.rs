@@ -122,10 +122,83 @@ pub(crate) struct Inner<H> {
     pub(crate) caps: crate::Capabilities,
     pub(crate) limits: Limits,
     sealer: Sealer,
-    /// Every live session, for list_changed and resource updates.
+    pub(crate) hub: Arc<Hub>,
+}
+
+/// Who hears of changes: every live session and every open `subscriptions/listen`.
+#[derive(Default)]
+pub(crate) struct Hub {
+    /// Every live session, for list changes and resource updates.
     sessions: Mutex<Vec<Weak<Session>>>,
     /// Open `subscriptions/listen` requests: their filter and stream.
     listeners: Mutex<Vec<Listener>>,
+}
+
+/// Announces changes to a [`Server`]'s clients; cheap to clone, and usable from a handler
+/// ([`Context::notifier`]) or any task. It holds no session alive.
+#[derive(Clone)]
+pub struct Notifier(pub(crate) Arc<Hub>);
+
+impl std::fmt::Debug for Notifier {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Notifier").finish_non_exhaustive()
+    }
+}
+
+impl Notifier {
+    /// Announces that a list changed: to every legacy session (on its GET stream or stdio)
+    /// and every modern listen that asked for it. A session that cannot take it now (a full
+    /// queue) misses it; a list change is a hint to list again, never data.
+    pub fn list_changed(&self, kind: ListKind) {
+        let hub = &self.0;
+        let message = wire::notification(kind.method(), json!({}));
+        hub.broadcast(&message, |_| true);
+        for listener in lock(&hub.listeners).iter() {
+            if listener
+                .filter
+                .get(kind.filter_key())
+                .and_then(Value::as_bool)
+                == Some(true)
+            {
+                let mut message = message.clone();
+                message["params"] = json!({ "_meta": subscription_meta(&listener.id) });
+                listener.send(message);
+            }
+        }
+    }
+
+    /// Announces that a resource changed, to the sessions and listens subscribed to it.
+    pub fn resource_updated(&self, uri: &str) {
+        let hub = &self.0;
+        let message = wire::notification("notifications/resources/updated", json!({ "uri": uri }));
+        hub.broadcast(&message, |session| lock(&session.core).is_subscribed(uri));
+        for listener in lock(&hub.listeners).iter() {
+            let named = listener
+                .filter
+                .get("resourceSubscriptions")
+                .and_then(Value::as_array);
+            if named.is_some_and(|uris| uris.iter().any(|u| u.as_str() == Some(uri))) {
+                let mut message = message.clone();
+                message["params"]["_meta"] = subscription_meta(&listener.id);
+                listener.send(message);
+            }
+        }
+    }
+}
+
+impl Hub {
+    fn broadcast(&self, message: &Value, wants: impl Fn(&Session) -> bool) {
+        let mut sessions = lock(&self.sessions);
+        sessions.retain(|session| session.strong_count() > 0);
+        for session in sessions.iter().filter_map(Weak::upgrade) {
+            if !wants(&session) {
+                continue;
+            }
+            if let Some(out) = lock(&session.unsolicited).as_ref() {
+                let _ = out.try_send(Out::Message(message.clone()));
+            }
+        }
+    }
 }
 
 struct Listener {
@@ -226,8 +299,7 @@ impl<H: Handler> Server<H> {
                 caps,
                 limits,
                 sealer: Sealer::new(),
-                sessions: Mutex::new(Vec::new()),
-                listeners: Mutex::new(Vec::new()),
+                hub: Arc::new(Hub::default()),
             }),
         }
     }
@@ -242,60 +314,25 @@ impl<H: Handler> Server<H> {
         &self.inner.limits
     }
 
-    /// Announces that a list changed: to every legacy session (on its GET stream or stdio)
-    /// and every modern listen that asked for it. Sessions that cannot take it now (a full
-    /// queue) miss it; a list change is a hint to list again, never data.
+    /// The [`Notifier`] that announces list changes and resource updates to the clients.
+    pub fn notifier(&self) -> Notifier {
+        Notifier(Arc::clone(&self.inner.hub))
+    }
+
+    /// [`Notifier::list_changed`].
     pub fn list_changed(&self, kind: ListKind) {
-        let message = wire::notification(kind.method(), json!({}));
-        self.broadcast(&message, |_| true);
-        for listener in lock(&self.inner.listeners).iter() {
-            if listener
-                .filter
-                .get(kind.filter_key())
-                .and_then(Value::as_bool)
-                == Some(true)
-            {
-                let mut message = message.clone();
-                message["params"] = json!({ "_meta": subscription_meta(&listener.id) });
-                listener.send(message);
-            }
-        }
+        self.notifier().list_changed(kind);
     }
 
-    /// Announces that a resource changed, to the sessions and listens subscribed to it.
+    /// [`Notifier::resource_updated`].
     pub fn resource_updated(&self, uri: &str) {
-        let message = wire::notification("notifications/resources/updated", json!({ "uri": uri }));
-        self.broadcast(&message, |session| lock(&session.core).is_subscribed(uri));
-        for listener in lock(&self.inner.listeners).iter() {
-            let named = listener
-                .filter
-                .get("resourceSubscriptions")
-                .and_then(Value::as_array);
-            if named.is_some_and(|uris| uris.iter().any(|u| u.as_str() == Some(uri))) {
-                let mut message = message.clone();
-                message["params"]["_meta"] = subscription_meta(&listener.id);
-                listener.send(message);
-            }
-        }
-    }
-
-    fn broadcast(&self, message: &Value, wants: impl Fn(&Session) -> bool) {
-        let mut sessions = lock(&self.inner.sessions);
-        sessions.retain(|session| session.strong_count() > 0);
-        for session in sessions.iter().filter_map(Weak::upgrade) {
-            if !wants(&session) {
-                continue;
-            }
-            if let Some(out) = lock(&session.unsolicited).as_ref() {
-                let _ = out.try_send(Out::Message(message.clone()));
-            }
-        }
+        self.notifier().resource_updated(uri);
     }
 
     /// A new session, known to the broadcasts.
     pub(crate) fn open_session(&self) -> Arc<Session> {
         let session = Arc::new(Session::new());
-        let mut sessions = lock(&self.inner.sessions);
+        let mut sessions = lock(&self.inner.hub.sessions);
         sessions.retain(|session| session.strong_count() > 0);
         sessions.push(Arc::downgrade(&session));
         session
@@ -375,7 +412,7 @@ impl<H: Handler> Server<H> {
                 };
                 wire::result(&id, result)
             }
-            Err(err) => wire::error(&id, err.to_error_object()),
+            Err(err) => wire::error(&id, err.to_error_object_in(era)),
         }
     }
 
@@ -394,6 +431,7 @@ impl<H: Handler> Server<H> {
             out,
             responses: Arc::new(Map::new()),
             state: None,
+            notifier: self.notifier(),
         };
         let params = &call.params;
         let offered = |on: bool| {
@@ -415,6 +453,10 @@ impl<H: Handler> Server<H> {
                 offered(caps.tools)?;
                 let name = string(params, "name")?;
                 let arguments = object(params, "arguments")?;
+                if let Some(headers) = &call.param_headers {
+                    self.check_param_headers(&ctx, &name, &arguments, headers)
+                        .await?;
+                }
                 let binding = format!("tools/call\0{name}");
                 self.rounds(session, &call, &binding, ctx, |ctx| {
                     handler.call_tool(
@@ -482,6 +524,27 @@ impl<H: Handler> Server<H> {
         }
     }
 
+    /// Checks a modern HTTP `tools/call`'s `Mcp-Param-*` headers against the arguments its
+    /// tool designates (`-32020` when one is missing or differs).
+    async fn check_param_headers(
+        &self,
+        ctx: &Context,
+        name: &str,
+        arguments: &Map<String, Value>,
+        headers: &[(String, String)],
+    ) -> Result<(), Error> {
+        let tools = self.inner.handler.list_tools(ctx).await?;
+        let Some(tool) = tools.iter().find(|tool| tool.name == name) else {
+            return Ok(());
+        };
+        let schema = tool.input_schema.to_value();
+        crate::params::check(&schema, arguments, headers).map_err(|message| Error::Rpc {
+            code: era::HEADER_MISMATCH,
+            message,
+            data: None,
+        })
+    }
+
     fn discover(&self) -> Value {
         let versions: Vec<&str> = era::modern_versions()
             .iter()
@@ -492,6 +555,7 @@ impl<H: Handler> Server<H> {
             "supportedVersions": versions,
             "capabilities": self.inner.offer.capabilities,
             "serverInfo": self.inner.offer.info,
+            "_meta": { "io.modelcontextprotocol/serverInfo": self.inner.offer.info },
         });
         if let Some(instructions) = &self.inner.offer.instructions {
             result["instructions"] = json!(instructions);
@@ -571,6 +635,11 @@ impl<H: Handler> Server<H> {
                 Outcome::InputRequired(input) => {
                     if input.requests.len() > limits.max_input_requests {
                         return Err(Error::Limit("input requests per round"));
+                    }
+                    for (_, request) in &input.requests {
+                        if !era::has_capability(&call.client.capabilities, request.capability()) {
+                            return Err(Error::MissingCapability(request.capability()));
+                        }
                     }
                     let requests: Map<String, Value> = input
                         .requests
@@ -692,7 +761,7 @@ impl<H: Handler> Server<H> {
             honoured.insert("resourceSubscriptions".into(), Value::Array(uris));
         }
         {
-            let mut listeners = lock(&self.inner.listeners);
+            let mut listeners = lock(&self.inner.hub.listeners);
             listeners.retain(|listener| listener.out.strong_count() > 0);
             if listeners.len() >= self.inner.limits.max_listeners {
                 return Err(Error::Limit("subscriptions/listen requests per server"));
@@ -735,7 +804,6 @@ fn modern_result(method: &str, result: Value) -> Value {
             | "resources/list"
             | "resources/templates/list"
             | "resources/read"
-            | "prompts/get"
     );
     if cacheable && result.get("resultType") == Some(&json!("complete")) {
         result.entry("ttlMs").or_insert_with(|| json!(0));

@@ -35,7 +35,9 @@ impl<H: Handler> Server<H> {
         *lock(&session.unsolicited) = Some(out.clone());
         let writing = tokio::spawn(async move {
             while let Some(message) = outgoing.recv().await {
-                let (Out::Message(message) | Out::Final(message)) = message;
+                let (Out::Message(message) | Out::Final(message)) = message else {
+                    continue;
+                };
                 let mut line = message.to_string();
                 line.push('\n');
                 writer.write_all(line.as_bytes()).await?;
@@ -83,14 +85,16 @@ impl<H: Handler> Server<H> {
                 Ok(message) => self.step(&session, message),
                 Err(rejection) => Step::Answer(rejection.to_response()),
             };
-            match self.settle(&session, step) {
-                Some(Step::Answer(answer)) => {
-                    if out.send(Out::Message(answer)).await.is_err() {
-                        break;
-                    }
+            let sent = match self.settle(&session, step) {
+                Some(Step::Answer(answer)) => out.send(Out::Message(answer)).await.is_ok(),
+                Some(Step::Dispatch(call)) => {
+                    self.spawn_call(&session, call, out.clone()).detach();
+                    true
                 }
-                Some(Step::Dispatch(call)) => self.spawn_call(&session, call, out.clone()).detach(),
-                _ => {}
+                _ => true,
+            };
+            if !sent {
+                break;
             }
         }
         session.close();
