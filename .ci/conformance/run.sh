@@ -265,8 +265,10 @@ for entry in "${listed[@]}"; do
 done
 
 if [[ -n "$table" ]]; then
+  section="$(mktemp)"
   {
-    echo "# MCP conformance results"
+    echo "<!-- client:begin -->"
+    echo "## Client: \`sidewire-mcp\`"
     echo
     echo "Written by \`.ci/conformance/run.sh\` (do not edit by hand): the client scenarios of the official"
     echo "suite \`@modelcontextprotocol/conformance\` run against"
@@ -279,7 +281,7 @@ if [[ -n "$table" ]]; then
     echo "\`MCP_CONFORMANCE_PROTOCOL_VERSION\`: ${MODERN} probes (\`EraChoice::Auto\`, which lands on the"
     echo "modern era), 2025-11-25 and older speak the legacy era (\`EraChoice::Legacy\`)."
     echo
-    echo "## Summary"
+    echo "### Summary"
     echo
     echo "| run | passed |"
     echo "|---|---|"
@@ -303,12 +305,26 @@ if [[ -n "$table" ]]; then
     echo "| 2026-07-28 required (32, suite scoring) | ${suite_passes[$modern_label]:-0} | 3 | 32 |"
     echo "| all ${#listed[@]} of ${PRERELEASE}, each at its own version | ${own_passed} | 25 | 43 |"
     echo
-    echo "## Scenarios"
+    echo "### Scenarios"
     echo
     echo "| suite | scenario | protocol | result | checks passed |"
     echo "|---|---|---|---|---|"
     printf '%s\n' "${rows[@]}"
-  } > "$table"
+    echo "<!-- client:end -->"
+  } > "$section"
+  # Only the client section is rewritten; the server section is .ci/conformance/server.sh's.
+  python3 - "$table" "$section" <<'PY'
+import re, sys
+table, section = sys.argv[1], open(sys.argv[2]).read().rstrip("\n")
+try:
+    text = open(table).read()
+except FileNotFoundError:
+    text = "# MCP conformance results\n"
+pattern = re.compile(r"<!-- client:begin -->.*?<!-- client:end -->", re.S)
+text = pattern.sub(lambda _: section, text) if pattern.search(text) else text.rstrip("\n") + "\n\n" + section
+open(table, "w").write(text.rstrip("\n") + "\n")
+PY
+  rm -f "$section"
   echo "wrote $table"
 fi
 

@@ -7,6 +7,12 @@
 //! cargo run -p sidewire-mcp-server --example fixture                   # stdio
 //! cargo run -p sidewire-mcp-server --example fixture -- --http 127.0.0.1:3000   # http://127.0.0.1:3000/mcp
 //! ```
+//!
+//! With `--http`, the first line on stdout is `listening on http://ADDRESS/mcp` (port 0 picks a
+//! free port).
+//!
+//! ```text
+//! ```
 
 use std::time::Duration;
 
@@ -588,6 +594,11 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
     match (args.next().as_deref(), args.next()) {
         (Some("--http"), Some(address)) => {
             let listener = tokio::net::TcpListener::bind(&address).await?;
+            // The address as bound (port 0 picks a free one), for the scripts that start it.
+            let bound = listener.local_addr()?;
+            let mut stdout = std::io::stdout();
+            std::io::Write::write_all(&mut stdout, format!("listening on http://{bound}/mcp\n").as_bytes())?;
+            std::io::Write::flush(&mut stdout)?;
             serve(server, listener, HttpConfig::default()).await?;
         }
         (None, _) => {
