@@ -597,7 +597,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             // The address as bound (port 0 picks a free one), for the scripts that start it.
             let bound = listener.local_addr()?;
             let mut stdout = std::io::stdout();
-            std::io::Write::write_all(&mut stdout, format!("listening on http://{bound}/mcp\n").as_bytes())?;
+            std::io::Write::write_all(
+                &mut stdout,
+                format!("listening on http://{bound}/mcp\n").as_bytes(),
+            )?;
             std::io::Write::flush(&mut stdout)?;
             serve(server, listener, HttpConfig::default()).await?;
         }

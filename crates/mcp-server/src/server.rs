@@ -152,7 +152,10 @@ impl Notifier {
     pub fn list_changed(&self, kind: ListKind) {
         let hub = &self.0;
         let message = wire::notification(kind.method(), json!({}));
-        hub.broadcast(&message, |_| true);
+        // Legacy sessions only: a modern connection hears of changes on its listens.
+        hub.broadcast(&message, |session| {
+            lock(&session.core).legacy_version().is_some()
+        });
         for listener in lock(&hub.listeners).iter() {
             if listener
                 .filter

@@ -219,6 +219,11 @@ impl<H: Handler> HttpServer<H> {
         }
     }
 
+    /// The server it serves.
+    pub fn server(&self) -> &Server<H> {
+        &self.server
+    }
+
     /// Open legacy sessions now.
     pub fn sessions(&self) -> usize {
         lock(&self.sessions).len()
