@@ -46,7 +46,11 @@ impl Sealer {
 
     /// Seals `value`, bound to `binding`.
     pub(crate) fn seal(&self, binding: &str, value: &Value) -> String {
-        let payload = json!({ "v": value, "t": now() }).to_string();
+        self.seal_at(binding, value, now())
+    }
+
+    fn seal_at(&self, binding: &str, value: &Value, issued: u64) -> String {
+        let payload = json!({ "v": value, "t": issued }).to_string();
         let tag = hmac::sign(&self.key, &tagged(binding, payload.as_bytes()));
         format!(
             "{}.{}",
@@ -114,8 +118,16 @@ mod tests {
         assert!(open("tools/call\0t", &foreign).is_err());
         assert!(open("tools/call\0t", "").is_err());
         assert!(open("tools/call\0t", &"a".repeat(MAX_TOKEN_BYTES + 1)).is_err());
-        let expired = sealer.open("tools/call\0t", &token, Duration::ZERO, "requestState");
-        // Issued this second: a zero lifetime still honours it; an old one is refused below.
-        let _ = expired;
+        let old = sealer.seal_at(
+            "tools/call\0t",
+            &json!(1),
+            now() - STATE_LIFETIME.as_secs() - 1,
+        );
+        assert!(
+            open("tools/call\0t", &old)
+                .unwrap_err()
+                .to_string()
+                .contains("expired")
+        );
     }
 }

@@ -239,3 +239,36 @@ async fn modern_requests_are_checked_in_the_protocol_order() {
     assert_eq!(ok.json()["result"]["resultType"], "complete");
     assert_eq!(ok.json()["result"]["cacheScope"], "private");
 }
+
+#[tokio::test]
+async fn a_modern_request_whose_connection_closes_is_cancelled() {
+    use std::sync::atomic::Ordering;
+    use tokio::io::AsyncWriteExt;
+    let (url, server) = http(Limits::default(), HttpConfig::default()).await;
+    let authority = url
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .unwrap()
+        .to_owned();
+    let body = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+        "params": {"name": "hang", "arguments": {}, "_meta": modern_meta()}})
+    .to_string();
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nhost: {authority}\r\ncontent-type: application/json\r\naccept: application/json, text/event-stream\r\nmcp-protocol-version: 2026-07-28\r\nmcp-method: tools/call\r\nmcp-name: hang\r\ncontent-length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    let mut stream = tokio::net::TcpStream::connect(&authority).await.unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let probe = server.server().handler();
+    sidewire_test_support::eventually(crate::support::LIMIT, "the call running", || {
+        probe.hanging.load(Ordering::SeqCst) == 1
+    })
+    .await;
+    assert_eq!(probe.dropped.load(Ordering::SeqCst), 0);
+    drop(stream);
+    sidewire_test_support::eventually(crate::support::LIMIT, "the call cancelled", || {
+        probe.dropped.load(Ordering::SeqCst) == 1
+    })
+    .await;
+}

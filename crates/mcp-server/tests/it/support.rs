@@ -26,6 +26,17 @@ pub(crate) async fn within<T>(what: &str, future: impl std::future::Future<Outpu
 #[derive(Default)]
 pub(crate) struct Probe {
     pub(crate) hanging: Arc<AtomicUsize>,
+    /// `hang` calls whose future was dropped (cancelled).
+    pub(crate) dropped: Arc<AtomicUsize>,
+}
+
+/// Counts a drop.
+struct OnDrop(Arc<AtomicUsize>);
+
+impl Drop for OnDrop {
+    fn drop(&mut self) {
+        self.0.fetch_add(1, Ordering::SeqCst);
+    }
 }
 
 impl Handler for Probe {
@@ -90,6 +101,7 @@ impl Handler for Probe {
                 Ok(CallToolResult::text("after the close").into())
             }
             "hang" => {
+                let _dropped = OnDrop(Arc::clone(&self.dropped));
                 self.hanging.fetch_add(1, Ordering::SeqCst);
                 std::future::pending::<()>().await;
                 unreachable!()
