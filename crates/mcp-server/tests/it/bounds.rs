@@ -211,3 +211,55 @@ async fn sessions_are_bounded_and_the_longest_idle_goes_first() {
     let refused = exchange(&url, "POST", &[JSON, ACCEPT], &body).await;
     assert_eq!(refused.status, 503);
 }
+
+#[tokio::test]
+async fn input_requests_per_round_are_bounded() {
+    let mut limits = Limits::default();
+    limits.max_input_requests = 2;
+    let (mut raw, _server) = Raw::start(limits);
+    raw.initialize().await;
+    raw.send(call(1, "many")).await;
+    let failed = raw.answer(json!(1)).await;
+    assert!(
+        failed["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("input requests per round")
+    );
+}
+
+#[tokio::test]
+async fn a_stream_the_client_does_not_read_holds_its_handler_at_the_queue_bound() {
+    use std::sync::atomic::Ordering;
+    let mut limits = Limits::default();
+    limits.stream_queue = 4;
+    // A pipe that holds less than one message: the writer waits on the client at once.
+    let (mut raw, server) = Raw::start_with_pipe(limits, 64);
+    raw.initialize().await;
+    raw.send(
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "flood", "arguments": {}, "_meta": {"progressToken": "p"}}}),
+    )
+    .await;
+    let flooded = std::sync::Arc::clone(&server.handler().flooded);
+    sidewire_test_support::eventually(crate::support::LIMIT, "the queue filled", || {
+        flooded.load(Ordering::SeqCst) >= 4
+    })
+    .await;
+    // The queue, the message being written and the one the handler holds: nothing more.
+    assert!(
+        flooded.load(Ordering::SeqCst) <= 4 + 3,
+        "{}",
+        flooded.load(Ordering::SeqCst)
+    );
+    // Read on: every notification arrives, then the answer (nothing lost).
+    let mut progress = 0;
+    loop {
+        let message = raw.recv().await;
+        if message.get("id") == Some(&json!(1)) {
+            break;
+        }
+        progress += 1;
+    }
+    assert_eq!(progress, crate::support::FLOOD);
+}

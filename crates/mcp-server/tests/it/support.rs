@@ -28,7 +28,12 @@ pub(crate) struct Probe {
     pub(crate) hanging: Arc<AtomicUsize>,
     /// `hang` calls whose future was dropped (cancelled).
     pub(crate) dropped: Arc<AtomicUsize>,
+    /// Progress notifications `flood` handed to its stream so far.
+    pub(crate) flooded: Arc<AtomicUsize>,
 }
+
+/// How many progress notifications `flood` sends.
+pub(crate) const FLOOD: usize = 1000;
 
 /// Counts a drop.
 struct OnDrop(Arc<AtomicUsize>);
@@ -96,6 +101,18 @@ impl Handler for Probe {
                 InputRequest::Elicit(json!({"message": "again?", "requestedSchema":
                     {"type": "object", "properties": {"ok": {"type": "boolean"}}}})),
             ))),
+            "flood" => {
+                for n in 0..FLOOD {
+                    ctx.progress(n as f64, None, None).await;
+                    self.flooded.fetch_add(1, Ordering::SeqCst);
+                }
+                Ok(CallToolResult::text("flooded").into())
+            }
+            "many" => Ok(Outcome::InputRequired(
+                (0..3).fold(InputRequired::new(), |input, n| {
+                    input.request(format!("r{n}"), InputRequest::ListRoots)
+                }),
+            )),
             "close" => {
                 ctx.close_stream().await;
                 Ok(CallToolResult::text("after the close").into())
@@ -126,7 +143,12 @@ pub(crate) struct Raw {
 
 impl Raw {
     pub(crate) fn start(limits: Limits) -> (Raw, Server<Probe>) {
-        let (client, server_end) = tokio::io::duplex(1 << 20);
+        Raw::start_with_pipe(limits, 1 << 20)
+    }
+
+    /// With a pipe that holds `pipe` bytes each way.
+    pub(crate) fn start_with_pipe(limits: Limits, pipe: usize) -> (Raw, Server<Probe>) {
+        let (client, server_end) = tokio::io::duplex(pipe);
         let server = Server::with_limits(Probe::default(), limits);
         let serving = server.clone();
         tokio::spawn(async move {
