@@ -5,6 +5,8 @@ mod context;
 pub mod core;
 pub mod era;
 mod error;
+#[doc(hidden)]
+pub mod fuzz;
 mod handler;
 #[cfg(feature = "http")]
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]

@@ -30,7 +30,7 @@
 //! | connections | 1,024 ([`HttpConfig::max_connections`]) | accepting waits |
 
 pub mod check;
-mod sse;
+pub(crate) mod sse;
 
 use std::collections::HashMap;
 use std::convert::Infallible;
