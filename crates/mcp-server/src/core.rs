@@ -233,7 +233,11 @@ impl SessionCore {
             .get("_meta")
             .and_then(|meta| meta.get(era::META_VERSION))
             .is_some();
-        if method == "ping" && !(self.phase == Phase::Fresh && modern) {
+        // A closed session answers every request `-32600`, `ping` included (the table).
+        if method == "ping"
+            && self.phase != Phase::Closed
+            && !(self.phase == Phase::Fresh && modern)
+        {
             return answer(Ok(json!({})));
         }
         match (&self.phase, method.as_str()) {
