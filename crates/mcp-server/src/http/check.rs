@@ -91,14 +91,21 @@ impl Allowed {
     }
 }
 
-/// `host[:port]` without the port (an IPv6 literal keeps its brackets).
+/// `host[:port]` without the port (an IPv6 literal keeps its brackets). Anything after the
+/// name but a port (`:` and digits) keeps the whole text, which then names no allowed host:
+/// `[::1]evil` is not `[::1]`.
 fn strip_port(host: &str) -> &str {
-    if host.starts_with('[') {
-        return host.find(']').map_or(host, |end| &host[..=end]);
-    }
-    host.rsplit_once(':')
-        .filter(|(_, port)| port.chars().all(|c| c.is_ascii_digit()))
-        .map_or(host, |(name, _)| name)
+    let end = if host.starts_with('[') {
+        host.find(']').map_or(host.len(), |end| end + 1)
+    } else {
+        host.rfind(':').unwrap_or(host.len())
+    };
+    let (name, rest) = host.split_at(end);
+    let port = rest.is_empty()
+        || rest
+            .strip_prefix(':')
+            .is_some_and(|port| port.bytes().all(|b| b.is_ascii_digit()));
+    if port { name } else { host }
 }
 
 /// What the headers of an acceptable request say.
