@@ -16,6 +16,9 @@ use crate::Error;
 
 /// The most bytes of a token read (larger is refused before any work).
 pub const MAX_TOKEN_BYTES: usize = 64 << 10;
+/// The deepest nesting of a sealed value (the token's own wrapper adds one level, and JSON
+/// readers stop at 128).
+pub const MAX_STATE_NESTING: usize = 100;
 /// How long a `requestState` is honoured.
 pub const STATE_LIFETIME: Duration = Duration::from_secs(3600);
 
@@ -45,8 +48,21 @@ impl Sealer {
     }
 
     /// Seals `value`, bound to `binding`.
-    pub(crate) fn seal(&self, binding: &str, value: &Value) -> String {
-        self.seal_at(binding, value, now())
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Limit`] when the value nests deeper than [`MAX_STATE_NESTING`] or its token
+    /// would be longer than [`MAX_TOKEN_BYTES`]: a token `open` would refuse is never handed
+    /// out.
+    pub(crate) fn seal(&self, binding: &str, value: &Value) -> Result<String, Error> {
+        if nesting(value) > MAX_STATE_NESTING {
+            return Err(Error::Limit("requestState nesting"));
+        }
+        let token = self.seal_at(binding, value, now());
+        if token.len() > MAX_TOKEN_BYTES {
+            return Err(Error::Limit("requestState size"));
+        }
+        Ok(token)
     }
 
     fn seal_at(&self, binding: &str, value: &Value, issued: u64) -> String {
@@ -85,6 +101,21 @@ impl Sealer {
     }
 }
 
+/// How deep `value` nests (a scalar is 0), without recursion.
+pub(crate) fn nesting(value: &Value) -> usize {
+    let mut deepest = 0;
+    let mut stack = vec![(value, 0usize)];
+    while let Some((value, depth)) = stack.pop() {
+        deepest = deepest.max(depth);
+        match value {
+            Value::Array(items) => stack.extend(items.iter().map(|item| (item, depth + 1))),
+            Value::Object(members) => stack.extend(members.values().map(|item| (item, depth + 1))),
+            _ => {}
+        }
+    }
+    deepest
+}
+
 /// The bytes the tag covers: the binding's length, the binding, the payload.
 fn tagged(binding: &str, payload: &[u8]) -> Vec<u8> {
     let mut bytes = Vec::with_capacity(8 + binding.len() + payload.len());
@@ -101,7 +132,7 @@ mod tests {
     #[test]
     fn a_changed_rebound_or_foreign_token_is_refused() {
         let sealer = Sealer::new();
-        let token = sealer.seal("tools/call\0t", &json!({"round": 1}));
+        let token = sealer.seal("tools/call\0t", &json!({"round": 1})).unwrap();
         let open = |binding: &str, token: &str| {
             sealer.open(binding, token, STATE_LIFETIME, "requestState")
         };
@@ -114,7 +145,9 @@ mod tests {
         let mut bytes = token.clone().into_bytes();
         bytes[3] ^= 1;
         assert!(open("tools/call\0t", &String::from_utf8_lossy(&bytes)).is_err());
-        let foreign = Sealer::new().seal("tools/call\0t", &json!({"round": 1}));
+        let foreign = Sealer::new()
+            .seal("tools/call\0t", &json!({"round": 1}))
+            .unwrap();
         assert!(open("tools/call\0t", &foreign).is_err());
         assert!(open("tools/call\0t", "").is_err());
         assert!(open("tools/call\0t", &"a".repeat(MAX_TOKEN_BYTES + 1)).is_err());
@@ -128,6 +161,34 @@ mod tests {
                 .unwrap_err()
                 .to_string()
                 .contains("expired")
+        );
+    }
+}
+
+#[cfg(test)]
+mod bounds {
+    use super::*;
+
+    #[test]
+    fn a_state_too_large_or_too_deep_is_refused_when_sealed() {
+        let sealer = Sealer::new();
+        let large = json!("x".repeat(MAX_TOKEN_BYTES));
+        assert!(sealer.seal("b", &large).unwrap_err().is_limit());
+        let mut deep = json!(1);
+        for _ in 0..=MAX_STATE_NESTING {
+            deep = json!([deep]);
+        }
+        assert!(sealer.seal("b", &deep).unwrap_err().is_limit());
+        let mut fits = json!(1);
+        for _ in 0..MAX_STATE_NESTING {
+            fits = json!([fits]);
+        }
+        let token = sealer.seal("b", &fits).unwrap();
+        assert_eq!(
+            sealer
+                .open("b", &token, STATE_LIFETIME, "requestState")
+                .unwrap(),
+            fits
         );
     }
 }

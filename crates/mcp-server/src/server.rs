@@ -252,6 +252,7 @@ impl Session {
     }
 
     /// Requests of this session running now.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
     pub(crate) fn in_flight(&self) -> usize {
         lock(&self.in_flight).len()
     }
@@ -601,7 +602,7 @@ impl<H: Handler> Server<H> {
             .collect::<Result<_, _>>()?;
         let mut result = json!({ member: page });
         if end < items.len() {
-            result["nextCursor"] = json!(self.inner.sealer.seal(&binding, &json!(end)));
+            result["nextCursor"] = json!(self.inner.sealer.seal(&binding, &json!(end))?);
         }
         Ok(result)
     }
@@ -654,7 +655,7 @@ impl<H: Handler> Server<H> {
                         result["inputRequests"] = Value::Object(requests);
                     }
                     let state = input.state.unwrap_or(Value::Null);
-                    result["requestState"] = json!(self.inner.sealer.seal(binding, &state));
+                    result["requestState"] = json!(self.inner.sealer.seal(binding, &state)?);
                     Ok(result)
                 }
             };

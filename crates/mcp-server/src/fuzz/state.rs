@@ -24,9 +24,9 @@ const REPLACEMENTS: &[u8] =
 /// sealed one under another binding, with one byte changed at eight places the input picks
 /// and at its ends, cut short or extended, or the sealed one under another key), and every
 /// refusal is `-32602` ("invalid", never "expired"); a sealed token opens under its binding
-/// to the value, as its JSON text reads back, whenever it is within [`MAX_TOKEN_BYTES`] and
-/// the value nests less than `MAX_VALUE_NESTING` levels, and is refused otherwise (`seal`
-/// bounds neither: a larger or deeper value seals to a token `open` refuses).
+/// to the value, as its JSON text reads back (`seal` refuses, with `Error::Limit`, a value
+/// deeper than `MAX_STATE_NESTING` or whose token would pass [`MAX_TOKEN_BYTES`], so every
+/// token it hands out opens).
 pub fn state(data: &[u8]) {
     let Some((&length, rest)) = data.split_first() else {
         return;
@@ -38,8 +38,16 @@ pub fn state(data: &[u8]) {
 
     let value = serde_json::from_slice::<Value>(rest)
         .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(rest).into_owned()));
-    let token = sealer.seal(&binding, &value);
+    let token = match sealer.seal(&binding, &value) {
+        Ok(token) => token,
+        // Too large or too deep: refused when sealed, so no token goes out that `open` refuses.
+        Err(err) => {
+            assert!(err.is_limit(), "{err}");
+            return;
+        }
+    };
     assert!(token.is_ascii(), "a token is base64url and a dot");
+    // Every token `seal` hands out opens.
     if token.len() <= MAX_TOKEN_BYTES && nesting(&value) < MAX_VALUE_NESTING {
         let opened = sealer
             .open(&binding, &token, STATE_LIFETIME, WHAT)
