@@ -1,7 +1,7 @@
 //! The conformance fixture: an MCP server offering the tools, prompts and resources the
 //! official conformance suite's server scenarios call (`@modelcontextprotocol/conformance`,
-//! `conformance server --url …`), in both eras. `.ci/mcp-server-conformance` runs the suite
-//! against it; the real-client tests drive it over stdio and HTTP.
+//! `conformance server --url …`), in both eras. `.ci/conformance/server.sh` runs the suite
+//! against it, and `.ci/mcp-server-clients.sh` drives it with real clients over stdio and HTTP.
 //!
 //! ```text
 //! cargo run -p sidewire-mcp-server --example fixture                   # stdio
@@ -10,9 +10,6 @@
 //!
 //! With `--http`, the first line on stdout is `listening on http://ADDRESS/mcp` (port 0 picks a
 //! free port).
-//!
-//! ```text
-//! ```
 
 use std::time::Duration;
 

@@ -22,8 +22,8 @@
 //! | bound | default | over it |
 //! |---|---|---|
 //! | body of a `POST` | 4 MiB ([`crate::Limits::max_message_bytes`]) | `413` |
-//! | sessions | 1,024 ([`HttpConfig::max_sessions`]) | the longest idle is closed; `503` if none is idle |
-//! | a session's idle time | 1 h ([`HttpConfig::session_idle`]) | closed at the next new session |
+//! | sessions | 1,024 ([`HttpConfig::max_sessions`]) | the longest idle without a stream open is closed, then one with; `503` if every one has a request running |
+//! | a session's idle time | 1 h ([`HttpConfig::session_idle`]) without a request or an open stream | closed at the next new session |
 //! | streams kept per session | 64 ([`HttpConfig::max_streams`]) | the oldest finished is let go |
 //! | events kept per stream | 256 ([`HttpConfig::max_events`]) | the oldest is let go |
 //! | a slow connection | 30 s per event ([`HttpConfig::write_stall`]) | the connection is let go; the stream resumes |
@@ -427,8 +427,11 @@ impl<H: Handler> HttpServer<H> {
     fn make_room(&self) -> Option<String> {
         let mut sessions = lock(&self.sessions);
         let idle = self.config.session_idle;
+        // A session whose client holds a stream open (its GET stream, to hear of changes) is
+        // not idle, however long ago its last request was.
         sessions.retain(|_, session| {
-            let keep = lock(&session.last_used).elapsed() < idle;
+            let keep =
+                lock(&session.last_used).elapsed() < idle || lock(&session.streams).listening();
             if !keep {
                 session.session.close();
             }
@@ -438,7 +441,12 @@ impl<H: Handler> HttpServer<H> {
             let victim = sessions
                 .iter()
                 .filter(|(_, session)| session.session.in_flight() == 0)
-                .min_by_key(|(_, session)| *lock(&session.last_used))
+                .min_by_key(|(_, session)| {
+                    (
+                        lock(&session.streams).listening(),
+                        *lock(&session.last_used),
+                    )
+                })
                 .map(|(id, _)| id.clone())?;
             if let Some(session) = sessions.remove(&victim) {
                 session.session.close();

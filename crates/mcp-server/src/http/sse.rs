@@ -151,6 +151,15 @@ impl Streams {
         Ok(rx)
     }
 
+    /// Whether a live connection is attached to any stream (a client listening).
+    pub(crate) fn listening(&self) -> bool {
+        self.logs.values().any(|log| {
+            log.attached
+                .as_ref()
+                .is_some_and(|attached| !attached.is_closed())
+        })
+    }
+
     /// Whether the stream exists.
     pub(crate) fn has(&self, stream: u64) -> bool {
         self.logs.contains_key(&stream)
