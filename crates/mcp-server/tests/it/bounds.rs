@@ -263,3 +263,57 @@ async fn a_stream_the_client_does_not_read_holds_its_handler_at_the_queue_bound(
     }
     assert_eq!(progress, crate::support::FLOOD);
 }
+
+#[tokio::test]
+async fn a_session_listening_on_its_stream_is_not_idle() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let mut config = HttpConfig::default();
+    config.session_idle = Duration::ZERO;
+    let (url, server) = http(Limits::default(), config).await;
+    let listening = session(&url).await;
+    let authority = url
+        .trim_start_matches("http://")
+        .split('/')
+        .next()
+        .unwrap()
+        .to_owned();
+    let mut stream = BufReader::new(tokio::net::TcpStream::connect(&authority).await.unwrap());
+    let get = format!(
+        "GET /mcp HTTP/1.1\r\nhost: {authority}\r\naccept: text/event-stream\r\nmcp-session-id: {listening}\r\n\r\n"
+    );
+    stream.get_mut().write_all(get.as_bytes()).await.unwrap();
+    crate::support::within("the priming event", async {
+        let mut line = String::new();
+        while !line.starts_with("retry:") {
+            line.clear();
+            assert!(
+                stream.read_line(&mut line).await.unwrap() > 0,
+                "the stream ended"
+            );
+        }
+    })
+    .await;
+    let idle = session(&url).await;
+    // A new session makes room: every session is past the (zero) idle time, but the one
+    // listening on its stream stays.
+    let _third = session(&url).await;
+    let list = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).to_string();
+    let gone = exchange(
+        &url,
+        "POST",
+        &[JSON, ACCEPT, ("mcp-session-id", &idle)],
+        &list,
+    )
+    .await;
+    assert_eq!(gone.status, 404);
+    let kept = exchange(
+        &url,
+        "POST",
+        &[JSON, ACCEPT, ("mcp-session-id", &listening)],
+        &list,
+    )
+    .await;
+    assert_eq!(kept.status, 200);
+    assert!(server.sessions() >= 2);
+    drop(stream);
+}
