@@ -49,6 +49,10 @@ pub const ALLOWED_EDGES: &[(&str, &str)] = &[
     // through the one bounded read of a file a config controls (`sidewire_process::file`).
     ("sidewire-mcp-config", "sidewire-mcp"),
     ("sidewire-mcp-config", "sidewire-process"),
+    // The server side of MCP: the client's wire types (`Tool`, `CallToolResult`, the version
+    // constants), never its transports, and the NDJSON codec for stdio.
+    ("sidewire-mcp-server", "sidewire-mcp"),
+    ("sidewire-mcp-server", "sidewire-framing"),
     ("sidewire", "sidewire-agent"),
     ("sidewire", "sidewire-ext-host"),
     ("sidewire", "sidewire-ext-conformance"),

@@ -32,6 +32,7 @@ pub const LIBRARY_CRATES: &[(&str, &str)] = &[
     ("sidewire-ext-conformance", "crates/ext-conformance"),
     ("sidewire-mcp", "crates/mcp"),
     ("sidewire-mcp-config", "crates/mcp-config"),
+    ("sidewire-mcp-server", "crates/mcp-server"),
     ("sidewire-agent", "crates/agent"),
 ];
 
