@@ -374,7 +374,7 @@ fn serve_minimal_tools(count: usize) {
     let stdin = std::io::stdin().lock();
     let stdout = BufWriter::new(std::io::stdout().lock());
     // A closed stdout ends the server as a closed stdin does.
-    let _ = sidewire_mcp::server::serve_paged_tools(
+    let _ = sidewire_mcp_server::serve_paged_tools(
         stdin,
         stdout,
         "minimal-tools",

@@ -58,6 +58,7 @@ pub const ALLOWED_EDGES: &[(&str, &str)] = &[
     ("sidewire", "sidewire-ext-conformance"),
     ("sidewire", "sidewire-mcp"),
     ("sidewire", "sidewire-mcp-config"),
+    ("sidewire", "sidewire-mcp-server"),
     ("sidewire", "sidewire-ext-sdk"),
     ("sidewire", "sidewire-jsonrpc"),
 ];

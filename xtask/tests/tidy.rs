@@ -163,7 +163,8 @@ fn ci_runs_the_readme_test_command() {
 const README_AS_DOCS: &str = "#![doc = include_str!(\"../README.md\")]";
 
 /// Every crate meant for crates.io carries what `cargo publish` and its pages need, depends on
-/// the other sidewire crates by version as well as by path, and has a section in CHANGELOG.md;
+/// the other sidewire crates by version as well as by path (but by path only for a
+/// dev-dependency that closes a cycle), and has a section in CHANGELOG.md;
 /// the crates in [`UNPUBLISHED`] stay unpublished, and the registry never sees them. A new crate
 /// copies an existing crate's `[package]` (ARCHITECTURE.md, "Publishing", says what each line
 /// is for); this test names whatever it lacks.
@@ -176,6 +177,7 @@ fn publishable_crates_carry_what_crates_io_needs() {
         .map(|p| (p["name"].as_str().unwrap(), p["publish"].is_null()))
         .collect();
     let changelog = std::fs::read_to_string(root().join("CHANGELOG.md")).expect("CHANGELOG.md");
+    let normal = normal_dependencies();
     let mut versions = BTreeSet::new();
     let mut bad = Vec::new();
     for package in packages {
@@ -296,6 +298,19 @@ fn publishable_crates_carry_what_crates_io_needs() {
             if dep["kind"] == "dev" && !has_version && also_normal {
                 continue;
             }
+            // A dev-dependency on a crate that depends on this one closes a cycle, which Cargo
+            // allows for tests (sidewire-mcp's tests run sidewire-mcp-server). It must be
+            // path-only, so Cargo drops it when packaging: with a `version`, neither crate
+            // could be packaged or published before the other.
+            if dep["kind"] == "dev" && depends_on(&normal, dep_name, name) {
+                if has_version {
+                    bad.push(format!(
+                        "{name} -> {dep_name}: a dev-dependency that closes a cycle \
+                         ({dep_name} depends on {name}), so path-only, without `version`"
+                    ));
+                }
+                continue;
+            }
             if dep_published && !has_version {
                 bad.push(format!(
                     "{name} -> {dep_name}: no `version` beside the `path` (the registry \
@@ -329,6 +344,23 @@ fn publishable_crates_carry_what_crates_io_needs() {
         "what publishing needs is missing:\n{}",
         bad.join("\n")
     );
+}
+
+/// Whether `package` depends on `target` through normal dependencies, directly or not.
+fn depends_on(normal: &BTreeMap<String, BTreeSet<String>>, package: &str, target: &str) -> bool {
+    let mut seen = BTreeSet::new();
+    let mut stack = vec![package];
+    while let Some(next) = stack.pop() {
+        for dep in normal.get(next).into_iter().flatten() {
+            if dep == target {
+                return true;
+            }
+            if seen.insert(dep.as_str()) {
+                stack.push(dep);
+            }
+        }
+    }
+    false
 }
 
 /// Every publishable crate is packaged (and its package built) by CI, so a crate that could not

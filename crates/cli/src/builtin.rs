@@ -21,8 +21,8 @@ use sidewire_ext_sdk::{
     ChunkStream, Decision, Extension, HostHandle, Options, Provider, StreamContext, point, samples,
     serve_main,
 };
-use sidewire_mcp::server::Server;
 use sidewire_mcp::{CallToolResult, Content};
+use sidewire_mcp_server::Toolbox;
 
 use crate::cli::BuiltinArgs;
 
@@ -409,8 +409,8 @@ fn outlive_stdin(on: bool) {
 }
 
 /// The built-in MCP server.
-pub(crate) fn server(hostile: bool) -> Server {
-    let server = Server::new(
+pub(crate) fn server(hostile: bool) -> Toolbox {
+    let server = Toolbox::new(
         say(hostile, "sidewire-demo-server"),
         say(hostile, env!("CARGO_PKG_VERSION")),
     );
@@ -527,8 +527,8 @@ pub(crate) fn mcp_server(args: &BuiltinArgs) -> ExitCode {
     outlive_stdin(args.stubborn);
     match served {
         Ok(()) => ExitCode::SUCCESS,
-        Err(reason) => {
-            let _ = writeln!(std::io::stderr(), "sidewire demo MCP server: {reason}");
+        Err(err) => {
+            let _ = writeln!(std::io::stderr(), "sidewire demo MCP server: {err}");
             ExitCode::FAILURE
         }
     }

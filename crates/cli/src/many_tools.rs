@@ -2,7 +2,7 @@
 //! (a description and an `inputSchema` of four described properties, about 800 bytes each)
 //! over pages of `--page-size` tools, for the tests and the benchmark of listing memory.
 //!
-//! The server is `sidewire_mcp::server::serve_paged_tools` (shared with the `scale_mcp` bench):
+//! The server is `sidewire_mcp_server::serve_paged_tools` (shared with the `scale_mcp` bench):
 //! it builds each page as it is asked for and holds no list, so its own memory stays small
 //! whatever `N` is: a peak RSS measured over sidewire and its children is sidewire's.
 
@@ -44,14 +44,8 @@ pub(crate) fn serve(count: usize, page_size: usize) -> ExitCode {
     let stdin = std::io::stdin().lock();
     let stdout = BufWriter::new(std::io::stdout().lock());
     // A closed stdout ends the server as a closed stdin does.
-    let _ = sidewire_mcp::server::serve_paged_tools(
-        stdin,
-        stdout,
-        "many-tools",
-        count,
-        page_size,
-        tool,
-    );
+    let _ =
+        sidewire_mcp_server::serve_paged_tools(stdin, stdout, "many-tools", count, page_size, tool);
     ExitCode::SUCCESS
 }
 

@@ -2,8 +2,8 @@
 //! the `_meta` envelope on every request, `-32022` renegotiation, multi-round-trip requests
 //! (MRTR) and their caps, `x-mcp-header` validation, and the listing, call, progress,
 //! cancellation and timeout behaviour where the era changes the path. The servers are scripted
-//! here ([`scripted`]: every request recorded, each answer chosen by the test) or the built-in
-//! `sidewire_mcp::server`.
+//! here ([`scripted`]: every request recorded, each answer chosen by the test) or
+//! sidewire-mcp-server's `Toolbox`.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::Ordering;
@@ -12,11 +12,11 @@ use std::time::Duration;
 
 use serde_json::{Map, Value, json};
 use sidewire_jsonrpc::{RequestContext, Router};
-use sidewire_mcp::server::Server;
 use sidewire_mcp::{
     CallToolResult, Client, ClientHandler, ElicitParams, ElicitResult, Era, EraChoice, ErrorObject,
     LogLevel, NoHandler, Root, ServerSpec, Stage, ToolCallOptions,
 };
+use sidewire_mcp_server::Toolbox;
 
 use crate::peers::{Handler, Yes};
 use crate::support::{MockState, connect_piped_framed, eventually, lock, mock_with, within};
@@ -864,7 +864,7 @@ async fn the_built_in_server_speaks_both_eras_with_progress() {
         (EraChoice::Modern, Era::Modern),
         (EraChoice::Legacy, Era::Legacy),
     ] {
-        let server = Server::new("built-in", "1").tool(
+        let server = Toolbox::new("built-in", "1").tool(
             "count",
             "Reports progress twice",
             json!({"type": "object"}),

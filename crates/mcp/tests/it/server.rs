@@ -1,20 +1,20 @@
-//! The minimal test server (`sidewire_mcp::server`, behind the `server` feature) against the
-//! client, in process: the handshake (the modern era, which `auto` finds), its one-page
-//! listing, a call with progress, and the end; and, through a raw JSON-RPC peer, its checks of
-//! the modern envelope and its legacy answers after `initialize`.
+//! sidewire-mcp-server's `Toolbox` (which replaced this crate's `server` module) against the
+//! client, in process: the handshake (the modern era, which `auto` finds), its listing, a call
+//! with progress, and the end; and, through a raw JSON-RPC peer, its checks of the modern
+//! envelope and its legacy answers after `initialize`.
 
 use std::sync::{Arc, Mutex};
 
 use serde_json::json;
-use sidewire_mcp::server::Server;
 use sidewire_mcp::{CallToolResult, Client, Era, NoHandler, ServerSpec, ToolCallOptions};
+use sidewire_mcp_server::Toolbox;
 
 use crate::support::within;
 
 #[tokio::test]
 async fn the_test_server_lists_and_runs_its_tools_with_progress() {
     let (client_io, server_io) = tokio::io::duplex(64 * 1024);
-    let server = Server::new("test-server", "1.2.3").tool(
+    let server = Toolbox::new("test-server", "1.2.3").tool(
         "echo",
         "Echoes its text back",
         json!({"type": "object"}),
@@ -71,10 +71,10 @@ async fn the_test_server_lists_and_runs_its_tools_with_progress() {
         .expect("the server sees a clean end");
 }
 
-/// A raw JSON-RPC peer connected to a fresh built-in server with one tool.
+/// A raw JSON-RPC peer connected to a fresh `Toolbox` with one tool.
 async fn raw_peer() -> sidewire_jsonrpc::Peer {
     let (client_io, server_io) = tokio::io::duplex(64 * 1024);
-    let server = Server::new("raw", "1").tool(
+    let server = Toolbox::new("raw", "1").tool(
         "echo",
         "Echoes its text back",
         json!({"type": "object"}),

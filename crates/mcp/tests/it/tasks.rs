@@ -760,7 +760,7 @@ async fn a_connection_that_never_listed_its_tools_lists_them_before_a_task_call(
 #[tokio::test]
 async fn the_modern_era_has_no_tasks() {
     let (client_io, server_io) = tokio::io::duplex(64 * 1024);
-    let server = sidewire_mcp::server::Server::new("modern", "1").tool(
+    let server = sidewire_mcp_server::Toolbox::new("modern", "1").tool(
         "echo",
         "echo",
         json!({"type": "object"}),
