@@ -10,7 +10,8 @@
 #   the default); all features together is what clippy builds, and `stdio` with `host` is
 #   sidewire-agent's, below;
 # - the crates built on it, alone with their own defaults (sidewire-agent: `host` and `stdio`;
-#   sidewire-mcp-config: `http` and `auth`);
+#   sidewire-mcp-config: `http` and `auth`; sidewire-mcp-server: `http`), and sidewire-mcp-server
+#   without `http` too (stdio only);
 # - sidewire-ext-sdk without and with `samples` (the workspace always unifies it on).
 # Every other library crate has no features; the workspace build covers it.
 set -euo pipefail
@@ -23,9 +24,10 @@ COMBOS=(
   "sidewire-mcp --no-default-features --features auth"
   "sidewire-mcp --no-default-features --features structured"
   "sidewire-mcp --no-default-features --features host"
-  "sidewire-mcp --no-default-features --features server"
   "sidewire-agent"
   "sidewire-mcp-config"
+  "sidewire-mcp-server --no-default-features"
+  "sidewire-mcp-server"
   "sidewire-ext-sdk"
   "sidewire-ext-sdk --features samples"
 )

@@ -195,7 +195,6 @@ pub const MCP_MODULE_LAYERS: &[(&str, &[&str], &[&str])] = &[
             "connect",
         ],
     ),
-    ("server", &["server"], &["text", "core"]),
     ("fuzz", &["fuzz"], &["text", "core", "cap", "http", "auth"]),
 ];
 

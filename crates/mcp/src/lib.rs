@@ -78,11 +78,9 @@
 //!   budget (text on a character boundary, media summarised, structured content dropped when
 //!   it does not fit) with a [`CutNote`] of what was cut.
 //!
-//! It is **not** (yet): Windows process handling, or an MCP *server*. (The `server` feature,
-//! off by default, adds `sidewire_mcp::server`: a minimal
-//! tools-only server over a pair of pipes, the other end of the client for the CLI's built-in
-//! demo server and for tests; it is not a server SDK.) It never runs a server through a shell
-//! and never spawns a task:
+//! It is **not** (yet): Windows process handling. It is not an MCP *server* either: that is
+//! `sidewire-mcp-server`, which shares this crate's wire types. It never runs a server through
+//! a shell and never spawns a task:
 //! [`Client::connect`] and [`McpHost::new`] hand back a driver future for the caller to run, and
 //! everything a connection does (hyper's HTTP connections included) happens inside it.
 //!
@@ -358,9 +356,6 @@ mod names;
 mod protocol;
 #[cfg(feature = "http")]
 mod redact;
-#[cfg(feature = "server")]
-#[cfg_attr(docsrs, doc(cfg(feature = "server")))]
-pub mod server;
 mod spec;
 #[cfg(feature = "stdio")]
 mod stdio;
