@@ -16,9 +16,10 @@ use std::time::Duration;
 use serde_json::{Map, Value, json};
 use sidewire_mcp_server::http::{HttpConfig, serve};
 use sidewire_mcp_server::{
-    CallToolResult, Capabilities, CompleteRequest, Completion, Context, Error, GetPromptResult,
-    Handler, Implementation, InputRequest, InputRequired, ListKind, LogLevel, Outcome, Prompt,
-    PromptGet, ReadResourceResult, Resource, ResourceTemplate, Server, Tool, ToolCall,
+    CallToolResult, Capabilities, CompleteRequest, Completion, Error, GetPromptResult, Handler,
+    HandlerContext, Implementation, InputRequest, InputRequired, ListKind, LogLevel, Prompt,
+    PromptGet, ReadResourceResult, Reply, Resource, ResourceTemplate, Server, Tool,
+    ToolCallRequest,
 };
 
 /// A 1×1 PNG.
@@ -32,8 +33,8 @@ fn decode<T: serde::de::DeserializeOwned>(value: Value) -> Result<T, Error> {
     serde_json::from_value(value).map_err(|err| Error::internal(err.to_string()))
 }
 
-fn text(text: impl Into<String>) -> Result<Outcome<CallToolResult>, Error> {
-    Ok(Outcome::Complete(CallToolResult::text(text)))
+fn text(text: impl Into<String>) -> Result<Reply<CallToolResult>, Error> {
+    Ok(Reply::Complete(CallToolResult::text(text)))
 }
 
 fn tools() -> Vec<Value> {
@@ -115,8 +116,8 @@ fn sample(text: &str, max_tokens: u32) -> InputRequest {
     )
 }
 
-fn ask(input: InputRequired) -> Result<Outcome<CallToolResult>, Error> {
-    Ok(Outcome::InputRequired(input))
+fn ask(input: InputRequired) -> Result<Reply<CallToolResult>, Error> {
+    Ok(Reply::InputRequired(input))
 }
 
 impl Handler for Fixture {
@@ -137,26 +138,26 @@ impl Handler for Fixture {
             .list_changed()
     }
 
-    async fn list_tools(&self, _ctx: &Context) -> Result<Vec<Tool>, Error> {
+    async fn list_tools(&self, _ctx: &HandlerContext) -> Result<Vec<Tool>, Error> {
         tools().into_iter().map(decode).collect()
     }
 
     async fn call_tool(
         &self,
-        call: ToolCall,
-        ctx: Context,
-    ) -> Result<Outcome<CallToolResult>, Error> {
+        call: ToolCallRequest,
+        ctx: HandlerContext,
+    ) -> Result<Reply<CallToolResult>, Error> {
         let answers = ctx.input_responses();
         match call.name.as_str() {
             "test_simple_text" => text("This is a simple text response for testing."),
-            "test_image_content" => Ok(Outcome::Complete(decode(json!({
+            "test_image_content" => Ok(Reply::Complete(decode(json!({
                 "content": [{"type": "image", "data": PNG, "mimeType": "image/png"}]}))?)),
-            "test_audio_content" => Ok(Outcome::Complete(decode(json!({
+            "test_audio_content" => Ok(Reply::Complete(decode(json!({
                 "content": [{"type": "audio", "data": WAV, "mimeType": "audio/wav"}]}))?)),
-            "test_embedded_resource" => Ok(Outcome::Complete(decode(json!({
+            "test_embedded_resource" => Ok(Reply::Complete(decode(json!({
                 "content": [{"type": "resource", "resource": {"uri": "test://embedded-resource",
                     "mimeType": "text/plain", "text": "This is an embedded resource content."}}]}))?)),
-            "test_multiple_content_types" => Ok(Outcome::Complete(decode(json!({"content": [
+            "test_multiple_content_types" => Ok(Reply::Complete(decode(json!({"content": [
                 {"type": "text", "text": "Multiple content types test:"},
                 {"type": "image", "data": PNG, "mimeType": "image/png"},
                 {"type": "resource", "resource": {"uri": "test://mixed-content-resource",
@@ -194,7 +195,7 @@ impl Handler for Fixture {
                 let mut result =
                     CallToolResult::text("This tool intentionally returns an error for testing");
                 result.is_error = true;
-                Ok(Outcome::Complete(result))
+                Ok(Reply::Complete(result))
             }
             "test_sampling" => match answers.get("sampling") {
                 Some(answer) => text(format!(
@@ -207,7 +208,7 @@ impl Handler for Fixture {
                         .get("prompt")
                         .and_then(Value::as_str)
                         .unwrap_or_default();
-                    Ok(Outcome::InputRequired(InputRequired::new().request(
+                    Ok(Reply::InputRequired(InputRequired::new().request(
                         "sampling",
                         InputRequest::Sample(json!({
                             "messages": [{"role": "user", "content": {"type": "text", "text": prompt}}],
@@ -228,7 +229,7 @@ impl Handler for Fixture {
                         .get("message")
                         .and_then(Value::as_str)
                         .unwrap_or_default();
-                    Ok(Outcome::InputRequired(InputRequired::new().request(
+                    Ok(Reply::InputRequired(InputRequired::new().request(
                         "elicitation",
                         InputRequest::Elicit(json!({
                             "message": message,
@@ -283,7 +284,7 @@ impl Handler for Fixture {
         }
     }
 
-    async fn list_prompts(&self, _ctx: &Context) -> Result<Vec<Prompt>, Error> {
+    async fn list_prompts(&self, _ctx: &HandlerContext) -> Result<Vec<Prompt>, Error> {
         [
             json!({"name": "test_simple_prompt", "title": "Simple Test Prompt", "description": "A simple prompt without arguments"}),
             json!({"name": "test_prompt_with_arguments", "title": "Prompt With Arguments", "description": "A prompt with required arguments", "arguments": [
@@ -292,7 +293,7 @@ impl Handler for Fixture {
             json!({"name": "test_prompt_with_embedded_resource", "title": "Prompt With Embedded Resource", "description": "A prompt that includes an embedded resource", "arguments": [
                 {"name": "resourceUri", "description": "URI of the resource to embed", "required": true}]}),
             json!({"name": "test_prompt_with_image", "title": "Prompt With Image", "description": "A prompt that includes image content"}),
-            json!({"name": "test_input_required_result_prompt", "title": "Prompt Asking For Context", "description": "A prompt that asks the user for context first"}),
+            json!({"name": "test_input_required_result_prompt", "title": "Prompt Asking For HandlerContext", "description": "A prompt that asks the user for context first"}),
         ]
         .into_iter()
         .map(decode)
@@ -302,8 +303,8 @@ impl Handler for Fixture {
     async fn get_prompt(
         &self,
         get: PromptGet,
-        _ctx: Context,
-    ) -> Result<Outcome<GetPromptResult>, Error> {
+        _ctx: HandlerContext,
+    ) -> Result<Reply<GetPromptResult>, Error> {
         let arg = |name: &str| {
             get.arguments
                 .get(name)
@@ -326,10 +327,10 @@ impl Handler for Fixture {
                 {"role": "user", "content": {"type": "text", "text": "Please analyze the image above."}}]),
             other => return modern_prompt(other, &get, &_ctx),
         };
-        Ok(Outcome::Complete(decode(json!({ "messages": messages }))?))
+        Ok(Reply::Complete(decode(json!({ "messages": messages }))?))
     }
 
-    async fn list_resources(&self, _ctx: &Context) -> Result<Vec<Resource>, Error> {
+    async fn list_resources(&self, _ctx: &HandlerContext) -> Result<Vec<Resource>, Error> {
         [
             json!({"uri": "test://static-text", "name": "static-text", "title": "Static Text Resource", "description": "A static text resource for testing", "mimeType": "text/plain"}),
             json!({"uri": "test://static-binary", "name": "static-binary", "title": "Static Binary Resource", "description": "A static binary resource (image) for testing", "mimeType": "image/png"}),
@@ -342,7 +343,7 @@ impl Handler for Fixture {
 
     async fn list_resource_templates(
         &self,
-        _ctx: &Context,
+        _ctx: &HandlerContext,
     ) -> Result<Vec<ResourceTemplate>, Error> {
         Ok(vec![decode(
             json!({"uriTemplate": "test://template/{id}/data", "name": "template",
@@ -353,8 +354,8 @@ impl Handler for Fixture {
     async fn read_resource(
         &self,
         uri: String,
-        _ctx: Context,
-    ) -> Result<Outcome<ReadResourceResult>, Error> {
+        _ctx: HandlerContext,
+    ) -> Result<Reply<ReadResourceResult>, Error> {
         let contents = match uri.as_str() {
             "test://static-text" => {
                 json!({"uri": uri, "mimeType": "text/plain", "text": "This is the content of the static text resource."})
@@ -374,12 +375,14 @@ impl Handler for Fixture {
                 _ => return Err(Error::ResourceNotFound { uri }),
             },
         };
-        Ok(Outcome::Complete(decode(
-            json!({ "contents": [contents] }),
-        )?))
+        Ok(Reply::Complete(decode(json!({ "contents": [contents] }))?))
     }
 
-    async fn complete(&self, request: CompleteRequest, _ctx: Context) -> Result<Completion, Error> {
+    async fn complete(
+        &self,
+        request: CompleteRequest,
+        _ctx: HandlerContext,
+    ) -> Result<Completion, Error> {
         let values: Vec<String> = ["testValue", "testValue2"]
             .into_iter()
             .filter(|value| value.starts_with(&request.value))
@@ -393,14 +396,14 @@ impl Handler for Fixture {
 fn elicit_then_report(
     answers: &Map<String, Value>,
     params: Value,
-) -> Result<Outcome<CallToolResult>, Error> {
+) -> Result<Reply<CallToolResult>, Error> {
     match answers.get("elicitation") {
         Some(answer) => text(format!(
             "Elicitation completed: action={}, content={}",
             answer["action"].as_str().unwrap_or_default(),
             answer["content"]
         )),
-        None => Ok(Outcome::InputRequired(
+        None => Ok(Reply::InputRequired(
             InputRequired::new().request("elicitation", InputRequest::Elicit(params)),
         )),
     }
@@ -408,9 +411,9 @@ fn elicit_then_report(
 
 async fn modern_call(
     name: &str,
-    call: &ToolCall,
-    ctx: &Context,
-) -> Result<Outcome<CallToolResult>, Error> {
+    call: &ToolCallRequest,
+    ctx: &HandlerContext,
+) -> Result<Reply<CallToolResult>, Error> {
     let answers = ctx.input_responses();
     let state = ctx.request_state();
     match name {
@@ -565,19 +568,19 @@ async fn modern_call(
 fn modern_prompt(
     name: &str,
     _get: &PromptGet,
-    ctx: &Context,
-) -> Result<Outcome<GetPromptResult>, Error> {
+    ctx: &HandlerContext,
+) -> Result<Reply<GetPromptResult>, Error> {
     if name != "test_input_required_result_prompt" {
         return Err(Error::invalid_params(format!("unknown prompt: {name}")));
     }
     match accepted(ctx.input_responses(), "user_context")
         .and_then(|content| content.get("context")?.as_str())
     {
-        Some(context) => Ok(Outcome::Complete(decode(
+        Some(context) => Ok(Reply::Complete(decode(
             json!({"messages": [{"role": "user",
             "content": {"type": "text", "text": format!("Prompt with context: {context}")}}]}),
         )?)),
-        None => Ok(Outcome::InputRequired(InputRequired::new().request(
+        None => Ok(Reply::InputRequired(InputRequired::new().request(
             "user_context",
             elicit("What context should the prompt use?", "context", "string"),
         ))),

@@ -1,4 +1,4 @@
-//! [`Context`]: what a handler method gets besides its params.
+//! [`HandlerContext`]: what a handler method gets besides its params.
 
 use std::sync::Arc;
 
@@ -28,7 +28,7 @@ pub(crate) type Outbox = mpsc::Sender<Out>;
 /// What a handler method gets besides its params: who asks, in which era, the client's
 /// answers to earlier input requests, and the way to report progress and log.
 #[derive(Clone)]
-pub struct Context {
+pub struct HandlerContext {
     pub(crate) era: Era,
     pub(crate) client: Arc<Client>,
     pub(crate) progress_token: Option<Value>,
@@ -38,9 +38,9 @@ pub struct Context {
     pub(crate) notifier: crate::Notifier,
 }
 
-impl std::fmt::Debug for Context {
+impl std::fmt::Debug for HandlerContext {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Context")
+        f.debug_struct("HandlerContext")
             .field("era", &self.era)
             .field("progress_token", &self.progress_token)
             .field("responses", &self.responses.len())
@@ -48,7 +48,7 @@ impl std::fmt::Debug for Context {
     }
 }
 
-impl Context {
+impl HandlerContext {
     /// The era the request is served in.
     pub fn era(&self) -> Era {
         self.era

@@ -16,8 +16,9 @@
 //! | `Initializing` | `notifications/initialized` | nothing | `Ready` |
 //! | `Initializing`, `Ready` | `initialize` | answer `-32600` (already initialized) | unchanged |
 //! | `Initializing`, `Ready` | `ping` | answer `{}` | unchanged |
-//! | `Initializing`, `Ready` | `logging/setLevel` | answer `{}`, level kept | unchanged |
-//! | `Initializing`, `Ready` | `resources/subscribe`, `unsubscribe` | answer `{}`, set kept | unchanged |
+//! | `Initializing`, `Ready` | `logging/setLevel` (with `logging` offered) | answer `{}`, level kept | unchanged |
+//! | `Initializing`, `Ready` | `resources/subscribe`, `unsubscribe` (with `resources.subscribe` offered) | answer `{}`, set kept | unchanged |
+//! | `Initializing`, `Ready` | one of those three, not offered | answer `-32601` | unchanged |
 //! | `Initializing`, `Ready` | another request | dispatch, legacy era | unchanged |
 //! | any | `notifications/cancelled` | cancel the named request | unchanged |
 //! | any | a response | reply to the server request it answers | unchanged |
@@ -63,6 +64,20 @@ pub struct Offer {
     pub capabilities: Value,
     /// `instructions`.
     pub instructions: Option<String>,
+}
+
+impl Offer {
+    /// Whether the capabilities offer a method the core answers itself: `logging/setLevel`
+    /// needs `logging`, `resources/subscribe` and `unsubscribe` need `resources.subscribe`.
+    fn offers(&self, method: &str) -> bool {
+        match method {
+            "logging/setLevel" => self.capabilities.get("logging").is_some(),
+            "resources/subscribe" | "resources/unsubscribe" => {
+                self.capabilities["resources"]["subscribe"] == json!(true)
+            }
+            _ => true,
+        }
+    }
 }
 
 /// The client a legacy session learned at `initialize`, or a modern request's envelope.
@@ -265,6 +280,11 @@ impl SessionCore {
                 message: "already initialized".into(),
                 data: None,
             })),
+            (_, "logging/setLevel" | "resources/subscribe" | "resources/unsubscribe")
+                if !offer.offers(&method) =>
+            {
+                answer(Err(Error::MethodNotFound(method.clone())))
+            }
             (_, "logging/setLevel") => answer(self.set_level(&params)),
             (_, "resources/subscribe") => answer(self.subscribe(&params, true)),
             (_, "resources/unsubscribe") => answer(self.subscribe(&params, false)),
@@ -339,7 +359,7 @@ mod tests {
     fn offer() -> Offer {
         Offer {
             info: json!({"name": "t", "version": "1"}),
-            capabilities: json!({"tools": {}}),
+            capabilities: json!({"tools": {}, "logging": {}, "resources": {"subscribe": true}}),
             instructions: None,
         }
     }
@@ -424,6 +444,31 @@ mod tests {
             code(&core.step(request(8, "tools/list", json!({})), &offer())),
             Some(INVALID_REQUEST)
         );
+    }
+
+    #[test]
+    fn methods_the_server_does_not_offer_are_not_found() {
+        let mut core = SessionCore::new();
+        let tools_only = Offer {
+            capabilities: json!({"tools": {}}),
+            ..offer()
+        };
+        core.step(request(1, "initialize", json!({})), &tools_only);
+        for method in [
+            "logging/setLevel",
+            "resources/subscribe",
+            "resources/unsubscribe",
+        ] {
+            let step = core.step(
+                request(2, method, json!({"level": "info", "uri": "u:a"})),
+                &tools_only,
+            );
+            assert_eq!(
+                code(&step),
+                Some(crate::error::METHOD_NOT_FOUND),
+                "{method}"
+            );
+        }
     }
 
     #[test]

@@ -1,12 +1,12 @@
 //! What a server author implements: [`Handler`], and the types its methods take and give.
 //!
 //! One style serves both eras. A method that needs the client (sampling, elicitation, roots)
-//! returns [`Outcome::InputRequired`] with the requests and an optional state; it is then
-//! called again with the client's answers in [`Context::input_responses`] and its state in
-//! [`Context::request_state`]. In the modern era that is the wire's multi-round-trip request
+//! returns [`Reply::InputRequired`] with the requests and an optional state; it is then
+//! called again with the client's answers in [`HandlerContext::input_responses`] and its state in
+//! [`HandlerContext::request_state`]. In the modern era that is the wire's multi-round-trip request
 //! (the state travels sealed, so a tampered one is refused); in the legacy era the server
 //! sends each request to the client itself, waits within a bound, and calls again (the state
-//! never leaves the server). A handler never learns which unless it asks ([`Context::era`]).
+//! never leaves the server). A handler never learns which unless it asks ([`HandlerContext::era`]).
 
 use std::future::Future;
 
@@ -17,7 +17,7 @@ use sidewire_mcp::{
 };
 
 use crate::Error;
-pub use crate::context::Context;
+pub use crate::context::HandlerContext;
 
 /// What a server offers, announced in `initialize` and `server/discover`.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -113,16 +113,16 @@ impl Capabilities {
 
 /// A result, or the requests to the client it needs first.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Outcome<T> {
+pub enum Reply<T> {
     /// The result.
     Complete(T),
     /// Ask the client first, then call again.
     InputRequired(InputRequired),
 }
 
-impl<T> From<T> for Outcome<T> {
+impl<T> From<T> for Reply<T> {
     fn from(result: T) -> Self {
-        Outcome::Complete(result)
+        Reply::Complete(result)
     }
 }
 
@@ -131,7 +131,7 @@ impl<T> From<T> for Outcome<T> {
 pub struct InputRequired {
     /// The requests, by the key their answers come back under.
     pub requests: Vec<(String, InputRequest)>,
-    /// The state the next call gets back in [`Context::request_state`].
+    /// The state the next call gets back in [`HandlerContext::request_state`].
     pub state: Option<Value>,
 }
 
@@ -202,7 +202,7 @@ impl InputRequest {
 /// A `tools/call`.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
-pub struct ToolCall {
+pub struct ToolCallRequest {
     /// The tool's name.
     pub name: String,
     /// The arguments (an empty object when absent).
@@ -252,7 +252,10 @@ pub trait Handler: Send + Sync + 'static {
     }
 
     /// All tools (the server pages them).
-    fn list_tools(&self, ctx: &Context) -> impl Future<Output = Result<Vec<Tool>, Error>> + Send {
+    fn list_tools(
+        &self,
+        ctx: &HandlerContext,
+    ) -> impl Future<Output = Result<Vec<Tool>, Error>> + Send {
         let _ = ctx;
         async { Ok(Vec::new()) }
     }
@@ -261,9 +264,9 @@ pub trait Handler: Send + Sync + 'static {
     /// result with `is_error`.
     fn call_tool(
         &self,
-        call: ToolCall,
-        ctx: Context,
-    ) -> impl Future<Output = Result<Outcome<CallToolResult>, Error>> + Send {
+        call: ToolCallRequest,
+        ctx: HandlerContext,
+    ) -> impl Future<Output = Result<Reply<CallToolResult>, Error>> + Send {
         let _ = ctx;
         async move {
             Err(Error::invalid_params(format!(
@@ -276,7 +279,7 @@ pub trait Handler: Send + Sync + 'static {
     /// All prompts.
     fn list_prompts(
         &self,
-        ctx: &Context,
+        ctx: &HandlerContext,
     ) -> impl Future<Output = Result<Vec<Prompt>, Error>> + Send {
         let _ = ctx;
         async { Ok(Vec::new()) }
@@ -286,8 +289,8 @@ pub trait Handler: Send + Sync + 'static {
     fn get_prompt(
         &self,
         get: PromptGet,
-        ctx: Context,
-    ) -> impl Future<Output = Result<Outcome<GetPromptResult>, Error>> + Send {
+        ctx: HandlerContext,
+    ) -> impl Future<Output = Result<Reply<GetPromptResult>, Error>> + Send {
         let _ = ctx;
         async move {
             Err(Error::invalid_params(format!(
@@ -300,7 +303,7 @@ pub trait Handler: Send + Sync + 'static {
     /// All resources.
     fn list_resources(
         &self,
-        ctx: &Context,
+        ctx: &HandlerContext,
     ) -> impl Future<Output = Result<Vec<Resource>, Error>> + Send {
         let _ = ctx;
         async { Ok(Vec::new()) }
@@ -309,7 +312,7 @@ pub trait Handler: Send + Sync + 'static {
     /// All resource templates.
     fn list_resource_templates(
         &self,
-        ctx: &Context,
+        ctx: &HandlerContext,
     ) -> impl Future<Output = Result<Vec<ResourceTemplate>, Error>> + Send {
         let _ = ctx;
         async { Ok(Vec::new()) }
@@ -319,8 +322,8 @@ pub trait Handler: Send + Sync + 'static {
     fn read_resource(
         &self,
         uri: String,
-        ctx: Context,
-    ) -> impl Future<Output = Result<Outcome<ReadResourceResult>, Error>> + Send {
+        ctx: HandlerContext,
+    ) -> impl Future<Output = Result<Reply<ReadResourceResult>, Error>> + Send {
         let _ = ctx;
         async move { Err(Error::ResourceNotFound { uri }) }
     }
@@ -329,7 +332,7 @@ pub trait Handler: Send + Sync + 'static {
     fn complete(
         &self,
         request: CompleteRequest,
-        ctx: Context,
+        ctx: HandlerContext,
     ) -> impl Future<Output = Result<Completion, Error>> + Send {
         let _ = (request, ctx);
         async { Ok(Completion::default()) }

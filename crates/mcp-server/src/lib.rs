@@ -30,8 +30,8 @@ pub use crate::error::{
     RESOURCE_NOT_FOUND,
 };
 pub use crate::handler::{
-    Capabilities, CompleteRequest, Context, Handler, InputRequest, InputRequired, Outcome,
-    PromptGet, ToolCall,
+    Capabilities, CompleteRequest, Handler, HandlerContext, InputRequest, InputRequired, PromptGet,
+    Reply, ToolCallRequest,
 };
 pub use crate::paged::serve_paged_tools;
 pub use crate::seal::{MAX_STATE_NESTING, MAX_TOKEN_BYTES, STATE_LIFETIME};

@@ -14,10 +14,10 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::task::AbortHandle;
 
 use crate::Error;
-use crate::context::{Context, Out, Outbox};
+use crate::context::{HandlerContext, Out, Outbox};
 use crate::core::{Call, Offer, SessionCore, Step};
 use crate::era::{self, Era};
-use crate::handler::{CompleteRequest, Handler, InputRequest, Outcome, PromptGet, ToolCall};
+use crate::handler::{CompleteRequest, Handler, InputRequest, PromptGet, Reply, ToolCallRequest};
 use crate::seal::{STATE_LIFETIME, Sealer};
 use crate::wire::{self, Inbound};
 
@@ -135,7 +135,7 @@ pub(crate) struct Hub {
 }
 
 /// Announces changes to a [`Server`]'s clients; cheap to clone, and usable from a handler
-/// ([`Context::notifier`]) or any task. It holds no session alive.
+/// ([`HandlerContext::notifier`]) or any task. It holds no session alive.
 #[derive(Clone)]
 pub struct Notifier(pub(crate) Arc<Hub>);
 
@@ -423,7 +423,7 @@ impl<H: Handler> Server<H> {
     async fn run(&self, session: &Arc<Session>, call: Call, out: Outbox) -> Result<Value, Error> {
         let caps = &self.inner.caps;
         let handler = &self.inner.handler;
-        let ctx = Context {
+        let ctx = HandlerContext {
             era: call.era,
             client: Arc::new(call.client.clone()),
             progress_token: call
@@ -464,7 +464,7 @@ impl<H: Handler> Server<H> {
                 let binding = format!("tools/call\0{name}");
                 self.rounds(session, &call, &binding, ctx, |ctx| {
                     handler.call_tool(
-                        ToolCall {
+                        ToolCallRequest {
                             name: name.clone(),
                             arguments: arguments.clone(),
                         },
@@ -532,7 +532,7 @@ impl<H: Handler> Server<H> {
     /// tool designates (`-32020` when one is missing or differs).
     async fn check_param_headers(
         &self,
-        ctx: &Context,
+        ctx: &HandlerContext,
         name: &str,
         arguments: &Map<String, Value>,
         headers: &[(String, String)],
@@ -613,13 +613,13 @@ impl<H: Handler> Server<H> {
         session: &Arc<Session>,
         call: &Call,
         binding: &str,
-        mut ctx: Context,
+        mut ctx: HandlerContext,
         mut method: F,
     ) -> Result<Value, Error>
     where
         T: Serialize,
-        F: FnMut(Context) -> Fut,
-        Fut: Future<Output = Result<Outcome<T>, Error>>,
+        F: FnMut(HandlerContext) -> Fut,
+        Fut: Future<Output = Result<Reply<T>, Error>>,
     {
         let limits = &self.inner.limits;
         if call.era.is_modern() {
@@ -635,8 +635,8 @@ impl<H: Handler> Server<H> {
                 Some(_) => return Err(Error::invalid_params("requestState must be a string")),
             };
             return match method(ctx).await? {
-                Outcome::Complete(result) => to_json(&result),
-                Outcome::InputRequired(input) => {
+                Reply::Complete(result) => to_json(&result),
+                Reply::InputRequired(input) => {
                     if input.requests.len() > limits.max_input_requests {
                         return Err(Error::Limit("input requests per round"));
                     }
@@ -662,8 +662,8 @@ impl<H: Handler> Server<H> {
         }
         for _ in 0..limits.max_rounds {
             match method(ctx.clone()).await? {
-                Outcome::Complete(result) => return to_json(&result),
-                Outcome::InputRequired(input) => {
+                Reply::Complete(result) => return to_json(&result),
+                Reply::InputRequired(input) => {
                     if input.requests.len() > limits.max_input_requests {
                         return Err(Error::Limit("input requests per round"));
                     }
@@ -735,7 +735,7 @@ impl<H: Handler> Server<H> {
     }
 
     /// A `subscriptions/listen`: acknowledged, then held open until its stream closes.
-    async fn listen(&self, call: &Call, ctx: &Context) -> Result<Value, Error> {
+    async fn listen(&self, call: &Call, ctx: &HandlerContext) -> Result<Value, Error> {
         let wanted = object(&call.params, "notifications")?;
         let caps = &self.inner.caps;
         let mut honoured = Map::new();

@@ -7,15 +7,16 @@ use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 
 use crate::context::Out;
 use crate::core::Step;
-use crate::error::INVALID_REQUEST;
 use crate::server::{Server, lock, stream};
-use crate::wire::{self, Rejection};
+use crate::wire;
 use crate::{Error, Handler};
 
 impl<H: Handler> Server<H> {
     /// Serves one client over `reader`/`writer` until it closes its end; then every request
-    /// still running is cancelled. A line over [`crate::Limits::max_message_bytes`] is
-    /// answered `-32600` (its id unknown) and skipped; the connection goes on.
+    /// still running is cancelled. A line over [`crate::Limits::max_message_bytes`], or one
+    /// that is not a JSON-RPC message with a readable id, is skipped and never answered (the
+    /// workspace's rule: nothing is sent in reply to a message without an id); a well-formed
+    /// object with a usable id but the wrong shape is answered `-32600`. The connection goes on.
     ///
     /// # Errors
     ///
@@ -60,19 +61,9 @@ impl<H: Handler> Server<H> {
         while let Some(frame) = frames.next().await {
             let frame = match frame {
                 Ok(frame) => frame,
+                // Its id is unknown, and nothing is answered to a message without one.
                 Err(err) if err.is_too_large() => {
-                    let rejection = Rejection {
-                        id: serde_json::Value::Null,
-                        code: INVALID_REQUEST,
-                        message: "message too large".into(),
-                    };
-                    if out
-                        .send(Out::Message(rejection.to_response()))
-                        .await
-                        .is_err()
-                    {
-                        break;
-                    }
+                    tracing::debug!("skipped a client line over the message bound");
                     continue;
                 }
                 Err(err) if err.is_truncated() => break,
@@ -83,6 +74,15 @@ impl<H: Handler> Server<H> {
             };
             let step = match wire::parse(&frame) {
                 Ok(message) => self.step(&session, message),
+                // A message whose id could not be read is never answered (an error storm with
+                // a peer that writes logs to the pipe, rust-sdk #938): it is skipped.
+                Err(rejection) if rejection.id.is_null() => {
+                    tracing::debug!(
+                        code = rejection.code,
+                        "skipped a client line that is not a request"
+                    );
+                    continue;
+                }
                 Err(rejection) => Step::Answer(rejection.to_response()),
             };
             let sent = match self.settle(&session, step) {

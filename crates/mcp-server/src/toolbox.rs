@@ -9,10 +9,10 @@ use serde_json::Value;
 use sidewire_mcp::{CallToolResult, Implementation, Tool};
 use tokio::io::{AsyncRead, AsyncWrite};
 
-use crate::{Capabilities, Context, Error, Handler, Outcome, Server, ToolCall};
+use crate::{Capabilities, Error, Handler, HandlerContext, Reply, Server, ToolCallRequest};
 
 type ToolFuture = Pin<Box<dyn Future<Output = CallToolResult> + Send>>;
-type ToolFn = Arc<dyn Fn(Value, Context) -> ToolFuture + Send + Sync>;
+type ToolFn = Arc<dyn Fn(Value, HandlerContext) -> ToolFuture + Send + Sync>;
 
 /// A tools-only [`Handler`] built from closures.
 ///
@@ -64,7 +64,7 @@ impl Toolbox {
     /// replaces it.
     pub fn tool<F, Fut>(mut self, name: &str, description: &str, schema: Value, handler: F) -> Self
     where
-        F: Fn(Value, Context) -> Fut + Send + Sync + 'static,
+        F: Fn(Value, HandlerContext) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = CallToolResult> + Send + 'static,
     {
         self.tools.retain(|(tool, _)| tool.name != name);
@@ -104,15 +104,15 @@ impl Handler for Toolbox {
         Capabilities::default().tools()
     }
 
-    async fn list_tools(&self, _ctx: &Context) -> Result<Vec<Tool>, Error> {
+    async fn list_tools(&self, _ctx: &HandlerContext) -> Result<Vec<Tool>, Error> {
         Ok(self.tools.iter().map(|(tool, _)| tool.clone()).collect())
     }
 
     async fn call_tool(
         &self,
-        call: ToolCall,
-        ctx: Context,
-    ) -> Result<Outcome<CallToolResult>, Error> {
+        call: ToolCallRequest,
+        ctx: HandlerContext,
+    ) -> Result<Reply<CallToolResult>, Error> {
         let Some((_, handler)) = self.tools.iter().find(|(tool, _)| tool.name == call.name) else {
             return Err(Error::invalid_params(format!(
                 "unknown tool: {}",
@@ -120,7 +120,7 @@ impl Handler for Toolbox {
             )));
         };
         let handler = Arc::clone(handler);
-        Ok(Outcome::Complete(
+        Ok(Reply::Complete(
             handler(Value::Object(call.arguments), ctx).await,
         ))
     }

@@ -7,7 +7,7 @@
 //!   (`text/event-stream`) carrying its progress, log messages and requests to the client,
 //!   then the response. Every event has an id `{stream}-{n}`; a stream begins with a priming
 //!   event (an id, `retry`, empty data; from 2025-11-25 on). A client that lost a stream (or
-//!   whose stream the server closed, [`crate::Context::close_stream`]) sends `GET` with
+//!   whose stream the server closed, [`crate::HandlerContext::close_stream`]) sends `GET` with
 //!   `Last-Event-ID` and gets what followed, the response included: a connection that drops
 //!   does not cancel the request (`notifications/cancelled` does). A `GET` without it is the
 //!   session's own stream (one at a time: `409`), for list changes and resource updates.

@@ -317,3 +317,24 @@ async fn a_session_listening_on_its_stream_is_not_idle() {
     assert!(server.sessions() >= 2);
     drop(stream);
 }
+
+#[tokio::test]
+async fn a_line_without_a_readable_id_is_never_answered() {
+    use tokio::io::AsyncWriteExt;
+    let (mut raw, _server) = Raw::start(Limits::default());
+    raw.writer
+        .write_all(b"not json at all\n[1,2]\n{\"jsonrpc\":\"2.0\"}\n")
+        .await
+        .unwrap();
+    raw.send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": []}))
+        .await;
+    raw.send(json!({"jsonrpc": "2.0", "id": 2, "method": "ping"}))
+        .await;
+    // The first answer is to the malformed request with an id; nothing came before it.
+    let first = raw.recv().await;
+    assert_eq!(
+        (first["id"].clone(), first["error"]["code"].clone()),
+        (json!(1), json!(-32600))
+    );
+    assert_eq!(raw.recv().await["id"], 2);
+}

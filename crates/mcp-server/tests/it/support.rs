@@ -7,8 +7,8 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use sidewire_mcp_server::http::{HttpConfig, HttpServer};
 use sidewire_mcp_server::{
-    CallToolResult, Capabilities, Context, Error, Handler, Implementation, InputRequest,
-    InputRequired, Limits, Outcome, Resource, Server, Tool, ToolCall,
+    CallToolResult, Capabilities, Error, Handler, HandlerContext, Implementation, InputRequest,
+    InputRequired, Limits, Reply, Resource, Server, Tool, ToolCallRequest,
 };
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf};
 use tokio::net::TcpStream;
@@ -59,7 +59,7 @@ impl Handler for Probe {
             .list_changed()
     }
 
-    async fn list_tools(&self, _ctx: &Context) -> Result<Vec<Tool>, Error> {
+    async fn list_tools(&self, _ctx: &HandlerContext) -> Result<Vec<Tool>, Error> {
         let mut tools: Vec<Tool> = ["echo", "ask", "again", "close", "hang"]
             .into_iter()
             .map(|name| Tool::new(name, "probe", json!({"type": "object"})))
@@ -71,9 +71,9 @@ impl Handler for Probe {
 
     async fn call_tool(
         &self,
-        call: ToolCall,
-        ctx: Context,
-    ) -> Result<Outcome<CallToolResult>, Error> {
+        call: ToolCallRequest,
+        ctx: HandlerContext,
+    ) -> Result<Reply<CallToolResult>, Error> {
         match call.name.as_str() {
             "echo" => {
                 ctx.progress(0.5, Some(1.0), Some("half")).await;
@@ -90,13 +90,13 @@ impl Handler for Probe {
                     answer["content"]["text"].as_str().unwrap_or_default()
                 ))
                 .into()),
-                None => Ok(Outcome::InputRequired(InputRequired::new().request(
+                None => Ok(Reply::InputRequired(InputRequired::new().request(
                     "q",
                     InputRequest::Sample(json!({"messages": [{"role": "user",
                         "content": {"type": "text", "text": "hi"}}], "maxTokens": 5})),
                 ))),
             },
-            "again" => Ok(Outcome::InputRequired(InputRequired::new().request(
+            "again" => Ok(Reply::InputRequired(InputRequired::new().request(
                 "e",
                 InputRequest::Elicit(json!({"message": "again?", "requestedSchema":
                     {"type": "object", "properties": {"ok": {"type": "boolean"}}}})),
@@ -108,7 +108,7 @@ impl Handler for Probe {
                 }
                 Ok(CallToolResult::text("flooded").into())
             }
-            "many" => Ok(Outcome::InputRequired(
+            "many" => Ok(Reply::InputRequired(
                 (0..3).fold(InputRequired::new(), |input, n| {
                     input.request(format!("r{n}"), InputRequest::ListRoots)
                 }),
@@ -130,7 +130,7 @@ impl Handler for Probe {
         }
     }
 
-    async fn list_resources(&self, _ctx: &Context) -> Result<Vec<Resource>, Error> {
+    async fn list_resources(&self, _ctx: &HandlerContext) -> Result<Vec<Resource>, Error> {
         Ok(vec![Resource::new("r://a", "a")])
     }
 }
@@ -223,13 +223,13 @@ pub(crate) async fn http(limits: Limits, config: HttpConfig) -> (String, HttpSer
 
 /// One raw HTTP/1.1 exchange (`Connection: close`): the status, the headers (lower-case names)
 /// and the body.
-pub(crate) struct Reply {
+pub(crate) struct HttpReply {
     pub(crate) status: u16,
     pub(crate) headers: Vec<(String, String)>,
     pub(crate) body: String,
 }
 
-impl Reply {
+impl HttpReply {
     pub(crate) fn header(&self, name: &str) -> Option<&str> {
         self.headers
             .iter()
@@ -258,7 +258,7 @@ pub(crate) async fn exchange_until(
     headers: &[(&str, &str)],
     body: &str,
     done: impl Fn(&str) -> bool,
-) -> Reply {
+) -> HttpReply {
     let authority = url
         .trim_start_matches("http://")
         .split('/')
@@ -314,7 +314,7 @@ pub(crate) async fn exchange_until(
         .filter(|line| !line.chars().all(|c| c.is_ascii_hexdigit()) || line.is_empty())
         .collect::<Vec<_>>()
         .join("\n");
-    Reply {
+    HttpReply {
         status,
         headers,
         body,
@@ -326,7 +326,7 @@ pub(crate) async fn exchange(
     method: &str,
     headers: &[(&str, &str)],
     body: &str,
-) -> Reply {
+) -> HttpReply {
     exchange_until(url, method, headers, body, |_| false).await
 }
 
