@@ -43,7 +43,7 @@ mkdir -p "$results"
 # The fixture on a free loopback port; its first line names the URL.
 "$fixture" --http 127.0.0.1:0 > "$results/fixture.out" 2> "$results/fixture.err" &
 fixture_pid=$!
-trap 'kill "$fixture_pid" 2>/dev/null || true' EXIT
+trap 'kill $(jobs -p) 2>/dev/null || true' EXIT
 url=""
 for _ in $(seq 1 100); do
   url="$(sed -n 's/^listening on \(http:[^ ]*\)$/\1/p' "$results/fixture.out" | head -n 1)"
@@ -71,14 +71,25 @@ not_scored() {
        on && /reason:/ && leg == "server" {print s, $2}' "$requirements/$1.yaml"
 }
 
-# run REVISION SCENARIO KIND: one scenario alone; KIND is "required" or the not-scored reason.
-run() {
+# execute REVISION SCENARIO KIND: runs one scenario alone (KIND "extension" forces it); its
+# exit status goes to $out/status. Run in the background, two at a time (the scenarios are
+# independent: each opens its own sessions, and a modern request needs none).
+execute() {
   local revision="$1" scenario="$2" kind="$3" out="$results/$1/$2"
   mkdir -p "$out"
   local args=(server --url "$url" --scenario "$scenario" --spec-version "$revision" -o "$out")
   [[ "$kind" == extension ]] && args+=(--force)
   local status=0
   suite "${args[@]}" > "$out/log" 2>&1 || status=$?
+  echo "$status" > "$out/status"
+}
+
+# record REVISION SCENARIO KIND: the verdict of a scenario `execute` ran; KIND is "required" or
+# the not-scored reason.
+record() {
+  local revision="$1" scenario="$2" kind="$3" out="$results/$1/$2"
+  local status
+  status="$(cat "$out/status" 2>/dev/null || echo 1)"
   local verdict
   verdict="$(python3 - "$out" <<'PY'
 import glob, json, sys
@@ -107,15 +118,40 @@ PY
   rows+=("| ${revision} | \`${scenario}\` | ${kind} | ${result} | ${ok}/${total} |")
 }
 
+# Every scenario of both revisions, in order: "REVISION SCENARIO KIND".
+planned=()
 for revision in "${REVISIONS[@]}"; do
   mapfile -t required < <(scored "$revision")
   (( ${#required[@]} > 0 )) || { echo "no server requirements for $revision" >&2; exit 1; }
   for scenario in "${required[@]}"; do
-    run "$revision" "$scenario" required
+    planned+=("$revision $scenario required")
   done
   while read -r scenario reason; do
-    run "$revision" "$scenario" "$reason"
+    planned+=("$revision $scenario $reason")
   done < <(not_scored "$revision")
+done
+jobs_at_once="${SERVER_CONFORMANCE_JOBS:-2}"
+running=()
+for entry in "${planned[@]}"; do
+  while (( ${#running[@]} >= jobs_at_once )); do
+    wait -n "${running[@]}" || true
+    still=()
+    for pid in "${running[@]}"; do
+      kill -0 "$pid" 2>/dev/null && still+=("$pid")
+    done
+    running=("${still[@]}")
+  done
+  # shellcheck disable=SC2086
+  execute $entry &
+  running+=("$!")
+done
+# The scenarios only: the fixture runs on until the trap.
+for pid in "${running[@]}"; do
+  wait "$pid" || true
+done
+for entry in "${planned[@]}"; do
+  # shellcheck disable=SC2086
+  record $entry
 done
 elapsed=$((SECONDS - started))
 
