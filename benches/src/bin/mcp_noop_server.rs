@@ -1,0 +1,146 @@
+//! The server side of `--bench mcp_server`: one no-op tool (`noop`, answering the text "ok")
+//! served by `sidewire-mcp-server`'s `Toolbox`, and the two floors the bench measures it
+//! against, each a process of its own so that every row pays the same process wake-ups.
+//!
+//! ```text
+//! mcp_noop_server                # the Toolbox over stdin/stdout (non-blocking pipes)
+//! mcp_noop_server --tokio-stdio  # the same over tokio::io::stdin()/stdout()
+//! mcp_noop_server --http         # Streamable HTTP on 127.0.0.1:0
+//! mcp_noop_server --echo         # the stdio floor: every line written back as it came
+//! mcp_noop_server --echo-http    # the HTTP floor: hyper HTTP/1.1, every POST body sent back
+//! ```
+//!
+//! The HTTP modes print `listening on http://ADDRESS/mcp` as their first line on stdout (as
+//! the crate's `fixture` example does). Every mode runs on a current-thread runtime: a no-op
+//! server has one connection's work at a time, and the peers it is measured against (Node,
+//! Python's event loop) are single-threaded too.
+
+use std::convert::Infallible;
+use std::io::Write as _;
+use std::process::ExitCode;
+
+use bytes::Bytes;
+use http_body_util::{BodyExt as _, Full};
+use serde_json::json;
+use sidewire_mcp_server::http::{HttpConfig, serve};
+use sidewire_mcp_server::{CallToolResult, Server, Toolbox};
+use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
+use tokio::net::TcpListener;
+
+fn main() -> ExitCode {
+    let mode = std::env::args().nth(1).unwrap_or_default();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let served = runtime.block_on(async {
+        match mode.as_str() {
+            "" => {
+                let (reader, writer) = sidewire_benches::stdio_pipes();
+                toolbox()
+                    .serve(reader, writer)
+                    .await
+                    .map_err(|err| err.to_string())
+            }
+            "--tokio-stdio" => toolbox()
+                .serve(tokio::io::stdin(), tokio::io::stdout())
+                .await
+                .map_err(|err| err.to_string()),
+            "--http" => {
+                let listener = listen().await;
+                serve(Server::new(toolbox()), listener, HttpConfig::default())
+                    .await
+                    .map_err(|err| err.to_string())
+            }
+            "--echo" => {
+                echo().await;
+                Ok(())
+            }
+            "--echo-http" => {
+                echo_http(listen().await).await;
+                Ok(())
+            }
+            other => Err(format!(
+                "unknown mode {other:?} (none, --tokio-stdio, --http, --echo, --echo-http)"
+            )),
+        }
+    });
+    match served {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(reason) => {
+            let _ = writeln!(std::io::stderr(), "mcp_noop_server: {reason}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The one tool: no arguments, the text "ok".
+fn toolbox() -> Toolbox {
+    Toolbox::new("sidewire-noop", "0").tool(
+        "noop",
+        "Does nothing.",
+        json!({"type": "object", "properties": {}}),
+        |_args, _ctx| async { CallToolResult::text("ok") },
+    )
+}
+
+/// A listener on a free loopback port, announced on stdout.
+async fn listen() -> TcpListener {
+    let listener = TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("a loopback port");
+    let address = listener.local_addr().expect("its address");
+    let mut stdout = std::io::stdout();
+    let _ = writeln!(stdout, "listening on http://{address}/mcp");
+    let _ = stdout.flush();
+    listener
+}
+
+/// Every line written back, on the non-blocking pipes the Toolbox row uses.
+async fn echo() {
+    let (reader, mut writer) = sidewire_benches::stdio_pipes();
+    let mut reader = BufReader::new(reader);
+    let mut line = Vec::with_capacity(1024);
+    loop {
+        line.clear();
+        match reader.read_until(b'\n', &mut line).await {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {}
+        }
+        if writer.write_all(&line).await.is_err() || writer.flush().await.is_err() {
+            return;
+        }
+    }
+}
+
+/// The least an HTTP/1.1 server on hyper does: every request's body read whole and sent back
+/// as `application/json`, connections kept alive.
+async fn echo_http(listener: TcpListener) {
+    loop {
+        let Ok((socket, _)) = listener.accept().await else {
+            return;
+        };
+        let _ = socket.set_nodelay(true);
+        tokio::spawn(async move {
+            let service = hyper::service::service_fn(
+                |request: http::Request<hyper::body::Incoming>| async move {
+                    let body = request
+                        .into_body()
+                        .collect()
+                        .await
+                        .map(|collected| collected.to_bytes())
+                        .unwrap_or_default();
+                    let mut response = http::Response::new(Full::<Bytes>::new(body));
+                    response.headers_mut().insert(
+                        http::header::CONTENT_TYPE,
+                        http::HeaderValue::from_static("application/json"),
+                    );
+                    Ok::<_, Infallible>(response)
+                },
+            );
+            let _ = hyper::server::conn::http1::Builder::new()
+                .serve_connection(hyper_util::rt::TokioIo::new(socket), service)
+                .await;
+        });
+    }
+}
