@@ -23,7 +23,7 @@
 //!
 //! The rows of a group: `floor`, `sidewire` (the Toolbox on non-blocking stdin/stdout pipes,
 //! or `sidewire_mcp_server::http::serve`), `sidewire_tokio_stdio` (stdio only: the same
-//! Toolbox on `tokio::io::stdin()`/`stdout()`, what the crate's README suggests), `py` and
+//! Toolbox on `tokio::io::stdin()`/`stdout()`, as `sidewire __mcp-server` serves), `py` and
 //! `ts`, and over HTTP in the legacy era `py_json` and `ts_json` (the peers answering JSON
 //! rather than an event stream: `--json`; in the modern era both SDKs answer JSON anyway).
 //! Every server is a current-thread or single-threaded event loop.
