@@ -252,6 +252,9 @@ impl<H: Handler> HttpServer<H> {
                 accepted = listener.accept() => accepted?,
                 Some(_) = connections.join_next(), if !connections.is_empty() => continue,
             };
+            // An event stream is many small writes: Nagle's algorithm would hold each one back
+            // until the previous is acknowledged.
+            let _ = socket.set_nodelay(true);
             let this = self.clone();
             connections.spawn(async move {
                 let service = hyper::service::service_fn(move |request| {
