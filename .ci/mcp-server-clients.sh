@@ -93,6 +93,9 @@ ln -s "$cache/npm/node_modules" "$work/node_modules"
 # The Inspector keeps its state in ~/.mcp-inspector: a scratch HOME for it.
 mkdir -p "$work/home"
 
+# Created before the fixture starts: the loop below reads it at once, maybe before the
+# background shell has opened it (a CI run lost that race: sed could not read the file).
+: > "$work/fixture.out"
 "$fixture" --http 127.0.0.1:0 > "$work/fixture.out" 2> "$work/fixture.err" &
 fixture_pid=$!
 url=""

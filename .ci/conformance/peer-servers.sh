@@ -89,6 +89,9 @@ port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0))
 PYTHONPATH="$everything" "$peer/venv/bin/python" -m mcp_everything_server --port "$port" \
   --log-level WARNING > "$results/python.log" 2>&1 &
 pids+=($!)
+# Created before the fixture starts: the loop below reads it at once, maybe before the
+# background shell has opened it (a CI run lost that race: sed could not read the file).
+: > "$results/fixture.out"
 "$fixture" --http 127.0.0.1:0 > "$results/fixture.out" 2> "$results/fixture.err" &
 pids+=($!)
 # The suite's DNS rebinding scenario needs a localhost URL.

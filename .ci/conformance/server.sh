@@ -41,6 +41,9 @@ rm -rf "$results"
 mkdir -p "$results"
 
 # The fixture on a free loopback port; its first line names the URL.
+# Created before the fixture starts: the loop below reads it at once, maybe before the
+# background shell has opened it (a CI run lost that race: sed could not read the file).
+: > "$results/fixture.out"
 "$fixture" --http 127.0.0.1:0 > "$results/fixture.out" 2> "$results/fixture.err" &
 fixture_pid=$!
 trap 'kill $(jobs -p) 2>/dev/null || true' EXIT
