@@ -53,7 +53,14 @@ pub const ALLOWED_EDGES: &[(&str, &str)] = &[
     // constants), never its transports, and the NDJSON codec for stdio.
     ("sidewire-mcp-server", "sidewire-mcp"),
     ("sidewire-mcp-server", "sidewire-framing"),
+    // The gateway: the server side downstream, the host upstream, and every tool call through
+    // the agent's chained call on the extension host.
+    ("sidewire-gateway", "sidewire-agent"),
+    ("sidewire-gateway", "sidewire-ext-host"),
+    ("sidewire-gateway", "sidewire-mcp"),
+    ("sidewire-gateway", "sidewire-mcp-server"),
     ("sidewire", "sidewire-agent"),
+    ("sidewire", "sidewire-gateway"),
     ("sidewire", "sidewire-ext-host"),
     ("sidewire", "sidewire-ext-conformance"),
     ("sidewire", "sidewire-mcp"),

@@ -34,6 +34,7 @@ pub const LIBRARY_CRATES: &[(&str, &str)] = &[
     ("sidewire-mcp-config", "crates/mcp-config"),
     ("sidewire-mcp-server", "crates/mcp-server"),
     ("sidewire-agent", "crates/agent"),
+    ("sidewire-gateway", "crates/gateway"),
 ];
 
 /// Traits whose impls are left out: compiler-internal or unstable, never a promise to users.

@@ -33,19 +33,23 @@ pub enum ToolPolicy {
     /// Every tool is allowed by the host (the CLI's `--allow-tools`); an extension may still
     /// deny.
     AllowAll,
+    /// Every tool is denied by the host, read-only or not; an extension may still allow a call
+    /// at `permission.decision` (audited by the host, as any override).
+    DenyAll,
 }
 
 impl ToolPolicy {
     /// The host's verdict on a tool, and why.
     pub fn decide(self, read_only: bool) -> HostPolicy {
         let why = match (read_only, self) {
+            (_, ToolPolicy::DenyAll) => PolicyReason::DenyAll,
             (true, _) => PolicyReason::ReadOnly,
             (false, ToolPolicy::AllowAll) => PolicyReason::AllowAll,
             (false, ToolPolicy::ReadOnly) => PolicyReason::NotReadOnly,
         };
         let decision = match why {
             PolicyReason::ReadOnly | PolicyReason::AllowAll => Verdict::Allow,
-            PolicyReason::NotReadOnly => Verdict::Deny,
+            PolicyReason::NotReadOnly | PolicyReason::DenyAll => Verdict::Deny,
         };
         HostPolicy { decision, why }
     }
@@ -71,6 +75,8 @@ pub enum PolicyReason {
     AllowAll,
     /// Not read-only: denied.
     NotReadOnly,
+    /// Denied by [`ToolPolicy::DenyAll`], read-only or not.
+    DenyAll,
 }
 
 /// The MCP call's result as the chain saw it: each content item as text.
@@ -172,8 +178,11 @@ pub struct ToolCallReport {
     pub policy: Option<HostPolicy>,
     /// `permission.decision`'s outcome.
     pub permission: Option<Outcome>,
-    /// The MCP call's result.
+    /// The MCP call's result, as the chain saw it (text).
     pub result: Option<ToolResult>,
+    /// The MCP call's result as the server sent it (every content item, structured content),
+    /// for a caller that passes it on whole (a gateway) when `tool.after` left it as it was.
+    pub call_result: Option<CallToolResult>,
     /// `tool.after`'s outcome.
     pub after: Option<Outcome>,
     /// Why the call stopped before its end.
@@ -192,6 +201,7 @@ impl ToolCallReport {
             policy: None,
             permission: None,
             result: None,
+            call_result: None,
             after: None,
             stop: None,
         }
@@ -288,7 +298,7 @@ impl ToolCallReport {
         if permission.permission != Some(Verdict::Allow) {
             return Err(ToolStop::Denied);
         }
-        let result = tools
+        let result_raw = tools
             .call(&self.tool, self.arguments.clone(), options)
             .await
             .map_err(|source| {
@@ -297,7 +307,8 @@ impl ToolCallReport {
                     source: Box::new(source),
                 })
             })?;
-        let result = self.result.insert(ToolResult::new(&result));
+        let result = &*self.result.insert(ToolResult::new(&result_raw));
+        self.call_result = Some(result_raw);
         let payload = HookPayload::ToolAfter(ToolAfterPayload {
             name: self.tool.clone(),
             arguments: self.arguments.to_string(),

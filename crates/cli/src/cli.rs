@@ -520,6 +520,78 @@ pub(crate) enum McpCommand {
     /// Stored authorizations.
     #[command(subcommand)]
     Auth(AuthCommand),
+    /// Serve the selected servers as one MCP server (a gateway): on stdin/stdout by default,
+    /// or over Streamable HTTP with --listen. Every tool is named `<alias>__<tool>` (the
+    /// alias defaults to the server's config name), every call goes through the installed
+    /// extensions' chain and the --policy, and each call gets one audit record.
+    Serve(ServeArgs),
+}
+
+/// `sidewire mcp serve`.
+#[derive(Debug, Args)]
+pub(crate) struct ServeArgs {
+    /// Serve Streamable HTTP on ADDR (path /mcp) instead of stdin/stdout. An address other
+    /// than loopback needs a bearer token (--token-file or --token-env).
+    #[arg(long, value_name = "ADDR")]
+    pub(crate) listen: Option<std::net::SocketAddr>,
+    /// The host's verdict on a tool no list names: allow, read-only (tools whose readOnlyHint
+    /// is true; others are denied unless an extension allows the call), or deny.
+    #[arg(long, value_enum, default_value = "read-only")]
+    pub(crate) policy: PolicyArg,
+    /// A tool the host always allows (its gateway name; a trailing * matches a prefix).
+    #[arg(long = "allow-tool", value_name = "PATTERN")]
+    pub(crate) allow_tools: Vec<String>,
+    /// A tool hidden: neither listed nor callable (its gateway name; a trailing * matches a
+    /// prefix).
+    #[arg(long = "deny-tool", value_name = "PATTERN")]
+    pub(crate) deny_tools: Vec<String>,
+    /// A server's alias, the prefix of its names: [a-z][a-z0-9-]{0,15}.
+    #[arg(long = "alias", value_name = "SERVER=ALIAS", value_parser = parse_alias)]
+    pub(crate) aliases: Vec<(String, String)>,
+    /// Serve the one selected server under its own names (a transport bridge).
+    #[arg(long)]
+    pub(crate) no_prefix: bool,
+    /// The name clients register the gateway under (it sets how long a tool name may be:
+    /// `mcp__<name>__<tool>` fits 64 characters).
+    #[arg(long, value_name = "NAME", default_value = sidewire_gateway::DEFAULT_NAME)]
+    pub(crate) name: String,
+    /// Where the per-call audit records go (JSON lines): a file, or - for stdout (with
+    /// --listen only). Default: $SIDEWIRE_HOME/mcp-serve-audit.jsonl.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) audit: Option<PathBuf>,
+    /// Record each call's arguments in its audit record (secrets redacted).
+    #[arg(long)]
+    pub(crate) audit_arguments: bool,
+    /// Read the bearer token HTTP clients must send from FILE (its first line).
+    #[arg(
+        long,
+        value_name = "FILE",
+        requires = "listen",
+        conflicts_with = "token_env"
+    )]
+    pub(crate) token_file: Option<PathBuf>,
+    /// Read the bearer token HTTP clients must send from the environment variable VAR.
+    #[arg(long, value_name = "VAR", requires = "listen")]
+    pub(crate) token_env: Option<String>,
+}
+
+/// `--policy`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum PolicyArg {
+    /// Every call allowed by the host.
+    Allow,
+    /// Read-only tools allowed, others denied.
+    ReadOnly,
+    /// Every call denied by the host.
+    Deny,
+}
+
+fn parse_alias(text: &str) -> Result<(String, String), String> {
+    let (server, alias) = text
+        .split_once('=')
+        .ok_or_else(|| "expected SERVER=ALIAS".to_owned())?;
+    sidewire_gateway::Alias::new(alias).map_err(|err| err.to_string())?;
+    Ok((server.to_owned(), alias.to_owned()))
 }
 
 #[derive(Debug, Subcommand)]

@@ -254,7 +254,7 @@ impl Ended {
 
 /// Boots the installed, enabled plugins for a one-shot command: headless, a fresh session,
 /// the current directory as the workspace.
-async fn boot() -> anyhow::Result<(ExtensionHost, sidewire_ext_host::HostEvents)> {
+pub(crate) async fn boot() -> anyhow::Result<(ExtensionHost, sidewire_ext_host::HostEvents)> {
     let home = crate::sidewire_home()?;
     let workspace = std::env::current_dir().context("cannot read the current directory")?;
     let config = HostConfig::new(&home, crate::session_id(), workspace)
@@ -542,6 +542,7 @@ fn policy_reason(why: PolicyReason) -> &'static str {
         PolicyReason::ReadOnly => "read-only tool",
         PolicyReason::AllowAll => "--allow-tools",
         PolicyReason::NotReadOnly => "not read-only",
+        PolicyReason::DenyAll => "the policy denies every tool",
         _ => "?",
     }
 }

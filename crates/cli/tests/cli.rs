@@ -3420,3 +3420,6 @@ mod cancel;
 
 #[path = "cli/streams.rs"]
 mod streams;
+
+#[path = "cli/gateway.rs"]
+mod gateway;

@@ -233,6 +233,13 @@ pub use sidewire_ext_protocol::{MAX_MANIFEST_BYTES, Refusal, is_terminal_control
 pub use sidewire_process::file::FileError;
 pub use sidewire_process::{REDACTED, Redactor};
 
+/// `time` as audit records write it: RFC 3339 in UTC with milliseconds
+/// (`2026-12-06T21:24:00.123Z`), so another log of the same host (a gateway's per-call
+/// records) sorts and reads the same way.
+pub fn audit_time(time: std::time::SystemTime) -> String {
+    crate::util::rfc3339(time)
+}
+
 /// The wire types of Extension Protocol v1 that this crate's API speaks (hook points and
 /// payloads, verdicts, reasons, the model and provider DTOs); the whole
 /// `sidewire-ext-protocol` crate, so an embedder needs no dependency of its own on it.

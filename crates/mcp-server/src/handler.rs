@@ -251,6 +251,14 @@ pub trait Handler: Send + Sync + 'static {
         None
     }
 
+    /// A number that changes whenever what the list methods return may have changed: a
+    /// cursor made in another generation is refused (`-32602`), so a client never pages
+    /// through two different lists. Default: always 0 (cursors stay good for their
+    /// lifetime, and a page is cut from the list as it is when asked).
+    fn list_generation(&self) -> u64 {
+        0
+    }
+
     /// All tools (the server pages them).
     fn list_tools(
         &self,

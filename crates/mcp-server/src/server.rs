@@ -575,7 +575,9 @@ impl<H: Handler> Server<H> {
         items: Vec<T>,
         params: &Map<String, Value>,
     ) -> Result<Value, Error> {
-        let binding = format!("cursor\0{method}");
+        // A cursor is good only for the lists' generation it was made in.
+        let generation = self.inner.handler.list_generation();
+        let binding = format!("cursor\0{method}\0{generation}");
         let start = match params.get("cursor") {
             None | Some(Value::Null) => 0,
             Some(Value::String(cursor)) => {

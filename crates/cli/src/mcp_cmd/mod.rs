@@ -18,6 +18,7 @@ mod hints;
 mod list;
 pub(crate) mod request;
 mod result;
+mod serve;
 mod task_status;
 
 use std::time::Duration;
@@ -119,6 +120,7 @@ pub(crate) async fn run(args: McpArgs, out: &Out, interrupted: Interrupted) -> a
         }
         McpCommand::Logout { server } => return auth::logout(&args, server.as_deref(), out),
         McpCommand::Auth(AuthCommand::Status) => return auth::status(out),
+        McpCommand::Serve(serve) => return serve::serve(&args, serve, out, interrupted).await,
         _ => {}
     }
     let authorizer = auth::authorizer();
@@ -440,7 +442,10 @@ async fn command(
         McpCommand::Prompt { name, args } => request::prompt(host, name, args, out).await,
         McpCommand::Read { uri } => request::read(host, uri, out).await,
         McpCommand::Ping => request::ping(host, out).await,
-        McpCommand::Login { .. } | McpCommand::Logout { .. } | McpCommand::Auth(_) => {
+        McpCommand::Login { .. }
+        | McpCommand::Logout { .. }
+        | McpCommand::Auth(_)
+        | McpCommand::Serve(_) => {
             unreachable!("handled before any server starts")
         }
     }

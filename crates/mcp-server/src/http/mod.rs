@@ -59,6 +59,45 @@ use crate::{Error, Handler};
 /// A response body: JSON, an event stream, or nothing.
 pub type ResponseBody = BoxBody<Bytes, Infallible>;
 
+/// The token a client must present (`Authorization: Bearer <token>`). Its `Debug` never shows
+/// it.
+#[derive(Clone)]
+pub struct BearerToken(String);
+
+impl BearerToken {
+    /// A token; `None` when it is empty or not visible ASCII (it could not be sent in a
+    /// header).
+    pub fn new(token: impl Into<String>) -> Option<Self> {
+        let token = token.into();
+        let visible = !token.is_empty() && token.bytes().all(|b| b.is_ascii_graphic());
+        visible.then_some(BearerToken(token))
+    }
+
+    /// Whether `headers` carry exactly one `Authorization: Bearer` with this token.
+    fn admits(&self, headers: &http::HeaderMap) -> bool {
+        let mut values = headers.get_all(header::AUTHORIZATION).iter();
+        let (Some(value), None) = (values.next(), values.next()) else {
+            return false;
+        };
+        let value = value.as_bytes();
+        let Some(scheme) = value.get(..7) else {
+            return false;
+        };
+        scheme.eq_ignore_ascii_case(b"bearer ") && same(&value[7..], self.0.as_bytes())
+    }
+}
+
+impl std::fmt::Debug for BearerToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("BearerToken(..)")
+    }
+}
+
+/// `a == b` in time that depends on the lengths only.
+fn same(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
 /// How the HTTP transport runs: its path, who may call it, and its bounds (the module docs).
 #[derive(Debug, Clone)]
 #[non_exhaustive]
@@ -81,6 +120,10 @@ pub struct HttpConfig {
     pub write_stall: Duration,
     /// Connections served at once.
     pub max_connections: usize,
+    /// When set, every request must carry `Authorization: Bearer <token>` (compared in
+    /// constant time); any other is answered `401` with `WWW-Authenticate: Bearer`, before
+    /// anything else is looked at. Default: none (loopback listeners).
+    pub bearer: Option<BearerToken>,
 }
 
 impl Default for HttpConfig {
@@ -95,6 +138,7 @@ impl Default for HttpConfig {
             retry: Duration::from_millis(1000),
             write_stall: Duration::from_secs(30),
             max_connections: 1024,
+            bearer: None,
         }
     }
 }
@@ -281,6 +325,19 @@ impl<H: Handler> HttpServer<H> {
         B: Body<Data = Bytes> + Send,
         B::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
+        if let Some(token) = &self.config.bearer
+            && !token.admits(request.headers())
+        {
+            let mut response = refusal(&Refusal::new(
+                StatusCode::UNAUTHORIZED,
+                -32001,
+                "Unauthorized: a bearer token is required",
+            ));
+            response
+                .headers_mut()
+                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+            return response;
+        }
         if request.uri().path() != self.config.path {
             return empty(StatusCode::NOT_FOUND);
         }

@@ -137,6 +137,34 @@ async fn a_forged_or_foreign_cursor_is_invalid_params() {
 }
 
 #[tokio::test]
+async fn a_cursor_from_another_list_generation_is_invalid_params() {
+    let mut limits = Limits::default();
+    limits.page_size = 3;
+    let (mut raw, server) = Raw::start(limits);
+    raw.initialize().await;
+    raw.send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}))
+        .await;
+    let first = raw.answer(json!(1)).await;
+    let cursor = first["result"]["nextCursor"]
+        .as_str()
+        .expect("a next page")
+        .to_owned();
+    let next = |id: i64| json!({"jsonrpc": "2.0", "id": id, "method": "tools/list", "params": {"cursor": cursor}});
+    raw.send(next(2)).await;
+    assert!(
+        raw.answer(json!(2)).await["result"]["tools"].is_array(),
+        "good in its generation"
+    );
+    // The lists changed: the cursor would page through another list.
+    server
+        .handler()
+        .generation
+        .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    raw.send(next(3)).await;
+    assert_eq!(raw.answer(json!(3)).await["error"]["code"], INVALID_PARAMS);
+}
+
+#[tokio::test]
 async fn modern_listens_per_server_are_bounded() {
     let mut limits = Limits::default();
     limits.max_listeners = 1;

@@ -2,7 +2,7 @@
 
 use serde_json::json;
 use sidewire_mcp_server::Limits;
-use sidewire_mcp_server::http::HttpConfig;
+use sidewire_mcp_server::http::{BearerToken, HttpConfig};
 
 use crate::support::{ACCEPT, JSON, exchange, exchange_until, http, modern_meta, session};
 
@@ -35,6 +35,42 @@ async fn other_hosts_and_origins_are_forbidden() {
     )
     .await;
     assert_eq!(local.status, 200);
+}
+
+#[tokio::test]
+async fn a_bearer_token_is_required_when_set() {
+    let mut config = HttpConfig::default();
+    config.bearer = Some(BearerToken::new("tok-123").expect("a token"));
+    assert!(
+        !format!("{config:?}").contains("tok-123"),
+        "Debug hides the token"
+    );
+    let (url, server) = http(Limits::default(), config).await;
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}}).to_string();
+    for refused in [
+        None,
+        Some("Bearer tok-124"),
+        Some("Basic tok-123"),
+        Some("Bearer tok-1234"),
+    ] {
+        let mut headers = vec![JSON, ACCEPT];
+        if let Some(value) = refused {
+            headers.push(("authorization", value));
+        }
+        let reply = exchange(&url, "POST", &headers, &body).await;
+        assert_eq!(reply.status, 401, "{refused:?}");
+        assert_eq!(reply.header("www-authenticate"), Some("Bearer"));
+    }
+    assert_eq!(server.sessions(), 0, "a refused request opens no session");
+    let admitted = exchange(
+        &url,
+        "POST",
+        &[JSON, ACCEPT, ("authorization", "bearer tok-123")],
+        &body,
+    )
+    .await;
+    assert_ne!(admitted.status, 401);
+    assert!(BearerToken::new("").is_none() && BearerToken::new("a b").is_none());
 }
 
 #[tokio::test]

@@ -30,6 +30,8 @@ pub(crate) struct Probe {
     pub(crate) dropped: Arc<AtomicUsize>,
     /// Progress notifications `flood` handed to its stream so far.
     pub(crate) flooded: Arc<AtomicUsize>,
+    /// What `list_generation` says.
+    pub(crate) generation: Arc<AtomicUsize>,
 }
 
 /// How many progress notifications `flood` sends.
@@ -57,6 +59,10 @@ impl Handler for Probe {
             .tools()
             .resources(true)
             .list_changed()
+    }
+
+    fn list_generation(&self) -> u64 {
+        self.generation.load(Ordering::SeqCst) as u64
     }
 
     async fn list_tools(&self, _ctx: &HandlerContext) -> Result<Vec<Tool>, Error> {

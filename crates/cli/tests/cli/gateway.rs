@@ -1,0 +1,448 @@
+//! `sidewire mcp serve`: the gateway as a client sees it (JSON-RPC on its stdin and stdout, or
+//! HTTP), in front of this binary's built-in MCP server started as upstreams.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::process::{Child, ChildStdin};
+use std::sync::mpsc;
+
+use super::*;
+
+/// A running `sidewire mcp serve`, spoken to over its stdin and stdout.
+struct Served {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: mpsc::Receiver<String>,
+    stderr: std::thread::JoinHandle<Vec<u8>>,
+}
+
+impl Served {
+    fn start(home: &Path, args: &[&str]) -> Served {
+        let mut child = Command::new(EXE)
+            .args(["mcp", "serve"])
+            .args(args)
+            .env("SIDEWIRE_HOME", home)
+            .env("NO_COLOR", "1")
+            .env_remove("RUST_LOG")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("sidewire starts");
+        let stdout = child.stdout.take().expect("stdout is piped");
+        let (send, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if send.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut stderr = child.stderr.take().expect("stderr is piped");
+        let stderr = std::thread::spawn(move || {
+            let mut bytes = Vec::new();
+            let _ = stderr.read_to_end(&mut bytes);
+            bytes
+        });
+        let stdin = child.stdin.take();
+        let mut served = Served {
+            child,
+            stdin,
+            lines,
+            stderr,
+        };
+        let init = served.request(
+            0,
+            "initialize",
+            json!({"protocolVersion": "2025-11-25", "capabilities": {},
+                   "clientInfo": {"name": "gateway-test", "version": "1.0"}}),
+        );
+        assert_eq!(
+            init["result"]["serverInfo"]["name"], "sidewire-gateway",
+            "{init}"
+        );
+        served.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        served
+    }
+
+    fn send(&mut self, message: &Value) {
+        let stdin = self.stdin.as_mut().expect("stdin is open");
+        stdin
+            .write_all(format!("{message}\n").as_bytes())
+            .expect("the gateway reads");
+        stdin.flush().expect("the gateway reads");
+    }
+
+    /// Sends a request and waits (60 s at most) for its answer.
+    fn request(&mut self, id: u64, method: &str, params: Value) -> Value {
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let line = self
+                .lines
+                .recv_timeout(left)
+                .unwrap_or_else(|_| panic!("no answer to {method} within 60 s"));
+            let message: Value = serde_json::from_str(&line).expect("stdout is JSON-RPC only");
+            if message["id"] == json!(id) {
+                return message;
+            }
+        }
+    }
+
+    fn tool_names(&mut self) -> Vec<String> {
+        let listed = self.request(90, "tools/list", json!({}));
+        let tools = listed["result"]["tools"].as_array().expect("tools").clone();
+        tools
+            .iter()
+            .map(|tool| tool["name"].as_str().expect("a name").to_owned())
+            .collect()
+    }
+
+    fn call(&mut self, id: u64, tool: &str, arguments: Value) -> Value {
+        self.request(
+            id,
+            "tools/call",
+            json!({"name": tool, "arguments": arguments}),
+        )
+    }
+
+    /// Closes stdin (the client goes away) and waits (60 s at most) for the exit.
+    fn close(mut self) -> (std::process::ExitStatus, String) {
+        drop(self.stdin.take());
+        let status = wait_exit(&mut self.child, Duration::from_secs(60));
+        let stderr = self.stderr.join().expect("stderr is collected");
+        (status, String::from_utf8_lossy(&stderr).into_owned())
+    }
+}
+
+fn wait_exit(child: &mut Child, within: Duration) -> std::process::ExitStatus {
+    let deadline = Instant::now() + within;
+    loop {
+        if let Some(status) = child.try_wait().expect("wait works") {
+            return status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            panic!("the gateway did not exit within {within:?}");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// A config of built-in servers by name; each writes its pid into `<dir>/<name>.pid` first.
+fn config(dir: &Path, names: &[&str]) -> PathBuf {
+    let mut servers = serde_json::Map::new();
+    for name in names {
+        let pid = dir.join(format!("{name}.pid"));
+        let script = format!("echo $$ > '{}'; exec '{EXE}' __mcp-server", pid.display());
+        servers.insert(
+            (*name).to_owned(),
+            json!({"command": "/bin/sh", "args": ["-c", script]}),
+        );
+    }
+    let path = dir.join("gateway.json");
+    std::fs::write(&path, json!({ "mcpServers": servers }).to_string()).unwrap();
+    path
+}
+
+/// The pid an upstream wrote.
+fn upstream_pid(dir: &Path, name: &str) -> i32 {
+    let text = std::fs::read_to_string(dir.join(format!("{name}.pid"))).expect("the pid file");
+    text.trim().parse().expect("a pid")
+}
+
+/// Whether `pid` runs (exists and is not a zombie).
+fn alive(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat
+            .rsplit_once(')')
+            .is_some_and(|(_, rest)| rest.trim_start().starts_with('Z')),
+        Err(_) => false,
+    }
+}
+
+/// Waits up to `within` for every pid to be gone.
+fn gone_within(pids: &[i32], within: Duration) -> bool {
+    let deadline = Instant::now() + within;
+    loop {
+        if pids.iter().all(|pid| !alive(*pid)) {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+fn audit_records(home: &Path) -> Vec<Value> {
+    let text = std::fs::read_to_string(home.join("mcp-serve-audit.jsonl")).unwrap_or_default();
+    text.lines()
+        .map(|line| serde_json::from_str(line).expect("an audit line is JSON"))
+        .collect()
+}
+
+fn text_of(answer: &Value) -> &str {
+    answer["result"]["content"][0]["text"]
+        .as_str()
+        .unwrap_or("")
+}
+
+#[test]
+fn serve_prefixes_names_runs_the_policy_and_audits_every_call() {
+    let home = home();
+    let config = config(home.path(), &["demo", "second.v2"]);
+    let config = config.to_str().unwrap();
+    let mut served = Served::start(
+        home.path(),
+        &["--config", config, "--allow-tool", "demo__echo"],
+    );
+    let names = served.tool_names();
+    // Prefixed by each server's alias (the second's made from its config name).
+    for name in [
+        "demo__echo",
+        "demo__add",
+        "second-v2__echo",
+        "second-v2__slow",
+    ] {
+        assert!(names.contains(&name.to_owned()), "{name} in {names:?}");
+    }
+    assert!(
+        names
+            .iter()
+            .all(|name| name.len() <= 64 - "mcp__sidewire__".len())
+    );
+
+    // --allow-tool: allowed by the host; the rest of the read-only policy denies.
+    let allowed = served.call(1, "demo__echo", json!({"text": "hi"}));
+    assert_eq!(text_of(&allowed), "hi", "{allowed}");
+    assert_ne!(allowed["result"]["isError"], true);
+    let denied = served.call(2, "second-v2__echo", json!({"text": "hi"}));
+    assert_eq!(denied["result"]["isError"], true, "{denied}");
+    let unknown = served.call(3, "demo__nope", json!({}));
+    assert_eq!(unknown["error"]["code"], -32602, "{unknown}");
+
+    let (status, stderr) = served.close();
+    assert!(status.success(), "{stderr}");
+    let records = audit_records(home.path());
+    assert_eq!(
+        records.len(),
+        2,
+        "one record per call that reached the chain: {records:?}"
+    );
+    assert_eq!(records[0]["tool"], "demo__echo");
+    assert_eq!(records[0]["server"], "demo");
+    assert_eq!(records[0]["hostTool"], "mcp__demo__echo");
+    assert_eq!(records[0]["outcome"], "ok");
+    assert_eq!(records[0]["verdict"], "allow");
+    assert_eq!(records[0]["client"]["name"], "gateway-test");
+    assert!(
+        records[0].get("arguments").is_none(),
+        "arguments only when asked for"
+    );
+    assert_eq!(records[1]["outcome"], "denied");
+    assert_eq!(records[1]["hostDecision"]["decision"], "deny");
+}
+
+#[test]
+fn a_hidden_tool_is_neither_listed_nor_callable() {
+    let home = home();
+    let config = config(home.path(), &["demo"]);
+    let mut served = Served::start(
+        home.path(),
+        &[
+            "--config",
+            config.to_str().unwrap(),
+            "--policy",
+            "allow",
+            "--deny-tool",
+            "demo__add",
+            "--audit-arguments",
+        ],
+    );
+    let names = served.tool_names();
+    assert!(!names.contains(&"demo__add".to_owned()), "{names:?}");
+    assert!(names.contains(&"demo__echo".to_owned()), "{names:?}");
+    let hidden = served.call(1, "demo__add", json!({"a": 1, "b": 2}));
+    let unknown = served.call(2, "demo__nothing", json!({}));
+    assert_eq!(
+        hidden["error"]["code"], unknown["error"]["code"],
+        "{hidden} {unknown}"
+    );
+    assert_eq!(hidden["error"]["code"], -32602);
+    // The arguments are recorded when asked for, a credential redacted.
+    let echoed = served.call(3, "demo__echo", json!({"text": "x", "api_key": "k-123"}));
+    assert_eq!(text_of(&echoed), "x", "{echoed}");
+    let (status, _) = served.close();
+    assert!(status.success());
+    let records = audit_records(home.path());
+    assert_eq!(records.len(), 1, "{records:?}");
+    assert_eq!(records[0]["arguments"]["text"], "x");
+    assert_ne!(records[0]["arguments"]["api_key"], "k-123");
+}
+
+#[test]
+fn bridge_mode_serves_one_server_under_its_own_names() {
+    let home = home();
+    let config = config(home.path(), &["demo"]);
+    let mut served = Served::start(
+        home.path(),
+        &[
+            "--config",
+            config.to_str().unwrap(),
+            "--no-prefix",
+            "--policy",
+            "allow",
+        ],
+    );
+    assert!(served.tool_names().contains(&"echo".to_owned()));
+    let echoed = served.call(1, "echo", json!({"text": "plain"}));
+    assert_eq!(text_of(&echoed), "plain", "{echoed}");
+    served.close();
+}
+
+#[test]
+fn serve_refuses_configurations_that_cannot_work() {
+    let home = home();
+    let two = config(home.path(), &["a", "b"]);
+    let two = two.to_str().unwrap();
+    let cases: &[&[&str]] = &[
+        // Two servers under one alias: no name could be told apart.
+        &["--config", two, "--alias", "a=same", "--alias", "b=same"],
+        // Bridge mode needs exactly one server.
+        &["--config", two, "--no-prefix"],
+        // Not loopback, and no token.
+        &["--config", two, "--listen", "0.0.0.0:0"],
+        // stdout is the protocol in the stdio mode.
+        &["--config", two, "--audit", "-"],
+        // An alias that breaks the rule.
+        &["--config", two, "--alias", "a=Not_Valid"],
+    ];
+    for args in cases {
+        let mut full = vec!["mcp", "serve"];
+        full.extend_from_slice(args);
+        let out = run(home.path(), &full);
+        assert!(!out.status.success(), "{args:?} was accepted");
+        assert!(
+            out.stdout.is_empty(),
+            "{args:?}: nothing on stdout: {}",
+            stdout(&out)
+        );
+        assert!(!stderr(&out).trim().is_empty(), "{args:?} says why");
+    }
+}
+
+#[test]
+fn no_upstream_outlives_the_client_going_away() {
+    let home = home();
+    let config = config(home.path(), &["one", "two"]);
+    let mut served = Served::start(home.path(), &["--config", config.to_str().unwrap()]);
+    served.tool_names();
+    let pids = [
+        upstream_pid(home.path(), "one"),
+        upstream_pid(home.path(), "two"),
+    ];
+    assert!(pids.iter().all(|pid| alive(*pid)));
+    let closed_at = Instant::now();
+    let (status, stderr) = served.close();
+    assert!(status.success(), "{stderr}");
+    assert!(
+        gone_within(
+            &pids,
+            Duration::from_secs(2).saturating_sub(closed_at.elapsed())
+        ),
+        "an upstream outlived the gateway by 2 s"
+    );
+}
+
+#[test]
+fn no_upstream_outlives_a_sigterm() {
+    let home = home();
+    let config = config(home.path(), &["one"]);
+    let mut served = Served::start(home.path(), &["--config", config.to_str().unwrap()]);
+    served.tool_names();
+    let pid = upstream_pid(home.path(), "one");
+    let signalled = Command::new("kill")
+        .args(["-TERM", &served.child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(signalled.success());
+    let started = Instant::now();
+    wait_exit(&mut served.child, Duration::from_secs(60));
+    assert!(
+        gone_within(
+            &[pid],
+            Duration::from_secs(2).saturating_sub(started.elapsed())
+        ),
+        "the upstream outlived a SIGTERM by 2 s"
+    );
+}
+
+/// One HTTP/1.1 POST of `body` to `addr`'s /mcp, with `authorization` when given; the status.
+fn post_status(addr: &str, authorization: Option<&str>, body: &Value) -> u16 {
+    let mut stream = std::net::TcpStream::connect(addr).expect("the gateway listens");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(60)))
+        .unwrap();
+    let body = body.to_string();
+    let auth = authorization.map_or(String::new(), |value| format!("Authorization: {value}\r\n"));
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\n{auth}Content-Length: {}\r\n\
+         Connection: close\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut head = String::new();
+    BufReader::new(stream).read_line(&mut head).unwrap();
+    head.split_whitespace()
+        .nth(1)
+        .and_then(|status| status.parse().ok())
+        .unwrap_or_else(|| panic!("no status line: {head:?}"))
+}
+
+#[test]
+fn http_with_a_token_refuses_requests_without_it() {
+    let home = home();
+    let config = config(home.path(), &["demo"]);
+    let mut child = Command::new(EXE)
+        .args(["mcp", "serve", "--config", config.to_str().unwrap()])
+        .args([
+            "--listen",
+            "127.0.0.1:0",
+            "--token-env",
+            "GATEWAY_TEST_TOKEN",
+        ])
+        .env("SIDEWIRE_HOME", home.path())
+        .env("GATEWAY_TEST_TOKEN", "s3cret-token")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("sidewire starts");
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let addr = loop {
+        let mut line = String::new();
+        assert!(
+            stderr.read_line(&mut line).unwrap() > 0,
+            "no listening line"
+        );
+        if let Some(rest) = line.trim().strip_prefix("listening on http://") {
+            break rest.trim_end_matches("/mcp").to_owned();
+        }
+    };
+    let ping = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"}}});
+    assert_eq!(post_status(&addr, None, &ping), 401);
+    assert_eq!(post_status(&addr, Some("Bearer wrong-token"), &ping), 401);
+    assert_eq!(post_status(&addr, Some("Bearer s3cret-token"), &ping), 200);
+    let _ = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status();
+    wait_exit(&mut child, Duration::from_secs(60));
+    let mut rest = String::new();
+    let _ = stderr.read_to_string(&mut rest);
+    assert!(!rest.contains("s3cret-token"), "the token is never printed");
+}
