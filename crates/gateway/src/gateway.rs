@@ -16,13 +16,14 @@ use sidewire_agent::{
 use sidewire_ext_host::protocol::{HookPayload, Verdict};
 use sidewire_ext_host::{ExtensionHost, Outcome, TraceResult};
 use sidewire_mcp::{
-    CallToolResult, GetPromptResult, Implementation, McpHost, McpHostDriver, NoHandler, Prompt,
-    ReadResourceResult, Resource, ResourceTemplate, ServerSpec, StartFailure, Tool,
-    ToolCallOptions,
+    CallToolResult, ClientHandler, CreateMessageParams, CreateMessageResult, ElicitParams,
+    ElicitResult, ErrorObject, GetPromptResult, Implementation, LogMessage, McpHost, McpHostDriver,
+    Progress, Prompt, ReadResourceResult, Resource, ResourceTemplate, ServerSpec, StartFailure,
+    Tool, ToolCallOptions,
 };
 use sidewire_mcp_server::{
-    Capabilities, CompleteRequest, Completion, CompletionRef, Handler, HandlerContext, ListKind,
-    Notifier, PromptGet, Reply, ToolCallRequest,
+    Capabilities, CompleteRequest, Completion, CompletionRef, Handler, HandlerContext,
+    InputRequest, ListKind, Notifier, PromptGet, Reply, ToolCallRequest,
 };
 
 use crate::audit::{Audit, AuditSink};
@@ -152,6 +153,144 @@ struct Inner {
     audit: Audit,
     view: Mutex<Arc<View>>,
     calls: AtomicU64,
+    inflight: Arc<Inflight>,
+}
+
+/// What an upstream says during a call, on its way to the client whose call it is.
+enum Forward {
+    Progress(Progress),
+    Log(LogMessage),
+    /// A request of the upstream's (sampling, elicitation), for the client to answer.
+    Ask {
+        request: InputRequest,
+        answer: tokio::sync::oneshot::Sender<Result<Value, sidewire_mcp_server::Error>>,
+    },
+}
+
+/// The calls in flight on each upstream, each with where its upstream's messages go: the
+/// way an upstream's log line finds the client whose call it is (a shared upstream says
+/// nothing of which call a log belongs to, so each call on that server hears it).
+#[derive(Default)]
+struct Inflight {
+    calls: Mutex<HashMap<String, Vec<(u64, tokio::sync::mpsc::Sender<Forward>)>>>,
+}
+
+impl Inflight {
+    fn lock(
+        &self,
+    ) -> std::sync::MutexGuard<'_, HashMap<String, Vec<(u64, tokio::sync::mpsc::Sender<Forward>)>>>
+    {
+        self.calls
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Files the call `id` on `server` until the guard drops.
+    fn enter<'a>(
+        &'a self,
+        server: &str,
+        id: u64,
+        to: tokio::sync::mpsc::Sender<Forward>,
+    ) -> impl Drop + 'a {
+        self.lock()
+            .entry(server.to_owned())
+            .or_default()
+            .push((id, to));
+        struct Leave<'a>(&'a Inflight, String, u64);
+        impl Drop for Leave<'_> {
+            fn drop(&mut self) {
+                let mut calls = self.0.lock();
+                if let Some(list) = calls.get_mut(&self.1) {
+                    list.retain(|(id, _)| *id != self.2);
+                    if list.is_empty() {
+                        calls.remove(&self.1);
+                    }
+                }
+            }
+        }
+        Leave(self, server.to_owned(), id)
+    }
+}
+
+/// The upstream host's handler. Sampling and form elicitation are offered upstream and passed
+/// on to the client whose call is in flight on that server (the latest one when several are:
+/// a shared upstream does not say which call a request belongs to), which must have declared
+/// the capability and be able to be asked mid-call (a legacy session); anything else is
+/// refused with the client's reason. Log lines go to every call in flight on their server (a
+/// full queue drops one: logs are advisory).
+struct Upstreams(Arc<Inflight>);
+
+impl Upstreams {
+    /// Passes `request` on to the latest call in flight on `server`, and waits for the answer.
+    async fn ask(&self, server: &str, request: InputRequest) -> Result<Value, ErrorObject> {
+        let method = request.method();
+        let to =
+            (self.0.lock().get(server)).and_then(|calls| calls.last().map(|(_, to)| to.clone()));
+        let Some(to) = to else {
+            return Err(ErrorObject::new(
+                ErrorObject::INVALID_REQUEST,
+                format!("{method} outside of a call: no client to ask"),
+            ));
+        };
+        let (answer, answered) = tokio::sync::oneshot::channel();
+        let gone = || ErrorObject::internal(format!("the call that {method} belongs to ended"));
+        to.send(Forward::Ask { request, answer })
+            .await
+            .map_err(|_| gone())?;
+        match answered.await {
+            Ok(Ok(value)) => Ok(value),
+            Ok(Err(err)) => Err(ErrorObject::new(err.code(), err.to_string())),
+            Err(_) => Err(gone()),
+        }
+    }
+}
+
+impl ClientHandler for Upstreams {
+    fn supports_sampling(&self) -> bool {
+        true
+    }
+
+    fn supports_elicitation(&self) -> bool {
+        true
+    }
+
+    async fn create_message(
+        &self,
+        server: &str,
+        params: CreateMessageParams,
+    ) -> Result<CreateMessageResult, ErrorObject> {
+        let params =
+            serde_json::to_value(params).map_err(|err| ErrorObject::internal(err.to_string()))?;
+        let answer = self.ask(server, InputRequest::Sample(params)).await?;
+        serde_json::from_value(answer).map_err(|err| {
+            ErrorObject::internal(format!(
+                "the client's sampling answer does not decode: {err}"
+            ))
+        })
+    }
+
+    async fn elicit(
+        &self,
+        server: &str,
+        params: ElicitParams,
+    ) -> Result<ElicitResult, ErrorObject> {
+        let params =
+            serde_json::to_value(params).map_err(|err| ErrorObject::internal(err.to_string()))?;
+        let answer = self.ask(server, InputRequest::Elicit(params)).await?;
+        serde_json::from_value(answer).map_err(|err| {
+            ErrorObject::internal(format!(
+                "the client's elicitation answer does not decode: {err}"
+            ))
+        })
+    }
+
+    fn on_log(&self, server: &str, message: &LogMessage) {
+        if let Some(calls) = self.0.lock().get(server) {
+            for (_, to) in calls {
+                let _ = to.try_send(Forward::Log(message.clone()));
+            }
+        }
+    }
 }
 
 impl std::fmt::Debug for Gateway {
@@ -269,7 +408,8 @@ impl Gateway {
             }
         }
         let audit = Audit::open(&config.audit, config.audit_arguments)?;
-        let (host, driver) = McpHost::new(NoHandler);
+        let inflight = Arc::new(Inflight::default());
+        let (host, driver) = McpHost::new(Upstreams(Arc::clone(&inflight)));
         let gateway = Gateway {
             inner: Arc::new(Inner {
                 host,
@@ -282,6 +422,7 @@ impl Gateway {
                 audit,
                 view: Mutex::default(),
                 calls: AtomicU64::new(0),
+                inflight,
             }),
         };
         Ok((gateway, GatewayDriver(driver)))
@@ -301,6 +442,16 @@ impl Gateway {
         let failures = (self.inner.host)
             .start_available(self.inner.specs.clone())
             .await;
+        // Each upstream that logs sends every level: each client's own level is applied on the
+        // way out (`logging/setLevel`, or a modern request's `logLevel`).
+        for server in self.inner.aliases.keys() {
+            if let Some(client) = self.inner.host.client(server)
+                && client.capabilities().logging.is_some()
+                && let Err(err) = client.set_log_level(sidewire_mcp::LogLevel::Debug).await
+            {
+                tracing::debug!(server = %server, error = %err, "the upstream took no log level");
+            }
+        }
         let view = self.refresh();
         if !view.collisions.is_empty() {
             self.inner.host.shutdown().await;
@@ -500,11 +651,12 @@ impl Gateway {
         let recorded = inner.audit.arguments(&arguments);
         let id = inner.calls.fetch_add(1, Ordering::Relaxed);
         let call = ToolCall::new(format!("gw-{id}"), route.host_name.clone(), arguments);
-        // Progress from upstream goes on to the client; a full queue drops a report (progress
-        // is advisory, and the next report says more).
-        let (progress, mut reports) = tokio::sync::mpsc::channel(PROGRESS_QUEUE);
+        // Progress and log lines from upstream go on to the client; a full queue drops one
+        // (both are advisory, and the next report says more).
+        let (forward, mut reports) = tokio::sync::mpsc::channel(FORWARD_QUEUE);
+        let _filed = inner.inflight.enter(&route.server, id, forward.clone());
         let options = ToolCallOptions::new().on_progress(move |report| {
-            let _ = progress.try_send(report);
+            let _ = forward.try_send(Forward::Progress(report));
         });
         let report = {
             // One generation of the extensions for the whole call (§13.3).
@@ -537,23 +689,43 @@ impl Gateway {
     }
 }
 
-/// Progress reports queued for one call at most.
-const PROGRESS_QUEUE: usize = 32;
+/// Progress reports and log lines queued for one call at most.
+const FORWARD_QUEUE: usize = 32;
 
-/// Runs `call`, passing each progress report on to the client meanwhile.
+/// Runs `call`, passing each progress report and log line on to the client meanwhile.
 async fn relay<F: std::future::Future<Output = ToolCallReport> + Unpin>(
     mut call: F,
-    reports: &mut tokio::sync::mpsc::Receiver<sidewire_mcp::Progress>,
+    reports: &mut tokio::sync::mpsc::Receiver<Forward>,
     ctx: &HandlerContext,
 ) -> ToolCallReport {
-    loop {
-        match future::select(&mut call, std::pin::pin!(reports.recv())).await {
-            Either::Left((report, _)) => return report,
-            Either::Right((Some(p), _)) => {
-                ctx.progress(p.progress, p.total, p.message.as_deref())
-                    .await;
-            }
-            Either::Right((None, _)) => return call.await,
+    let report = loop {
+        let next = match future::select(&mut call, std::pin::pin!(reports.recv())).await {
+            Either::Left((report, _)) => break report,
+            Either::Right((next, _)) => next,
+        };
+        match next {
+            Some(forward) => tell(ctx, forward).await,
+            None => break call.await,
+        }
+    };
+    // What the upstream said before its answer is queued already (the connection hands
+    // messages over in arrival order): it goes first.
+    while let Ok(forward) = reports.try_recv() {
+        tell(ctx, forward).await;
+    }
+    report
+}
+
+/// Passes one progress report or log line on to the client.
+async fn tell(ctx: &HandlerContext, forward: Forward) {
+    match forward {
+        Forward::Progress(p) => {
+            ctx.progress(p.progress, p.total, p.message.as_deref())
+                .await
+        }
+        Forward::Log(line) => ctx.log(line.level, line.logger.as_deref(), line.data).await,
+        Forward::Ask { request, answer } => {
+            let _ = answer.send(ctx.ask(&request).await);
         }
     }
 }
@@ -655,6 +827,13 @@ fn answer(
             format!("permission to call {name} was denied by the gateway's policy"),
             CallOutcome::Denied,
         ),
+        // The upstream's own JSON-RPC error (`-32602`, `-32021`, ...) goes to the client as it
+        // is: the gateway adds nothing to a refusal it did not make.
+        Some(ToolStop::Failed(sidewire_agent::Error::Tool { source, .. }))
+            if source.remote().is_some() =>
+        {
+            (Err(upstream_error(source)), CallOutcome::Failed)
+        }
         Some(ToolStop::Failed(err)) => refused(
             format!("the call failed: {}", sidewire_mcp::error_line(err)),
             CallOutcome::Failed,
@@ -791,6 +970,7 @@ impl Handler for Gateway {
             .prompts()
             .resources(false)
             .completions()
+            .logging()
             .list_changed()
     }
 

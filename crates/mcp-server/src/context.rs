@@ -36,6 +36,8 @@ pub struct HandlerContext {
     pub(crate) responses: Arc<Map<String, Value>>,
     pub(crate) state: Option<Value>,
     pub(crate) notifier: crate::Notifier,
+    /// A legacy session's way to ask its client mid-request (none in the modern era).
+    pub(crate) asker: Option<crate::server::Asker>,
 }
 
 impl std::fmt::Debug for HandlerContext {
@@ -49,6 +51,37 @@ impl std::fmt::Debug for HandlerContext {
 }
 
 impl HandlerContext {
+    /// Sends `request` to the client now, on this request's stream, and waits for its answer
+    /// (within [`Limits::input_timeout`](crate::Limits::input_timeout)): the way a handler
+    /// whose answer depends on another party (a gateway passing on its upstream's sampling or
+    /// elicitation) asks mid-call. Only a legacy session can; a modern request's handler
+    /// returns [`Reply::InputRequired`](crate::Reply::InputRequired) instead.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::MissingCapability`](crate::Error::MissingCapability) when the client did not
+    /// declare what the request needs; [`Error::InputRefused`](crate::Error::InputRefused)
+    /// in the modern era, or when the client answers with an error;
+    /// [`Error::InputTimeout`](crate::Error::InputTimeout), a limit, or
+    /// [`Error::Closed`](crate::Error::Closed) otherwise.
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping the future forgets the request (a late answer is ignored).
+    pub async fn ask(&self, request: &crate::InputRequest) -> Result<Value, crate::Error> {
+        if !self.client_has(request.capability()) {
+            return Err(crate::Error::MissingCapability(request.capability()));
+        }
+        let Some(asker) = &self.asker else {
+            return Err(crate::Error::InputRefused {
+                method: request.method().to_owned(),
+                message: "a modern request cannot be asked mid-call; answer input_required"
+                    .to_owned(),
+            });
+        };
+        asker.ask(&self.out, request).await
+    }
+
     /// The era the request is served in.
     pub fn era(&self) -> Era {
         self.era

@@ -436,6 +436,11 @@ impl<H: Handler> Server<H> {
             responses: Arc::new(Map::new()),
             state: None,
             notifier: self.notifier(),
+            asker: (!call.era.is_modern()).then(|| Asker {
+                session: Arc::clone(session),
+                timeout: self.inner.limits.input_timeout,
+                max_pending: self.inner.limits.max_pending_inputs,
+            }),
         };
         let params = &call.params;
         let offered = |on: bool| {
@@ -693,47 +698,16 @@ impl<H: Handler> Server<H> {
     /// Sends one request to the client on `out` and waits for its answer, within the bound.
     async fn ask(
         &self,
-        session: &Session,
+        session: &Arc<Session>,
         out: &Outbox,
         request: &InputRequest,
     ) -> Result<Value, Error> {
-        let limits = &self.inner.limits;
-        let id = json!(format!(
-            "s{}",
-            session.next_id.fetch_add(1, Ordering::Relaxed)
-        ));
-        let (tx, rx) = oneshot::channel();
-        {
-            let mut pending = lock(&session.pending);
-            if pending.len() >= limits.max_pending_inputs {
-                return Err(Error::Limit("requests to the client per session"));
-            }
-            pending.insert(key(&id), tx);
-        }
-        struct Forget<'a>(&'a Session, String);
-        impl Drop for Forget<'_> {
-            fn drop(&mut self) {
-                lock(&self.0.pending).remove(&self.1);
-            }
-        }
-        let _forget = Forget(session, key(&id));
-        let message = wire::request(&id, request.method(), request.params());
-        out.send(Out::Message(message))
-            .await
-            .map_err(|_| Error::Closed)?;
-        let method = request.method();
-        match tokio::time::timeout(limits.input_timeout, rx).await {
-            Err(_) => Err(Error::InputTimeout {
-                method: method.to_owned(),
-                seconds: limits.input_timeout.as_secs(),
-            }),
-            Ok(Err(_)) => Err(Error::Closed),
-            Ok(Ok(Ok(result))) => Ok(result),
-            Ok(Ok(Err(error))) => Err(Error::InputRefused {
-                method: method.to_owned(),
-                message: error["message"].as_str().unwrap_or_default().to_owned(),
-            }),
-        }
+        let asker = Asker {
+            session: Arc::clone(session),
+            timeout: self.inner.limits.input_timeout,
+            max_pending: self.inner.limits.max_pending_inputs,
+        };
+        asker.ask(out, request).await
     }
 
     /// A `subscriptions/listen`: acknowledged, then held open until its stream closes.
@@ -872,4 +846,56 @@ fn complete_request(params: &Map<String, Value>) -> Result<CompleteRequest, Erro
 /// A channel for one request's stream, bounded by [`Limits::stream_queue`].
 pub(crate) fn stream(limits: &Limits) -> (Outbox, mpsc::Receiver<Out>) {
     mpsc::channel(limits.stream_queue.max(1))
+}
+
+/// A legacy session's way to ask its client (a request of ours on a request's stream), with
+/// the server's bounds.
+#[derive(Clone)]
+pub(crate) struct Asker {
+    pub(crate) session: Arc<Session>,
+    pub(crate) timeout: Duration,
+    pub(crate) max_pending: usize,
+}
+
+impl Asker {
+    /// Sends one request to the client on `out` and waits for its answer, within the bound.
+    pub(crate) async fn ask(&self, out: &Outbox, request: &InputRequest) -> Result<Value, Error> {
+        let session = &*self.session;
+        let id = json!(format!(
+            "s{}",
+            session.next_id.fetch_add(1, Ordering::Relaxed)
+        ));
+        let (tx, rx) = oneshot::channel();
+        {
+            let mut pending = lock(&session.pending);
+            if pending.len() >= self.max_pending {
+                return Err(Error::Limit("requests to the client per session"));
+            }
+            pending.insert(key(&id), tx);
+        }
+        struct Forget<'a>(&'a Session, String);
+        impl Drop for Forget<'_> {
+            fn drop(&mut self) {
+                lock(&self.0.pending).remove(&self.1);
+            }
+        }
+        let _forget = Forget(session, key(&id));
+        let message = wire::request(&id, request.method(), request.params());
+        out.send(Out::Message(message))
+            .await
+            .map_err(|_| Error::Closed)?;
+        let method = request.method();
+        match tokio::time::timeout(self.timeout, rx).await {
+            Err(_) => Err(Error::InputTimeout {
+                method: method.to_owned(),
+                seconds: self.timeout.as_secs(),
+            }),
+            Ok(Err(_)) => Err(Error::Closed),
+            Ok(Ok(Ok(result))) => Ok(result),
+            Ok(Ok(Err(error))) => Err(Error::InputRefused {
+                method: method.to_owned(),
+                message: error["message"].as_str().unwrap_or_default().to_owned(),
+            }),
+        }
+    }
 }

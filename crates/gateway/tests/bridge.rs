@@ -1,0 +1,247 @@
+//! The gateway between a raw legacy client (JSON lines over a pipe) and an upstream served in
+//! this process over Streamable HTTP, in each of the upstream's eras: what the upstream asks
+//! mid-call (sampling, elicitation) reaches the client and its answer goes back; its log lines
+//! and progress reach the client before the result; a client without the capability is refused
+//! with the upstream never answered by anyone else.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use sidewire_ext_host::{ExtensionHost, HostConfig};
+use sidewire_gateway::{Gateway, GatewayConfig, Mode, Policy};
+use sidewire_mcp::{EraChoice as Era, ServerSpec};
+use sidewire_mcp_server::{
+    CallToolResult, Capabilities, Error, Handler, HandlerContext, Implementation, InputRequest,
+    InputRequired, LogLevel, Reply, Server, Tool, ToolCallRequest,
+};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+/// The upstream: `ask` asks the client for a sample, then an elicitation, and says what it got;
+/// `chatty` logs and reports progress before it answers.
+struct Upstream;
+
+impl Handler for Upstream {
+    fn info(&self) -> Implementation {
+        let mut info = Implementation::default();
+        info.name = "upstream".into();
+        info.version = "1".into();
+        info
+    }
+
+    fn capabilities(&self) -> Capabilities {
+        Capabilities::default().tools().logging()
+    }
+
+    async fn list_tools(&self, _ctx: &HandlerContext) -> Result<Vec<Tool>, Error> {
+        Ok(["ask", "chatty"]
+            .into_iter()
+            .map(|name| Tool::new(name, "test", json!({"type": "object"})))
+            .collect())
+    }
+
+    async fn call_tool(
+        &self,
+        call: ToolCallRequest,
+        ctx: HandlerContext,
+    ) -> Result<Reply<CallToolResult>, Error> {
+        match call.name.as_str() {
+            "ask" => {
+                let answers = ctx.input_responses();
+                let (Some(sample), Some(elicited)) = (answers.get("s"), answers.get("e")) else {
+                    let sample = InputRequest::Sample(json!({
+                        "messages": [{"role": "user", "content": {"type": "text", "text": "hi?"}}],
+                        "maxTokens": 10,
+                    }));
+                    let elicit = InputRequest::Elicit(json!({
+                        "message": "name?",
+                        "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}},
+                    }));
+                    return Ok(Reply::InputRequired(
+                        InputRequired::new()
+                            .request("s", sample)
+                            .request("e", elicit),
+                    ));
+                };
+                let text = format!(
+                    "{} / {}",
+                    sample["content"]["text"].as_str().unwrap_or("?"),
+                    elicited["content"]["name"].as_str().unwrap_or("?")
+                );
+                Ok(Reply::from(CallToolResult::text(text)))
+            }
+            "chatty" => {
+                ctx.log(LogLevel::Info, Some("up"), json!("one")).await;
+                ctx.progress(1.0, Some(2.0), None).await;
+                ctx.log(LogLevel::Info, Some("up"), json!("two")).await;
+                Ok(Reply::from(CallToolResult::text("done")))
+            }
+            other => Err(Error::invalid_params(format!("unknown tool: {other}"))),
+        }
+    }
+}
+
+/// The upstream on a free loopback port; its URL.
+async fn upstream() -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    tokio::spawn(sidewire_mcp_server::http::serve(
+        Server::new(Upstream),
+        listener,
+        sidewire_mcp_server::http::HttpConfig::default(),
+    ));
+    url
+}
+
+struct Client {
+    write: tokio::io::WriteHalf<tokio::io::DuplexStream>,
+    lines: tokio::io::Lines<BufReader<tokio::io::ReadHalf<tokio::io::DuplexStream>>>,
+}
+
+impl Client {
+    async fn send(&mut self, message: Value) {
+        self.write
+            .write_all(format!("{message}\n").as_bytes())
+            .await
+            .unwrap();
+    }
+
+    async fn recv(&mut self) -> Value {
+        let line = tokio::time::timeout(Duration::from_secs(60), self.lines.next_line())
+            .await
+            .expect("a message within 60 s")
+            .unwrap()
+            .expect("the gateway is still there");
+        serde_json::from_str(&line).unwrap()
+    }
+}
+
+/// A gateway in front of the upstream in `era`, and a legacy client with `capabilities`.
+async fn start(
+    era: Era,
+    capabilities: Value,
+) -> (Client, Gateway, ExtensionHost, tempfile::TempDir) {
+    let state = tempfile::tempdir().unwrap();
+    let (extensions, _events) = ExtensionHost::boot(HostConfig::new(state.path(), "s-1", "."))
+        .await
+        .unwrap();
+    let config = GatewayConfig::new()
+        .server(ServerSpec::http("up", upstream().await).era(era))
+        .policy(Policy::new(Mode::Allow));
+    let (gateway, driver) = Gateway::new(config, extensions.clone()).unwrap();
+    tokio::spawn(driver);
+    assert!(gateway.start().await.unwrap().is_empty());
+    let (client, server_end) = tokio::io::duplex(1 << 16);
+    let (read, write) = tokio::io::split(server_end);
+    let server = Server::new(gateway.clone());
+    tokio::spawn(async move { server.serve_stdio(read, write).await });
+    let (read, write) = tokio::io::split(client);
+    let mut client = Client {
+        write,
+        lines: BufReader::new(read).lines(),
+    };
+    client
+        .send(
+            json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": capabilities,
+            "clientInfo": {"name": "raw", "version": "1"}}}),
+        )
+        .await;
+    assert_eq!(client.recv().await["id"], 0);
+    client
+        .send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        .await;
+    (client, gateway, extensions, state)
+}
+
+fn call(id: u64, tool: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+           "params": {"name": tool, "arguments": {}, "_meta": {"progressToken": "p"}}})
+}
+
+#[tokio::test]
+async fn the_upstreams_requests_reach_the_client_in_both_upstream_eras() {
+    for era in [Era::Legacy, Era::Modern] {
+        let (mut client, gateway, extensions, _state) =
+            start(era, json!({"sampling": {}, "elicitation": {}})).await;
+        client.send(call(1, "up__ask")).await;
+        let mut asked = Vec::new();
+        let answer = loop {
+            let message = client.recv().await;
+            match message["method"].as_str() {
+                Some("sampling/createMessage") => {
+                    asked.push("sampling");
+                    let result = json!({"role": "assistant", "model": "m",
+                        "content": {"type": "text", "text": "sampled"}});
+                    client
+                        .send(json!({"jsonrpc": "2.0", "id": message["id"], "result": result}))
+                        .await;
+                }
+                Some("elicitation/create") => {
+                    asked.push("elicitation");
+                    let result = json!({"action": "accept", "content": {"name": "ada"}});
+                    client
+                        .send(json!({"jsonrpc": "2.0", "id": message["id"], "result": result}))
+                        .await;
+                }
+                _ if message["id"] == 1 => break message,
+                _ => {}
+            }
+        };
+        asked.sort_unstable();
+        assert_eq!(asked, ["elicitation", "sampling"], "{era:?}");
+        assert_eq!(
+            answer["result"]["content"][0]["text"], "sampled / ada",
+            "{era:?}: {answer}"
+        );
+        gateway.shutdown().await;
+        extensions.shutdown().await;
+    }
+}
+
+#[tokio::test]
+async fn a_client_without_the_capability_is_never_asked() {
+    let (mut client, gateway, extensions, _state) = start(Era::Legacy, json!({})).await;
+    client.send(call(1, "up__ask")).await;
+    let answer = loop {
+        let message = client.recv().await;
+        assert!(
+            message
+                .get("method")
+                .is_none_or(|m| m != "sampling/createMessage")
+        );
+        if message["id"] == 1 {
+            break message;
+        }
+    };
+    // The upstream's call failed: as an error, not as a result someone else answered.
+    let failed = answer.get("error").is_some() || answer["result"]["isError"] == true;
+    assert!(failed, "{answer}");
+    gateway.shutdown().await;
+    extensions.shutdown().await;
+}
+
+#[tokio::test]
+async fn log_lines_and_progress_arrive_before_the_result() {
+    for era in [Era::Legacy, Era::Modern] {
+        let (mut client, gateway, extensions, _state) = start(era, json!({})).await;
+        client.send(call(1, "up__chatty")).await;
+        let mut seen = Vec::new();
+        loop {
+            let message = client.recv().await;
+            match message["method"].as_str() {
+                Some("notifications/message") => {
+                    seen.push(message["params"]["data"].as_str().unwrap_or("?").to_owned());
+                }
+                Some("notifications/progress") => seen.push("progress".to_owned()),
+                _ if message["id"] == 1 => {
+                    assert_eq!(message["result"]["content"][0]["text"], "done");
+                    break;
+                }
+                _ => {}
+            }
+        }
+        assert_eq!(seen, ["one", "progress", "two"], "{era:?}");
+        gateway.shutdown().await;
+        extensions.shutdown().await;
+    }
+}
