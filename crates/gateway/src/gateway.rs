@@ -170,16 +170,16 @@ enum Forward {
 /// The calls in flight on each upstream, each with where its upstream's messages go: the
 /// way an upstream's log line finds the client whose call it is (a shared upstream says
 /// nothing of which call a log belongs to, so each call on that server hears it).
+/// Server name → the calls in flight on it, each with where its messages go.
+type Calls = HashMap<String, Vec<(u64, tokio::sync::mpsc::Sender<Forward>)>>;
+
 #[derive(Default)]
 struct Inflight {
-    calls: Mutex<HashMap<String, Vec<(u64, tokio::sync::mpsc::Sender<Forward>)>>>,
+    calls: Mutex<Calls>,
 }
 
 impl Inflight {
-    fn lock(
-        &self,
-    ) -> std::sync::MutexGuard<'_, HashMap<String, Vec<(u64, tokio::sync::mpsc::Sender<Forward>)>>>
-    {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Calls> {
         self.calls
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
