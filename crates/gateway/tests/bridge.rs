@@ -33,7 +33,7 @@ impl Handler for Upstream {
     }
 
     async fn list_tools(&self, _ctx: &HandlerContext) -> Result<Vec<Tool>, Error> {
-        Ok(["ask", "chatty"]
+        Ok(["ask", "chatty", "flood"]
             .into_iter()
             .map(|name| Tool::new(name, "test", json!({"type": "object"})))
             .collect())
@@ -75,10 +75,19 @@ impl Handler for Upstream {
                 ctx.log(LogLevel::Info, Some("up"), json!("two")).await;
                 Ok(Reply::from(CallToolResult::text("done")))
             }
+            "flood" => {
+                for n in 0..FLOOD {
+                    ctx.progress(n as f64, None, None).await;
+                }
+                Ok(Reply::from(CallToolResult::text("flooded")))
+            }
             other => Err(Error::invalid_params(format!("unknown tool: {other}"))),
         }
     }
 }
+
+/// How many progress reports `flood` sends.
+const FLOOD: usize = 2000;
 
 /// The upstream on a free loopback port; its URL.
 async fn upstream() -> String {
@@ -120,6 +129,15 @@ async fn start(
     era: Era,
     capabilities: Value,
 ) -> (Client, Gateway, ExtensionHost, tempfile::TempDir) {
+    start_with_pipe(era, capabilities, 1 << 16).await
+}
+
+/// [`start`], with a pipe of `pipe` bytes between the client and the gateway.
+async fn start_with_pipe(
+    era: Era,
+    capabilities: Value,
+    pipe: usize,
+) -> (Client, Gateway, ExtensionHost, tempfile::TempDir) {
     let state = tempfile::tempdir().unwrap();
     let (extensions, _events) = ExtensionHost::boot(HostConfig::new(state.path(), "s-1", "."))
         .await
@@ -130,7 +148,7 @@ async fn start(
     let (gateway, driver) = Gateway::new(config, extensions.clone()).unwrap();
     tokio::spawn(driver);
     assert!(gateway.start().await.unwrap().is_empty());
-    let (client, server_end) = tokio::io::duplex(1 << 16);
+    let (client, server_end) = tokio::io::duplex(pipe);
     let (read, write) = tokio::io::split(server_end);
     let server = Server::new(gateway.clone());
     tokio::spawn(async move { server.serve_stdio(read, write).await });
@@ -244,4 +262,27 @@ async fn log_lines_and_progress_arrive_before_the_result() {
         gateway.shutdown().await;
         extensions.shutdown().await;
     }
+}
+
+#[tokio::test]
+async fn a_flood_of_progress_is_cut_not_queued() {
+    // A small pipe the client does not read from while the upstream floods: the gateway's
+    // relay waits on the client, so its queue of FORWARD_QUEUE reports fills and the rest are
+    // dropped rather than held.
+    let (mut client, gateway, extensions, _state) =
+        start_with_pipe(Era::Legacy, json!({}), 256).await;
+    client.send(call(1, "up__flood")).await;
+    let mut progress = 0;
+    loop {
+        let message = client.recv().await;
+        if message["method"] == "notifications/progress" {
+            progress += 1;
+        } else if message["id"] == 1 {
+            assert_eq!(message["result"]["content"][0]["text"], "flooded");
+            break;
+        }
+    }
+    assert!(progress < FLOOD, "every one of {FLOOD} reports was kept");
+    gateway.shutdown().await;
+    extensions.shutdown().await;
 }
