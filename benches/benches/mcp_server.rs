@@ -279,6 +279,10 @@ fn stdio_servers(peers: &Peers) -> Vec<Launch> {
             SERVER,
             &["--tokio-stdio"],
         ),
+        // A process in the middle: the relay floor, and the gateway in bridge mode in front
+        // of the same Toolbox as `sidewire` (the direct call).
+        Launch::new("relay_floor", Kind::Floor, SERVER, &["--relay"]),
+        Launch::new("gateway", Kind::Mcp, SERVER, &["--gateway"]),
     ];
     if let Some(python) = &peers.python {
         let script = peer_script("py_noop_server.py");

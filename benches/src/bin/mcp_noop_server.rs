@@ -8,7 +8,14 @@
 //! mcp_noop_server --http         # Streamable HTTP on 127.0.0.1:0
 //! mcp_noop_server --echo         # the stdio floor: every line written back as it came
 //! mcp_noop_server --echo-http    # the HTTP floor: hyper HTTP/1.1, every POST body sent back
+//! mcp_noop_server --gateway      # sidewire-gateway in bridge mode in front of the Toolbox
+//! mcp_noop_server --relay        # its floor: bytes copied to and from a child `--echo`
 //! ```
+//!
+//! `--gateway` is `sidewire mcp serve --no-prefix --policy allow` without the CLI: the gateway
+//! (no extensions installed, no audit) on non-blocking stdin/stdout pipes, its one upstream
+//! this program's Toolbox as a child. `--relay` is what any process in the middle costs: the
+//! same two pipe hops with no JSON at all.
 //!
 //! The HTTP modes print `listening on http://ADDRESS/mcp` as their first line on stdout (as
 //! the crate's `fixture` example does). Every mode runs on a current-thread runtime: a no-op
@@ -56,12 +63,17 @@ fn main() -> ExitCode {
                 echo().await;
                 Ok(())
             }
+            "--gateway" => gateway().await,
+            "--relay" => {
+                relay().await;
+                Ok(())
+            }
             "--echo-http" => {
                 echo_http(listen().await).await;
                 Ok(())
             }
             other => Err(format!(
-                "unknown mode {other:?} (none, --tokio-stdio, --http, --echo, --echo-http)"
+                "unknown mode {other:?} (none, --tokio-stdio, --http, --echo, --echo-http, --gateway, --relay)"
             )),
         }
     });
@@ -143,4 +155,77 @@ async fn echo_http(listener: TcpListener) {
                 .await;
         });
     }
+}
+
+/// The gateway in bridge mode in front of this program's Toolbox, on stdin/stdout.
+async fn gateway() -> Result<(), String> {
+    use sidewire_gateway::{Gateway, GatewayConfig, Mode, Policy};
+    let me = std::env::current_exe().map_err(|err| err.to_string())?;
+    let state = tempfile::tempdir().map_err(|err| err.to_string())?;
+    let config = sidewire_ext_host::HostConfig::new(state.path(), "bench", state.path());
+    let (extensions, _events) = sidewire_ext_host::ExtensionHost::boot(config)
+        .await
+        .map_err(|err| err.to_string())?;
+    let upstream = sidewire_mcp::ServerSpec::stdio("noop", me.to_string_lossy());
+    let config = GatewayConfig::new()
+        .server(upstream)
+        .bridge()
+        .policy(Policy::new(Mode::Allow));
+    let (gateway, driver) =
+        Gateway::new(config, extensions.clone()).map_err(|err| err.to_string())?;
+    tokio::spawn(driver);
+    let failed = gateway.start().await.map_err(|err| err.to_string())?;
+    if let Some(failure) = failed.first() {
+        return Err(failure.error.to_string());
+    }
+    let (reader, writer) = sidewire_benches::stdio_pipes();
+    let served = Server::new(gateway.clone())
+        .serve_stdio(reader, writer)
+        .await;
+    gateway.shutdown().await;
+    extensions.shutdown().await;
+    served.map_err(|err| err.to_string())
+}
+
+/// The floor of a process in the middle: every byte copied to a child `--echo` and back.
+async fn relay() {
+    let me = std::env::current_exe().expect("this program");
+    let mut child = tokio::process::Command::new(me)
+        .arg("--echo")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("the echo child");
+    let mut to_child = child.stdin.take().expect("piped");
+    let mut from_child = child.stdout.take().expect("piped");
+    let (mut reader, mut writer) = sidewire_benches::stdio_pipes();
+    let up = async {
+        let mut buffer = vec![0u8; 64 << 10];
+        loop {
+            match tokio::io::AsyncReadExt::read(&mut reader, &mut buffer).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    if to_child.write_all(&buffer[..n]).await.is_err() {
+                        break;
+                    }
+                }
+            }
+        }
+        drop(to_child);
+    };
+    let down = async {
+        let mut buffer = vec![0u8; 64 << 10];
+        loop {
+            match tokio::io::AsyncReadExt::read(&mut from_child, &mut buffer).await {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    if writer.write_all(&buffer[..n]).await.is_err() {
+                        break;
+                    }
+                }
+            }
+        }
+    };
+    tokio::join!(up, down);
 }

@@ -80,6 +80,16 @@ pub(crate) async fn run(out: &Out) -> anyhow::Result<()> {
     ));
 
     let result = script(out, &extensions, &mut events, &mcp, &audit_log).await;
+    let result = match result {
+        Ok(mut summary) => match gateway_step(out, &mcp, &exe, temp.path(), &state).await {
+            Ok(gateway) => {
+                summary["gateway"] = gateway;
+                Ok(summary)
+            }
+            Err(err) => Err(err),
+        },
+        Err(err) => Err(err),
+    };
 
     // A clean shutdown either way: the extension gets `extension/shutdown`, the MCP server
     // its stdin closed; both process groups are gone before this returns.
@@ -208,6 +218,92 @@ async fn script(
         "slow": { "result": slow_text, "progressReports": reports },
         "agent": agent_summary,
     }))
+}
+
+/// Step 6: the built-in server behind `sidewire mcp serve` (this binary, a child with the
+/// demo's state, so its chain has the demo's extension), called as any MCP client calls it:
+/// `add` is not read-only, so the host's read-only policy denies it and the extension's allow
+/// at `permission.decision` overrides that, audited; the gateway's own audit record shows the
+/// chain.
+async fn gateway_step(
+    out: &Out,
+    mcp: &sidewire_mcp::McpHost,
+    exe: &std::path::Path,
+    temp: &std::path::Path,
+    state: &std::path::Path,
+) -> anyhow::Result<Value> {
+    out.line("");
+    out.heading("6. sidewire mcp serve: the same server and extension as one MCP server");
+    let config = temp.join("gateway.json");
+    let servers = json!({"mcpServers": {"demo": {"command": exe, "args": ["__mcp-server"]}}});
+    std::fs::write(&config, servers.to_string()).context("writing the gateway's config")?;
+    let audit = temp.join("gateway-audit.jsonl");
+    let args = [
+        "mcp".to_owned(),
+        "serve".to_owned(),
+        "--config".to_owned(),
+        config.display().to_string(),
+        "--audit".to_owned(),
+        audit.display().to_string(),
+    ];
+    let spec = ServerSpec::stdio("gateway", exe.display().to_string())
+        .args(args)
+        .env("SIDEWIRE_HOME", state.display().to_string());
+    out.line(
+        "  sidewire mcp serve --config gateway.json  (a child, as Claude or Cursor starts it)",
+    );
+    mcp.add(spec).await.context("starting sidewire mcp serve")?;
+    let tool = "mcp__gateway__demo__add";
+    out.line(format!("  call {tool} {{\"a\":2,\"b\":3}}"));
+    let result = mcp
+        .call_tool(tool, json!({"a": 2, "b": 3}), ToolCallOptions::new())
+        .await
+        .context("a call through the gateway")?;
+    let text: Vec<String> = result.content.iter().map(builtin::content_text).collect();
+    out.line(format!(
+        "  result: {}",
+        safe::block(&text.join(" "), "    ")
+    ));
+    let records: Vec<Value> = std::fs::read_to_string(&audit)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|line| serde_json::from_str(line).ok())
+        .collect();
+    for record in &records {
+        let members = |point: &str| {
+            record["chain"][point]["members"]
+                .as_array()
+                .map(|members| {
+                    members
+                        .iter()
+                        .map(|m| {
+                            format!(
+                                "{} {}",
+                                m["plugin"].as_str().unwrap_or("?"),
+                                m["decision"].as_str().unwrap_or("failed")
+                            )
+                        })
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                })
+                .unwrap_or_default()
+        };
+        out.line(format!(
+            "  gateway audit: {} {}: host {} ({}), permission.decision [{}], verdict {}, {}",
+            safe::line(record["server"].as_str().unwrap_or("?")),
+            safe::line(record["tool"].as_str().unwrap_or("?")),
+            record["hostDecision"]["decision"].as_str().unwrap_or("?"),
+            record["hostDecision"]["why"].as_str().unwrap_or("?"),
+            safe::line(&members("permission")),
+            record["verdict"].as_str().unwrap_or("?"),
+            record["outcome"].as_str().unwrap_or("?"),
+        ));
+    }
+    anyhow::ensure!(
+        !result.is_error && records.len() == 1,
+        "the call through the gateway did not go through as expected"
+    );
+    Ok(json!({ "result": text, "audit": records }))
 }
 
 /// Step 5: one turn of [`AGENT_INPUT`] with the built-in sidecar's scripted model, printed as

@@ -162,6 +162,11 @@ fn demo_runs_and_exits_zero_without_touching_home() {
     );
     assert!(text.contains("  result: 42"), "{text}");
     assert!(text.contains("The tool said: 42."), "{text}");
+    // The gateway step: the same call through `sidewire mcp serve` and its chain, audited.
+    assert!(
+        text.contains("permission.decision [sidewire-demo allow], verdict allow, ok"),
+        "{text}"
+    );
     assert!(text.contains("clean shutdown"), "{text}");
     assert_eq!(
         std::fs::read_dir(home.path()).unwrap().count(),
