@@ -19,9 +19,8 @@
 # With MCP_CLIENTS_TARGET=gateway the same clients run through `sidewire mcp serve --no-prefix
 # --policy allow` in front of the HTTP fixture instead: over stdio the client spawns the gateway
 # (its upstream the HTTP fixture), over HTTP one gateway started with `--listen 127.0.0.1:0`
-# serves every run. A modern client's sampling through the gateway is a known gap (the gateway
-# cannot ask a modern client mid-call yet), shown as `gap` and not failing the run; the doc
-# section is then `<!-- gateway-clients:begin -->` ... `<!-- gateway-clients:end -->`.
+# serves every run; the doc section is then `<!-- gateway-clients:begin -->` ...
+# `<!-- gateway-clients:end -->`.
 #
 # Usage: .ci/mcp-server-clients.sh CACHE_DIR [DOC_FILE]
 #        .ci/mcp-server-clients.sh --install CACHE_DIR   (only install the clients)
@@ -185,27 +184,18 @@ for client in "${CLIENTS[@]}"; do
         timeout -k 5 "$RUN_SECONDS" "${command[@]}" > "$log" 2>&1 < /dev/null || status=$?
       cells=()
       bad=0
-      gap=0
       for check in "${CHECKS[@]}"; do
         result="$(sed -n "s/^check $check \(pass\|fail\|n\/a\)\( .*\)\?$/\1/p" "$log" | head -n 1)"
         case "$result" in
           pass) ;;
           n/a) [[ " ${not_offered[$client]:-} " == *" $check "* ]] || { result="fail (n/a)"; bad=1; } ;;
-          fail)
-            if [[ "$target" == gateway && "$era" == modern && "$check" == sampling ]]; then
-              result="gap"
-              gap=1
-            else
-              bad=1
-            fi
-            ;;
+          fail) bad=1 ;;
           *) result="fail"; bad=1 ;;
         esac
         cells+=("$result")
       done
-      # A client that fails without a failing check (a crash after them, the time bound) fails
-      # too; one whose only failing check is a known gap exits non-zero for it, as it should.
-      if (( status != 0 && bad == 0 && gap == 0 )); then
+      # A client that fails without a failing check (a crash after them, the time bound) fails too.
+      if (( status != 0 && bad == 0 )); then
         bad=1
         cells[0]="fail (exit $status)"
       fi

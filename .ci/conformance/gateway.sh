@@ -24,13 +24,8 @@ declare -A KNOWN_GAPS=(
   # resources/subscribe is answered by the server core without telling the handler, so the
   # gateway cannot subscribe upstream; it does not offer `resources.subscribe`.
   [2025-11-25]="resources-subscribe resources-unsubscribe"
-  # A modern (2026-07-28) client cannot be asked mid-call: the gateway would have to answer
-  # `input_required` for its upstream and resume the parked upstream call on the retry. Not
-  # built yet: the upstream's input requests are refused for modern clients.
-  [2026-07-28]="server-stateless input-required-result-basic-* input-required-result-request-state
-    input-required-result-multiple-input-requests input-required-result-multi-round
-    input-required-result-non-tool-request input-required-result-result-type
-    input-required-result-tampered-state input-required-result-capability-check"
+  # (none at 2026-07-28: a modern client's input goes through as its own input_required)
+  [2026-07-28]=""
 )
 
 cache="${1:?usage: $0 CACHE_DIR [TABLE_FILE]}"

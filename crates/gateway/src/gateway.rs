@@ -23,7 +23,7 @@ use sidewire_mcp::{
 };
 use sidewire_mcp_server::{
     Capabilities, CompleteRequest, Completion, CompletionRef, Handler, HandlerContext,
-    InputRequest, ListKind, Notifier, PromptGet, Reply, ToolCallRequest,
+    InputRequest, InputRequired, ListKind, Notifier, PromptGet, Reply, ToolCallRequest,
 };
 
 use crate::audit::{Audit, AuditSink};
@@ -439,6 +439,9 @@ impl Gateway {
     ///
     /// Dropping the future abandons the startups in flight (their processes are killed).
     pub async fn start(&self) -> Result<Vec<StartFailure>, Error> {
+        // Roots are declared to every upstream, so that a modern client's roots can be asked
+        // for through the gateway (a legacy upstream's `roots/list` gets none).
+        self.inner.host.set_roots(Vec::new()).await;
         let failures = (self.inner.host)
             .start_available(self.inner.specs.clone())
             .await;
@@ -658,6 +661,7 @@ impl Gateway {
         let options = ToolCallOptions::new().on_progress(move |report| {
             let _ = forward.try_send(Forward::Progress(report));
         });
+        let options = passing_input(&ctx, options);
         let report = {
             // One generation of the extensions for the whole call (§13.3).
             let turn = inner.extensions.turn().await;
@@ -685,8 +689,57 @@ impl Gateway {
                 ));
             }
         }
-        answer.map(Reply::from)
+        answer
     }
+}
+
+/// `options` for a modern client, which cannot be asked mid-call: a modern upstream's input
+/// requests go to it as this request's own `input_required` (the upstream's `requestState`
+/// inside ours, which the server seals), its answers go back up on the retry, and each leg
+/// declares the client's capabilities, so the upstream asks only for what it can give. A
+/// legacy client is asked mid-call instead ([`Upstreams`]).
+fn passing_input(ctx: &HandlerContext, options: ToolCallOptions) -> ToolCallOptions {
+    if !ctx.era().is_modern() {
+        return options;
+    }
+    let state = (ctx.request_state())
+        .and_then(|state| state.get(UPSTREAM_STATE))
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    options.pass_input_through(
+        ctx.input_responses().clone(),
+        state,
+        ctx.client_capabilities().clone(),
+    )
+}
+
+/// The member of the gateway's `requestState` that holds its upstream's.
+const UPSTREAM_STATE: &str = "upstream";
+
+/// An upstream's input requests as the client's: `{method, params}` by key.
+fn input_required<T>(
+    requests: &serde_json::Map<String, Value>,
+    state: Option<&str>,
+) -> Result<Reply<T>, sidewire_mcp_server::Error> {
+    let mut input = InputRequired::new();
+    for (key, request) in requests {
+        let params = request.get("params").cloned().unwrap_or(Value::Null);
+        let request = match request.get("method").and_then(Value::as_str) {
+            Some("sampling/createMessage") => InputRequest::Sample(params),
+            Some("elicitation/create") => InputRequest::Elicit(params),
+            Some("roots/list") => InputRequest::ListRoots,
+            other => {
+                return Err(sidewire_mcp_server::Error::internal(format!(
+                    "the upstream asked for input the gateway does not know: {}",
+                    other.unwrap_or("(no method)")
+                )));
+            }
+        };
+        input = input.request(key.clone(), request);
+    }
+    Ok(Reply::InputRequired(
+        input.state(json!({ UPSTREAM_STATE: state })),
+    ))
 }
 
 /// Progress reports and log lines queued for one call at most.
@@ -743,6 +796,7 @@ enum CallOutcome {
     Denied,
     Failed,
     Unknown,
+    InputRequired,
 }
 
 impl CallOutcome {
@@ -754,6 +808,7 @@ impl CallOutcome {
             CallOutcome::Denied => "denied",
             CallOutcome::Failed => "failed",
             CallOutcome::Unknown => "unknown_tool",
+            CallOutcome::InputRequired => "input_required",
         }
     }
 }
@@ -763,13 +818,13 @@ fn answer(
     name: &str,
     report: &ToolCallReport,
 ) -> (
-    Result<CallToolResult, sidewire_mcp_server::Error>,
+    Result<Reply<CallToolResult>, sidewire_mcp_server::Error>,
     CallOutcome,
 ) {
     let refused = |text: String, outcome| {
         let mut result = CallToolResult::text(text);
         result.is_error = true;
-        (Ok(result), outcome)
+        (Ok(Reply::from(result)), outcome)
     };
     match &report.stop {
         None => {
@@ -806,9 +861,9 @@ fn answer(
                 Some((text, is_error)) => {
                     let mut result = CallToolResult::text(text);
                     result.is_error = is_error;
-                    (Ok(result), outcome)
+                    (Ok(Reply::from(result)), outcome)
                 }
-                None => (Ok(sent.clone()), outcome),
+                None => (Ok(Reply::from(sent.clone())), outcome),
             }
         }
         Some(ToolStop::UnknownTool) => (Err(unknown_tool(name)), CallOutcome::Unknown),
@@ -827,6 +882,14 @@ fn answer(
             format!("permission to call {name} was denied by the gateway's policy"),
             CallOutcome::Denied,
         ),
+        // The upstream asks a modern client for input: this call's own `input_required`.
+        Some(ToolStop::Failed(sidewire_agent::Error::Tool { source, .. }))
+            if source.is_input_required() =>
+        {
+            let empty = serde_json::Map::new();
+            let (requests, state) = source.input_required().unwrap_or((&empty, None));
+            (input_required(requests, state), CallOutcome::InputRequired)
+        }
         // The upstream's own JSON-RPC error (`-32602`, `-32021`, ...) goes to the client as it
         // is: the gateway adds nothing to a refusal it did not make.
         Some(ToolStop::Failed(sidewire_agent::Error::Tool { source, .. }))
@@ -1003,7 +1066,7 @@ impl Handler for Gateway {
     async fn get_prompt(
         &self,
         get: PromptGet,
-        _ctx: HandlerContext,
+        ctx: HandlerContext,
     ) -> Result<Reply<GetPromptResult>, sidewire_mcp_server::Error> {
         let Some(route) = self.prompt_route(&get.name) else {
             return Err(sidewire_mcp_server::Error::invalid_params(format!(
@@ -1014,11 +1077,29 @@ impl Handler for Gateway {
         let arguments: BTreeMap<String, String> = (get.arguments.iter())
             .map(|(key, value)| (key.clone(), argument_text(value)))
             .collect();
-        let result = (self.inner.host)
-            .get_prompt(&route.host_name, arguments)
+        let upstream = (self.inner.host.snapshot().prompts())
+            .find(|prompt| prompt.name == route.host_name)
+            .map(|prompt| prompt.item.name.clone());
+        let Some(upstream) = upstream else {
+            return Err(sidewire_mcp_server::Error::invalid_params(format!(
+                "unknown prompt: {}",
+                get.name
+            )));
+        };
+        let client = (self.inner.host)
+            .ready_client(&route.server, sidewire_mcp::DEFAULT_CALL_TIMEOUT)
             .await
             .map_err(|err| upstream_error(&err))?;
-        Ok(Reply::from(result))
+        let options = passing_input(&ctx, ToolCallOptions::new());
+        match client.get_prompt_with(&upstream, arguments, options).await {
+            Ok(result) => Ok(Reply::from(result)),
+            Err(err) if err.is_input_required() => {
+                let empty = serde_json::Map::new();
+                let (requests, state) = err.input_required().unwrap_or((&empty, None));
+                input_required(requests, state)
+            }
+            Err(err) => Err(upstream_error(&err)),
+        }
     }
 
     async fn list_resources(

@@ -124,7 +124,8 @@ impl Client {
     }
 }
 
-/// A gateway in front of the upstream in `era`, and a legacy client with `capabilities`.
+/// A gateway in front of the upstream in `era`, and a legacy client with `capabilities` (null:
+/// a modern client, which sends no `initialize`).
 async fn start(
     era: Era,
     capabilities: Value,
@@ -157,17 +158,20 @@ async fn start_with_pipe(
         write,
         lines: BufReader::new(read).lines(),
     };
-    client
-        .send(
-            json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": capabilities,
-            "clientInfo": {"name": "raw", "version": "1"}}}),
-        )
-        .await;
-    assert_eq!(client.recv().await["id"], 0);
-    client
-        .send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
-        .await;
+    // A modern client says nothing first: each request carries its own envelope.
+    if !capabilities.is_null() {
+        client
+            .send(
+                json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                "protocolVersion": "2025-11-25", "capabilities": capabilities,
+                "clientInfo": {"name": "raw", "version": "1"}}}),
+            )
+            .await;
+        assert_eq!(client.recv().await["id"], 0);
+        client
+            .send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+            .await;
+    }
     (client, gateway, extensions, state)
 }
 
@@ -283,6 +287,77 @@ async fn a_flood_of_progress_is_cut_not_queued() {
         }
     }
     assert!(progress < FLOOD, "every one of {FLOOD} reports was kept");
+    gateway.shutdown().await;
+    extensions.shutdown().await;
+}
+
+/// A modern (2026-07-28) request through the gateway's stdio, with `capabilities` declared.
+fn modern_call(id: u64, tool: &str, capabilities: Value, extra: Value) -> Value {
+    let mut params = json!({"name": tool, "arguments": {}, "_meta": {
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": capabilities,
+    }});
+    if let (Value::Object(params), Value::Object(extra)) = (&mut params, extra) {
+        params.extend(extra);
+    }
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params})
+}
+
+#[tokio::test]
+async fn a_modern_client_answers_a_modern_upstream_in_rounds_with_nothing_kept_between() {
+    // No `initialize`: a modern client.
+    let (mut client, gateway, extensions, _state) = start(Era::Modern, Value::Null).await;
+    let capabilities = json!({"sampling": {}, "elicitation": {}});
+    client
+        .send(modern_call(1, "up__ask", capabilities.clone(), json!({})))
+        .await;
+    let first = client.recv().await;
+    assert_eq!(first["result"]["resultType"], "input_required", "{first}");
+    let requests = first["result"]["inputRequests"]
+        .as_object()
+        .expect("requests");
+    assert_eq!(requests["s"]["method"], "sampling/createMessage");
+    assert_eq!(requests["e"]["method"], "elicitation/create");
+    let state = first["result"]["requestState"]
+        .as_str()
+        .expect("a state")
+        .to_owned();
+    // The answers, and the gateway's state as it came: the upstream finishes.
+    let answers = json!({
+        "inputResponses": {
+            "s": {"role": "assistant", "model": "m", "content": {"type": "text", "text": "sampled"}},
+            "e": {"action": "accept", "content": {"name": "ada"}},
+        },
+        "requestState": state,
+    });
+    client
+        .send(modern_call(
+            2,
+            "up__ask",
+            capabilities.clone(),
+            answers.clone(),
+        ))
+        .await;
+    let done = client.recv().await;
+    assert_eq!(
+        done["result"]["content"][0]["text"], "sampled / ada",
+        "{done}"
+    );
+    // A state changed on the way is refused (the gateway's is sealed).
+    let mut forged = answers;
+    forged["requestState"] = json!(format!("{state}x"));
+    client
+        .send(modern_call(3, "up__ask", capabilities, forged))
+        .await;
+    assert_eq!(client.recv().await["error"]["code"], -32602);
+    // A client that declared no sampling is not asked for it: the upstream sees its
+    // capabilities, not the gateway's, and refuses.
+    client
+        .send(modern_call(4, "up__ask", json!({}), json!({})))
+        .await;
+    let refused = client.recv().await;
+    assert_eq!(refused["error"]["code"], -32021, "{refused}");
     gateway.shutdown().await;
     extensions.shutdown().await;
 }

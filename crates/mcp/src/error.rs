@@ -159,6 +159,15 @@ pub(crate) enum Kind {
         request: String,
         error: ErrorObject,
     },
+    /// The server asked for input and the call passes input through
+    /// ([`ToolCallOptions::pass_input_through`](crate::ToolCallOptions::pass_input_through)):
+    /// the call ends here, with the server's requests and state, for the caller to answer.
+    #[error("{method}: the server asks for input, which this call passes to its caller")]
+    InputRequired {
+        method: String,
+        requests: serde_json::Map<String, serde_json::Value>,
+        state: Option<String>,
+    },
     /// A skill's file did not match its listing entry (skills extension), or is not listed.
     #[error("the skill file {} is not verified: {why}", text::peer(uri))]
     SkillUnverified { uri: String, why: String },
@@ -468,6 +477,27 @@ impl Error {
     /// not offer that kind of input. The handler's error object is [`remote`](Error::remote).
     pub fn is_input_refused(&self) -> bool {
         matches!(self.0.kind, Kind::InputRefused { .. })
+    }
+
+    /// A modern-era call that passes input through
+    /// ([`ToolCallOptions::pass_input_through`](crate::ToolCallOptions::pass_input_through))
+    /// got an `InputRequiredResult`: [`input_required`](Error::input_required) has the server's
+    /// input requests (by key, each `{method, params}` as sent) and its `requestState`.
+    pub fn is_input_required(&self) -> bool {
+        matches!(self.0.kind, Kind::InputRequired { .. })
+    }
+
+    /// The input requests and `requestState` of an [`is_input_required`](Error::is_input_required)
+    /// error.
+    pub fn input_required(
+        &self,
+    ) -> Option<(&serde_json::Map<String, serde_json::Value>, Option<&str>)> {
+        match &self.0.kind {
+            Kind::InputRequired {
+                requests, state, ..
+            } => Some((requests, state.as_deref())),
+            _ => None,
+        }
     }
 
     /// A skill's file was read but does not match its listing entry (its size, its digest, or

@@ -798,13 +798,14 @@ impl Client {
         if params.task.is_none() {
             // The connection's deadline timer keeps both the idle timeout and the cap: no
             // timer of the call's own (a timeout is the idle one when `Error` says so).
-            let raw = modern::call(
+            let raw = modern::call_passing(
                 shared,
                 &self.inner.peer,
                 &what,
                 CallTool::METHOD,
                 &params,
                 CallOptions::timeout(cap).with_idle(idle, &activity),
+                options.input.as_ref(),
             )
             .await;
             return self.call_result(name, listed.as_ref(), raw).await;

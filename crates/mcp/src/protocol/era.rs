@@ -181,8 +181,17 @@ impl Envelope {
             params,
             responses,
             state,
+            capabilities: None,
             envelope: self,
         }
+    }
+}
+
+impl<'a> Leg<'a> {
+    /// The leg declaring `capabilities` as the client's, in place of the envelope's.
+    pub(crate) fn declaring(mut self, capabilities: Option<&'a Value>) -> Self {
+        self.capabilities = capabilities;
+        self
     }
 }
 
@@ -192,6 +201,8 @@ pub(crate) struct Leg<'a> {
     params: &'a Value,
     responses: Option<&'a Map<String, Value>>,
     state: Option<&'a str>,
+    /// Declared in place of the envelope's capabilities.
+    capabilities: Option<&'a Value>,
     envelope: &'a Envelope,
 }
 
@@ -224,6 +235,7 @@ impl Serialize for Leg<'_> {
             .and_then(Value::as_object);
         let meta = Meta {
             caller,
+            capabilities: self.capabilities,
             envelope: self.envelope,
         };
         map.serialize_entry("_meta", &meta)?;
@@ -234,6 +246,7 @@ impl Serialize for Leg<'_> {
 /// The `_meta` of a [`Leg`]: the caller's members, then the envelope's, which win.
 struct Meta<'a> {
     caller: Option<&'a Map<String, Value>>,
+    capabilities: Option<&'a Value>,
     envelope: &'a Envelope,
 }
 
@@ -255,7 +268,10 @@ impl Serialize for Meta<'_> {
             }
         }
         map.serialize_entry(META_VERSION, state.version)?;
-        map.serialize_entry(META_CAPABILITIES, &envelope.capabilities)?;
+        map.serialize_entry(
+            META_CAPABILITIES,
+            self.capabilities.unwrap_or(&envelope.capabilities),
+        )?;
         if !envelope.client_info.is_null() {
             map.serialize_entry(META_CLIENT_INFO, &envelope.client_info)?;
         }

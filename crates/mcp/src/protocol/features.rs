@@ -144,13 +144,14 @@ impl Client {
         {
             map.insert("_meta".to_owned(), Value::Object(meta));
         }
-        let raw = modern::call(
+        let raw = modern::call_passing(
             shared,
             self.peer(),
             R::METHOD,
             R::METHOD,
             &value,
             CallOptions::timeout(timeout),
+            options.input.as_ref(),
         )
         .await;
         drop(slot);
@@ -166,12 +167,15 @@ impl Client {
         }
     }
 
-    /// [`get_prompt`](Client::get_prompt) with options: a timeout, `_meta` members, and a
-    /// progress callback (which adds a progress token).
+    /// [`get_prompt`](Client::get_prompt) with options: a timeout, `_meta` members, a
+    /// progress callback (which adds a progress token), and
+    /// [`ToolCallOptions::pass_input_through`].
     ///
     /// # Errors
     ///
-    /// As for [`get_prompt`](Client::get_prompt), and [`Error::is_reserved_meta`].
+    /// As for [`get_prompt`](Client::get_prompt), [`Error::is_reserved_meta`], and
+    /// [`Error::is_input_required`] when the server asks for input and `options` pass it
+    /// through.
     ///
     /// # Cancel safety
     ///

@@ -32,6 +32,7 @@ use crate::Error;
 use crate::error::{Kind, no_mutual_version};
 use crate::protocol::era::{self, Era, ResultType};
 use crate::protocol::methods::ListRootsResult;
+use crate::protocol::options::PassedInput;
 use crate::protocol::session::Shared;
 use crate::protocol::types::{CreateMessageParams, ElicitParams};
 
@@ -100,8 +101,26 @@ pub(crate) async fn call<P: Serialize + ?Sized>(
     params: &P,
     options: CallOptions,
 ) -> Result<RawResult, Error> {
+    call_passing(shared, peer, what, method, params, options, None).await
+}
+
+/// [`call`], whose input requests, with `passed`, go to the caller (see
+/// `ToolCallOptions::pass_input_through`).
+///
+/// # Cancel safety
+///
+/// As [`call`].
+pub(crate) async fn call_passing<P: Serialize + ?Sized>(
+    shared: &Shared,
+    peer: &Peer,
+    what: &(impl Display + Sync + ?Sized),
+    method: &str,
+    params: &P,
+    options: CallOptions,
+    passed: Option<&PassedInput>,
+) -> Result<RawResult, Error> {
     match shared.era() {
-        Some(Era::Modern) => call_modern(shared, peer, what, method, params, options).await,
+        Some(Era::Modern) => call_modern(shared, peer, what, method, params, options, passed).await,
         _ => peer
             .call(method, Some(params), options)
             .await
@@ -117,12 +136,16 @@ async fn call_modern<P: Serialize + ?Sized>(
     method: &str,
     params: &P,
     options: CallOptions,
+    passed: Option<&PassedInput>,
 ) -> Result<RawResult, Error> {
     let mut renegotiated = false;
     let mut reissued = false;
     let mut rounds = 0;
     let mut state_only_wait = STATE_ONLY_WAIT;
-    let mut answers: Option<Answers> = None;
+    let mut answers: Option<Answers> = passed.map(|passed| Answers {
+        responses: passed.responses.clone(),
+        state: passed.state.clone(),
+    });
     let envelope = &shared.envelope;
     // The caller's params as a `Value` once; each leg is written from it and the envelope.
     let params = serde_json::to_value(params).map_err(|error| {
@@ -134,7 +157,8 @@ async fn call_modern<P: Serialize + ?Sized>(
             Some(Answers { responses, state }) => (responses.as_ref(), state.as_deref()),
             None => (None, None),
         };
-        let leg = envelope.leg(&params, responses, state);
+        let leg = (envelope.leg(&params, responses, state))
+            .declaring(passed.map(|passed| &passed.capabilities));
         let raw = match peer.call(method, Some(&leg), options.clone()).await {
             Ok(raw) => raw,
             Err(sidewire_jsonrpc::Error::Remote { error, .. })
@@ -181,6 +205,13 @@ async fn call_modern<P: Serialize + ?Sized>(
             )))
         })?;
         drop(raw);
+        if passed.is_some() {
+            return Err(Error::new(Kind::InputRequired {
+                method: method.to_owned(),
+                requests: input.input_requests.unwrap_or_default(),
+                state: input.request_state,
+            }));
+        }
         let responses = match input.input_requests {
             Some(requests) if !requests.is_empty() => {
                 state_only_wait = STATE_ONLY_WAIT;

@@ -26,6 +26,17 @@ pub struct ToolCallOptions {
     pub(crate) task_status: Option<TaskStatusFn>,
     pub(crate) meta: Map<String, Value>,
     pub(crate) validate_arguments: bool,
+    /// Input requests go to the caller, not the handler (`pass_input_through`).
+    pub(crate) input: Option<PassedInput>,
+}
+
+/// What a call that passes input through carries on its first leg.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct PassedInput {
+    pub(crate) responses: Option<Map<String, Value>>,
+    pub(crate) state: Option<String>,
+    /// The client capabilities each leg declares in place of the connection's.
+    pub(crate) capabilities: Value,
 }
 
 impl ToolCallOptions {
@@ -84,6 +95,29 @@ impl ToolCallOptions {
     /// The message's frame cap bounds the size.
     pub fn meta(mut self, key: impl Into<String>, value: Value) -> Self {
         self.meta.insert(key.into(), value);
+        self
+    }
+
+    /// A modern-era call whose server's input requests (sampling, elicitation, roots inside an
+    /// `InputRequiredResult`) go to the caller instead of the handler: such a result ends the
+    /// call with [`Error::is_input_required`](crate::Error::is_input_required), carrying the
+    /// requests and the server's `requestState`; the caller answers them (a gateway: its own
+    /// client) and calls again with the `responses` by key and that `request_state`, byte for
+    /// byte. The first call passes no responses and no state. Each leg declares
+    /// `capabilities` (the answering client's) as the client's, in place of the connection's,
+    /// so the server asks only for what that client can give. A legacy-era connection ignores
+    /// this (its server asks the handler mid-call).
+    pub fn pass_input_through(
+        mut self,
+        responses: Map<String, Value>,
+        request_state: Option<String>,
+        capabilities: Map<String, Value>,
+    ) -> Self {
+        self.input = Some(PassedInput {
+            responses: (!responses.is_empty()).then_some(responses),
+            state: request_state,
+            capabilities: Value::Object(capabilities),
+        });
         self
     }
 
