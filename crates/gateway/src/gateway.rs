@@ -152,6 +152,8 @@ struct Inner {
     policy: Policy,
     audit: Audit,
     view: Mutex<Arc<View>>,
+    /// The view's digests the clients were last told of (at start: the first view's).
+    told: Mutex<[u64; 3]>,
     calls: AtomicU64,
     inflight: Arc<Inflight>,
 }
@@ -421,6 +423,7 @@ impl Gateway {
                 policy: config.policy,
                 audit,
                 view: Mutex::default(),
+                told: Mutex::default(),
                 calls: AtomicU64::new(0),
                 inflight,
             }),
@@ -456,6 +459,11 @@ impl Gateway {
             }
         }
         let view = self.refresh();
+        *self
+            .inner
+            .told
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = view.digests;
         if !view.collisions.is_empty() {
             self.inner.host.shutdown().await;
             return Err(Error::config(format!(
@@ -499,22 +507,34 @@ impl Gateway {
             let Ok(client) = (self.inner.host).ready_client(server, RESTART_WAIT).await else {
                 return;
             };
+            // The revision first, then the view: a change after the read wakes the wait, one
+            // before it is in the view.
             let seen = client.list_revision();
+            self.tell_changes(notifier);
             let now = client.list_changed_since(seen).await;
-            let before = self.view();
-            let after = self.refresh();
-            let kinds = [ListKind::Tools, ListKind::Prompts, ListKind::Resources];
-            for (i, kind) in kinds.into_iter().enumerate() {
-                if before.digests[i] != after.digests[i] {
-                    notifier.list_changed(kind);
-                }
-            }
+            self.tell_changes(notifier);
             if now == seen && client.is_closed() {
                 // The connection ended: wait for its restart (or the end).
                 if self.inner.host.client(server).is_none() {
                     return;
                 }
                 tokio::task::yield_now().await;
+            }
+        }
+    }
+
+    /// Tells the clients of each list kind whose view differs from what they were last told
+    /// (a client's own listing does not count: another client may not have listed).
+    fn tell_changes(&self, notifier: &Notifier) {
+        let view = self.refresh();
+        let mut told = (self.inner.told)
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let kinds = [ListKind::Tools, ListKind::Prompts, ListKind::Resources];
+        for (i, kind) in kinds.into_iter().enumerate() {
+            if told[i] != view.digests[i] {
+                told[i] = view.digests[i];
+                notifier.list_changed(kind);
             }
         }
     }

@@ -12,13 +12,19 @@ use sidewire_gateway::{Gateway, GatewayConfig, Mode, Policy};
 use sidewire_mcp::{EraChoice as Era, ServerSpec};
 use sidewire_mcp_server::{
     CallToolResult, Capabilities, Error, Handler, HandlerContext, Implementation, InputRequest,
-    InputRequired, LogLevel, Reply, Server, Tool, ToolCallRequest,
+    InputRequired, ListKind, LogLevel, Notifier, Reply, Server, Tool, ToolCallRequest,
 };
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 /// The upstream: `ask` asks the client for a sample, then an elicitation, and says what it got;
 /// `chatty` logs and reports progress before it answers.
-struct Upstream;
+#[derive(Default)]
+struct Upstream {
+    /// Offer the tool `late` too.
+    late: Arc<AtomicBool>,
+}
 
 impl Handler for Upstream {
     fn info(&self) -> Implementation {
@@ -29,12 +35,14 @@ impl Handler for Upstream {
     }
 
     fn capabilities(&self) -> Capabilities {
-        Capabilities::default().tools().logging()
+        Capabilities::default().tools().logging().list_changed()
     }
 
     async fn list_tools(&self, _ctx: &HandlerContext) -> Result<Vec<Tool>, Error> {
+        let late = self.late.load(Ordering::SeqCst).then_some("late");
         Ok(["ask", "chatty", "flood"]
             .into_iter()
+            .chain(late)
             .map(|name| Tool::new(name, "test", json!({"type": "object"})))
             .collect())
     }
@@ -89,16 +97,20 @@ impl Handler for Upstream {
 /// How many progress reports `flood` sends.
 const FLOOD: usize = 2000;
 
-/// The upstream on a free loopback port; its URL.
-async fn upstream() -> String {
+/// The upstream on a free loopback port: its URL, its notifier, and its `late` switch.
+async fn upstream() -> (String, Notifier, Arc<AtomicBool>) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let upstream = Upstream::default();
+    let late = Arc::clone(&upstream.late);
+    let server = Server::new(upstream);
+    let notifier = server.notifier();
     tokio::spawn(sidewire_mcp_server::http::serve(
-        Server::new(Upstream),
+        server,
         listener,
         sidewire_mcp_server::http::HttpConfig::default(),
     ));
-    url
+    (url, notifier, late)
 }
 
 struct Client {
@@ -139,12 +151,31 @@ async fn start_with_pipe(
     capabilities: Value,
     pipe: usize,
 ) -> (Client, Gateway, ExtensionHost, tempfile::TempDir) {
+    let (client, gateway, extensions, state, _, _) = start_full(era, capabilities, pipe).await;
+    (client, gateway, extensions, state)
+}
+
+/// [`start_with_pipe`], with the upstream's notifier and `late` switch too, and the gateway's
+/// list watcher running.
+async fn start_full(
+    era: Era,
+    capabilities: Value,
+    pipe: usize,
+) -> (
+    Client,
+    Gateway,
+    ExtensionHost,
+    tempfile::TempDir,
+    Notifier,
+    Arc<AtomicBool>,
+) {
+    let (url, notifier, late) = upstream().await;
     let state = tempfile::tempdir().unwrap();
     let (extensions, _events) = ExtensionHost::boot(HostConfig::new(state.path(), "s-1", "."))
         .await
         .unwrap();
     let config = GatewayConfig::new()
-        .server(ServerSpec::http("up", upstream().await).era(era))
+        .server(ServerSpec::http("up", url).era(era))
         .policy(Policy::new(Mode::Allow));
     let (gateway, driver) = Gateway::new(config, extensions.clone()).unwrap();
     tokio::spawn(driver);
@@ -152,6 +183,9 @@ async fn start_with_pipe(
     let (client, server_end) = tokio::io::duplex(pipe);
     let (read, write) = tokio::io::split(server_end);
     let server = Server::new(gateway.clone());
+    let watching = gateway.clone();
+    let clients = server.notifier();
+    tokio::spawn(async move { watching.watch(clients).await });
     tokio::spawn(async move { server.serve_stdio(read, write).await });
     let (read, write) = tokio::io::split(client);
     let mut client = Client {
@@ -172,7 +206,7 @@ async fn start_with_pipe(
             .send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
             .await;
     }
-    (client, gateway, extensions, state)
+    (client, gateway, extensions, state, notifier, late)
 }
 
 fn call(id: u64, tool: &str) -> Value {
@@ -360,4 +394,49 @@ async fn a_modern_client_answers_a_modern_upstream_in_rounds_with_nothing_kept_b
     assert_eq!(refused["error"]["code"], -32021, "{refused}");
     gateway.shutdown().await;
     extensions.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_upstream_list_change_reaches_the_client_once() {
+    for era in [Era::Legacy, Era::Modern] {
+        let (mut client, gateway, extensions, _state, upstream, late) =
+            start_full(era, json!({}), 1 << 16).await;
+        // A tool appears upstream. The upstream's connection may not be listening yet (a
+        // modern one opens `subscriptions/listen` after its first listing, and a notice before
+        // that is not replayed), so the upstream says so again until the client is told; 300
+        // tries of 200 ms at most.
+        late.store(true, Ordering::SeqCst);
+        let mut told = None;
+        for _ in 0..300 {
+            upstream.list_changed(ListKind::Tools);
+            let next = tokio::time::timeout(Duration::from_millis(200), client.lines.next_line());
+            if let Ok(line) = next.await {
+                let line = line.unwrap().expect("the gateway is still there");
+                told = Some(serde_json::from_str::<Value>(&line).unwrap());
+                break;
+            }
+        }
+        let told = told.expect("the client was told within 60 s");
+        assert_eq!(
+            told["method"], "notifications/tools/list_changed",
+            "{era:?}: {told}"
+        );
+        client
+            .send(json!({"jsonrpc": "2.0", "id": 7, "method": "tools/list"}))
+            .await;
+        let listed = loop {
+            let message = client.recv().await;
+            if message["id"] == 7 {
+                break message;
+            }
+            // The upstream said it again, but the gateway's view did not change again.
+            assert_ne!(message["method"], "notifications/tools/list_changed", "{era:?}");
+        };
+        let names: Vec<&str> = (listed["result"]["tools"].as_array().unwrap().iter())
+            .filter_map(|tool| tool["name"].as_str())
+            .collect();
+        assert!(names.contains(&"up__late"), "{era:?}: {names:?}");
+        gateway.shutdown().await;
+        extensions.shutdown().await;
+    }
 }
