@@ -545,7 +545,7 @@ pub(crate) struct ServeArgs {
     /// prefix).
     #[arg(long = "deny-tool", value_name = "PATTERN")]
     pub(crate) deny_tools: Vec<String>,
-    /// A server's alias, the prefix of its names: [a-z][a-z0-9-]{0,15}.
+    /// A server's alias, the prefix of its names: `[a-z][a-z0-9-]{0,15}`.
     #[arg(long = "alias", value_name = "SERVER=ALIAS", value_parser = parse_alias)]
     pub(crate) aliases: Vec<(String, String)>,
     /// Serve the one selected server under its own names (a transport bridge).

@@ -430,7 +430,10 @@ async fn an_upstream_list_change_reaches_the_client_once() {
                 break message;
             }
             // The upstream said it again, but the gateway's view did not change again.
-            assert_ne!(message["method"], "notifications/tools/list_changed", "{era:?}");
+            assert_ne!(
+                message["method"], "notifications/tools/list_changed",
+                "{era:?}"
+            );
         };
         let names: Vec<&str> = (listed["result"]["tools"].as_array().unwrap().iter())
             .filter_map(|tool| tool["name"].as_str())
