@@ -7,7 +7,8 @@
 //! in its own mode, so Ctrl-C during a call is a SIGINT that cancels the call. While it reads,
 //! Ctrl-C on a non-empty line clears it, and on an empty one is [`Read::Interrupted`] (the loop
 //! quits on the second in a row). Output meanwhile goes through the editor's printer (see
-//! [`crate::out::route_terminal`]), above the prompt, which is drawn again under it: the prompt
+//! [`crate::out::route_terminal`] and [`Terminal`]: handed over by a thread of its own, never by
+//! the one that prints), above the prompt, which is drawn again under it: the prompt
 //! is `sidewire> `, or `  answer> ` while a plugin's question waits for the next line (drawn
 //! again as the question is printed, so it changes even while the editor reads).
 
@@ -159,13 +160,14 @@ impl EditorThread {
         {
             tracing::debug!("cannot read the history {}: {err}", history.display());
         }
-        let printer = Mutex::new(editor.create_external_printer()?);
-        crate::out::route_terminal(move |text| {
-            use rustyline::ExternalPrinter as _;
-            super::progress::suspend(|| {
-                let _ = crate::lock(&printer).print(text.to_owned());
-            });
-        });
+        let printer = editor.create_external_printer()?;
+        let terminal = Arc::new(Terminal::default());
+        let printing = Arc::clone(&terminal);
+        std::thread::Builder::new()
+            .name("sidewire-terminal-printer".to_owned())
+            .spawn(move || printing.printer(printer))?;
+        let routed = Arc::clone(&terminal);
+        crate::out::route_terminal(move |text| routed.print(text));
         let (requests, requested) = std::sync::mpsc::channel::<Request>();
         let (reply, replies) = tokio::sync::mpsc::channel(1);
         let prompt = LivePrompt(question);
@@ -175,7 +177,10 @@ impl EditorThread {
                 while let Ok(request) = requested.recv() {
                     match request {
                         Request::Read => {
-                            let read = match editor.readline(&prompt) {
+                            *crate::lock(&terminal.reading) = true;
+                            let read = editor.readline(&prompt);
+                            *crate::lock(&terminal.reading) = false;
+                            let read = match read {
                                 Ok(line) => Ok(Read::Line(line)),
                                 Err(ReadlineError::Interrupted) => Ok(Read::Interrupted),
                                 Err(ReadlineError::Eof) => Ok(Read::Eof),
@@ -219,6 +224,123 @@ impl EditorThread {
             None => anyhow::bail!("the line editor stopped"),
         }
     }
+}
+
+/// The most text held for the editor's printer, in bytes: it waits there while the editor
+/// is busy (see [`Terminal`]). Text past it is dropped and counted, and the count is printed
+/// with the next text.
+pub(super) const HELD_OUTPUT: usize = 1 << 20;
+
+/// Text waiting for the printer's thread.
+#[derive(Debug, Default)]
+struct Held {
+    text: String,
+    /// Bytes dropped since the last take.
+    dropped: usize,
+}
+
+impl Held {
+    fn push(&mut self, text: &str) {
+        if self.text.len() + text.len() > HELD_OUTPUT {
+            self.dropped += text.len();
+        } else {
+            self.text.push_str(text);
+        }
+    }
+
+    /// Whether anything is held.
+    #[cfg(test)]
+    fn holds(&self) -> bool {
+        !self.text.is_empty() || self.dropped > 0
+    }
+
+    /// Everything held, with a line counting what was dropped; `None` when nothing is.
+    fn take(&mut self) -> Option<String> {
+        if self.text.is_empty() && self.dropped == 0 {
+            return None;
+        }
+        let mut text = std::mem::take(&mut self.text);
+        if self.dropped > 0 {
+            text.push_str(&format!(
+                "({} bytes of output not shown: the terminal fell behind)\n",
+                self.dropped
+            ));
+            self.dropped = 0;
+        }
+        Some(text)
+    }
+}
+
+/// Where the CLI's terminal text goes while the line editor runs.
+///
+/// Between reads the text is written to stdout at once, by whoever prints it. During a read
+/// it goes through the editor's printer (above the prompt, which is drawn again), but never
+/// from the thread that prints it: that printer hands each text to the editor through a
+/// one-slot channel that only a read in progress empties, so a text handed over just as a
+/// read ends waits for the next read, and a second one would block its caller until then. A
+/// caller that blocks there (a runtime thread, or the loop that must print before it asks
+/// for the next read) hangs the session. So during a read the text is held here (bounded by
+/// [`HELD_OUTPUT`]) and a thread of its own hands it over; at worst that thread, not the
+/// session, waits for the next read.
+#[derive(Debug, Default)]
+struct Terminal {
+    /// A read is in progress. Held (locked) while text is written to stdout directly, so a
+    /// read does not start drawing its prompt in the middle of it.
+    reading: Mutex<bool>,
+    held: Mutex<Held>,
+    /// Text was added to `held`.
+    ready: std::sync::Condvar,
+}
+
+impl Terminal {
+    /// Prints `text` (escaped, newline included); never waits for the editor.
+    fn print(&self, text: &str) {
+        let reading = crate::lock(&self.reading);
+        if !*reading {
+            write_stdout(text);
+            return;
+        }
+        drop(reading);
+        crate::lock(&self.held).push(text);
+        self.ready.notify_one();
+    }
+
+    /// The printer's thread: hands held text to the editor's `printer`, or writes it to
+    /// stdout when the read has ended meanwhile. Runs as long as the process.
+    fn printer(&self, mut printer: impl rustyline::ExternalPrinter) {
+        loop {
+            let text = {
+                let mut held = crate::lock(&self.held);
+                loop {
+                    if let Some(text) = held.take() {
+                        break text;
+                    }
+                    held = self
+                        .ready
+                        .wait(held)
+                        .unwrap_or_else(std::sync::PoisonError::into_inner);
+                }
+            };
+            let reading = crate::lock(&self.reading);
+            if !*reading {
+                write_stdout(&text);
+                continue;
+            }
+            drop(reading);
+            // Outside a read (it may end meanwhile) the editor writes it to stdout itself.
+            let _ = printer.print(text);
+        }
+    }
+}
+
+/// Writes `text` to stdout with the progress bar (if one is up) taken off the screen.
+fn write_stdout(text: &str) {
+    use std::io::Write as _;
+    super::progress::suspend(|| {
+        let mut stdout = std::io::stdout().lock();
+        let _ = stdout.write_all(text.as_bytes());
+        let _ = stdout.flush();
+    });
 }
 
 /// Ctrl-C while editing: clears a line that has text, and interrupts at an empty one.
@@ -382,6 +504,75 @@ mod tests {
         assert_eq!(pairs[0].replacement, "/help ");
         assert_eq!(pairs[0].display, "/help");
         assert_eq!(pairs[1].replacement, "evil\\x1b[2J ");
+    }
+
+    #[test]
+    fn text_held_for_the_editor_is_bounded_and_what_is_dropped_is_counted() {
+        let mut held = Held::default();
+        assert_eq!(held.take(), None);
+        held.push("one\n");
+        held.push("two\n");
+        assert_eq!(held.take().as_deref(), Some("one\ntwo\n"));
+        assert_eq!(held.take(), None);
+        let big = "x".repeat(HELD_OUTPUT - 1);
+        held.push(&big);
+        held.push("too much\n");
+        held.push("!\n");
+        let text = held.take().unwrap();
+        assert!(text.starts_with(&big));
+        assert!(text.ends_with("(11 bytes of output not shown: the terminal fell behind)\n"));
+        assert_eq!(held.take(), None, "the count is said once");
+    }
+
+    #[test]
+    fn outside_a_read_text_is_written_by_its_caller_and_during_one_it_is_held() {
+        let terminal = Terminal::default();
+        terminal.print("");
+        assert_eq!(crate::lock(&terminal.held).take(), None);
+        *crate::lock(&terminal.reading) = true;
+        terminal.print("during\n");
+        assert_eq!(
+            crate::lock(&terminal.held).take().as_deref(),
+            Some("during\n")
+        );
+    }
+
+    /// An editor's printer that takes one text and then blocks, as the editor's does once
+    /// its slot is taken and no read empties it.
+    struct Stuck(std::sync::mpsc::SyncSender<String>);
+
+    impl rustyline::ExternalPrinter for Stuck {
+        fn print(&mut self, text: String) -> rustyline::Result<()> {
+            let _ = self.0.send(text);
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn a_printer_stuck_in_the_editor_never_blocks_the_callers() {
+        let terminal = Arc::new(Terminal::default());
+        // A zero-capacity channel no one receives from blocks the printer's thread on its
+        // first text, for good.
+        let (stuck, _never_received) = std::sync::mpsc::sync_channel(0);
+        let printing = Arc::clone(&terminal);
+        std::thread::spawn(move || printing.printer(Stuck(stuck)));
+        *crate::lock(&terminal.reading) = true;
+        terminal.print("first\n");
+        // Once the printer's thread has taken it, it is stuck handing it over.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while crate::lock(&terminal.held).holds() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the printer never took it"
+            );
+            std::thread::yield_now();
+        }
+        // Each call returns (the test would hang here if a caller handed its text to the
+        // editor itself); the text is held for the printer.
+        for _ in 0..100 {
+            terminal.print("a line\n");
+        }
+        assert_eq!(crate::lock(&terminal.held).text, "a line\n".repeat(100));
     }
 
     #[test]
