@@ -520,9 +520,8 @@ pub(crate) fn mcp_server(args: &BuiltinArgs) -> ExitCode {
     daemon(args.daemon);
     let served = current_thread().block_on(async {
         stubborn(args.stubborn);
-        server(args.hostile)
-            .serve(tokio::io::stdin(), tokio::io::stdout())
-            .await
+        let ((reader, writer), _restore) = crate::stdio::open();
+        server(args.hostile).serve(reader, writer).await
     });
     outlive_stdin(args.stubborn);
     match served {

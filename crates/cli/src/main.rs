@@ -26,6 +26,7 @@ mod plugin_cmd;
 mod run;
 mod safe;
 mod schema_args;
+mod stdio;
 mod stream_out;
 
 use std::io::IsTerminal;

@@ -176,10 +176,13 @@ async fn run(
     let watching = gateway.watch(server.notifier());
     let serving = async {
         match listen {
-            None => server
-                .serve_stdio(tokio::io::stdin(), tokio::io::stdout())
-                .await
-                .context("serving on stdin/stdout"),
+            None => {
+                let ((reader, writer), _restore) = crate::stdio::open();
+                server
+                    .serve_stdio(reader, writer)
+                    .await
+                    .context("serving on stdin/stdout")
+            }
             Some(addr) => {
                 let listener = tokio::net::TcpListener::bind(addr)
                     .await

@@ -408,6 +408,7 @@ fn http_with_a_token_refuses_requests_without_it() {
     let config = config(home.path(), &["demo"]);
     let mut child = Command::new(EXE)
         .args(["mcp", "serve", "--config", config.to_str().unwrap()])
+        .args(["--allow-tool", "demo__echo"])
         .args([
             "--listen",
             "127.0.0.1:0",
@@ -445,4 +446,52 @@ fn http_with_a_token_refuses_requests_without_it() {
     let mut rest = String::new();
     let _ = stderr.read_to_string(&mut rest);
     assert!(!rest.contains("s3cret-token"), "the token is never printed");
+}
+
+#[test]
+fn over_a_socket_pair_as_node_starts_it_serve_works_and_puts_the_flags_back() {
+    use std::os::fd::{AsFd, OwnedFd};
+    let home = home();
+    let config = config(home.path(), &["demo"]);
+    // Node's child processes get one end of a Unix socket pair as stdin and another as
+    // stdout; a copy of the serve's ends is kept here to read their flags afterwards.
+    let (ours_in, theirs_in) = std::os::unix::net::UnixStream::pair().unwrap();
+    let (ours_out, theirs_out) = std::os::unix::net::UnixStream::pair().unwrap();
+    let kept_in = theirs_in.as_fd().try_clone_to_owned().unwrap();
+    let kept_out = theirs_out.as_fd().try_clone_to_owned().unwrap();
+    let mut child = Command::new(EXE)
+        .args(["mcp", "serve", "--config", config.to_str().unwrap()])
+        .args(["--allow-tool", "demo__echo"])
+        .env("SIDEWIRE_HOME", home.path())
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::from(OwnedFd::from(theirs_in)))
+        .stdout(Stdio::from(OwnedFd::from(theirs_out)))
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("sidewire starts");
+    let mut lines = BufReader::new(&ours_out).lines();
+    let mut ask = |message: Value| -> Value {
+        writeln!(&ours_in, "{message}").unwrap();
+        let line = lines.next().expect("an answer").expect("a line");
+        serde_json::from_str(&line).expect("JSON-RPC")
+    };
+    let init = ask(
+        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "socket-test", "version": "1.0"}}}),
+    );
+    assert_eq!(init["result"]["serverInfo"]["name"], "sidewire-gateway");
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    writeln!(&ours_in, "{initialized}").unwrap();
+    let called = ask(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "demo__echo", "arguments": {"text": "over a socket"}}}));
+    assert_eq!(text_of(&called), "over a socket", "{called}");
+    // The client goes away: the serve ends, and the descriptions it shares with its parent
+    // are blocking again.
+    ours_in.shutdown(std::net::Shutdown::Write).unwrap();
+    assert!(wait_exit(&mut child, Duration::from_secs(60)).success());
+    for kept in [&kept_in, &kept_out] {
+        let flags = rustix::fs::fcntl_getfl(kept).unwrap();
+        assert!(!flags.contains(rustix::fs::OFlags::NONBLOCK), "{flags:?}");
+    }
 }
