@@ -65,6 +65,10 @@ pub struct GatewayConfig {
     pub audit: AuditSink,
     /// Record each call's arguments (redacted) in its audit record.
     pub audit_arguments: bool,
+    /// How a person signs in to an upstream that needs a login: a command line in which
+    /// `{server}` stands for the server's name (the CLI's is `sidewire mcp login {server}`). A
+    /// call that fails for want of a login gets a tool error that names it.
+    pub login_command: Option<String>,
 }
 
 impl GatewayConfig {
@@ -77,6 +81,7 @@ impl GatewayConfig {
             policy: Policy::default(),
             audit: AuditSink::Off,
             audit_arguments: false,
+            login_command: None,
         }
     }
 
@@ -123,6 +128,13 @@ impl GatewayConfig {
         self.audit_arguments = arguments;
         self
     }
+
+    /// The command a person runs to sign in to an upstream, with `{server}` for its name.
+    #[must_use]
+    pub fn login_command(mut self, command: impl Into<String>) -> Self {
+        self.login_command = Some(command.into());
+        self
+    }
 }
 
 impl Default for GatewayConfig {
@@ -151,6 +163,7 @@ struct Inner {
     servers: BTreeMap<String, String>,
     policy: Policy,
     audit: Audit,
+    login_command: Option<String>,
     view: Mutex<Arc<View>>,
     /// The view's digests the clients were last told of (at start: the first view's).
     told: Mutex<[u64; 3]>,
@@ -422,6 +435,7 @@ impl Gateway {
                 servers,
                 policy: config.policy,
                 audit,
+                login_command: config.login_command,
                 view: Mutex::default(),
                 told: Mutex::default(),
                 calls: AtomicU64::new(0),
@@ -689,7 +703,8 @@ impl Gateway {
                 std::pin::pin!(chained_tool_call(&turn, &inner.host, call, policy, options));
             relay(chained, &mut reports, &ctx).await
         };
-        let (answer, outcome) = answer(&request.name, &report);
+        let login = inner.login_command.as_deref();
+        let (answer, outcome) = answer(&request.name, &route.server, login, &report);
         if inner.audit.is_on() {
             let record = record(RecordParts {
                 time,
@@ -817,6 +832,7 @@ enum CallOutcome {
     Failed,
     Unknown,
     InputRequired,
+    LoginRequired,
 }
 
 impl CallOutcome {
@@ -829,6 +845,7 @@ impl CallOutcome {
             CallOutcome::Failed => "failed",
             CallOutcome::Unknown => "unknown_tool",
             CallOutcome::InputRequired => "input_required",
+            CallOutcome::LoginRequired => "login_required",
         }
     }
 }
@@ -836,6 +853,8 @@ impl CallOutcome {
 /// What the client gets for a call, and how it ended.
 fn answer(
     name: &str,
+    server: &str,
+    login_command: Option<&str>,
     report: &ToolCallReport,
 ) -> (
     Result<Reply<CallToolResult>, sidewire_mcp_server::Error>,
@@ -910,6 +929,15 @@ fn answer(
             let (requests, state) = source.input_required().unwrap_or((&empty, None));
             (input_required(requests, state), CallOutcome::InputRequired)
         }
+        // The upstream needs a sign-in no one here can give: the client is told how.
+        Some(ToolStop::Failed(sidewire_agent::Error::Tool { source, .. }))
+            if source.is_login_required() =>
+        {
+            refused(
+                login_text(server, login_command),
+                CallOutcome::LoginRequired,
+            )
+        }
         // The upstream's own JSON-RPC error (`-32602`, `-32021`, ...) goes to the client as it
         // is: the gateway adds nothing to a refusal it did not make.
         Some(ToolStop::Failed(sidewire_agent::Error::Tool { source, .. }))
@@ -922,6 +950,17 @@ fn answer(
             CallOutcome::Failed,
         ),
         Some(_) => refused("the call was not run".to_owned(), CallOutcome::Failed),
+    }
+}
+
+/// What a client is told when `server` needs a sign-in.
+fn login_text(server: &str, login_command: Option<&str>) -> String {
+    match login_command {
+        Some(command) => format!(
+            "server {server} needs a sign-in: run `{}`, then call again",
+            command.replace("{server}", server)
+        ),
+        None => format!("server {server} needs a sign-in"),
     }
 }
 

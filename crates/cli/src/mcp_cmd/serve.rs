@@ -87,7 +87,8 @@ pub(super) async fn serve(
     let mut config = GatewayConfig::new()
         .name(&serve.name)
         .policy(policy)
-        .audit(audit, serve.audit_arguments);
+        .audit(audit, serve.audit_arguments)
+        .login_command(super::auth::login_command(args, "{server}"));
     if serve.no_prefix {
         config = config.bridge();
     }
@@ -140,7 +141,16 @@ pub(super) async fn serve(
         }
     };
     let mut driver = tokio::spawn(driver);
-    let result = run(&gateway, serve.listen, bearer, out, &mut interrupted).await;
+    let login = |server: &str| super::auth::login_command(args, server);
+    let result = run(
+        &gateway,
+        serve.listen,
+        bearer,
+        &login,
+        out,
+        &mut interrupted,
+    )
+    .await;
     // Upstreams first (bounded), then the extensions; whatever is left is killed when the
     // last handle drops (process groups, synchronously).
     let _ = tokio::time::timeout(WIND_DOWN, gateway.shutdown()).await;
@@ -157,6 +167,7 @@ async fn run(
     gateway: &Gateway,
     listen: Option<SocketAddr>,
     bearer: Option<BearerToken>,
+    login: &dyn Fn(&str) -> String,
     out: &Out,
     interrupted: &mut Interrupted,
 ) -> anyhow::Result<()> {
@@ -171,6 +182,12 @@ async fn run(
             safe::line(&failure.server),
             safe::block(&super::failure_text(failure), "  ")
         ));
+        if failure.auth_error == Some(sidewire_mcp::auth::AuthErrorKind::LoginRequired) {
+            out.note(format!(
+                "  it needs a sign-in: run `{}`, then start the serve again",
+                safe::line(&login(&failure.server))
+            ));
+        }
     }
     let server = Server::new(gateway.clone());
     let watching = gateway.watch(server.notifier());

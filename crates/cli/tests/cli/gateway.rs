@@ -495,3 +495,30 @@ fn over_a_socket_pair_as_node_starts_it_serve_works_and_puts_the_flags_back() {
         assert!(!flags.contains(rustix::fs::OFlags::NONBLOCK), "{flags:?}");
     }
 }
+
+#[test]
+fn an_upstream_that_needs_a_sign_in_is_named_with_the_command_that_gives_it() {
+    let Some(fixture) = super::OAuthFixture::start(
+        "an_upstream_that_needs_a_sign_in_is_named_with_the_command_that_gives_it",
+    ) else {
+        return;
+    };
+    let home = home();
+    let config = home.path().join("gateway.json");
+    let url = format!("{}/mcp", fixture.base);
+    std::fs::write(
+        &config,
+        json!({"mcpServers": {"fixture": {"url": url}}}).to_string(),
+    )
+    .unwrap();
+    let config = config.to_str().unwrap();
+    let served = Served::start(home.path(), &["--config", config]);
+    let (status, stderr) = served.close();
+    assert!(status.success(), "{stderr}");
+    assert!(
+        stderr.contains(&format!(
+            "run `sidewire mcp login fixture --config {config}`"
+        )),
+        "{stderr}"
+    );
+}
