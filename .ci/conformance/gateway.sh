@@ -21,9 +21,9 @@ PRERELEASE="0.2.0-alpha.12"
 REVISIONS=(2025-11-25 2026-07-28)
 # Scenario names (a trailing * is a prefix) the gateway fails, per revision, and why.
 declare -A KNOWN_GAPS=(
-  # resources/subscribe is answered by the server core without telling the handler, so the
-  # gateway cannot subscribe upstream; it does not offer `resources.subscribe`.
-  [2025-11-25]="resources-subscribe resources-unsubscribe"
+  # (none at 2025-11-25: a legacy client's resources/subscribe is told to the gateway, which
+  # subscribes upstream)
+  [2025-11-25]=""
   # (none at 2026-07-28: a modern client's input goes through as its own input_required)
   [2026-07-28]=""
 )
@@ -89,7 +89,7 @@ is_gap = lambda name: any(fnmatch.fnmatch(name, pattern) for pattern in known)
 gap_rows = [r for r in scored if is_gap(r[1])]
 print(f"{sum(r[0] == '✓' for r in scored)}/{len(scored)} scenarios, "
       f"{sum(int(r[2]) for r in scored)}/{sum(int(r[2]) + int(r[3]) for r in scored)} checks")
-print(f"{len(gap_rows)} known gaps: " + ", ".join(f"`{r[1]}`" for r in gap_rows))
+print(f"{len(gap_rows)} known gaps: " + ", ".join(f"`{r[1]}`" for r in gap_rows) if gap_rows else "none")
 for r in scored:
     if r[0] == "✗" and not is_gap(r[1]):
         print(f"UNEXPECTED FAIL {r[1]}: {r[2]} passed, {r[3]} failed", file=sys.stderr)

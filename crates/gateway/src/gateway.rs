@@ -30,6 +30,7 @@ use crate::audit::{Audit, AuditSink};
 use crate::error::Error;
 use crate::names::{Alias, Naming};
 use crate::policy::Policy;
+use crate::subscriptions::Subscriptions;
 
 /// The name clients know the gateway by when none is given (`mcp__sidewire__<tool>`).
 pub const DEFAULT_NAME: &str = "sidewire";
@@ -169,6 +170,7 @@ struct Inner {
     told: Mutex<[u64; 3]>,
     calls: AtomicU64,
     inflight: Arc<Inflight>,
+    subscriptions: Arc<Subscriptions>,
 }
 
 /// What an upstream says during a call, on its way to the client whose call it is.
@@ -233,14 +235,20 @@ impl Inflight {
 /// the capability and be able to be asked mid-call (a legacy session); anything else is
 /// refused with the client's reason. Log lines go to every call in flight on their server (a
 /// full queue drops one: logs are advisory).
-struct Upstreams(Arc<Inflight>);
+struct Upstreams {
+    inflight: Arc<Inflight>,
+    subscriptions: Arc<Subscriptions>,
+    naming: Naming,
+    /// Server name → alias.
+    aliases: BTreeMap<String, Alias>,
+}
 
 impl Upstreams {
     /// Passes `request` on to the latest call in flight on `server`, and waits for the answer.
     async fn ask(&self, server: &str, request: InputRequest) -> Result<Value, ErrorObject> {
         let method = request.method();
-        let to =
-            (self.0.lock().get(server)).and_then(|calls| calls.last().map(|(_, to)| to.clone()));
+        let to = (self.inflight.lock().get(server))
+            .and_then(|calls| calls.last().map(|(_, to)| to.clone()));
         let Some(to) = to else {
             return Err(ErrorObject::new(
                 ErrorObject::INVALID_REQUEST,
@@ -261,6 +269,12 @@ impl Upstreams {
 }
 
 impl ClientHandler for Upstreams {
+    fn on_resource_updated(&self, server: &str, uri: &str) {
+        if let Some(alias) = self.aliases.get(server) {
+            self.subscriptions.updated(self.naming.uri(alias, uri));
+        }
+    }
+
     fn supports_sampling(&self) -> bool {
         true
     }
@@ -300,7 +314,7 @@ impl ClientHandler for Upstreams {
     }
 
     fn on_log(&self, server: &str, message: &LogMessage) {
-        if let Some(calls) = self.0.lock().get(server) {
+        if let Some(calls) = self.inflight.lock().get(server) {
             for (_, to) in calls {
                 let _ = to.try_send(Forward::Log(message.clone()));
             }
@@ -424,7 +438,13 @@ impl Gateway {
         }
         let audit = Audit::open(&config.audit, config.audit_arguments)?;
         let inflight = Arc::new(Inflight::default());
-        let (host, driver) = McpHost::new(Upstreams(Arc::clone(&inflight)));
+        let subscriptions = Arc::new(Subscriptions::default());
+        let (host, driver) = McpHost::new(Upstreams {
+            inflight: Arc::clone(&inflight),
+            subscriptions: Arc::clone(&subscriptions),
+            naming: naming.clone(),
+            aliases: aliases.clone(),
+        });
         let gateway = Gateway {
             inner: Arc::new(Inner {
                 host,
@@ -440,6 +460,7 @@ impl Gateway {
                 told: Mutex::default(),
                 calls: AtomicU64::new(0),
                 inflight,
+                subscriptions,
             }),
         };
         Ok((gateway, GatewayDriver(driver)))
@@ -505,15 +526,61 @@ impl Gateway {
 
     /// Tells `notifier`'s clients whenever an upstream's tools, prompts or resources change as
     /// the gateway serves them (after the upstream client's own debounce; a change that the
-    /// policy hides is not told). Runs until the upstreams shut down.
+    /// policy hides is not told), and keeps the upstreams subscribed to the resources clients
+    /// subscribed to, passing on their updates. Runs until the upstreams shut down.
     ///
     /// # Cancel safety
     ///
-    /// Cancel safe: it only waits and notifies.
+    /// Cancel safe: it only waits, notifies, and subscribes upstream (a subscription cancelled
+    /// midway may or may not exist upstream; an update from it reaches only subscribed clients).
     pub async fn watch(&self, notifier: Notifier) {
         let watchers =
             (self.inner.aliases.keys()).map(|server| self.watch_server(server, &notifier));
-        future::join_all(watchers).await;
+        let watchers = std::pin::pin!(future::join_all(watchers));
+        let following = std::pin::pin!(self.follow_subscriptions(&notifier));
+        future::select(watchers, following).await;
+    }
+
+    /// Subscribes and unsubscribes upstream as the clients' subscriptions come and go, and
+    /// tells the clients of the updates. Runs for ever.
+    async fn follow_subscriptions(&self, notifier: &Notifier) {
+        // Gateway URIs subscribed upstream.
+        let mut upstream = std::collections::HashSet::new();
+        loop {
+            let work = self.inner.subscriptions.next().await;
+            for uri in &work.updated {
+                notifier.resource_updated(uri);
+            }
+            for (uri, wanted) in work.subscribe {
+                if wanted == upstream.contains(&uri) {
+                    continue;
+                }
+                let Some((server, upstream_uri)) = self.resource_route(&uri) else {
+                    continue;
+                };
+                let Some(client) = self.inner.host.client(&server) else {
+                    continue;
+                };
+                let done = if wanted {
+                    client.subscribe(upstream_uri).await
+                } else {
+                    client.unsubscribe(upstream_uri).await
+                };
+                match done {
+                    Ok(()) if wanted => {
+                        upstream.insert(uri);
+                    }
+                    Ok(()) => {
+                        upstream.remove(&uri);
+                    }
+                    Err(err) => tracing::debug!(
+                        server = %server,
+                        "the upstream (un)subscription failed: {}",
+                        sidewire_mcp::error_line(&err)
+                    ),
+                }
+            }
+        }
     }
 
     async fn watch_server(&self, server: &str, notifier: &Notifier) {
@@ -1087,10 +1154,18 @@ impl Handler for Gateway {
     }
 
     fn capabilities(&self) -> Capabilities {
+        // Subscriptions when a started upstream takes them (the server asks once, after the
+        // start).
+        let subscribe = (self.inner.aliases.keys())
+            .filter_map(|server| self.inner.host.client(server))
+            .any(|client| {
+                (client.capabilities().resources.as_ref())
+                    .is_some_and(|resources| resources.subscribe)
+            });
         Capabilities::default()
             .tools()
             .prompts()
-            .resources(false)
+            .resources(subscribe)
             .completions()
             .logging()
             .list_changed()
@@ -1098,6 +1173,10 @@ impl Handler for Gateway {
 
     fn list_generation(&self) -> u64 {
         self.view().generation()
+    }
+
+    fn subscription_changed(&self, uri: &str, subscribed: bool) {
+        self.inner.subscriptions.changed(uri, subscribed);
     }
 
     async fn list_tools(

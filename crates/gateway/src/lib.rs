@@ -20,9 +20,11 @@ mod error;
 mod gateway;
 mod names;
 mod policy;
+mod subscriptions;
 
 pub use crate::audit::AuditSink;
 pub use crate::error::Error;
 pub use crate::gateway::{DEFAULT_NAME, Gateway, GatewayConfig, GatewayDriver, Upstream};
 pub use crate::names::{Alias, MAX_ALIAS, MAX_CLIENT_TOOL_NAME};
 pub use crate::policy::{Mode, Policy};
+pub use crate::subscriptions::MAX_HELD_URIS;

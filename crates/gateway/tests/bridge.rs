@@ -12,7 +12,7 @@ use sidewire_gateway::{Gateway, GatewayConfig, Mode, Policy};
 use sidewire_mcp::{EraChoice as Era, ServerSpec};
 use sidewire_mcp_server::{
     CallToolResult, Capabilities, Error, Handler, HandlerContext, Implementation, InputRequest,
-    InputRequired, ListKind, LogLevel, Notifier, Reply, Server, Tool, ToolCallRequest,
+    InputRequired, ListKind, LogLevel, Notifier, Reply, Resource, Server, Tool, ToolCallRequest,
 };
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -24,6 +24,8 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 struct Upstream {
     /// Offer the tool `late` too.
     late: Arc<AtomicBool>,
+    /// Each change of a legacy session's subscriptions, in order.
+    subscribed: Arc<std::sync::Mutex<Vec<(String, bool)>>>,
 }
 
 impl Handler for Upstream {
@@ -35,7 +37,19 @@ impl Handler for Upstream {
     }
 
     fn capabilities(&self) -> Capabilities {
-        Capabilities::default().tools().logging().list_changed()
+        Capabilities::default()
+            .tools()
+            .resources(true)
+            .logging()
+            .list_changed()
+    }
+
+    async fn list_resources(&self, _ctx: &HandlerContext) -> Result<Vec<Resource>, Error> {
+        Ok(vec![Resource::new("mem://a", "a")])
+    }
+
+    fn subscription_changed(&self, uri: &str, subscribed: bool) {
+        (self.subscribed.lock().unwrap()).push((uri.to_owned(), subscribed));
     }
 
     async fn list_tools(&self, _ctx: &HandlerContext) -> Result<Vec<Tool>, Error> {
@@ -97,12 +111,20 @@ impl Handler for Upstream {
 /// How many progress reports `flood` sends.
 const FLOOD: usize = 2000;
 
-/// The upstream on a free loopback port: its URL, its notifier, and its `late` switch.
-async fn upstream() -> (String, Notifier, Arc<AtomicBool>) {
+/// What a test holds of the upstream.
+struct Up {
+    notifier: Notifier,
+    late: Arc<AtomicBool>,
+    subscribed: Arc<std::sync::Mutex<Vec<(String, bool)>>>,
+}
+
+/// The upstream on a free loopback port, and its URL.
+async fn upstream() -> (String, Up) {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
     let upstream = Upstream::default();
     let late = Arc::clone(&upstream.late);
+    let subscribed = Arc::clone(&upstream.subscribed);
     let server = Server::new(upstream);
     let notifier = server.notifier();
     tokio::spawn(sidewire_mcp_server::http::serve(
@@ -110,7 +132,14 @@ async fn upstream() -> (String, Notifier, Arc<AtomicBool>) {
         listener,
         sidewire_mcp_server::http::HttpConfig::default(),
     ));
-    (url, notifier, late)
+    (
+        url,
+        Up {
+            notifier,
+            late,
+            subscribed,
+        },
+    )
 }
 
 struct Client {
@@ -151,25 +180,17 @@ async fn start_with_pipe(
     capabilities: Value,
     pipe: usize,
 ) -> (Client, Gateway, ExtensionHost, tempfile::TempDir) {
-    let (client, gateway, extensions, state, _, _) = start_full(era, capabilities, pipe).await;
+    let (client, gateway, extensions, state, _) = start_full(era, capabilities, pipe).await;
     (client, gateway, extensions, state)
 }
 
-/// [`start_with_pipe`], with the upstream's notifier and `late` switch too, and the gateway's
-/// list watcher running.
+/// [`start_with_pipe`], with the upstream's parts too, and the gateway's watcher running.
 async fn start_full(
     era: Era,
     capabilities: Value,
     pipe: usize,
-) -> (
-    Client,
-    Gateway,
-    ExtensionHost,
-    tempfile::TempDir,
-    Notifier,
-    Arc<AtomicBool>,
-) {
-    let (url, notifier, late) = upstream().await;
+) -> (Client, Gateway, ExtensionHost, tempfile::TempDir, Up) {
+    let (url, up) = upstream().await;
     let state = tempfile::tempdir().unwrap();
     let (extensions, _events) = ExtensionHost::boot(HostConfig::new(state.path(), "s-1", "."))
         .await
@@ -206,7 +227,7 @@ async fn start_full(
             .send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
             .await;
     }
-    (client, gateway, extensions, state, notifier, late)
+    (client, gateway, extensions, state, up)
 }
 
 fn call(id: u64, tool: &str) -> Value {
@@ -399,8 +420,9 @@ async fn a_modern_client_answers_a_modern_upstream_in_rounds_with_nothing_kept_b
 #[tokio::test]
 async fn an_upstream_list_change_reaches_the_client_once() {
     for era in [Era::Legacy, Era::Modern] {
-        let (mut client, gateway, extensions, _state, upstream, late) =
+        let (mut client, gateway, extensions, _state, up) =
             start_full(era, json!({}), 1 << 16).await;
+        let (upstream, late) = (up.notifier, up.late);
         // A tool appears upstream. The upstream's connection may not be listening yet (a
         // modern one opens `subscriptions/listen` after its first listing, and a notice before
         // that is not replayed), so the upstream says so again until the client is told; 300
@@ -439,6 +461,60 @@ async fn an_upstream_list_change_reaches_the_client_once() {
             .filter_map(|tool| tool["name"].as_str())
             .collect();
         assert!(names.contains(&"up__late"), "{era:?}: {names:?}");
+        gateway.shutdown().await;
+        extensions.shutdown().await;
+    }
+}
+
+#[tokio::test]
+async fn a_subscription_reaches_the_upstream_and_its_updates_reach_the_client() {
+    for era in [Era::Legacy, Era::Modern] {
+        let (mut client, gateway, extensions, _state, up) =
+            start_full(era, json!({}), 1 << 16).await;
+        let subscribe = |id: u64, method: &str| json!({"jsonrpc": "2.0", "id": id, "method": method, "params": {"uri": "up+mem://a"}});
+        client.send(subscribe(1, "resources/subscribe")).await;
+        let answer = client.recv().await;
+        assert_eq!(answer["result"], json!({}), "{era:?}: {answer}");
+        // The upstream is subscribed by the gateway's watcher, in its own time: it says the
+        // resource changed until the client is told; 300 tries of 200 ms at most.
+        let mut told = None;
+        for _ in 0..300 {
+            up.notifier.resource_updated("mem://a");
+            let next = tokio::time::timeout(Duration::from_millis(200), client.lines.next_line());
+            if let Ok(line) = next.await {
+                let line = line.unwrap().expect("the gateway is still there");
+                told = Some(serde_json::from_str::<Value>(&line).unwrap());
+                break;
+            }
+        }
+        let told = told.expect("the client was told within 60 s");
+        assert_eq!(
+            told,
+            json!({"jsonrpc": "2.0", "method": "notifications/resources/updated",
+                   "params": {"uri": "up+mem://a"}}),
+            "{era:?}"
+        );
+        client.send(subscribe(2, "resources/unsubscribe")).await;
+        loop {
+            let message = client.recv().await;
+            if message["id"] == 2 {
+                assert_eq!(message["result"], json!({}), "{era:?}: {message}");
+                break;
+            }
+        }
+        if era == Era::Legacy {
+            // The upstream's own record: subscribed once, and unsubscribed once the one client
+            // holding it let go (waited for: the watcher does it in its own time).
+            let deadline = std::time::Instant::now() + Duration::from_secs(60);
+            while up.subscribed.lock().unwrap().len() < 2 {
+                assert!(std::time::Instant::now() < deadline, "never unsubscribed");
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            assert_eq!(
+                *up.subscribed.lock().unwrap(),
+                [("mem://a".to_owned(), true), ("mem://a".to_owned(), false)]
+            );
+        }
         gateway.shutdown().await;
         extensions.shutdown().await;
     }

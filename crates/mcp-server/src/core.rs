@@ -188,6 +188,11 @@ impl SessionCore {
         &self.client
     }
 
+    /// The session's subscriptions, taken (it has none after).
+    pub fn take_subscriptions(&mut self) -> BTreeSet<String> {
+        std::mem::take(&mut self.subscriptions)
+    }
+
     /// Whether the session subscribed to `uri`.
     pub fn is_subscribed(&self, uri: &str) -> bool {
         self.subscriptions.contains(uri)

@@ -259,6 +259,16 @@ pub trait Handler: Send + Sync + 'static {
         0
     }
 
+    /// Told when a legacy session subscribes to `uri` (`true`) or stops (`false`: it
+    /// unsubscribed, or it ended while subscribed), once per change: a repeated subscribe is
+    /// not told again. The server keeps each session's subscriptions itself and
+    /// [`Notifier::resource_updated`](crate::Notifier::resource_updated) reaches the sessions
+    /// subscribed, so the default does nothing; a gateway subscribes upstream here. Called on
+    /// the transport's task, as the request is answered: it must not block.
+    fn subscription_changed(&self, uri: &str, subscribed: bool) {
+        let _ = (uri, subscribed);
+    }
+
     /// All tools (the server pages them).
     fn list_tools(
         &self,

@@ -228,7 +228,12 @@ pub(crate) struct Session {
     next_id: AtomicU64,
     /// Where messages no request owns go: the GET stream, the stdio writer.
     pub(crate) unsolicited: Mutex<Option<Outbox>>,
+    /// Told of each subscription the session still had when it closed.
+    unsubscribed: Option<Unsubscribed>,
 }
+
+/// What a closing session calls for each subscription it had.
+type Unsubscribed = Box<dyn Fn(&str) + Send + Sync>;
 
 impl Session {
     pub(crate) fn new() -> Self {
@@ -238,12 +243,23 @@ impl Session {
             pending: Mutex::new(HashMap::new()),
             next_id: AtomicU64::new(0),
             unsolicited: Mutex::new(None),
+            unsubscribed: None,
         }
     }
 
-    /// Cancels every request in flight and fails every wait on the client.
+    /// Cancels every request in flight and fails every wait on the client; its subscriptions
+    /// end.
     pub(crate) fn close(&self) {
-        lock(&self.core).close();
+        let subscriptions = {
+            let mut core = lock(&self.core);
+            core.close();
+            core.take_subscriptions()
+        };
+        if let Some(unsubscribed) = &self.unsubscribed {
+            for uri in &subscriptions {
+                unsubscribed(uri);
+            }
+        }
         for (_, handle) in lock(&self.in_flight).drain() {
             handle.abort();
         }
@@ -335,16 +351,45 @@ impl<H: Handler> Server<H> {
 
     /// A new session, known to the broadcasts.
     pub(crate) fn open_session(&self) -> Arc<Session> {
-        let session = Arc::new(Session::new());
+        let inner = Arc::clone(&self.inner);
+        let session = Arc::new(Session {
+            unsubscribed: Some(Box::new(move |uri| {
+                inner.handler.subscription_changed(uri, false);
+            })),
+            ..Session::new()
+        });
         let mut sessions = lock(&self.inner.hub.sessions);
         sessions.retain(|session| session.strong_count() > 0);
         sessions.push(Arc::downgrade(&session));
         session
     }
 
-    /// The core's step for one message of `session`.
+    /// The core's step for one message of `session`; a change of its subscriptions is told
+    /// to the handler ([`Handler::subscription_changed`]).
     pub(crate) fn step(&self, session: &Session, message: Inbound) -> Step {
-        lock(&session.core).step(message, &self.inner.offer)
+        let watched = match &message {
+            Inbound::Request { method, params, .. }
+                if method == "resources/subscribe" || method == "resources/unsubscribe" =>
+            {
+                params.get("uri").and_then(Value::as_str).map(str::to_owned)
+            }
+            _ => None,
+        };
+        let mut core = lock(&session.core);
+        let before = watched
+            .as_deref()
+            .is_some_and(|uri| core.is_subscribed(uri));
+        let step = core.step(message, &self.inner.offer);
+        let after = watched
+            .as_deref()
+            .is_some_and(|uri| core.is_subscribed(uri));
+        drop(core);
+        if let Some(uri) = watched
+            && before != after
+        {
+            self.inner.handler.subscription_changed(&uri, after);
+        }
+        step
     }
 
     /// Carries out a reply or a cancel; gives back the other steps.

@@ -4,4 +4,5 @@
 mod bounds;
 mod client;
 mod http;
+mod subscriptions;
 mod support;

@@ -32,6 +32,8 @@ pub(crate) struct Probe {
     pub(crate) flooded: Arc<AtomicUsize>,
     /// What `list_generation` says.
     pub(crate) generation: Arc<AtomicUsize>,
+    /// Each `subscription_changed`, in order.
+    pub(crate) subscriptions: Arc<std::sync::Mutex<Vec<(String, bool)>>>,
 }
 
 /// How many progress notifications `flood` sends.
@@ -63,6 +65,13 @@ impl Handler for Probe {
 
     fn list_generation(&self) -> u64 {
         self.generation.load(Ordering::SeqCst) as u64
+    }
+
+    fn subscription_changed(&self, uri: &str, subscribed: bool) {
+        self.subscriptions
+            .lock()
+            .unwrap()
+            .push((uri.to_owned(), subscribed));
     }
 
     async fn list_tools(&self, _ctx: &HandlerContext) -> Result<Vec<Tool>, Error> {
