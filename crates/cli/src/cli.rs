@@ -573,6 +573,11 @@ pub(crate) struct ServeArgs {
     /// Read the bearer token HTTP clients must send from the environment variable VAR.
     #[arg(long, value_name = "VAR", requires = "listen")]
     pub(crate) token_env: Option<String>,
+    /// Seal session ids, cursors and request states with the secret in FILE (its first line,
+    /// at least 32 bytes), so replicas given the same file serve each other's clients behind
+    /// a load balancer.
+    #[arg(long, value_name = "FILE", requires = "listen")]
+    pub(crate) state_key_file: Option<PathBuf>,
 }
 
 /// `--policy`.

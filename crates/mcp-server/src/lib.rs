@@ -34,6 +34,6 @@ pub use crate::handler::{
     Reply, ToolCallRequest,
 };
 pub use crate::paged::serve_paged_tools;
-pub use crate::seal::{MAX_STATE_NESTING, MAX_TOKEN_BYTES, STATE_LIFETIME};
-pub use crate::server::{Limits, ListKind, Notifier, Server};
+pub use crate::seal::{MAX_STATE_NESTING, MAX_TOKEN_BYTES, STATE_LIFETIME, SealingKey};
+pub use crate::server::{Limits, ListKind, Notifier, SESSION_ID_LIFETIME, Server};
 pub use crate::toolbox::Toolbox;

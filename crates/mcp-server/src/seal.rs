@@ -1,6 +1,7 @@
 //! Tokens the server hands the client and must get back unchanged: a modern request's
-//! `requestState` and a listing's cursor. Each is `base64url(payload).base64url(tag)`, the tag
-//! an HMAC-SHA256 under a key drawn at random when the [`crate::Server`] is built, over the
+//! `requestState`, a listing's cursor and, with a [`SealingKey`], a legacy session's id. Each is
+//! `base64url(payload).base64url(tag)`, the tag an HMAC-SHA256 under a key drawn at random when
+//! the [`crate::Server`] is built (or the [`SealingKey`] it is given), over the
 //! payload and what the token is bound to (the method and the tool, prompt or resource it
 //! names; a cursor's list). A token from another server, another request or with one byte
 //! changed is refused (`-32602`), and so is one older than its lifetime.
@@ -21,6 +22,30 @@ pub const MAX_TOKEN_BYTES: usize = 64 << 10;
 pub const MAX_STATE_NESTING: usize = 100;
 /// How long a `requestState` is honoured.
 pub const STATE_LIFETIME: Duration = Duration::from_secs(3600);
+
+/// A secret that seals what a server hands out. Replicas given the same key open each other's
+/// `requestState`s and cursors and take over each other's legacy sessions, so any of them can
+/// serve any request behind a load balancer.
+#[derive(Clone)]
+pub struct SealingKey(hmac::Key);
+
+impl SealingKey {
+    /// The fewest bytes of secret taken.
+    pub const MIN_BYTES: usize = 32;
+
+    /// A key from `secret` (at least [`SealingKey::MIN_BYTES`] bytes, e.g. 32 random bytes
+    /// shared by the replicas); `None` when it is shorter.
+    pub fn from_bytes(secret: &[u8]) -> Option<SealingKey> {
+        (secret.len() >= Self::MIN_BYTES)
+            .then(|| SealingKey(hmac::Key::new(hmac::HMAC_SHA256, secret)))
+    }
+}
+
+impl std::fmt::Debug for SealingKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SealingKey([REDACTED])")
+    }
+}
 
 /// The server's sealing key.
 pub(crate) struct Sealer {
@@ -45,6 +70,11 @@ impl Sealer {
         let rng = ring::rand::SystemRandom::new();
         let key = hmac::Key::generate(hmac::HMAC_SHA256, &rng).expect("the system's random source");
         Sealer { key }
+    }
+
+    /// The given key.
+    pub(crate) fn with_key(key: SealingKey) -> Self {
+        Sealer { key: key.0 }
     }
 
     /// Seals `value`, bound to `binding`.
@@ -128,6 +158,26 @@ fn tagged(binding: &str, payload: &[u8]) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn replicas_with_one_key_open_each_others_tokens_and_no_one_else_does() {
+        assert!(SealingKey::from_bytes(&[7; SealingKey::MIN_BYTES - 1]).is_none());
+        let key = SealingKey::from_bytes(&[7; SealingKey::MIN_BYTES]).unwrap();
+        assert_eq!(format!("{key:?}"), "SealingKey([REDACTED])");
+        let (a, b) = (Sealer::with_key(key.clone()), Sealer::with_key(key));
+        let token = a.seal("b", &json!({"n": 1})).unwrap();
+        assert_eq!(
+            b.open("b", &token, STATE_LIFETIME, "t").unwrap(),
+            json!({"n": 1})
+        );
+        let other = Sealer::with_key(SealingKey::from_bytes(&[8; 32]).unwrap());
+        assert!(other.open("b", &token, STATE_LIFETIME, "t").is_err());
+        assert!(
+            Sealer::new()
+                .open("b", &token, STATE_LIFETIME, "t")
+                .is_err()
+        );
+    }
 
     #[test]
     fn a_changed_rebound_or_foreign_token_is_refused() {

@@ -18,7 +18,7 @@ use crate::context::{HandlerContext, Out, Outbox};
 use crate::core::{Call, Offer, SessionCore, Step};
 use crate::era::{self, Era};
 use crate::handler::{CompleteRequest, Handler, InputRequest, PromptGet, Reply, ToolCallRequest};
-use crate::seal::{STATE_LIFETIME, Sealer};
+use crate::seal::{STATE_LIFETIME, Sealer, SealingKey};
 use crate::wire::{self, Inbound};
 
 /// How long a listing's cursor is honoured.
@@ -122,6 +122,9 @@ pub(crate) struct Inner<H> {
     pub(crate) caps: crate::Capabilities,
     pub(crate) limits: Limits,
     sealer: Sealer,
+    /// The sealing key was given: legacy sessions over HTTP get sealed ids that another
+    /// replica with the key takes over.
+    portable: bool,
     pub(crate) hub: Arc<Hub>,
 }
 
@@ -219,6 +222,15 @@ impl Listener {
     }
 }
 
+/// What a sealed session id is bound to.
+const SESSION_ID_BINDING: &str = "mcp-session-id";
+
+/// The longest session id taken (`http::check::MAX_SESSION_ID_BYTES`): room for a sealed one.
+pub(crate) const MAX_SESSION_ID_BYTES: usize = 4096;
+
+/// How long a sealed session id can be taken over by another replica after it was made.
+pub const SESSION_ID_LIFETIME: Duration = Duration::from_secs(24 * 3600);
+
 /// One session's shared state: its core, its requests in flight, and its requests to the
 /// client.
 pub(crate) struct Session {
@@ -304,8 +316,20 @@ impl<H: Handler> Server<H> {
         Server::with_limits(handler, Limits::default())
     }
 
+    /// A server for `handler` with these limits, whose tokens are sealed with `key`: replicas
+    /// given the same key open each other's `requestState`s and cursors, and take over each
+    /// other's legacy sessions over HTTP (a session's id is then sealed: see the `http`
+    /// module), so they can run behind any load balancer.
+    pub fn with_sealing_key(handler: H, limits: Limits, key: SealingKey) -> Self {
+        Server::build(handler, limits, Some(key))
+    }
+
     /// A server for `handler` with these limits.
     pub fn with_limits(handler: H, limits: Limits) -> Self {
+        Server::build(handler, limits, None)
+    }
+
+    fn build(handler: H, limits: Limits, key: Option<SealingKey>) -> Self {
         let caps = handler.capabilities();
         let offer = Offer {
             info: serde_json::to_value(handler.info()).unwrap_or_else(|_| json!({})),
@@ -318,7 +342,8 @@ impl<H: Handler> Server<H> {
                 offer,
                 caps,
                 limits,
-                sealer: Sealer::new(),
+                portable: key.is_some(),
+                sealer: key.map_or_else(Sealer::new, Sealer::with_key),
                 hub: Arc::new(Hub::default()),
             }),
         }
@@ -347,6 +372,43 @@ impl<H: Handler> Server<H> {
     /// [`Notifier::resource_updated`].
     pub fn resource_updated(&self, uri: &str) {
         self.notifier().resource_updated(uri);
+    }
+
+    /// A legacy session's id that carries what its client said at `initialize` (`params`),
+    /// sealed, when the server was given a [`SealingKey`] and the id fits
+    /// the longest session id taken (`http::check::MAX_SESSION_ID_BYTES`); else `None` (a
+    /// client whose `initialize` would make a longer one gets a random id, and its session
+    /// stays on the replica that made it).
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) fn sealed_session_id(&self, params: &Map<String, Value>) -> Option<String> {
+        if !self.inner.portable {
+            return None;
+        }
+        let carried: Map<String, Value> = ["protocolVersion", "capabilities", "clientInfo"]
+            .into_iter()
+            .filter_map(|key| Some((key.to_owned(), params.get(key)?.clone())))
+            .collect();
+        let id = (self.inner.sealer)
+            .seal(SESSION_ID_BINDING, &Value::Object(carried))
+            .ok()?;
+        (id.len() <= MAX_SESSION_ID_BYTES).then_some(id)
+    }
+
+    /// What a sealed session id (made by this server or a replica with its key, within
+    /// [`SESSION_ID_LIFETIME`]) carries: the `initialize` params to open the session again.
+    #[cfg_attr(not(feature = "http"), allow(dead_code))]
+    pub(crate) fn open_session_id(&self, id: &str) -> Option<Map<String, Value>> {
+        if !self.inner.portable {
+            return None;
+        }
+        match self
+            .inner
+            .sealer
+            .open(SESSION_ID_BINDING, id, SESSION_ID_LIFETIME, "session id")
+        {
+            Ok(Value::Object(params)) => Some(params),
+            _ => None,
+        }
     }
 
     /// A new session, known to the broadcasts.

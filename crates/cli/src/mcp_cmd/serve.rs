@@ -13,9 +13,9 @@ use std::time::Duration;
 use anyhow::Context as _;
 use sidewire_ext_host::HostEvent;
 use sidewire_gateway::{Alias, AuditSink, Gateway, GatewayConfig, Mode, Policy};
-use sidewire_mcp_server::Server;
 use sidewire_mcp_server::http::check::Allowed;
 use sidewire_mcp_server::http::{BearerToken, HttpConfig, HttpServer};
+use sidewire_mcp_server::{Limits, SealingKey, Server};
 
 use crate::Interrupted;
 use crate::cli::{McpArgs, PolicyArg, ServeArgs};
@@ -54,6 +54,7 @@ pub(super) async fn serve(
         }
     };
     let bearer = bearer_token(serve)?;
+    let key = state_key(serve)?;
     if let Some(addr) = serve.listen {
         anyhow::ensure!(
             addr.ip().is_loopback() || bearer.is_some(),
@@ -146,6 +147,7 @@ pub(super) async fn serve(
         &gateway,
         serve.listen,
         bearer,
+        key,
         &login,
         out,
         &mut interrupted,
@@ -167,6 +169,7 @@ async fn run(
     gateway: &Gateway,
     listen: Option<SocketAddr>,
     bearer: Option<BearerToken>,
+    key: Option<SealingKey>,
     login: &dyn Fn(&str) -> String,
     out: &Out,
     interrupted: &mut Interrupted,
@@ -189,7 +192,10 @@ async fn run(
             ));
         }
     }
-    let server = Server::new(gateway.clone());
+    let server = match key {
+        Some(key) => Server::with_sealing_key(gateway.clone(), Limits::default(), key),
+        None => Server::new(gateway.clone()),
+    };
     let watching = gateway.watch(server.notifier());
     let serving = async {
         match listen {
@@ -249,6 +255,26 @@ fn bearer_token(serve: &ServeArgs) -> anyhow::Result<Option<BearerToken>> {
     BearerToken::new(text)
         .map(Some)
         .context("the bearer token is empty or not visible ASCII")
+}
+
+/// The sealing key from --state-key-file (its first line).
+fn state_key(serve: &ServeArgs) -> anyhow::Result<Option<SealingKey>> {
+    let Some(path) = &serve.state_key_file else {
+        return Ok(None);
+    };
+    let text = read_token_file(path)
+        .with_context(|| format!("reading the state key file {}", path.display()))?;
+    let secret = text.lines().next().unwrap_or_default().trim();
+    // The key itself is never printed.
+    SealingKey::from_bytes(secret.as_bytes())
+        .map(Some)
+        .with_context(|| {
+            format!(
+                "the state key in {} is shorter than {} bytes",
+                path.display(),
+                SealingKey::MIN_BYTES
+            )
+        })
 }
 
 /// A token file: a regular file (opened non-blocking, so a FIFO cannot hang the start), read

@@ -522,3 +522,126 @@ fn an_upstream_that_needs_a_sign_in_is_named_with_the_command_that_gives_it() {
         "{stderr}"
     );
 }
+
+/// `sidewire mcp serve ARGS --listen 127.0.0.1:0` in front of the built-in server `demo`: the
+/// child and the address it listens on.
+fn listening(home: &Path, args: &[&str]) -> (Child, String) {
+    let config = config(home, &["demo"]);
+    let mut child = Command::new(EXE)
+        .args(["mcp", "serve", "--config", config.to_str().unwrap()])
+        .args(["--allow-tool", "demo__echo", "--listen", "127.0.0.1:0"])
+        .args(args)
+        .env("SIDEWIRE_HOME", home)
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("sidewire starts");
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let addr = loop {
+        let mut line = String::new();
+        assert!(
+            stderr.read_line(&mut line).unwrap() > 0,
+            "no listening line"
+        );
+        if let Some(rest) = line.trim().strip_prefix("listening on http://") {
+            break rest.trim_end_matches("/mcp").to_owned();
+        }
+    };
+    // The rest of stderr is drained, so the serve never blocks on it.
+    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+    (child, addr)
+}
+
+/// One POST (`Connection: close`): the status, the head and the body.
+fn post(addr: &str, headers: &[(&str, &str)], body: &Value) -> (u16, String, String) {
+    let mut stream = std::net::TcpStream::connect(addr).expect("the gateway listens");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(60)))
+        .unwrap();
+    let body = body.to_string();
+    let extra: String = (headers.iter())
+        .map(|(name, value)| format!("{name}: {value}\r\n"))
+        .collect();
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\n{extra}Content-Length: {}\r\n\
+         Connection: close\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut reply = String::new();
+    let _ = stream.read_to_string(&mut reply);
+    let (head, body) = reply.split_once("\r\n\r\n").unwrap_or((&reply, ""));
+    let status = (head.split_whitespace().nth(1))
+        .and_then(|status| status.parse().ok())
+        .unwrap_or_else(|| panic!("no status line: {head:?}"));
+    (status, head.to_owned(), body.to_owned())
+}
+
+#[test]
+fn replicas_with_one_state_key_serve_each_others_sessions() {
+    let home = home();
+    let key = home.path().join("state.key");
+    std::fs::write(&key, "a shared secret of at least thirty-two bytes\n").unwrap();
+    let key = key.to_str().unwrap();
+    let (mut a, at_a) = listening(home.path(), &["--state-key-file", key]);
+    let (mut b, at_b) = listening(home.path(), &["--state-key-file", key]);
+    let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "behind-a-balancer", "version": "1"}}});
+    let (status, head, _) = post(&at_a, &[], &initialize);
+    assert_eq!(status, 200, "{head}");
+    let session = (head.lines())
+        .find_map(|line| {
+            let (name, value) = line.split_once(':')?;
+            name.eq_ignore_ascii_case("mcp-session-id")
+                .then(|| value.trim().to_owned())
+        })
+        .expect("a session id");
+    // The session's next request goes to the other replica, as a round-robin balancer sends it.
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                      "params": {"name": "demo__echo", "arguments": {"text": "on b"}}});
+    let headers = [
+        ("Mcp-Session-Id", session.as_str()),
+        ("MCP-Protocol-Version", "2025-11-25"),
+    ];
+    let (status, head, body) = post(&at_b, &headers, &call);
+    assert_eq!(status, 200, "{head}\n{body}");
+    assert!(body.contains(r#""text":"on b""#), "{body}");
+    for child in [&mut a, &mut b] {
+        let _ = Command::new("kill")
+            .args(["-TERM", &child.id().to_string()])
+            .status();
+        wait_exit(child, Duration::from_secs(60));
+    }
+}
+
+#[test]
+fn a_state_key_shorter_than_32_bytes_fails_the_start() {
+    let home = home();
+    let key = home.path().join("state.key");
+    std::fs::write(&key, "too short\n").unwrap();
+    let config = config(home.path(), &["demo"]);
+    let out = run(
+        home.path(),
+        &[
+            "mcp",
+            "serve",
+            "--config",
+            config.to_str().unwrap(),
+            "--listen",
+            "127.0.0.1:0",
+            "--state-key-file",
+            key.to_str().unwrap(),
+        ],
+    );
+    assert!(!out.status.success());
+    let text = stderr(&out);
+    assert!(text.contains("shorter than 32 bytes"), "{text}");
+    assert!(
+        !text.contains("too short"),
+        "the key is never printed: {text}"
+    );
+}

@@ -14,8 +14,9 @@ pub const LAST_EVENT_ID: &str = "last-event-id";
 pub const MCP_METHOD: &str = "mcp-method";
 /// `Mcp-Name` (modern).
 pub const MCP_NAME: &str = "mcp-name";
-/// The longest session id accepted.
-pub const MAX_SESSION_ID_BYTES: usize = 128;
+/// The longest session id accepted: room for a sealed one (a server with a
+/// [`SealingKey`](crate::SealingKey) seals what its client said at `initialize` into it).
+pub const MAX_SESSION_ID_BYTES: usize = crate::server::MAX_SESSION_ID_BYTES;
 
 /// Why a request is refused before it reaches the session.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -1,8 +1,14 @@
 //! Streamable HTTP: one endpoint (`/mcp` by default) taking `POST`, `GET` and `DELETE`.
 //!
 //! - **Legacy sessions.** A `POST` of `initialize` without `Mcp-Session-Id` opens a session;
-//!   its id (128 random bits, hex) comes back in `Mcp-Session-Id` and every later request
-//!   carries it (an unknown one is `404`, a missing one `400`). A request is answered with
+//!   its id comes back in `Mcp-Session-Id` and every later request carries it (an unknown one
+//!   is `404`, a missing one `400`). The id is 128 random bits (hex), or, when the server has a
+//!   [`SealingKey`](crate::SealingKey), what the client said at `initialize` sealed with it:
+//!   then a replica with the same key that has not seen the session takes it over as the
+//!   client left it after `initialize` (its log level, subscriptions and open streams stay on
+//!   the replica that had them), so replicas run behind a balancer that keeps a session on one
+//!   replica only loosely (nginx's `hash $http_mcp_session_id`, which sends `initialize`
+//!   anywhere). A request is answered with
 //!   JSON when its handler sends nothing before the response, else as an event stream
 //!   (`text/event-stream`) carrying its progress, log messages and requests to the client,
 //!   then the response. Every event has an id `{stream}-{n}`; a stream begins with a priming
@@ -375,7 +381,7 @@ impl<H: Handler> HttpServer<H> {
             ))));
         };
         let found = lock(&self.sessions).get(id).cloned();
-        let session = found.ok_or_else(|| {
+        let session = found.or_else(|| self.adopt(id)).ok_or_else(|| {
             Box::new(refusal(&Refusal::new(
                 StatusCode::NOT_FOUND,
                 -32001,
@@ -444,12 +450,16 @@ impl<H: Handler> HttpServer<H> {
     }
 
     fn initialize(&self, message: Inbound) -> Response<ResponseBody> {
-        let Some(id) = self.make_room() else {
+        let Some(random) = self.make_room() else {
             return refusal(&Refusal::new(
                 StatusCode::SERVICE_UNAVAILABLE,
                 -32000,
                 "too many sessions",
             ));
+        };
+        let sealed = match &message {
+            Inbound::Request { params, .. } => self.server.sealed_session_id(params),
+            _ => None,
         };
         let session = self.server.open_session();
         let step = self.server.step(&session, message);
@@ -459,6 +469,48 @@ impl<H: Handler> HttpServer<H> {
         if answer.get("error").is_some() {
             session.close();
             return json_response(StatusCode::OK, &answer);
+        }
+        let id = sealed.unwrap_or(random);
+        self.keep(&id, session);
+        let mut response = json_response(StatusCode::OK, &answer);
+        if let Ok(value) = HeaderValue::from_str(&id) {
+            response.headers_mut().insert(check::SESSION_ID, value);
+        }
+        response
+    }
+
+    /// Takes over a session another replica with the server's key opened (its id is sealed),
+    /// as its client left it after `initialize`; `None` when the id is not such a session or
+    /// there is no room.
+    fn adopt(&self, id: &str) -> Option<Arc<HttpSession>> {
+        let params = self.server.open_session_id(id)?;
+        self.make_room()?;
+        let session = self.server.open_session();
+        let initialize = Inbound::Request {
+            id: json!(0),
+            method: "initialize".to_owned(),
+            params,
+        };
+        let answered = self.server.step(&session, initialize);
+        if !matches!(&answered, Step::Answer(answer) if answer.get("error").is_none()) {
+            session.close();
+            return None;
+        }
+        let initialized = Inbound::Notification {
+            method: "notifications/initialized".to_owned(),
+            params: serde_json::Map::new(),
+        };
+        let _ = self.server.step(&session, initialized);
+        Some(self.keep(id, session))
+    }
+
+    /// Keeps `session` under `id`, with its own stream for what no request owns; a session
+    /// already kept under `id` (two requests took it over at once) stays, and `session` ends.
+    fn keep(&self, id: &str, session: Arc<Session>) -> Arc<HttpSession> {
+        let mut sessions = lock(&self.sessions);
+        if let Some(kept) = sessions.get(id) {
+            session.close();
+            return Arc::clone(kept);
         }
         let http_session = Arc::new(HttpSession {
             session: Arc::clone(&session),
@@ -474,12 +526,8 @@ impl<H: Handler> HttpServer<H> {
             rx,
             Arc::clone(&self.config),
         ));
-        lock(&self.sessions).insert(id.clone(), http_session);
-        let mut response = json_response(StatusCode::OK, &answer);
-        if let Ok(value) = HeaderValue::from_str(&id) {
-            response.headers_mut().insert(check::SESSION_ID, value);
-        }
-        response
+        sessions.insert(id.to_owned(), Arc::clone(&http_session));
+        http_session
     }
 
     /// A fresh session id, after closing idle sessions and, when still full, the longest

@@ -4,5 +4,6 @@
 mod bounds;
 mod client;
 mod http;
+mod replicas;
 mod subscriptions;
 mod support;
