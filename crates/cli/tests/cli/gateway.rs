@@ -523,9 +523,19 @@ fn an_upstream_that_needs_a_sign_in_is_named_with_the_command_that_gives_it() {
     );
 }
 
+/// A serve that is killed when dropped (also when the test fails), its upstream with it.
+struct Serving(Child);
+
+impl Drop for Serving {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// `sidewire mcp serve ARGS --listen 127.0.0.1:0` in front of the built-in server `demo`: the
 /// child and the address it listens on.
-fn listening(home: &Path, args: &[&str]) -> (Child, String) {
+fn listening(home: &Path, args: &[&str]) -> (Serving, String) {
     let config = config(home, &["demo"]);
     let mut child = Command::new(EXE)
         .args(["mcp", "serve", "--config", config.to_str().unwrap()])
@@ -551,7 +561,7 @@ fn listening(home: &Path, args: &[&str]) -> (Child, String) {
     };
     // The rest of stderr is drained, so the serve never blocks on it.
     std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
-    (child, addr)
+    (Serving(child), addr)
 }
 
 /// One POST (`Connection: close`): the status, the head and the body.
@@ -586,8 +596,8 @@ fn replicas_with_one_state_key_serve_each_others_sessions() {
     let key = home.path().join("state.key");
     std::fs::write(&key, "a shared secret of at least thirty-two bytes\n").unwrap();
     let key = key.to_str().unwrap();
-    let (mut a, at_a) = listening(home.path(), &["--state-key-file", key]);
-    let (mut b, at_b) = listening(home.path(), &["--state-key-file", key]);
+    let (_a, at_a) = listening(home.path(), &["--state-key-file", key]);
+    let (_b, at_b) = listening(home.path(), &["--state-key-file", key]);
     let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
         "protocolVersion": "2025-11-25", "capabilities": {},
         "clientInfo": {"name": "behind-a-balancer", "version": "1"}}});
@@ -610,12 +620,6 @@ fn replicas_with_one_state_key_serve_each_others_sessions() {
     let (status, head, body) = post(&at_b, &headers, &call);
     assert_eq!(status, 200, "{head}\n{body}");
     assert!(body.contains(r#""text":"on b""#), "{body}");
-    for child in [&mut a, &mut b] {
-        let _ = Command::new("kill")
-            .args(["-TERM", &child.id().to_string()])
-            .status();
-        wait_exit(child, Duration::from_secs(60));
-    }
 }
 
 #[test]
