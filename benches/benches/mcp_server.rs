@@ -283,6 +283,12 @@ fn stdio_servers(peers: &Peers) -> Vec<Launch> {
         // of the same Toolbox as `sidewire` (the direct call).
         Launch::new("relay_floor", Kind::Floor, SERVER, &["--relay"]),
         Launch::new("gateway", Kind::Mcp, SERVER, &["--gateway"]),
+        Launch::new(
+            "gateway_one_sidecar",
+            Kind::Mcp,
+            SERVER,
+            &["--gateway-sidecar"],
+        ),
     ];
     if let Some(python) = &peers.python {
         let script = peer_script("py_noop_server.py");

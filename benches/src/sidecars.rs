@@ -39,6 +39,67 @@ pub fn serve() -> std::process::ExitCode {
     runtime.block_on(serve_main(extension, Options::new()))
 }
 
+/// Serves the allow-all extension of a tool call's chain on stdin/stdout until the host ends
+/// it: `continue` at `tool.before` and `tool.after`, `allow` at `permission.decision` (what a
+/// policy sidecar that lets everything through costs).
+///
+/// # Panics
+///
+/// When no Tokio runtime can be built.
+pub fn serve_allow_all() -> std::process::ExitCode {
+    use sidewire_ext_protocol::{PermissionPayload, ToolAfterPayload, ToolBeforePayload};
+    use sidewire_ext_sdk::{Decision, Extension, Options, point, serve_main};
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let extension = Extension::new("allow-all", "1.0.0")
+        .on_intercept(
+            point::TOOL_BEFORE,
+            |_ctx, _payload: ToolBeforePayload| async move { Ok(Decision::Continue) },
+        )
+        .on_intercept(
+            point::PERMISSION_DECISION,
+            |_ctx, _payload: PermissionPayload| async move {
+                Ok(Decision::Allow("the bench allows every call".to_owned()))
+            },
+        )
+        .on_intercept(
+            point::TOOL_AFTER,
+            |_ctx, _payload: ToolAfterPayload| async move { Ok(Decision::Continue) },
+        );
+    runtime.block_on(serve_main(extension, Options::new()))
+}
+
+/// A temporary plugin store holding one [`serve_allow_all`] sidecar (`allow-all`, this binary
+/// re-executed with [`ROLE`] set), and its host configuration. Keep the directory alive while
+/// the runtime runs.
+pub fn allow_all_store() -> (HostConfig, tempfile::TempDir) {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let state = dir.path().join("state");
+    let store = PluginStore::new(&state);
+    let root = dir.path().join("allow-all");
+    std::fs::create_dir_all(&root).expect("a plugin directory");
+    let manifest = json!({
+        "apiVersion": "reasonix.io/plugin/v1", "name": "allow-all", "version": "1.0.0",
+        "runtime": {
+            "command": std::env::current_exe().expect("the bench binary's path").display().to_string(),
+            "env": {ROLE: "1"},
+            "intercepts": ["tool.before", "permission.decision", "tool.after"],
+            "capabilities": ["interceptors"],
+        },
+    });
+    std::fs::write(
+        root.join(sidewire_ext_protocol::MANIFEST_FILE),
+        manifest.to_string(),
+    )
+    .expect("the manifest is written");
+    store
+        .install(&root, InstallOptions::link())
+        .expect("the plugin installs");
+    (HostConfig::new(&state, "bench", dir.path()), dir)
+}
+
 /// The payload every bench intercept carries.
 pub fn payload() -> HookPayload {
     HookPayload::Input(InputPayload {

@@ -9,6 +9,7 @@
 //! mcp_noop_server --echo         # the stdio floor: every line written back as it came
 //! mcp_noop_server --echo-http    # the HTTP floor: hyper HTTP/1.1, every POST body sent back
 //! mcp_noop_server --gateway      # sidewire-gateway in bridge mode in front of the Toolbox
+//! mcp_noop_server --gateway-sidecar  # the same with one allow-all sidecar in the chain
 //! mcp_noop_server --relay        # its floor: bytes copied to and from a child `--echo`
 //! ```
 //!
@@ -35,6 +36,10 @@ use tokio::io::{AsyncBufReadExt as _, AsyncWriteExt as _, BufReader};
 use tokio::net::TcpListener;
 
 fn main() -> ExitCode {
+    // Re-executed as `--gateway-sidecar`'s sidecar.
+    if sidewire_benches::sidecars::is_sidecar() {
+        return sidewire_benches::sidecars::serve_allow_all();
+    }
     let mode = std::env::args().nth(1).unwrap_or_default();
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -63,7 +68,8 @@ fn main() -> ExitCode {
                 echo().await;
                 Ok(())
             }
-            "--gateway" => gateway().await,
+            "--gateway" => gateway(false).await,
+            "--gateway-sidecar" => gateway(true).await,
             "--relay" => {
                 relay().await;
                 Ok(())
@@ -157,15 +163,25 @@ async fn echo_http(listener: TcpListener) {
     }
 }
 
-/// The gateway in bridge mode in front of this program's Toolbox, on stdin/stdout.
-async fn gateway() -> Result<(), String> {
+/// The gateway in bridge mode in front of this program's Toolbox, on stdin/stdout; with one
+/// allow-all sidecar in its chain when `sidecar`.
+async fn gateway(sidecar: bool) -> Result<(), String> {
     use sidewire_gateway::{Gateway, GatewayConfig, Mode, Policy};
     let me = std::env::current_exe().map_err(|err| err.to_string())?;
-    let state = tempfile::tempdir().map_err(|err| err.to_string())?;
-    let config = sidewire_ext_host::HostConfig::new(state.path(), "bench", state.path());
+    let (config, _state) = if sidecar {
+        sidewire_benches::sidecars::allow_all_store()
+    } else {
+        let state = tempfile::tempdir().map_err(|err| err.to_string())?;
+        let config = sidewire_ext_host::HostConfig::new(state.path(), "bench", state.path());
+        (config, state)
+    };
     let (extensions, _events) = sidewire_ext_host::ExtensionHost::boot(config)
         .await
         .map_err(|err| err.to_string())?;
+    let report = extensions.report();
+    if !report.failed.is_empty() || (sidecar && report.started.is_empty()) {
+        return Err("the allow-all sidecar did not start".to_owned());
+    }
     let upstream = sidewire_mcp::ServerSpec::stdio("noop", me.to_string_lossy());
     let config = GatewayConfig::new()
         .server(upstream)
