@@ -230,6 +230,12 @@ async fn run(
             }
         }
     };
+    // The watcher ends early when no upstream started (or once the upstreams are shut down);
+    // the serve goes on until the client goes away or a signal ends it, as the module says.
+    let watching = async {
+        watching.await;
+        std::future::pending::<()>().await;
+    };
     tokio::select! {
         result = serving => result,
         () = watching => Ok(()),
