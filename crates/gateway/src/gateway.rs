@@ -16,10 +16,10 @@ use sidewire_agent::{
 use sidewire_ext_host::protocol::{HookPayload, Verdict};
 use sidewire_ext_host::{ExtensionHost, Outcome, TraceResult};
 use sidewire_mcp::{
-    CallToolResult, ClientHandler, CreateMessageParams, CreateMessageResult, ElicitParams,
-    ElicitResult, ErrorObject, GetPromptResult, Implementation, LogMessage, McpHost, McpHostDriver,
-    Progress, Prompt, ReadResourceResult, Resource, ResourceTemplate, ServerSpec, StartFailure,
-    Tool, ToolCallOptions,
+    CallToolResult, ClientHandler, CreateMessageParams, CreateMessageResult, ElicitAction,
+    ElicitParams, ElicitResult, ErrorObject, GetPromptResult, Implementation, LogMessage, McpHost,
+    McpHostDriver, Progress, Prompt, ReadResourceResult, Resource, ResourceTemplate, ServerSpec,
+    StartFailure, Tool, ToolCallOptions, UrlElicitation,
 };
 use sidewire_mcp_server::{
     Capabilities, CompleteRequest, Completion, CompletionRef, Handler, HandlerContext,
@@ -283,6 +283,10 @@ impl ClientHandler for Upstreams {
         true
     }
 
+    fn supports_url_elicitation(&self) -> bool {
+        true
+    }
+
     async fn create_message(
         &self,
         server: &str,
@@ -309,6 +313,27 @@ impl ClientHandler for Upstreams {
         serde_json::from_value(answer).map_err(|err| {
             ErrorObject::internal(format!(
                 "the client's elicitation answer does not decode: {err}"
+            ))
+        })
+    }
+
+    /// A URL-mode elicitation goes to the client whose call it is, when that client takes
+    /// URL mode (`elicitation.url`); the client shows the URL and opens it.
+    async fn elicit_url(
+        &self,
+        server: &str,
+        request: UrlElicitation,
+    ) -> Result<ElicitAction, ErrorObject> {
+        let params = json!({
+            "mode": "url",
+            "message": request.message,
+            "url": request.url,
+            "elicitationId": request.elicitation_id,
+        });
+        let answer = self.ask(server, InputRequest::Elicit(params)).await?;
+        serde_json::from_value(answer["action"].clone()).map_err(|err| {
+            ErrorObject::internal(format!(
+                "the client's URL elicitation answer does not decode: {err}"
             ))
         })
     }

@@ -54,7 +54,7 @@ impl Handler for Upstream {
 
     async fn list_tools(&self, _ctx: &HandlerContext) -> Result<Vec<Tool>, Error> {
         let late = self.late.load(Ordering::SeqCst).then_some("late");
-        Ok(["ask", "chatty", "flood"]
+        Ok(["ask", "chatty", "flood", "sign-in"]
             .into_iter()
             .chain(late)
             .map(|name| Tool::new(name, "test", json!({"type": "object"})))
@@ -91,6 +91,20 @@ impl Handler for Upstream {
                 );
                 Ok(Reply::from(CallToolResult::text(text)))
             }
+            "sign-in" => match ctx.input_responses().get("u") {
+                Some(answer) => Ok(Reply::from(CallToolResult::text(
+                    answer["action"].as_str().unwrap_or("?"),
+                ))),
+                None => Ok(Reply::InputRequired(InputRequired::new().request(
+                    "u",
+                    InputRequest::Elicit(json!({
+                        "mode": "url",
+                        "message": "sign in to go on",
+                        "url": "https://auth.example.com/start?flow=1",
+                        "elicitationId": "flow-1",
+                    })),
+                ))),
+            },
             "chatty" => {
                 ctx.log(LogLevel::Info, Some("up"), json!("one")).await;
                 ctx.progress(1.0, Some(2.0), None).await;
@@ -515,6 +529,57 @@ async fn a_subscription_reaches_the_upstream_and_its_updates_reach_the_client() 
                 [("mem://a".to_owned(), true), ("mem://a".to_owned(), false)]
             );
         }
+        gateway.shutdown().await;
+        extensions.shutdown().await;
+    }
+}
+
+#[tokio::test]
+async fn a_url_elicitation_reaches_only_a_client_that_takes_url_mode() {
+    for era in [Era::Legacy, Era::Modern] {
+        let (mut client, gateway, extensions, _state) =
+            start(era, json!({"elicitation": {"form": {}, "url": {}}})).await;
+        client.send(call(1, "up__sign-in")).await;
+        let answer = loop {
+            let message = client.recv().await;
+            if message["method"] == "elicitation/create" {
+                let params = &message["params"];
+                assert_eq!(params["mode"], "url", "{era:?}: {message}");
+                assert_eq!(params["url"], "https://auth.example.com/start?flow=1");
+                assert_eq!(params["elicitationId"], "flow-1");
+                client
+                    .send(json!({"jsonrpc": "2.0", "id": message["id"],
+                                 "result": {"action": "accept"}}))
+                    .await;
+            } else if message["id"] == 1 {
+                break message;
+            }
+        };
+        assert_eq!(
+            answer["result"]["content"][0]["text"], "accept",
+            "{era:?}: {answer}"
+        );
+        gateway.shutdown().await;
+        extensions.shutdown().await;
+
+        // A client that takes form mode only is never sent the URL; the call fails.
+        let (mut client, gateway, extensions, _state) =
+            start(era, json!({"elicitation": {}})).await;
+        client.send(call(1, "up__sign-in")).await;
+        let answer = loop {
+            let message = client.recv().await;
+            assert_ne!(
+                message["method"], "elicitation/create",
+                "{era:?}: {message}"
+            );
+            if message["id"] == 1 {
+                break message;
+            }
+        };
+        assert!(
+            answer.get("error").is_some() || answer["result"]["isError"] == true,
+            "{era:?}: {answer}"
+        );
         gateway.shutdown().await;
         extensions.shutdown().await;
     }

@@ -176,9 +176,12 @@ impl InputRequest {
         }
     }
 
-    /// The client capability it needs.
+    /// The client capability it needs (a URL-mode elicitation needs `elicitation.url`).
     pub fn capability(&self) -> &'static str {
         match self {
+            InputRequest::Elicit(params) if params.get("mode") == Some(&json!("url")) => {
+                "elicitation.url"
+            }
             InputRequest::Elicit(_) => "elicitation",
             InputRequest::Sample(_) => "sampling",
             InputRequest::ListRoots => "roots",
