@@ -390,10 +390,10 @@ impl ToolHost for McpHost {
     }
 
     fn read_only(&self, name: &str) -> Option<bool> {
-        let snapshot = self.snapshot();
-        let tool = snapshot.tools().find(|tool| tool.name == name)?;
+        // A lookup in the host's index (a walk of every tool cost O(tools) per call).
+        let tool = self.find_tool(name)?;
         // As the CLI always did: the `readOnlyHint` annotation alone decides.
-        Some(tool.item.hint("readOnlyHint").unwrap_or(false))
+        Some(tool.tool.hint("readOnlyHint").unwrap_or(false))
     }
 
     fn call(

@@ -474,6 +474,19 @@ impl McpHost {
             .collect()
     }
 
+    /// The running server's tool named `name` (namespaced, as [`tools`](McpHost::tools) names
+    /// it), found through the index [`call_tool`](McpHost::call_tool) uses: a lookup, not a
+    /// walk of every tool.
+    pub fn find_tool(&self, name: &str) -> Option<HostTool> {
+        let names = self.tool_names();
+        let (server, tool) = names.find(name)?;
+        Some(HostTool::new(
+            name.to_owned(),
+            server.to_owned(),
+            tool.clone(),
+        ))
+    }
+
     /// Every running server's prompts under namespaced names (the same scheme as tools).
     pub fn prompts(&self) -> Vec<HostPrompt> {
         (self.snapshot().prompts())

@@ -156,6 +156,15 @@ async fn tools_are_namespaced_uniquely_and_callable() {
         "{}",
         dotted.name
     );
+    // Each tool is found by its namespaced name, salted ones included, as `tools` names it.
+    for tool in &tools {
+        let found = host.find_tool(&tool.name).expect("found by name");
+        assert_eq!(
+            (&found.server, &found.tool.name),
+            (&tool.server, &tool.tool.name)
+        );
+    }
+    assert!(host.find_tool("mcp__nope__echo").is_none());
     let result = host
         .call_tool(
             &dotted.name,
