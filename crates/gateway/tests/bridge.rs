@@ -584,3 +584,50 @@ async fn a_url_elicitation_reaches_only_a_client_that_takes_url_mode() {
         extensions.shutdown().await;
     }
 }
+
+#[tokio::test]
+async fn a_modern_clients_listen_reaches_the_upstream_and_its_updates_come_back() {
+    for era in [Era::Legacy, Era::Modern] {
+        // No `initialize`: a modern client.
+        let (mut client, gateway, extensions, _state, up) =
+            start_full(era, Value::Null, 1 << 16).await;
+        client
+            .send(
+                json!({"jsonrpc": "2.0", "id": 1, "method": "subscriptions/listen",
+                "params": {"_meta": {
+                    "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                    "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
+                    "io.modelcontextprotocol/clientCapabilities": {}},
+                "notifications": {"resourceSubscriptions": ["up+mem://a"]}}}),
+            )
+            .await;
+        let ack = client.recv().await;
+        assert_eq!(
+            ack["method"], "notifications/subscriptions/acknowledged",
+            "{era:?}: {ack}"
+        );
+        // The upstream is subscribed by the gateway's watcher in its own time: it says the
+        // resource changed until the client is told; 300 tries of 200 ms at most.
+        let mut told = None;
+        for _ in 0..300 {
+            up.notifier.resource_updated("mem://a");
+            let next = tokio::time::timeout(Duration::from_millis(200), client.lines.next_line());
+            if let Ok(line) = next.await {
+                let line = line.unwrap().expect("the gateway is still there");
+                told = Some(serde_json::from_str::<Value>(&line).unwrap());
+                break;
+            }
+        }
+        let told = told.expect("the client was told within 60 s");
+        assert_eq!(
+            (&told["method"], &told["params"]["uri"]),
+            (
+                &json!("notifications/resources/updated"),
+                &json!("up+mem://a")
+            ),
+            "{era:?}: {told}"
+        );
+        gateway.shutdown().await;
+        extensions.shutdown().await;
+    }
+}

@@ -264,7 +264,8 @@ pub trait Handler: Send + Sync + 'static {
 
     /// Told when a legacy session subscribes to `uri` (`true`) or stops (`false`: it
     /// unsubscribed, or it ended while subscribed), once per change: a repeated subscribe is
-    /// not told again. The server keeps each session's subscriptions itself and
+    /// not told again. A modern `subscriptions/listen` is told the same way: each of its
+    /// resource URIs once as it opens, and once more as it ends. The server keeps each session's subscriptions itself and
     /// [`Notifier::resource_updated`](crate::Notifier::resource_updated) reaches the sessions
     /// subscribed, so the default does nothing; a gateway subscribes upstream here. Called on
     /// the transport's task, as the request is answered: it must not block.

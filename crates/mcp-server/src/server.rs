@@ -1,7 +1,7 @@
 //! [`Server`]: a [`Handler`] with its limits, shared by every session and transport, and the
 //! dispatch of one request through it.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
@@ -859,6 +859,21 @@ impl<H: Handler> Server<H> {
                 out: ctx.out.downgrade(),
             });
         }
+        // The handler hears of the listen's resources as of a legacy session's subscriptions:
+        // each once now, and each again when the listen ends (also when its future is dropped).
+        let held: BTreeSet<String> = (honoured.get("resourceSubscriptions"))
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|uri| uri.as_str().map(str::to_owned))
+            .collect();
+        for uri in &held {
+            self.inner.handler.subscription_changed(uri, true);
+        }
+        let _held = Held {
+            handler: &self.inner.handler,
+            uris: held,
+        };
         ctx.notify(
             "notifications/subscriptions/acknowledged",
             json!({ "notifications": honoured, "_meta": subscription_meta(&call.id) }),
@@ -866,6 +881,20 @@ impl<H: Handler> Server<H> {
         .await;
         ctx.out.closed().await;
         Ok(json!({}))
+    }
+}
+
+/// A listen's resource URIs, told to the handler as ended when dropped.
+struct Held<'a, H: Handler> {
+    handler: &'a H,
+    uris: BTreeSet<String>,
+}
+
+impl<H: Handler> Drop for Held<'_, H> {
+    fn drop(&mut self) {
+        for uri in &self.uris {
+            self.handler.subscription_changed(uri, false);
+        }
     }
 }
 
