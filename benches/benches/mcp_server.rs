@@ -34,6 +34,14 @@
 //! bench prints `SKIPPED:` for them and measures sidewire and the floors;
 //! `SIDEWIRE_REQUIRE_PEERS=1` makes a missing peer fail instead.
 //!
+//! The bridges (a stdio server, this bench's Toolbox, exposed over Streamable HTTP): sidewire's
+//! gateway (`--gateway-http`, always) and, when `SIDEWIRE_BENCH_BRIDGES` names a directory
+//! holding `node_modules/supergateway` (npm `supergateway` 4.0.0) and `py/bin/mcp-proxy` (PyPI
+//! `mcp-proxy` 0.13.0), those two, in the legacy era (the one they serve with sessions):
+//! `npm install supergateway@4.0.0` and `python3 -m venv py && py/bin/pip install
+//! mcp-proxy==0.13.0` in that directory. They are not CI's peers: without it their rows are
+//! `SKIPPED:` whatever `SIDEWIRE_REQUIRE_PEERS` says.
+//!
 //! `SIDEWIRE_BENCH_SERVER_CPUS=LIST` starts every server (floors and peers included) under
 //! `taskset -c LIST`; run the bench itself under `taskset -c` for the driver's side. Example:
 //! `SIDEWIRE_BENCH_SERVER_CPUS=1 taskset -c 0 cargo bench -p sidewire-benches --bench mcp_server`.
@@ -317,7 +325,73 @@ fn http_servers(peers: &Peers) -> Vec<(Launch, &'static [Era])> {
             Launch::new("sidewire", Kind::Mcp, SERVER, &["--http"]),
             BOTH,
         ),
+        (
+            Launch::new("bridge_sidewire", Kind::Mcp, SERVER, &["--gateway-http"]),
+            BOTH,
+        ),
     ];
+    match std::env::var_os("SIDEWIRE_BENCH_BRIDGES").map(PathBuf::from) {
+        Some(dir) => {
+            let supergateway = dir.join("node_modules/supergateway/dist/index.js");
+            let proxy = dir.join("py/bin/mcp-proxy");
+            let upstream = Path::new(SERVER).to_str().expect("a UTF-8 path");
+            if supergateway.exists() {
+                let script = supergateway.to_str().expect("a UTF-8 path");
+                servers.push((
+                    Launch::new(
+                        "bridge_supergateway",
+                        Kind::Mcp,
+                        "node",
+                        &[
+                            script,
+                            "--stdio",
+                            upstream,
+                            "--outputTransport",
+                            "streamableHttp",
+                            "--stateful",
+                            "--logLevel",
+                            "none",
+                            "--port",
+                            "PORT",
+                        ],
+                    ),
+                    LEGACY,
+                ));
+            } else {
+                say(&format!(
+                    "SKIPPED: mcp_server's supergateway rows (no {})",
+                    supergateway.display()
+                ));
+            }
+            if proxy.exists() {
+                servers.push((
+                    Launch::new(
+                        "bridge_mcp_proxy",
+                        Kind::Mcp,
+                        proxy,
+                        &[
+                            "--host",
+                            "127.0.0.1",
+                            "--port",
+                            "PORT",
+                            "--log-level",
+                            "WARNING",
+                            upstream,
+                        ],
+                    ),
+                    LEGACY,
+                ));
+            } else {
+                say(&format!(
+                    "SKIPPED: mcp_server's mcp-proxy rows (no {})",
+                    proxy.display()
+                ));
+            }
+        }
+        None => say(
+            "SKIPPED: mcp_server's supergateway and mcp-proxy rows (set SIDEWIRE_BENCH_BRIDGES)",
+        ),
+    }
     if let Some(python) = &peers.python {
         let script = peer_script("py_noop_server.py");
         let script = script.to_str().expect("a UTF-8 path");

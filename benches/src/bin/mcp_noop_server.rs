@@ -10,6 +10,7 @@
 //! mcp_noop_server --echo-http    # the HTTP floor: hyper HTTP/1.1, every POST body sent back
 //! mcp_noop_server --gateway      # sidewire-gateway in bridge mode in front of the Toolbox
 //! mcp_noop_server --gateway-sidecar  # the same with one allow-all sidecar in the chain
+//! mcp_noop_server --gateway-http # the gateway as a bridge: the Toolbox over Streamable HTTP
 //! mcp_noop_server --relay        # its floor: bytes copied to and from a child `--echo`
 //! ```
 //!
@@ -47,6 +48,14 @@ fn main() -> ExitCode {
         .expect("a runtime");
     let served = runtime.block_on(async {
         match mode.as_str() {
+            // Node (supergateway) gives its child a Unix socket pair, not pipes.
+            "" if stdio_is_socket() => {
+                let (reader, writer) = stdio_sockets();
+                toolbox()
+                    .serve(reader, writer)
+                    .await
+                    .map_err(|err| err.to_string())
+            }
             "" => {
                 let (reader, writer) = sidewire_benches::stdio_pipes();
                 toolbox()
@@ -68,8 +77,9 @@ fn main() -> ExitCode {
                 echo().await;
                 Ok(())
             }
-            "--gateway" => gateway(false).await,
-            "--gateway-sidecar" => gateway(true).await,
+            "--gateway" => gateway(false, false).await,
+            "--gateway-sidecar" => gateway(true, false).await,
+            "--gateway-http" => gateway(false, true).await,
             "--relay" => {
                 relay().await;
                 Ok(())
@@ -79,7 +89,7 @@ fn main() -> ExitCode {
                 Ok(())
             }
             other => Err(format!(
-                "unknown mode {other:?} (none, --tokio-stdio, --http, --echo, --echo-http, --gateway, --relay)"
+                "unknown mode {other:?} (none, --tokio-stdio, --http, --echo, --echo-http, --gateway, --gateway-sidecar, --gateway-http, --relay)"
             )),
         }
     });
@@ -90,6 +100,32 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// Whether stdin is a socket.
+fn stdio_is_socket() -> bool {
+    use std::os::fd::AsFd as _;
+    let copy = std::io::stdin()
+        .as_fd()
+        .try_clone_to_owned()
+        .expect("stdin");
+    std::os::unix::net::UnixStream::from(copy)
+        .local_addr()
+        .is_ok()
+}
+
+/// stdin and stdout as non-blocking Unix sockets on the reactor.
+fn stdio_sockets() -> (tokio::net::UnixStream, tokio::net::UnixStream) {
+    use std::os::fd::AsFd as _;
+    let socket = |fd: std::os::fd::BorrowedFd<'_>| {
+        let socket = std::os::unix::net::UnixStream::from(fd.try_clone_to_owned().expect("a copy"));
+        socket.set_nonblocking(true).expect("non-blocking");
+        tokio::net::UnixStream::from_std(socket).expect("on the reactor")
+    };
+    (
+        socket(std::io::stdin().as_fd()),
+        socket(std::io::stdout().as_fd()),
+    )
 }
 
 /// The one tool: no arguments, the text "ok".
@@ -163,9 +199,10 @@ async fn echo_http(listener: TcpListener) {
     }
 }
 
-/// The gateway in bridge mode in front of this program's Toolbox, on stdin/stdout; with one
-/// allow-all sidecar in its chain when `sidecar`.
-async fn gateway(sidecar: bool) -> Result<(), String> {
+/// The gateway in bridge mode in front of this program's Toolbox, on stdin/stdout (over
+/// Streamable HTTP on a loopback port when `http`: the job of supergateway and mcp-proxy);
+/// with one allow-all sidecar in its chain when `sidecar`.
+async fn gateway(sidecar: bool, http: bool) -> Result<(), String> {
     use sidewire_gateway::{Gateway, GatewayConfig, Mode, Policy};
     let me = std::env::current_exe().map_err(|err| err.to_string())?;
     let (config, _state) = if sidecar {
@@ -194,10 +231,19 @@ async fn gateway(sidecar: bool) -> Result<(), String> {
     if let Some(failure) = failed.first() {
         return Err(failure.error.to_string());
     }
-    let (reader, writer) = sidewire_benches::stdio_pipes();
-    let served = Server::new(gateway.clone())
-        .serve_stdio(reader, writer)
-        .await;
+    let served = if http {
+        serve(
+            Server::new(gateway.clone()),
+            listen().await,
+            HttpConfig::default(),
+        )
+        .await
+    } else {
+        let (reader, writer) = sidewire_benches::stdio_pipes();
+        Server::new(gateway.clone())
+            .serve_stdio(reader, writer)
+            .await
+    };
     gateway.shutdown().await;
     extensions.shutdown().await;
     served.map_err(|err| err.to_string())
