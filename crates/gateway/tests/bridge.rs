@@ -169,6 +169,20 @@ impl Client {
             .unwrap();
     }
 
+    /// The first message after `say` is done, doing it again every 200 ms until one comes
+    /// (300 times at most): for what an upstream says before the gateway may be listening.
+    async fn told_after(&mut self, say: impl Fn()) -> Value {
+        for _ in 0..300 {
+            say();
+            let next = tokio::time::timeout(Duration::from_millis(200), self.lines.next_line());
+            if let Ok(line) = next.await {
+                let line = line.unwrap().expect("the gateway is still there");
+                return serde_json::from_str(&line).unwrap();
+            }
+        }
+        panic!("the client was told nothing within 60 s");
+    }
+
     async fn recv(&mut self) -> Value {
         let line = tokio::time::timeout(Duration::from_secs(60), self.lines.next_line())
             .await
@@ -442,17 +456,9 @@ async fn an_upstream_list_change_reaches_the_client_once() {
         // that is not replayed), so the upstream says so again until the client is told; 300
         // tries of 200 ms at most.
         late.store(true, Ordering::SeqCst);
-        let mut told = None;
-        for _ in 0..300 {
-            upstream.list_changed(ListKind::Tools);
-            let next = tokio::time::timeout(Duration::from_millis(200), client.lines.next_line());
-            if let Ok(line) = next.await {
-                let line = line.unwrap().expect("the gateway is still there");
-                told = Some(serde_json::from_str::<Value>(&line).unwrap());
-                break;
-            }
-        }
-        let told = told.expect("the client was told within 60 s");
+        let told = client
+            .told_after(|| upstream.list_changed(ListKind::Tools))
+            .await;
         assert_eq!(
             told["method"], "notifications/tools/list_changed",
             "{era:?}: {told}"
@@ -491,17 +497,9 @@ async fn a_subscription_reaches_the_upstream_and_its_updates_reach_the_client() 
         assert_eq!(answer["result"], json!({}), "{era:?}: {answer}");
         // The upstream is subscribed by the gateway's watcher, in its own time: it says the
         // resource changed until the client is told; 300 tries of 200 ms at most.
-        let mut told = None;
-        for _ in 0..300 {
-            up.notifier.resource_updated("mem://a");
-            let next = tokio::time::timeout(Duration::from_millis(200), client.lines.next_line());
-            if let Ok(line) = next.await {
-                let line = line.unwrap().expect("the gateway is still there");
-                told = Some(serde_json::from_str::<Value>(&line).unwrap());
-                break;
-            }
-        }
-        let told = told.expect("the client was told within 60 s");
+        let told = client
+            .told_after(|| up.notifier.resource_updated("mem://a"))
+            .await;
         assert_eq!(
             told,
             json!({"jsonrpc": "2.0", "method": "notifications/resources/updated",
@@ -608,17 +606,9 @@ async fn a_modern_clients_listen_reaches_the_upstream_and_its_updates_come_back(
         );
         // The upstream is subscribed by the gateway's watcher in its own time: it says the
         // resource changed until the client is told; 300 tries of 200 ms at most.
-        let mut told = None;
-        for _ in 0..300 {
-            up.notifier.resource_updated("mem://a");
-            let next = tokio::time::timeout(Duration::from_millis(200), client.lines.next_line());
-            if let Ok(line) = next.await {
-                let line = line.unwrap().expect("the gateway is still there");
-                told = Some(serde_json::from_str::<Value>(&line).unwrap());
-                break;
-            }
-        }
-        let told = told.expect("the client was told within 60 s");
+        let told = client
+            .told_after(|| up.notifier.resource_updated("mem://a"))
+            .await;
         assert_eq!(
             (&told["method"], &told["params"]["uri"]),
             (
