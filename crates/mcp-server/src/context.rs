@@ -36,6 +36,7 @@ pub struct HandlerContext {
     pub(crate) responses: Arc<Map<String, Value>>,
     pub(crate) state: Option<Value>,
     pub(crate) notifier: crate::Notifier,
+    pub(crate) session: Option<crate::SessionKey>,
     /// A legacy session's way to ask its client mid-request (none in the modern era).
     pub(crate) asker: Option<crate::server::Asker>,
 }
@@ -95,6 +96,12 @@ impl HandlerContext {
     /// Whether the client announced `capability` (`"elicitation"`, `"sampling.tools"`, ...).
     pub fn client_has(&self, capability: &str) -> bool {
         crate::era::has_capability(&self.client.capabilities, capability)
+    }
+
+    /// The session the request belongs to: its legacy session, or its stdio connection (in
+    /// either era); `None` for a modern-era request over HTTP, which belongs to no session.
+    pub fn session(&self) -> Option<crate::SessionKey> {
+        self.session
     }
 
     /// `clientInfo`, as the client sent it.

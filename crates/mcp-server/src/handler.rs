@@ -273,6 +273,13 @@ pub trait Handler: Send + Sync + 'static {
         let _ = (uri, subscribed);
     }
 
+    /// Told once when a session ends (its client's `DELETE`, the idle reaper, a full table's
+    /// eviction, the stdio connection's end): what the handler keeps for
+    /// [`HandlerContext::session`] can go. Called on the transport's task: it must not block.
+    fn session_ended(&self, session: crate::SessionKey) {
+        let _ = session;
+    }
+
     /// All tools (the server pages them).
     fn list_tools(
         &self,

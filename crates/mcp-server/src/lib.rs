@@ -35,5 +35,5 @@ pub use crate::handler::{
 };
 pub use crate::paged::serve_paged_tools;
 pub use crate::seal::{MAX_STATE_NESTING, MAX_TOKEN_BYTES, STATE_LIFETIME, SealingKey};
-pub use crate::server::{Limits, ListKind, Notifier, SESSION_ID_LIFETIME, Server};
+pub use crate::server::{Limits, ListKind, Notifier, SESSION_ID_LIFETIME, Server, SessionKey};
 pub use crate::toolbox::Toolbox;

@@ -242,10 +242,30 @@ pub(crate) struct Session {
     pub(crate) unsolicited: Mutex<Option<Outbox>>,
     /// Told of each subscription the session still had when it closed.
     unsubscribed: Option<Unsubscribed>,
+    /// A connection's or a legacy session's key (none for a modern HTTP request's own
+    /// session), told to the handler once as the session closes.
+    pub(crate) key: Option<SessionKey>,
+    ended: Option<Ended>,
+    closed: std::sync::atomic::AtomicBool,
 }
 
 /// What a closing session calls for each subscription it had.
 type Unsubscribed = Box<dyn Fn(&str) + Send + Sync>;
+
+/// What a closing session calls once with its key.
+type Ended = Box<dyn Fn(SessionKey) + Send + Sync>;
+
+/// Which session a request belongs to: a legacy session (its `Mcp-Session-Id` over HTTP) or a
+/// stdio connection. Opaque, unique within the process for its lifetime, and the same for every
+/// request of that session; a modern-era request over HTTP belongs to none
+/// ([`HandlerContext::session`](crate::HandlerContext::session)). When the session ends (its
+/// client's `DELETE`, the idle reaper, the connection's end) the handler is told once
+/// ([`Handler::session_ended`](crate::Handler::session_ended)).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SessionKey(u64);
+
+/// The next [`SessionKey`] (process-wide, so two servers' keys never meet in one handler).
+static NEXT_SESSION_KEY: AtomicU64 = AtomicU64::new(1);
 
 impl Session {
     pub(crate) fn new() -> Self {
@@ -256,12 +276,16 @@ impl Session {
             next_id: AtomicU64::new(0),
             unsolicited: Mutex::new(None),
             unsubscribed: None,
+            key: None,
+            ended: None,
+            closed: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
     /// Cancels every request in flight and fails every wait on the client; its subscriptions
     /// end.
     pub(crate) fn close(&self) {
+        let first = !self.closed.swap(true, Ordering::AcqRel);
         let subscriptions = {
             let mut core = lock(&self.core);
             core.close();
@@ -277,6 +301,9 @@ impl Session {
         }
         lock(&self.pending).clear();
         lock(&self.unsolicited).take();
+        if first && let (Some(key), Some(ended)) = (self.key, &self.ended) {
+            ended(key);
+        }
     }
 
     /// Requests of this session running now.
@@ -414,10 +441,13 @@ impl<H: Handler> Server<H> {
     /// A new session, known to the broadcasts.
     pub(crate) fn open_session(&self) -> Arc<Session> {
         let inner = Arc::clone(&self.inner);
+        let ending = Arc::clone(&self.inner);
         let session = Arc::new(Session {
             unsubscribed: Some(Box::new(move |uri| {
                 inner.handler.subscription_changed(uri, false);
             })),
+            key: Some(SessionKey(NEXT_SESSION_KEY.fetch_add(1, Ordering::Relaxed))),
+            ended: Some(Box::new(move |key| ending.handler.session_ended(key))),
             ..Session::new()
         });
         let mut sessions = lock(&self.inner.hub.sessions);
@@ -543,6 +573,7 @@ impl<H: Handler> Server<H> {
             responses: Arc::new(Map::new()),
             state: None,
             notifier: self.notifier(),
+            session: session.key,
             asker: (!call.era.is_modern()).then(|| Asker {
                 session: Arc::clone(session),
                 timeout: self.inner.limits.input_timeout,

@@ -40,7 +40,7 @@ async fn exercise(client: &Client, era: Era) {
     assert_eq!(client.era(), era);
     assert_eq!(client.server_info().name, "probe");
     let tools = within("tools/list", client.list_tools()).await.unwrap();
-    assert_eq!(tools.len(), 10, "every page walked: {tools:?}");
+    assert_eq!(tools.len(), 11, "every page walked: {tools:?}");
     let seen = Arc::new(Mutex::new(Vec::new()));
     let progress = Arc::clone(&seen);
     let options = ToolCallOptions::new()

@@ -107,7 +107,7 @@ async fn a_deleted_or_unknown_session_is_404() {
     assert_eq!(ok.status, 200);
     assert_eq!(
         ok.json()["result"]["tools"].as_array().map(Vec::len),
-        Some(10)
+        Some(11)
     );
     let deleted = exchange(&url, "DELETE", &[("mcp-session-id", &id)], "").await;
     assert_eq!(deleted.status, 200);

@@ -5,5 +5,6 @@ mod bounds;
 mod client;
 mod http;
 mod replicas;
+mod sessions;
 mod subscriptions;
 mod support;

@@ -21,7 +21,8 @@ pub(crate) async fn within<T>(what: &str, future: impl std::future::Future<Outpu
 }
 
 /// Tools: `echo` (progress, then its text), `ask` (samples the client), `again` (asks for
-/// ever), `close` (closes its HTTP stream, then answers), `hang` (never answers), and
+/// ever), `close` (closes its HTTP stream, then answers), `hang` (never answers), `whoami`
+/// (its session, as `Debug` shows it), and
 /// `t0`..`t4` (for paging). One resource, `r://a`.
 #[derive(Default)]
 pub(crate) struct Probe {
@@ -34,6 +35,8 @@ pub(crate) struct Probe {
     pub(crate) generation: Arc<AtomicUsize>,
     /// Each `subscription_changed`, in order.
     pub(crate) subscriptions: Arc<std::sync::Mutex<Vec<(String, bool)>>>,
+    /// Each `session_ended`, in order.
+    pub(crate) ended: Arc<std::sync::Mutex<Vec<sidewire_mcp_server::SessionKey>>>,
 }
 
 /// How many progress notifications `flood` sends.
@@ -74,8 +77,12 @@ impl Handler for Probe {
             .push((uri.to_owned(), subscribed));
     }
 
+    fn session_ended(&self, session: sidewire_mcp_server::SessionKey) {
+        self.ended.lock().unwrap().push(session);
+    }
+
     async fn list_tools(&self, _ctx: &HandlerContext) -> Result<Vec<Tool>, Error> {
-        let mut tools: Vec<Tool> = ["echo", "ask", "again", "close", "hang"]
+        let mut tools: Vec<Tool> = ["echo", "ask", "again", "close", "hang", "whoami"]
             .into_iter()
             .map(|name| Tool::new(name, "probe", json!({"type": "object"})))
             .collect();
@@ -128,6 +135,7 @@ impl Handler for Probe {
                     input.request(format!("r{n}"), InputRequest::ListRoots)
                 }),
             )),
+            "whoami" => Ok(CallToolResult::text(format!("{:?}", ctx.session())).into()),
             "close" => {
                 ctx.close_stream().await;
                 Ok(CallToolResult::text("after the close").into())
