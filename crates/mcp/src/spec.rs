@@ -315,6 +315,9 @@ impl ToolFilter {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ServerSpec {
     pub(crate) name: Arc<str>,
+    /// The configured name an [`instance`](ServerSpec::instance) was made from: its
+    /// credentials are stored under it.
+    pub(crate) origin: Option<Arc<str>>,
     pub(crate) transport: Transport,
     pub(crate) command: String,
     pub(crate) args: Vec<String>,
@@ -350,6 +353,7 @@ impl ServerSpec {
     fn base(name: &str, transport: Transport) -> Self {
         ServerSpec {
             name: name.into(),
+            origin: None,
             transport,
             command: String::new(),
             args: Vec::new(),
@@ -607,6 +611,23 @@ impl ServerSpec {
     /// The server's name.
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// The same server under another name, to run beside it in one [`crate::McpHost`] (a
+    /// gateway's instance of a stateful server per client session): everything is kept but
+    /// the name, and its OAuth credentials stay those of the configured name
+    /// ([`credentials_name`](ServerSpec::credentials_name)).
+    pub fn instance(&self, name: &str) -> ServerSpec {
+        let mut spec = self.clone();
+        spec.origin = Some(Arc::clone(self.origin.as_ref().unwrap_or(&self.name)));
+        spec.name = name.into();
+        spec
+    }
+
+    /// The name its OAuth credentials are stored under: its own, or, for an
+    /// [`instance`](ServerSpec::instance), the name of the spec it was made from.
+    pub fn credentials_name(&self) -> &str {
+        self.origin.as_deref().unwrap_or(&self.name)
     }
 
     /// The transport.

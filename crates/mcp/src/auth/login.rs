@@ -67,7 +67,10 @@ impl AuthStatus {
 
 /// The store key of an HTTP server spec.
 pub fn store_key(spec: &ServerSpec) -> StoreKey {
-    StoreKey::new(spec.name(), super::session::canonical_resource(spec.url()))
+    StoreKey::new(
+        spec.credentials_name(),
+        super::session::canonical_resource(spec.url()),
+    )
 }
 
 fn authorizer_of(spec: &ServerSpec) -> Result<&Authorizer, Error> {

@@ -127,7 +127,7 @@ impl AuthSession {
             timeout: authorizer.request_timeout,
         };
         Some(Arc::new(AuthSession {
-            key: StoreKey::new(spec.name(), canonical_resource(spec.url())),
+            key: StoreKey::new(spec.credentials_name(), canonical_resource(spec.url())),
             settings: spec.oauth.clone(),
             server: Arc::clone(&spec.name),
             url: url.clone(),

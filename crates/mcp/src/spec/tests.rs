@@ -89,3 +89,25 @@ fn url_secrets_are_redacted_wherever_the_url_is_shown() {
     assert!(!err.to_string().contains("tn-9012"), "{err}");
     assert_eq!(ServerSpec::http("s", "not a url").shown_url(), None);
 }
+
+#[test]
+fn an_instance_is_the_same_server_under_another_name_with_the_same_credentials() {
+    let spec = ServerSpec::http("notes", "https://notes.example.com/mcp")
+        .header("x-team", "a")
+        .call_timeout(Duration::from_secs(7));
+    let one = spec.instance("notes#1");
+    assert_eq!(one.name(), "notes#1");
+    assert_eq!(one.credentials_name(), "notes");
+    assert_eq!(spec.credentials_name(), "notes");
+    // An instance of an instance keeps the configured name's credentials.
+    assert_eq!(one.instance("notes#2").credentials_name(), "notes");
+    assert_eq!(one.url(), spec.url());
+    assert_eq!(one.headers(), spec.headers());
+    assert_eq!(one.timeout_for_tool("any"), Duration::from_secs(7));
+    #[cfg(feature = "auth")]
+    assert_eq!(
+        crate::auth::store_key(&one),
+        crate::auth::store_key(&spec),
+        "its tokens are the configured server's"
+    );
+}
