@@ -81,6 +81,6 @@ pub use crate::error::Error;
 pub use crate::response::ResponseCollector;
 pub use crate::tools::{
     HostPolicy, PolicyReason, ToolCall, ToolCallReport, ToolPolicy, ToolResult, ToolStop,
-    chained_tool_call,
+    chained_tool_call, chained_tool_call_to,
 };
 pub use crate::turn::{Agent, TurnEnd, TurnEvent, TurnReport};

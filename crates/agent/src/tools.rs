@@ -342,6 +342,62 @@ pub async fn chained_tool_call(
     chained_call(turn, mcp, call, policy, options).await
 }
 
+/// [`chained_tool_call`] where the MCP call goes to `target`, another host name of the same
+/// tool (a gateway's per-session instance of a stateful server, `mcp__notes#3__add`), while
+/// the chain, the policy and the report see `call`'s own name (`mcp__notes__add`), so a
+/// sidecar's rules and the audit do not depend on which instance serves the call. Whether the
+/// tool is read-only is read from `call`'s name.
+///
+/// # Cancel safety
+///
+/// As [`chained_tool_call`].
+pub async fn chained_tool_call_to(
+    turn: &Turn,
+    mcp: &McpHost,
+    call: ToolCall,
+    target: &str,
+    policy: ToolPolicy,
+    options: ToolCallOptions,
+) -> ToolCallReport {
+    let redirect = Redirect {
+        host: mcp,
+        from: call.name.clone(),
+        to: target.to_owned(),
+    };
+    chained_call(turn, &redirect, call, policy, options).await
+}
+
+/// The host, with one tool name's calls sent to another name.
+struct Redirect<'a> {
+    host: &'a McpHost,
+    from: String,
+    to: String,
+}
+
+impl ToolHost for Redirect<'_> {
+    fn schemas(&self) -> Vec<ProviderToolSchema> {
+        self.host.schemas()
+    }
+
+    fn read_only(&self, name: &str) -> Option<bool> {
+        self.host.read_only(name)
+    }
+
+    fn call(
+        &self,
+        name: &str,
+        arguments: Value,
+        options: ToolCallOptions,
+    ) -> impl Future<Output = Result<CallToolResult, sidewire_mcp::Error>> + Send {
+        let to = (name == self.from).then_some(self.to.as_str());
+        async move {
+            self.host
+                .call_tool(to.unwrap_or(name), arguments, options)
+                .await
+        }
+    }
+}
+
 /// [`chained_tool_call`] over any [`ToolHost`].
 pub(crate) async fn chained_call<T: ToolHost>(
     turn: &Turn,
