@@ -551,6 +551,21 @@ pub(crate) struct ServeArgs {
     /// Serve the one selected server under its own names (a transport bridge).
     #[arg(long)]
     pub(crate) no_prefix: bool,
+    /// A server that keeps state per client: each client session gets an instance of its own
+    /// (a stdio connection is one session; a modern HTTP request, which has none, uses the
+    /// shared instance). Repeat for several.
+    #[arg(long = "stateful", value_name = "SERVER")]
+    pub(crate) stateful: Vec<String>,
+    /// The most instances of stateful servers at once; when all are taken, the longest
+    /// unused one is closed for a new session.
+    #[arg(long, value_name = "N", default_value_t = sidewire_gateway::DEFAULT_MAX_INSTANCES as u64,
+          value_parser = clap::value_parser!(u64).range(1..=4096))]
+    pub(crate) max_instances: u64,
+    /// Close an instance of a stateful server after SECONDS unused.
+    #[arg(long, value_name = "SECONDS",
+          default_value_t = sidewire_gateway::DEFAULT_INSTANCE_IDLE.as_secs(),
+          value_parser = clap::value_parser!(u64).range(1..))]
+    pub(crate) instance_idle: u64,
     /// The name clients register the gateway under (it sets how long a tool name may be:
     /// `mcp__<name>__<tool>` fits 64 characters).
     #[arg(long, value_name = "NAME", default_value = sidewire_gateway::DEFAULT_NAME)]

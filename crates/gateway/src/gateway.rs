@@ -12,6 +12,7 @@ use futures_util::future::{self, Either};
 use serde_json::{Value, json};
 use sidewire_agent::{
     PolicyReason, ToolCall, ToolCallReport, ToolPolicy, ToolStop, chained_tool_call,
+    chained_tool_call_to,
 };
 use sidewire_ext_host::protocol::{HookPayload, Verdict};
 use sidewire_ext_host::{ExtensionHost, Outcome, TraceResult};
@@ -23,11 +24,14 @@ use sidewire_mcp::{
 };
 use sidewire_mcp_server::{
     Capabilities, CompleteRequest, Completion, CompletionRef, Handler, HandlerContext,
-    InputRequest, InputRequired, ListKind, Notifier, PromptGet, Reply, ToolCallRequest,
+    InputRequest, InputRequired, ListKind, Notifier, PromptGet, Reply, SessionKey, ToolCallRequest,
 };
 
 use crate::audit::{Audit, AuditSink};
 use crate::error::Error;
+use crate::instances::{
+    DEFAULT_INSTANCE_IDLE, DEFAULT_MAX_INSTANCES, Instances, Lease, LeaseError, configured_name,
+};
 use crate::names::{Alias, Naming};
 use crate::policy::Policy;
 use crate::subscriptions::Subscriptions;
@@ -46,6 +50,9 @@ pub struct Upstream {
     pub spec: ServerSpec,
     /// The prefix of its names.
     pub alias: Alias,
+    /// One instance per client session ([`GatewayConfig::stateful`]) instead of one shared
+    /// by all.
+    pub stateful: bool,
 }
 
 /// What a [`Gateway`] serves and how.
@@ -70,6 +77,16 @@ pub struct GatewayConfig {
     /// `{server}` stands for the server's name (the CLI's is `sidewire mcp login {server}`). A
     /// call that fails for want of a login gets a tool error that names it.
     pub login_command: Option<String>,
+    /// The most instances of stateful servers at once, over all sessions (default
+    /// [`DEFAULT_MAX_INSTANCES`](crate::DEFAULT_MAX_INSTANCES)): when all are taken, the
+    /// longest unused one not serving a call is closed to make room, and when every one is
+    /// serving a call the request is refused.
+    pub max_instances: usize,
+    /// How long an instance of a stateful server may go unused before it is closed (default
+    /// [`DEFAULT_INSTANCE_IDLE`](crate::DEFAULT_INSTANCE_IDLE)); [`Gateway::watch`] closes them.
+    pub instance_idle: Duration,
+    /// Names given to [`GatewayConfig::stateful`] that no server has.
+    unknown_stateful: Vec<String>,
 }
 
 impl GatewayConfig {
@@ -83,6 +100,9 @@ impl GatewayConfig {
             audit: AuditSink::Off,
             audit_arguments: false,
             login_command: None,
+            max_instances: DEFAULT_MAX_INSTANCES,
+            instance_idle: DEFAULT_INSTANCE_IDLE,
+            unknown_stateful: Vec::new(),
         }
     }
 
@@ -90,14 +110,45 @@ impl GatewayConfig {
     #[must_use]
     pub fn server(mut self, spec: ServerSpec) -> Self {
         let alias = Alias::from_server_name(spec.name());
-        self.servers.push(Upstream { spec, alias });
+        self.servers.push(Upstream {
+            spec,
+            alias,
+            stateful: false,
+        });
         self
     }
 
     /// Adds a server under `alias`.
     #[must_use]
     pub fn server_as(mut self, spec: ServerSpec, alias: Alias) -> Self {
-        self.servers.push(Upstream { spec, alias });
+        self.servers.push(Upstream {
+            spec,
+            alias,
+            stateful: false,
+        });
+        self
+    }
+
+    /// Marks the server `name` stateful: each client session gets an instance of its own
+    /// (started on the session's first call, prompt, read or completion on it, closed when
+    /// the session ends or after [`instance_idle`](GatewayConfig::instance_idle) unused),
+    /// while the shared instance serves the lists and the requests that belong to no session
+    /// (a modern-era request over HTTP). A stdio connection is one session. [`Gateway::new`]
+    /// refuses a name that is not configured.
+    #[must_use]
+    pub fn stateful(mut self, name: &str) -> Self {
+        match self.servers.iter_mut().find(|u| u.spec.name() == name) {
+            Some(upstream) => upstream.stateful = true,
+            None => self.unknown_stateful.push(name.to_owned()),
+        }
+        self
+    }
+
+    /// The cap on instances of stateful servers and how long one may go unused.
+    #[must_use]
+    pub fn instances(mut self, max: usize, idle: Duration) -> Self {
+        self.max_instances = max;
+        self.instance_idle = idle;
         self
     }
 
@@ -171,6 +222,9 @@ struct Inner {
     calls: AtomicU64,
     inflight: Arc<Inflight>,
     subscriptions: Arc<Subscriptions>,
+    /// The stateful servers' specs, by name.
+    stateful: BTreeMap<String, ServerSpec>,
+    instances: Instances,
 }
 
 /// What an upstream says during a call, on its way to the client whose call it is.
@@ -270,7 +324,7 @@ impl Upstreams {
 
 impl ClientHandler for Upstreams {
     fn on_resource_updated(&self, server: &str, uri: &str) {
-        if let Some(alias) = self.aliases.get(server) {
+        if let Some(alias) = self.aliases.get(configured_name(server)) {
             self.subscriptions.updated(self.naming.uri(alias, uri));
         }
     }
@@ -364,6 +418,8 @@ struct Route {
     /// The host's namespaced name (`mcp__<server>__<tool>`): what the chain's sidecars see,
     /// the same name `sidewire run` gives them.
     host_name: String,
+    /// The item's name on its server.
+    upstream: String,
 }
 
 /// The lists as the gateway serves them, built from one snapshot of the upstreams.
@@ -461,6 +517,21 @@ impl Gateway {
                 )));
             }
         }
+        if let Some(name) = config.unknown_stateful.first() {
+            return Err(Error::config(format!(
+                "no server {name:?} to make stateful; the configured servers are {}",
+                config
+                    .servers
+                    .iter()
+                    .map(|u| format!("{:?}", u.spec.name()))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+        let stateful: BTreeMap<String, ServerSpec> = (config.servers.iter())
+            .filter(|u| u.stateful)
+            .map(|u| (u.spec.name().to_owned(), u.spec.clone()))
+            .collect();
         let audit = Audit::open(&config.audit, config.audit_arguments)?;
         let inflight = Arc::new(Inflight::default());
         let subscriptions = Arc::new(Subscriptions::default());
@@ -486,6 +557,8 @@ impl Gateway {
                 calls: AtomicU64::new(0),
                 inflight,
                 subscriptions,
+                stateful,
+                instances: Instances::new(config.max_instances, config.instance_idle),
             }),
         };
         Ok((gateway, GatewayDriver(driver)))
@@ -563,7 +636,34 @@ impl Gateway {
             (self.inner.aliases.keys()).map(|server| self.watch_server(server, &notifier));
         let watchers = std::pin::pin!(future::join_all(watchers));
         let following = std::pin::pin!(self.follow_subscriptions(&notifier));
-        future::select(watchers, following).await;
+        let reaping = std::pin::pin!(self.reap_instances());
+        let working = future::select(following, reaping);
+        future::select(watchers, working).await;
+    }
+
+    /// Closes the instances of stateful servers unused for their idle time, looking a few
+    /// times per idle time (at most every 30 s, at least every 10 ms). Runs for ever.
+    async fn reap_instances(&self) {
+        if self.inner.stateful.is_empty() {
+            return future::pending().await;
+        }
+        let every = (self.inner.instances.idle() / 4)
+            .clamp(Duration::from_millis(10), Duration::from_secs(30));
+        let mut ticks = tokio::time::interval(every);
+        ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            ticks.tick().await;
+            let idle = self.inner.instances.reap_idle();
+            if !idle.is_empty() {
+                tracing::debug!(instances = idle.len(), "closing idle instances");
+                self.close_instances(idle).await;
+            }
+        }
+    }
+
+    /// How many instances of stateful servers run (or start) now.
+    pub fn instances(&self) -> usize {
+        self.inner.instances.len()
     }
 
     /// Subscribes and unsubscribes upstream as the clients' subscriptions come and go, and
@@ -685,6 +785,7 @@ impl Gateway {
             let route = Route {
                 server: named.server.to_owned(),
                 host_name: named.name.clone(),
+                upstream: named.item.name.clone(),
             };
             if view.tool_routes.insert(name.clone(), route).is_some() {
                 view.collisions.push(name);
@@ -702,6 +803,7 @@ impl Gateway {
             let route = Route {
                 server: named.server.to_owned(),
                 host_name: named.name.clone(),
+                upstream: named.item.name.clone(),
             };
             if view.prompt_routes.insert(name.clone(), route).is_some() {
                 view.collisions.push(name);
@@ -763,6 +865,36 @@ impl Gateway {
         }
     }
 
+    /// The session's own instance of `server` when it is stateful and the request belongs to
+    /// a session (held while the lease lives), else `None`: the shared instance serves it.
+    async fn instance(
+        &self,
+        server: &str,
+        ctx: &HandlerContext,
+    ) -> Result<Option<Lease>, sidewire_mcp_server::Error> {
+        let inner = &*self.inner;
+        let (Some(spec), Some(session)) = (inner.stateful.get(server), ctx.session()) else {
+            return Ok(None);
+        };
+        match inner.instances.lease(&inner.host, session, spec).await {
+            Ok(lease) => Ok(Some(lease)),
+            Err(LeaseError::Full { max }) => Err(sidewire_mcp_server::Error::Rpc {
+                code: ErrorObject::INTERNAL_ERROR,
+                message: format!(
+                    "all {max} instances of stateful servers are serving calls; try again when one ends"
+                ),
+                data: Some(json!({"reason": "instances_full", "max": max})),
+            }),
+            Err(LeaseError::Start(err)) => Err(upstream_error(&err)),
+        }
+    }
+
+    /// Closes the named instances (each bounded: [`McpHost::remove`]).
+    async fn close_instances(&self, names: Vec<String>) {
+        let host = &self.inner.host;
+        future::join_all(names.iter().map(|name| host.remove(name))).await;
+    }
+
     /// One tool call: the chain, the upstream, the audit record.
     async fn call(
         &self,
@@ -775,6 +907,22 @@ impl Gateway {
         let Some(route) = self.tool_route(&request.name) else {
             return Err(unknown_tool(&request.name));
         };
+        let lease = self.instance(&route.server, &ctx).await?;
+        // The host name of the tool on the session's instance (the chain sees the shared name).
+        let target = match &lease {
+            Some(lease) => {
+                let snapshot = inner.host.snapshot();
+                let found = (snapshot.tools())
+                    .find(|tool| tool.server == lease.name() && tool.item.name == route.upstream)
+                    .map(|tool| tool.name);
+                let Some(found) = found else {
+                    return Err(unknown_tool(&request.name));
+                };
+                Some(found)
+            }
+            None => None,
+        };
+        let serving = lease.as_ref().map_or(route.server.as_str(), Lease::name);
         let policy = inner.policy.host_policy(&request.name);
         let arguments = Value::Object(request.arguments);
         let recorded = inner.audit.arguments(&arguments);
@@ -783,7 +931,7 @@ impl Gateway {
         // Progress and log lines from upstream go on to the client; a full queue drops one
         // (both are advisory, and the next report says more).
         let (forward, mut reports) = tokio::sync::mpsc::channel(FORWARD_QUEUE);
-        let _filed = inner.inflight.enter(&route.server, id, forward.clone());
+        let _filed = inner.inflight.enter(serving, id, forward.clone());
         let options = ToolCallOptions::new().on_progress(move |report| {
             let _ = forward.try_send(Forward::Progress(report));
         });
@@ -791,9 +939,29 @@ impl Gateway {
         let report = {
             // One generation of the extensions for the whole call (§13.3).
             let turn = inner.extensions.turn().await;
-            let chained =
-                std::pin::pin!(chained_tool_call(&turn, &inner.host, call, policy, options));
-            relay(chained, &mut reports, &ctx).await
+            match &target {
+                Some(target) => {
+                    let chained = std::pin::pin!(chained_tool_call_to(
+                        &turn,
+                        &inner.host,
+                        call,
+                        target,
+                        policy,
+                        options
+                    ));
+                    relay(chained, &mut reports, &ctx).await
+                }
+                None => {
+                    let chained = std::pin::pin!(chained_tool_call(
+                        &turn,
+                        &inner.host,
+                        call,
+                        policy,
+                        options
+                    ));
+                    relay(chained, &mut reports, &ctx).await
+                }
+            }
         };
         let login = inner.login_command.as_deref();
         let (answer, outcome) = answer(&request.name, &route.server, login, &report);
@@ -1204,6 +1372,24 @@ impl Handler for Gateway {
         self.inner.subscriptions.changed(uri, subscribed);
     }
 
+    fn session_ended(&self, session: SessionKey) {
+        let ended = self.inner.instances.session_ended(session);
+        if ended.is_empty() {
+            return;
+        }
+        // Closing is async and this must not block: the transport's runtime does it.
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => {
+                let gateway = self.clone();
+                runtime.spawn(async move { gateway.close_instances(ended).await });
+            }
+            Err(_) => tracing::warn!(
+                instances = ended.len(),
+                "a session ended outside a runtime: its instances close at shutdown"
+            ),
+        }
+    }
+
     async fn list_tools(
         &self,
         _ctx: &HandlerContext,
@@ -1240,17 +1426,11 @@ impl Handler for Gateway {
         let arguments: BTreeMap<String, String> = (get.arguments.iter())
             .map(|(key, value)| (key.clone(), argument_text(value)))
             .collect();
-        let upstream = (self.inner.host.snapshot().prompts())
-            .find(|prompt| prompt.name == route.host_name)
-            .map(|prompt| prompt.item.name.clone());
-        let Some(upstream) = upstream else {
-            return Err(sidewire_mcp_server::Error::invalid_params(format!(
-                "unknown prompt: {}",
-                get.name
-            )));
-        };
+        let upstream = route.upstream;
+        let lease = self.instance(&route.server, &ctx).await?;
+        let serving = lease.as_ref().map_or(route.server.as_str(), Lease::name);
         let client = (self.inner.host)
-            .ready_client(&route.server, sidewire_mcp::DEFAULT_CALL_TIMEOUT)
+            .ready_client(serving, sidewire_mcp::DEFAULT_CALL_TIMEOUT)
             .await
             .map_err(|err| upstream_error(&err))?;
         let options = passing_input(&ctx, ToolCallOptions::new());
@@ -1282,12 +1462,14 @@ impl Handler for Gateway {
     async fn read_resource(
         &self,
         uri: String,
-        _ctx: HandlerContext,
+        ctx: HandlerContext,
     ) -> Result<Reply<ReadResourceResult>, sidewire_mcp_server::Error> {
         let Some((server, upstream)) = self.resource_route(&uri) else {
             return Err(sidewire_mcp_server::Error::ResourceNotFound { uri });
         };
-        let mut result = match self.inner.host.read_resource(&server, upstream).await {
+        let lease = self.instance(&server, &ctx).await?;
+        let serving = lease.as_ref().map_or(server.as_str(), Lease::name);
+        let mut result = match self.inner.host.read_resource(serving, upstream).await {
             Ok(result) => result,
             Err(err) if err.is_resource_not_found() => {
                 return Err(sidewire_mcp_server::Error::ResourceNotFound { uri });
@@ -1305,7 +1487,7 @@ impl Handler for Gateway {
     async fn complete(
         &self,
         request: CompleteRequest,
-        _ctx: HandlerContext,
+        ctx: HandlerContext,
     ) -> Result<Completion, sidewire_mcp_server::Error> {
         let (server, reference) = match &request.reference {
             CompletionRef::Prompt { name } => {
@@ -1314,15 +1496,7 @@ impl Handler for Gateway {
                         "unknown prompt: {name}"
                     )));
                 };
-                let snapshot = self.inner.host.snapshot();
-                let upstream = (snapshot.prompts())
-                    .find(|p| p.name == route.host_name)
-                    .map(|p| p.item.name.clone());
-                let Some(upstream) = upstream else {
-                    return Err(sidewire_mcp_server::Error::invalid_params(format!(
-                        "unknown prompt: {name}"
-                    )));
-                };
+                let upstream = route.upstream;
                 (route.server, CompletionRef::Prompt { name: upstream })
             }
             CompletionRef::Resource { uri } => {
@@ -1338,8 +1512,10 @@ impl Handler for Gateway {
         let context: BTreeMap<String, String> = (request.context.iter())
             .map(|(key, value)| (key.clone(), argument_text(value)))
             .collect();
+        let lease = self.instance(&server, &ctx).await?;
+        let serving = lease.as_ref().map_or(server.as_str(), Lease::name);
         let client = (self.inner.host)
-            .ready_client(&server, sidewire_mcp::DEFAULT_CALL_TIMEOUT)
+            .ready_client(serving, sidewire_mcp::DEFAULT_CALL_TIMEOUT)
             .await
             .map_err(|err| upstream_error(&err))?;
         client

@@ -18,6 +18,7 @@
 mod audit;
 mod error;
 mod gateway;
+mod instances;
 mod names;
 mod policy;
 mod subscriptions;
@@ -25,6 +26,7 @@ mod subscriptions;
 pub use crate::audit::AuditSink;
 pub use crate::error::Error;
 pub use crate::gateway::{DEFAULT_NAME, Gateway, GatewayConfig, GatewayDriver, Upstream};
+pub use crate::instances::{DEFAULT_INSTANCE_IDLE, DEFAULT_MAX_INSTANCES};
 pub use crate::names::{Alias, MAX_ALIAS, MAX_CLIENT_TOOL_NAME};
 pub use crate::policy::{Mode, Policy};
 pub use crate::subscriptions::MAX_HELD_URIS;

@@ -93,6 +93,13 @@ pub(super) async fn serve(
     if serve.no_prefix {
         config = config.bridge();
     }
+    for server in &serve.stateful {
+        anyhow::ensure!(
+            specs.iter().any(|spec| spec.name() == server),
+            "--stateful names {}, which is not a selected server",
+            safe::line(server)
+        );
+    }
     for spec in specs {
         let alias = serve
             .aliases
@@ -103,6 +110,13 @@ pub(super) async fn serve(
             None => config.server(spec),
         };
     }
+    for server in &serve.stateful {
+        config = config.stateful(server);
+    }
+    config = config.instances(
+        usize::try_from(serve.max_instances).unwrap_or(usize::MAX),
+        std::time::Duration::from_secs(serve.instance_idle),
+    );
 
     let (extensions, mut events) = crate::ext_cmd::boot().await?;
     for failure in &extensions.report().failed {

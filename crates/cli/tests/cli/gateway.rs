@@ -649,3 +649,114 @@ fn a_state_key_shorter_than_32_bytes_fails_the_start() {
         "the key is never printed: {text}"
     );
 }
+
+/// The pids the built-in server `demo` wrote, one line per start, in order.
+fn started_pids(dir: &Path) -> Vec<i32> {
+    let text = std::fs::read_to_string(dir.join("demo.pids")).unwrap_or_default();
+    text.lines()
+        .filter_map(|line| line.trim().parse().ok())
+        .collect()
+}
+
+/// A legacy session of the gateway at `addr`: its id, after one call of `demo__echo`.
+fn session_with_a_call(addr: &str) -> String {
+    let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "stateful", "version": "1"}}});
+    let (status, head, _) = post(addr, &[], &initialize);
+    assert_eq!(status, 200, "{head}");
+    let session = (head.lines())
+        .find_map(|line| {
+            let (name, value) = line.split_once(':')?;
+            name.eq_ignore_ascii_case("mcp-session-id")
+                .then(|| value.trim().to_owned())
+        })
+        .expect("a session id");
+    let call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                      "params": {"name": "demo__echo", "arguments": {"text": "mine"}}});
+    let headers = [
+        ("Mcp-Session-Id", session.as_str()),
+        ("MCP-Protocol-Version", "2025-11-25"),
+    ];
+    let (status, head, body) = post(addr, &headers, &call);
+    assert_eq!(status, 200, "{head}\n{body}");
+    assert!(body.contains(r#""text":"mine""#), "{body}");
+    session
+}
+
+#[test]
+fn a_stateful_server_runs_once_per_session_and_no_instance_outlives_its_session() {
+    let home = home();
+    let pids = home.path().join("demo.pids");
+    let script = format!("echo $$ >> '{}'; exec '{EXE}' __mcp-server", pids.display());
+    let config = home.path().join("stateful.json");
+    let servers = json!({"mcpServers": {"demo": {"command": "/bin/sh", "args": ["-c", script]}}});
+    std::fs::write(&config, servers.to_string()).unwrap();
+    let mut child = Command::new(EXE)
+        .args(["mcp", "serve", "--config", config.to_str().unwrap()])
+        .args(["--allow-tool", "demo__echo", "--listen", "127.0.0.1:0"])
+        .args(["--stateful", "demo"])
+        .env("SIDEWIRE_HOME", home.path())
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("sidewire starts");
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let addr = loop {
+        let mut line = String::new();
+        assert!(
+            stderr.read_line(&mut line).unwrap() > 0,
+            "no listening line"
+        );
+        if let Some(rest) = line.trim().strip_prefix("listening on http://") {
+            break rest.trim_end_matches("/mcp").to_owned();
+        }
+    };
+    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
+    let mut served = Serving(child);
+    // The shared instance (the lists) runs from the start; each session starts its own.
+    assert_eq!(started_pids(home.path()).len(), 1);
+    let a = session_with_a_call(&addr);
+    let _b = session_with_a_call(&addr);
+    let started = started_pids(home.path());
+    assert_eq!(started.len(), 3, "one instance per session: {started:?}");
+    assert!(started.iter().all(|pid| alive(*pid)));
+
+    // a's end (its DELETE) closes a's instance, and only it.
+    let mut stream = std::net::TcpStream::connect(&addr).unwrap();
+    let delete = format!(
+        "DELETE /mcp HTTP/1.1\r\nHost: {addr}\r\nMcp-Session-Id: {a}\r\n\
+         MCP-Protocol-Version: 2025-11-25\r\nConnection: close\r\n\r\n"
+    );
+    stream.write_all(delete.as_bytes()).unwrap();
+    let mut reply = String::new();
+    let _ = stream.read_to_string(&mut reply);
+    assert!(reply.starts_with("HTTP/1.1 200"), "{reply}");
+    let deleted_at = Instant::now();
+    assert!(
+        gone_within(
+            &started[1..2],
+            Duration::from_secs(2).saturating_sub(deleted_at.elapsed())
+        ),
+        "a's instance outlived its session by 2 s"
+    );
+    assert!(alive(started[0]) && alive(started[2]), "the others run on");
+
+    // SIGTERM: every instance goes with the gateway.
+    let signalled = Command::new("kill")
+        .args(["-TERM", &served.0.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(signalled.success());
+    let stopped_at = Instant::now();
+    wait_exit(&mut served.0, Duration::from_secs(60));
+    assert!(
+        gone_within(
+            &started,
+            Duration::from_secs(2).saturating_sub(stopped_at.elapsed())
+        ),
+        "an instance outlived a SIGTERM by 2 s"
+    );
+}
