@@ -16,6 +16,7 @@ use sidewire_agent::{
 };
 use sidewire_ext_host::protocol::{HookPayload, Verdict};
 use sidewire_ext_host::{ExtensionHost, Outcome, TraceResult};
+use sidewire_mcp::auth::{AuthorizationPrompt, Interaction};
 use sidewire_mcp::{
     CallToolResult, ClientHandler, CreateMessageParams, CreateMessageResult, ElicitAction,
     ElicitParams, ElicitResult, ErrorObject, GetPromptResult, Implementation, LogMessage, McpHost,
@@ -236,13 +237,89 @@ enum Forward {
         request: InputRequest,
         answer: tokio::sync::oneshot::Sender<Result<Value, sidewire_mcp_server::Error>>,
     },
+    /// The upstream's sign-in page, for the client to open (a URL-mode elicitation): the call
+    /// goes on when the sign-in's redirect comes back; when the client does not accept, why
+    /// goes to `declined` and the sign-in fails at once.
+    SignIn {
+        server: String,
+        url: String,
+        declined: tokio::sync::oneshot::Sender<String>,
+    },
+}
+
+/// Signs in to an upstream through the client whose call needs it: the upstream host's
+/// [`AuthorizationPrompt`] when the configured authorizer has nobody to sign in. The sign-in
+/// page goes to the latest call in flight on that server whose client can be sent it mid-call
+/// (a legacy client that takes URL-mode elicitation); with none, the sign-in fails at once
+/// (login required: the call's error names the login command).
+struct SignInPrompt {
+    inflight: Arc<Inflight>,
+}
+
+impl SignInPrompt {
+    fn signing_call(&self, server: &str) -> Option<tokio::sync::mpsc::Sender<Forward>> {
+        let calls = self.inflight.lock();
+        let filed = calls
+            .get(server)?
+            .iter()
+            .rev()
+            .find(|filed| filed.signs_in)?;
+        Some(filed.to.clone())
+    }
+}
+
+impl AuthorizationPrompt for SignInPrompt {
+    fn open(&self, server: &str, url: &url::Url) {
+        drop(self.open_until_declined(server, url));
+    }
+
+    fn open_until_declined(
+        &self,
+        server: &str,
+        url: &url::Url,
+    ) -> futures_util::future::BoxFuture<'static, String> {
+        let (declined, why) = tokio::sync::oneshot::channel();
+        let sign_in = Forward::SignIn {
+            server: server.to_owned(),
+            url: url.to_string(),
+            declined,
+        };
+        let sent = self
+            .signing_call(server)
+            .is_some_and(|to| to.try_send(sign_in).is_ok());
+        if !sent {
+            return Box::pin(future::ready(
+                "no client of this call can open a sign-in page".to_owned(),
+            ));
+        }
+        // Accepted (the sender dropped): the wait for the redirect decides.
+        Box::pin(async move {
+            match why.await {
+                Ok(why) => why,
+                Err(_) => future::pending().await,
+            }
+        })
+    }
+
+    fn can_open(&self, server: &str) -> bool {
+        self.signing_call(server).is_some()
+    }
 }
 
 /// The calls in flight on each upstream, each with where its upstream's messages go: the
 /// way an upstream's log line finds the client whose call it is (a shared upstream says
 /// nothing of which call a log belongs to, so each call on that server hears it).
 /// Server name → the calls in flight on it, each with where its messages go.
-type Calls = HashMap<String, Vec<(u64, tokio::sync::mpsc::Sender<Forward>)>>;
+type Calls = HashMap<String, Vec<Filed>>;
+
+/// One call in flight on a server.
+struct Filed {
+    id: u64,
+    to: tokio::sync::mpsc::Sender<Forward>,
+    /// Its client can be sent a sign-in page mid-call (a legacy client that takes URL-mode
+    /// elicitation).
+    signs_in: bool,
+}
 
 #[derive(Default)]
 struct Inflight {
@@ -262,17 +339,18 @@ impl Inflight {
         server: &str,
         id: u64,
         to: tokio::sync::mpsc::Sender<Forward>,
+        signs_in: bool,
     ) -> impl Drop + 'a {
         self.lock()
             .entry(server.to_owned())
             .or_default()
-            .push((id, to));
+            .push(Filed { id, to, signs_in });
         struct Leave<'a>(&'a Inflight, String, u64);
         impl Drop for Leave<'_> {
             fn drop(&mut self) {
                 let mut calls = self.0.lock();
                 if let Some(list) = calls.get_mut(&self.1) {
-                    list.retain(|(id, _)| *id != self.2);
+                    list.retain(|filed| filed.id != self.2);
                     if list.is_empty() {
                         calls.remove(&self.1);
                     }
@@ -302,7 +380,7 @@ impl Upstreams {
     async fn ask(&self, server: &str, request: InputRequest) -> Result<Value, ErrorObject> {
         let method = request.method();
         let to = (self.inflight.lock().get(server))
-            .and_then(|calls| calls.last().map(|(_, to)| to.clone()));
+            .and_then(|calls| calls.last().map(|filed| filed.to.clone()));
         let Some(to) = to else {
             return Err(ErrorObject::new(
                 ErrorObject::INVALID_REQUEST,
@@ -394,8 +472,8 @@ impl ClientHandler for Upstreams {
 
     fn on_log(&self, server: &str, message: &LogMessage) {
         if let Some(calls) = self.inflight.lock().get(server) {
-            for (_, to) in calls {
-                let _ = to.try_send(Forward::Log(message.clone()));
+            for filed in calls {
+                let _ = filed.to.try_send(Forward::Log(message.clone()));
             }
         }
     }
@@ -535,6 +613,25 @@ impl Gateway {
         let audit = Audit::open(&config.audit, config.audit_arguments)?;
         let inflight = Arc::new(Inflight::default());
         let subscriptions = Arc::new(Subscriptions::default());
+        // An upstream whose authorizer has nobody to sign in asks the client whose call needs
+        // the sign-in to open its page.
+        let prompt: Arc<dyn AuthorizationPrompt> = Arc::new(SignInPrompt {
+            inflight: Arc::clone(&inflight),
+        });
+        let specs: Vec<ServerSpec> = (config.servers.into_iter())
+            .map(|upstream| match upstream.spec.authorizer_ref() {
+                Some(authorizer) if !authorizer.is_interactive() => {
+                    let authorizer =
+                        (authorizer.clone()).interaction(Interaction::Prompt(Arc::clone(&prompt)));
+                    upstream.spec.authorizer(authorizer)
+                }
+                _ => upstream.spec,
+            })
+            .collect();
+        let stateful: BTreeMap<String, ServerSpec> = (specs.iter())
+            .filter(|spec| stateful.contains_key(spec.name()))
+            .map(|spec| (spec.name().to_owned(), spec.clone()))
+            .collect();
         let (host, driver) = McpHost::new(Upstreams {
             inflight: Arc::clone(&inflight),
             subscriptions: Arc::clone(&subscriptions),
@@ -545,7 +642,7 @@ impl Gateway {
             inner: Arc::new(Inner {
                 host,
                 extensions,
-                specs: config.servers.into_iter().map(|u| u.spec).collect(),
+                specs,
                 naming,
                 aliases,
                 servers,
@@ -931,7 +1028,8 @@ impl Gateway {
         // Progress and log lines from upstream go on to the client; a full queue drops one
         // (both are advisory, and the next report says more).
         let (forward, mut reports) = tokio::sync::mpsc::channel(FORWARD_QUEUE);
-        let _filed = inner.inflight.enter(serving, id, forward.clone());
+        let signs_in = !ctx.era().is_modern() && ctx.client_has("elicitation.url");
+        let _filed = inner.inflight.enter(serving, id, forward.clone(), signs_in);
         let options = ToolCallOptions::new().on_progress(move |report| {
             let _ = forward.try_send(Forward::Progress(report));
         });
@@ -1075,8 +1173,33 @@ async fn tell(ctx: &HandlerContext, forward: Forward) {
         Forward::Ask { request, answer } => {
             let _ = answer.send(ctx.ask(&request).await);
         }
+        Forward::SignIn {
+            server,
+            url,
+            declined,
+        } => {
+            let id = SIGN_INS.fetch_add(1, Ordering::Relaxed);
+            let request = InputRequest::Elicit(json!({
+                "mode": "url",
+                "message": format!("Sign in to {server} to go on with this call"),
+                "url": url,
+                "elicitationId": format!("sidewire-sign-in-{id}"),
+            }));
+            let why = match ctx.ask(&request).await {
+                Ok(answer) if answer["action"] == "accept" => return,
+                Ok(answer) => format!(
+                    "the client answered {}",
+                    answer["action"].as_str().unwrap_or("without an action")
+                ),
+                Err(err) => format!("the client could not be asked: {err}"),
+            };
+            let _ = declined.send(why);
+        }
     }
 }
+
+/// Numbers the sign-in pages sent to clients (their `elicitationId`s).
+static SIGN_INS: AtomicU64 = AtomicU64::new(1);
 
 fn unknown_tool(name: &str) -> sidewire_mcp_server::Error {
     sidewire_mcp_server::Error::invalid_params(format!("unknown tool: {name}"))

@@ -14,7 +14,7 @@ use super::discovery::Discovered;
 use super::failure::{AuthFailure, fail};
 use super::fetch::{AuthHttp, require_tls};
 use super::types::ClientRegistration;
-use super::{AuthorizationPrompt, Authorizer, Interaction};
+use super::{Authorizer, Interaction};
 
 /// How many redirects the headless browser follows before it reaches the redirect URI.
 pub(crate) const MAX_HEADLESS_HOPS: usize = 10;
@@ -104,8 +104,16 @@ pub(crate) async fn authorize(
             ));
         }
         Interaction::Prompt(prompt) => {
-            show(prompt.as_ref(), server, &url);
-            waiting.await?
+            let declined = prompt.open_until_declined(server, &url);
+            tokio::select! {
+                params = &mut waiting => params?,
+                why = declined => {
+                    return Err(fail!(
+                        LoginRequired,
+                        "the sign-in to server `{server}` was declined: {why}"
+                    ));
+                }
+            }
         }
         Interaction::Headless => {
             let browse = follow(http, &url, &redirect_uri);
@@ -124,10 +132,6 @@ pub(crate) async fn authorize(
         .code
         .ok_or_else(|| fail!(Callback, "the authorization response has no code"))?;
     Ok(Granted { code, verifier })
-}
-
-fn show(prompt: &dyn AuthorizationPrompt, server: &str, url: &Url) {
-    prompt.open(server, url);
 }
 
 /// The checks of an authorization response: no `error`; the `state` we sent; and the issuer

@@ -331,7 +331,12 @@ impl AuthSession {
         step_up: bool,
     ) -> Result<(), AuthFailure> {
         let needs_person = matches!(self.settings.grant, Grant::AuthorizationCode);
-        if needs_person && matches!(self.authorizer.interaction, Interaction::Never) {
+        let nobody = match &self.authorizer.interaction {
+            Interaction::Never => true,
+            Interaction::Prompt(prompt) => !prompt.can_open(&self.server),
+            _ => false,
+        };
+        if needs_person && nobody {
             return Err(fail!(
                 LoginRequired,
                 "server `{}` requires authorization and nobody can sign in now",

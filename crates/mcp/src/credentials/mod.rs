@@ -32,6 +32,28 @@ pub trait AuthorizationPrompt: Send + Sync + 'static {
     /// the loopback listener, which is already listening. Must return at once (it must not
     /// wait for the person).
     fn open(&self, server: &str, url: &Url);
+
+    /// Shows the person where to sign in, as [`open`](AuthorizationPrompt::open) does, and
+    /// resolves, with why, if they decline: the authorization then fails at once with
+    /// [`Error::is_login_required`](crate::Error::is_login_required) instead of waiting for
+    /// the redirect until the callback timeout. Default: [`open`](AuthorizationPrompt::open),
+    /// and never declined.
+    fn open_until_declined(
+        &self,
+        server: &str,
+        url: &Url,
+    ) -> futures_util::future::BoxFuture<'static, String> {
+        self.open(server, url);
+        Box::pin(std::future::pending())
+    }
+
+    /// Whether someone can sign in to `server` now; asked before a new authorization starts
+    /// (`false` fails it at once with [`Error::is_login_required`](crate::Error::is_login_required),
+    /// as [`Interaction::Never`] does). Must return at once. Default: always.
+    fn can_open(&self, server: &str) -> bool {
+        let _ = server;
+        true
+    }
 }
 
 /// Who completes a new authorization when a server needs one.
@@ -109,6 +131,12 @@ impl PartialEq for Authorizer {
 }
 
 impl Authorizer {
+    /// Whether a new authorization can be completed ([`Interaction`] other than
+    /// [`Interaction::Never`]).
+    pub fn is_interactive(&self) -> bool {
+        !matches!(self.interaction, Interaction::Never)
+    }
+
     /// An authorizer keeping its tokens in `store`, with nobody to sign in
     /// ([`Interaction::Never`]).
     pub fn new(store: impl TokenStore) -> Self {
