@@ -1,41 +1,69 @@
-// One era of the TypeScript SDK v2 client (npm `@modelcontextprotocol/client` 2.4.0) against an
-// MCP server: the checks that .ci/mcp-server-clients.sh tabulates.
+// One era of a TypeScript SDK client against an MCP server: the checks of a plan (plan-*.json
+// here) that .ci/mcp-server-clients.sh tabulates. `--sdk 2` is the v2 client (npm
+// `@modelcontextprotocol/client` 2.4.0), `--sdk 1` the v1 SDK's (npm `@modelcontextprotocol/sdk`
+// 1.32.2, which speaks only the legacy era: its LATEST_PROTOCOL_VERSION is 2025-11-25).
 //
-// Usage: node ts_client.mjs --era legacy|modern (URL | -- COMMAND [ARG...])
+// Usage: node ts_client.mjs --sdk 1|2 --era legacy|modern --plan PLAN (URL | -- COMMAND [ARG...])
 //
 // Node resolves an ES module's imports from the module's own directory, so this file runs from a
-// copy next to the node_modules that holds the package (the CI script copies it there).
-// A URL means StreamableHTTPClientTransport, `-- COMMAND` StdioClientTransport. `legacy` is
-// versionNegotiation mode 'legacy' (the SDK's default: `initialize` at 2025-11-25); `modern` is
-// mode {pin: '2026-07-28'}: a server/discover at connect that must offer 2026-07-28, then the
-// per-request `_meta` envelope, with no fallback. Over one connection, each check time-bound:
+// copy next to the node_modules that holds the packages (the CI script copies it there).
+// A URL means StreamableHTTPClientTransport, `-- COMMAND` StdioClientTransport. `legacy` is the
+// `initialize` handshake at 2025-11-25 (v2: versionNegotiation mode 'legacy', its default);
+// `modern` (v2 only) is mode {pin: '2026-07-28'}: a server/discover at connect that must offer
+// 2026-07-28, then the per-request `_meta` envelope, with no fallback. Over one connection it runs
+// each server's checks in the plan, each time-bound (tool names are the server's `prefix` + the
+// plan's):
 //
-//   tools     tools/list names test_simple_text
-//   text      tools/call test_simple_text answers the fixture's text
-//   progress  tools/call test_tool_with_progress with `onprogress`: at least one
-//             notifications/progress arrives, and the result is not an error
-//   sampling  tools/call test_sampling with a sampling/createMessage handler: the server's
-//             question reaches the handler (legacy: a server-to-client request; modern: an
-//             input_required result the client fulfils through the same handler and retries)
-//             and the answer comes back in the result
+//   tools        tools/list (every page) names each of `names`
+//   text         tools/call answers exactly `expect`
+//   progress     tools/call with `onprogress`: at least one notifications/progress arrives, and
+//                the result is not an error
+//   sampling     tools/call with a sampling/createMessage handler: the server asks once, its last
+//                message's text is `question` (legacy: a server-to-client request; modern: an
+//                input_required result the client fulfils through the same handler and
+//                retries), and the canned answer comes back in the result
+//   elicitation  tools/call with an elicitation/create handler that accepts with `content`: the
+//                server asks once with `message`, and the result's text holds `expect`
+//   cancel       tools/call of a slow tool with `onprogress` and an AbortSignal; at the first
+//                progress the client aborts (the SDK sends notifications/cancelled, or closes the
+//                request's stream); the call must end rejected, not answered; then the server's
+//                `text` call must answer again
 //
-// Each check prints one line, `check NAME pass|fail DETAIL`. Exit status 0 when all pass.
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+// Each check prints one line, `check SERVER:NAME pass|fail DETAIL`. Exit status 0 when all pass.
+import { readFileSync } from 'node:fs';
 
-const MODES = { legacy: 'legacy', modern: { pin: '2026-07-28' } };
-const SIMPLE_TEXT = 'This is a simple text response for testing.';
-const ANSWER = 'sampled by the typescript client';
+const KINDS = ['tools', 'text', 'progress', 'sampling', 'elicitation', 'cancel'];
 const timeout = 15000;
 
 const argv = process.argv.slice(2);
-const usage = 'usage: ts_client.mjs --era legacy|modern (URL | -- COMMAND [ARG...])';
-if (argv[0] !== '--era' || !(argv[1] in MODES) || argv.length < 3) {
+const usage = 'usage: ts_client.mjs --sdk 1|2 --era legacy|modern --plan PLAN (URL | -- COMMAND [ARG...])';
+const [sdkFlag, sdk, eraFlag, era, planFlag, planFile, ...rest] = argv;
+const eras = { 1: ['legacy'], 2: ['legacy', 'modern'] };
+if (sdkFlag !== '--sdk' || !(sdk in eras) || eraFlag !== '--era' || !eras[sdk].includes(era) || planFlag !== '--plan') {
   console.error(usage);
   process.exit(2);
 }
-const era = argv[1];
-const rest = argv.slice(2);
+const plan = JSON.parse(readFileSync(planFile, 'utf8'));
+const ANSWER = `sampled by the typescript client v${sdk}`;
+
+// What differs between the two SDKs: where the classes are, how a handler is registered (v1: by
+// the request's schema; v2: by method name), and callTool's arguments (v1 takes a result schema).
+let Client, StreamableHTTPClientTransport, StdioClientTransport, setHandler, callTool;
+if (sdk === '1') {
+  ({ Client } = await import('@modelcontextprotocol/sdk/client/index.js'));
+  ({ StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js'));
+  ({ StdioClientTransport } = await import('@modelcontextprotocol/sdk/client/stdio.js'));
+  const types = await import('@modelcontextprotocol/sdk/types.js');
+  const schemas = { 'sampling/createMessage': types.CreateMessageRequestSchema, 'elicitation/create': types.ElicitRequestSchema };
+  setHandler = (client, method, handler) => client.setRequestHandler(schemas[method], handler);
+  callTool = (client, params, options) => client.callTool(params, types.CallToolResultSchema, options);
+} else {
+  ({ Client, StreamableHTTPClientTransport } = await import('@modelcontextprotocol/client'));
+  ({ StdioClientTransport } = await import('@modelcontextprotocol/client/stdio'));
+  setHandler = (client, method, handler) => client.setRequestHandler(method, handler);
+  callTool = (client, params, options) => client.callTool(params, options);
+}
+
 let transport;
 if (rest[0] === '--' && rest.length > 1) {
   transport = new StdioClientTransport({ command: rest[1], args: rest.slice(2), stderr: 'inherit' });
@@ -46,14 +74,20 @@ if (rest[0] === '--' && rest.length > 1) {
   process.exit(2);
 }
 
-const client = new Client(
-  { name: 'sidewire-ci-ts-client', version: '2.4.0' },
-  { capabilities: { sampling: {} }, versionNegotiation: { mode: MODES[era] } },
-);
+const options = { capabilities: { sampling: {}, elicitation: {} } };
+if (sdk === '2') options.versionNegotiation = { mode: era === 'modern' ? { pin: '2026-07-28' } : 'legacy' };
+const client = new Client({ name: `sidewire-ci-ts-client-v${sdk}`, version: sdk === '1' ? '1.32.2' : '2.4.0' }, options);
 const questions = [];
-client.setRequestHandler('sampling/createMessage', async (request) => {
+const elicitations = [];
+// What the elicitation handler accepts with: the running check's `content`.
+let acceptWith = {};
+setHandler(client, 'sampling/createMessage', async (request) => {
   questions.push(request.params.messages.at(-1)?.content?.text);
   return { model: 'canned', role: 'assistant', content: { type: 'text', text: ANSWER } };
+});
+setHandler(client, 'elicitation/create', async (request) => {
+  elicitations.push(request.params.message);
+  return { action: 'accept', content: acceptWith };
 });
 
 let failures = 0;
@@ -77,34 +111,86 @@ async function check(name, body) {
   }
 }
 
+// The check bodies of one server of the plan, by kind.
+function checksOf(prefix, spec) {
+  const call = (kind, more = {}) =>
+    callTool(client, { name: prefix + spec[kind].tool, arguments: spec[kind].arguments }, { timeout, ...more });
+  const text = async () => {
+    const result = await call('text');
+    const got = texts(result);
+    return [got === spec.text.expect && !result.isError, JSON.stringify(got)];
+  };
+  return {
+    tools: async () => {
+      const names = [];
+      let cursor;
+      do {
+        const page = await client.listTools(cursor ? { cursor } : undefined, { timeout });
+        names.push(...page.tools.map((t) => t.name));
+        cursor = page.nextCursor;
+      } while (cursor);
+      const missing = spec.tools.names.filter((n) => !names.includes(prefix + n));
+      return [missing.length === 0, `${names.length} tools${missing.length ? `, missing ${JSON.stringify(missing)}` : ''}`];
+    },
+    text,
+    progress: async () => {
+      const seen = [];
+      const result = await call('progress', { onprogress: (p) => seen.push(p.progress) });
+      return [seen.length > 0 && !result.isError, `${seen.length} progress notifications`];
+    },
+    sampling: async () => {
+      questions.length = 0;
+      const result = await call('sampling');
+      const got = texts(result);
+      const ok = questions.length === 1 && questions[0] === spec.sampling.question && got.includes(ANSWER) && !result.isError;
+      return [ok, `asked ${JSON.stringify(questions)}, result ${JSON.stringify(got)}`];
+    },
+    elicitation: async () => {
+      elicitations.length = 0;
+      acceptWith = spec.elicitation.content;
+      const result = await call('elicitation');
+      const got = texts(result);
+      const ok = elicitations.length === 1 && elicitations[0] === spec.elicitation.message && got.includes(spec.elicitation.expect) && !result.isError;
+      return [ok, `asked ${JSON.stringify(elicitations)}, result ${JSON.stringify(got)}`];
+    },
+    cancel: async () => {
+      const abort = new AbortController();
+      let progressed = 0;
+      const outcome = await call('cancel', {
+        signal: abort.signal,
+        onprogress: () => {
+          if (progressed++ === 0) abort.abort('cancelled by the CI client');
+        },
+      }).then(
+        (result) => ({ result }),
+        (error) => ({ error }),
+      );
+      if (!abort.signal.aborted) return [false, `ended before any progress: ${outcome.error?.message ?? 'answered'}`];
+      if (!outcome.error) return [false, `the call was answered instead: ${JSON.stringify(outcome.result).slice(0, 200)}`];
+      const [ok, detail] = await text();
+      return [ok, `cancelled after its first progress (${outcome.error.name}: ${outcome.error.message}); then ${spec.text.tool}: ${detail}`];
+    },
+  };
+}
+
 try {
   await client.connect(transport, { timeout });
 } catch (err) {
-  for (const name of ['tools', 'text', 'progress', 'sampling']) report(name, false, `connect: ${err?.name}: ${err?.message}`);
+  for (const server of plan.servers) {
+    for (const kind of KINDS.filter((k) => k in server.checks)) report(`${server.name}:${kind}`, false, `connect: ${err?.name}: ${err?.message}`);
+  }
   process.exit(1);
 }
-console.log(`connected: protocolVersion=${client.getNegotiatedProtocolVersion()} era=${client.getProtocolEra()}`);
-await check('tools', async () => {
-  const names = (await client.listTools(undefined, { timeout })).tools.map((t) => t.name);
-  return [names.includes('test_simple_text'), `${names.length} tools`];
-});
-await check('text', async () => {
-  const got = texts(await client.callTool({ name: 'test_simple_text', arguments: {} }, { timeout }));
-  return [got === SIMPLE_TEXT, JSON.stringify(got)];
-});
-await check('progress', async () => {
-  const progress = [];
-  const result = await client.callTool(
-    { name: 'test_tool_with_progress', arguments: {} },
-    { timeout, onprogress: (p) => progress.push(p.progress) },
-  );
-  return [progress.length > 0 && !result.isError, `${progress.length} progress notifications`];
-});
-await check('sampling', async () => {
-  const got = texts(await client.callTool({ name: 'test_sampling', arguments: { prompt: 'What is 2+2?' } }, { timeout }));
-  const ok = questions.length === 1 && questions[0] === 'What is 2+2?' && got.includes(ANSWER);
-  return [ok, `asked ${JSON.stringify(questions)}, result ${JSON.stringify(got)}`];
-});
+// v1 keeps the negotiated version to itself (only its HTTP transport has it): the server instead.
+console.log(
+  sdk === '2'
+    ? `connected: protocolVersion=${client.getNegotiatedProtocolVersion()} era=${client.getProtocolEra()}`
+    : `connected: server=${JSON.stringify(client.getServerVersion())}`,
+);
+for (const server of plan.servers) {
+  const bodies = checksOf(server.prefix, server.checks);
+  for (const kind of KINDS.filter((k) => k in server.checks)) await check(`${server.name}:${kind}`, bodies[kind]);
+}
 try {
   await Promise.race([client.close(), new Promise((resolve) => setTimeout(resolve, 5000))]);
 } catch (err) {

@@ -4,21 +4,22 @@ Installed at a pinned version by .ci/mcp-peers/install.sh; run as `python py_pee
 `python py_peer.py sse PORT` (GET /sse, POST /messages/) or `python py_peer.py streamable-http
 PORT [stateless] [json]` (/mcp; `stateless` runs it with `stateless_http=True`, `json` with
 `json_response=True`), always on 127.0.0.1.
-It offers tools that exercise plain calls, progress, roots and elicitation, one prompt and one
-resource template. `roots` and `ask` send server→client requests, which only the legacy era
-has; `pick` and `where` ask through resolvers, which the SDK turns into a multi-round-trip
-`InputRequiredResult` in the modern era (2026-07-28) and into those requests in the legacy one.
+It offers tools that exercise plain calls, progress, roots, elicitation and sampling, one prompt
+and one resource template. `roots` and `ask` send server→client requests, which only the legacy
+era has; `pick`, `where` and `sample` ask through resolvers, which the SDK turns into a
+multi-round-trip `InputRequiredResult` in the modern era (2026-07-28) and into those requests in
+the legacy one.
 """
 
 import asyncio
 from typing import Annotated
 
-from mcp_types import ListRootsResult
+from mcp_types import CreateMessageResult, ListRootsResult, SamplingMessage, TextContent
 
 from pydantic import BaseModel
 
 from mcp.server import MCPServer
-from mcp.server.mcpserver import Context, Elicit, ListRoots, Resolve
+from mcp.server.mcpserver import Context, Elicit, ListRoots, Resolve, Sample
 
 srv = MCPServer("py-peer")
 
@@ -83,6 +84,16 @@ def client_roots() -> ListRoots:
 async def where(found: Annotated[ListRootsResult, Resolve(client_roots)]) -> str:
     """List the client's roots through a resolver, one URI a line."""
     return "\n".join(str(root.uri) for root in found.roots)
+
+
+def ask_model(prompt: str) -> Sample:
+    return Sample([SamplingMessage(role="user", content=TextContent(type="text", text=prompt))], max_tokens=100)
+
+
+@srv.tool()
+async def sample(prompt: str, answer: Annotated[CreateMessageResult, Resolve(ask_model)]) -> str:
+    """Ask the client's model the prompt through a resolver (input_required in the modern era)."""
+    return f"sampled: {getattr(answer.content, 'text', '')}"
 
 
 @srv.prompt()
