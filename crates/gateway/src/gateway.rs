@@ -1023,6 +1023,23 @@ impl Gateway {
         let policy = inner.policy.host_policy(&request.name);
         let arguments = Value::Object(request.arguments);
         let recorded = inner.audit.arguments(&arguments);
+        // A call the client cancels is dropped wherever it is: the guard writes its record.
+        let mut unfinished = Unfinished {
+            audit: &inner.audit,
+            parts: Some(RecordParts {
+                time,
+                ctx: &ctx,
+                server: &route.server,
+                name: &request.name,
+                host_tool: &route.host_name,
+                report: None,
+                policy,
+                outcome: CallOutcome::Cancelled,
+                arguments: recorded.clone(),
+                elapsed: Duration::ZERO,
+            }),
+            started,
+        };
         let id = inner.calls.fetch_add(1, Ordering::Relaxed);
         let call = ToolCall::new(format!("gw-{id}"), route.host_name.clone(), arguments);
         // Progress and log lines from upstream go on to the client; a full queue drops one
@@ -1063,13 +1080,15 @@ impl Gateway {
         };
         let login = inner.login_command.as_deref();
         let (answer, outcome) = answer(&request.name, &route.server, login, &report);
+        unfinished.parts = None;
         if inner.audit.is_on() {
             let record = record(RecordParts {
                 time,
                 ctx: &ctx,
                 server: &route.server,
                 name: &request.name,
-                report: &report,
+                host_tool: &route.host_name,
+                report: Some(&report),
                 policy,
                 outcome,
                 arguments: recorded,
@@ -1216,6 +1235,9 @@ enum CallOutcome {
     Unknown,
     InputRequired,
     LoginRequired,
+    /// The client cancelled (or went away) before the call ended: what the chain decided
+    /// is not known to the record.
+    Cancelled,
 }
 
 impl CallOutcome {
@@ -1229,6 +1251,7 @@ impl CallOutcome {
             CallOutcome::Unknown => "unknown_tool",
             CallOutcome::InputRequired => "input_required",
             CallOutcome::LoginRequired => "login_required",
+            CallOutcome::Cancelled => "cancelled",
         }
     }
 }
@@ -1347,12 +1370,38 @@ fn login_text(server: &str, login_command: Option<&str>) -> String {
     }
 }
 
+/// Writes the record of a call dropped before it ended (outcome `cancelled`).
+struct Unfinished<'a> {
+    audit: &'a Audit,
+    /// `None` once the call ended (its own record is written).
+    parts: Option<RecordParts<'a>>,
+    started: Instant,
+}
+
+impl Drop for Unfinished<'_> {
+    fn drop(&mut self) {
+        let Some(mut parts) = self.parts.take() else {
+            return;
+        };
+        if !self.audit.is_on() {
+            return;
+        }
+        parts.elapsed = self.started.elapsed();
+        if let Err(err) = self.audit.write(&record(parts)) {
+            tracing::error!(error = %err, "a cancelled call's audit record could not be written");
+        }
+    }
+}
+
 struct RecordParts<'a> {
     time: SystemTime,
     ctx: &'a HandlerContext,
     server: &'a str,
     name: &'a str,
-    report: &'a ToolCallReport,
+    /// The host's name of the tool (`mcp__<server>__<tool>`).
+    host_tool: &'a str,
+    /// How far the call got; `None` for a cancelled call.
+    report: Option<&'a ToolCallReport>,
     policy: ToolPolicy,
     outcome: CallOutcome,
     arguments: Option<Value>,
@@ -1368,7 +1417,7 @@ fn record(parts: RecordParts<'_>) -> Value {
             "version": info.get("version").cloned().unwrap_or(Value::Null),
         })
     });
-    let host = report.policy.map(|policy| {
+    let host = report.and_then(|report| report.policy).map(|policy| {
         json!({
             "decision": policy.decision.as_str(),
             "why": match policy.why {
@@ -1380,7 +1429,8 @@ fn record(parts: RecordParts<'_>) -> Value {
             },
         })
     });
-    let verdict = (report.permission.as_ref())
+    let permission = report.and_then(|report| report.permission.as_ref());
+    let verdict = permission
         .and_then(|outcome| outcome.permission)
         .map(Verdict::as_str);
     let mut record = json!({
@@ -1390,7 +1440,7 @@ fn record(parts: RecordParts<'_>) -> Value {
         "era": parts.ctx.era().version(),
         "server": parts.server,
         "tool": parts.name,
-        "hostTool": report.tool,
+        "hostTool": parts.host_tool,
         "policy": match parts.policy {
             ToolPolicy::AllowAll => "allow",
             ToolPolicy::ReadOnly => "read-only",
@@ -1398,13 +1448,13 @@ fn record(parts: RecordParts<'_>) -> Value {
             _ => "other",
         },
         "hostDecision": host,
-        "chain": {
+        "chain": report.map(|report| json!({
             "toolBefore": report.before.as_ref().map(trace),
             "permission": report.permission.as_ref().map(trace),
             "toolAfter": report.after.as_ref().map(trace),
-        },
+        })),
         "verdict": verdict,
-        "override": report.permission.as_ref().and_then(|o| o.audit.as_ref()).map(|a| json!({
+        "override": permission.and_then(|o| o.audit.as_ref()).map(|a| json!({
             "plugin": a.plugin, "reason": a.reason,
         })),
         "outcome": parts.outcome.as_str(),

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use sidewire_ext_host::{ExtensionHost, HostConfig};
-use sidewire_gateway::{Gateway, GatewayConfig, Mode, Policy};
+use sidewire_gateway::{AuditSink, Gateway, GatewayConfig, Mode, Policy};
 use sidewire_mcp::{EraChoice as Era, ServerSpec};
 use sidewire_mcp_server::{
     CallToolResult, Capabilities, Content, Error, GetPromptResult, Handler, HandlerContext,
@@ -161,6 +161,7 @@ struct Setup {
     /// The upstream sessions that ended.
     ended: Arc<Mutex<Vec<SessionKey>>>,
     hanging: Arc<std::sync::atomic::AtomicUsize>,
+    audit: std::path::PathBuf,
     _state: tempfile::TempDir,
 }
 
@@ -185,6 +186,7 @@ impl Setup {
         let mut config = GatewayConfig::new()
             .server(ServerSpec::http("c", url).era(Era::Legacy))
             .policy(Policy::new(Mode::Allow))
+            .audit(AuditSink::File(state.path().join("audit.jsonl")), false)
             .instances(max, idle);
         if stateful {
             config = config.stateful("c");
@@ -202,6 +204,7 @@ impl Setup {
             extensions,
             ended,
             hanging,
+            audit: state.path().join("audit.jsonl"),
             _state: state,
         }
     }
@@ -241,6 +244,14 @@ impl Setup {
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
         panic!("not within 20 s: {what}");
+    }
+
+    /// The audit records' outcomes, in order.
+    fn outcomes(&self) -> Vec<String> {
+        let text = std::fs::read_to_string(&self.audit).unwrap_or_default();
+        (text.lines())
+            .map(|line| serde_json::from_str::<Value>(line).unwrap()["outcome"].to_string())
+            .collect()
     }
 
     fn ended(&self) -> usize {
@@ -373,4 +384,40 @@ async fn a_stateful_mark_on_a_server_not_configured_is_refused() {
     let err = Gateway::new(config, extensions.clone()).unwrap_err();
     assert!(err.is_config(), "{err}");
     extensions.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_cancelled_call_gets_its_audit_record() {
+    for stateful in [false, true] {
+        let setup = Setup::new(stateful, 8, IDLE).await;
+        let mut a = setup.client().await;
+        a.send(json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+                      "params": {"name": "c__hang", "arguments": {}}}))
+            .await;
+        setup
+            .until("the call in flight upstream", |s| {
+                s.hanging.load(std::sync::atomic::Ordering::SeqCst) == 1
+            })
+            .await;
+        a.send(
+            json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+                      "params": {"requestId": 7}}),
+        )
+        .await;
+        setup
+            .until("the cancelled call's record", |s| !s.outcomes().is_empty())
+            .await;
+        assert_eq!(setup.outcomes(), [r#""cancelled""#], "stateful {stateful}");
+        let text = std::fs::read_to_string(&setup.audit).unwrap();
+        let record: Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+        assert_eq!(record["tool"], "c__hang", "{record}");
+        assert_eq!(record["server"], "c", "{record}");
+        assert!(
+            record["chain"].is_null(),
+            "not known once dropped: {record}"
+        );
+        assert_eq!(a.count().await, "1");
+        assert_eq!(setup.outcomes(), [r#""cancelled""#, r#""ok""#]);
+        setup.stop().await;
+    }
 }
