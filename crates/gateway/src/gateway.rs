@@ -20,8 +20,8 @@ use sidewire_mcp::auth::{AuthorizationPrompt, Interaction};
 use sidewire_mcp::{
     CallToolResult, ClientHandler, CreateMessageParams, CreateMessageResult, ElicitAction,
     ElicitParams, ElicitResult, ErrorObject, GetPromptResult, Implementation, LogMessage, McpHost,
-    McpHostDriver, Progress, Prompt, ReadResourceResult, Resource, ResourceTemplate, ServerSpec,
-    StartFailure, Tool, ToolCallOptions, UrlElicitation,
+    McpHostDriver, Progress, Prompt, ReadResourceResult, Resource, ResourceTemplate, Root,
+    ServerSpec, StartFailure, Tool, ToolCallOptions, UrlElicitation,
 };
 use sidewire_mcp_server::{
     Capabilities, CompleteRequest, Completion, CompletionRef, Handler, HandlerContext,
@@ -419,6 +419,10 @@ impl ClientHandler for Upstreams {
         true
     }
 
+    fn supports_roots(&self) -> bool {
+        true
+    }
+
     async fn create_message(
         &self,
         server: &str,
@@ -468,6 +472,25 @@ impl ClientHandler for Upstreams {
                 "the client's URL elicitation answer does not decode: {err}"
             ))
         })
+    }
+
+    /// A `roots/list` goes to the client whose call is in flight on that server; with no call
+    /// in flight, or a client that declared no `roots`, the answer is the gateway's own: none.
+    async fn list_roots(&self, server: &str) -> Option<Result<Vec<Root>, ErrorObject>> {
+        let to = (self.inflight.lock().get(server))
+            .and_then(|calls| calls.last().map(|filed| filed.to.clone()))?;
+        let (answer, answered) = tokio::sync::oneshot::channel();
+        let request = InputRequest::ListRoots;
+        to.send(Forward::Ask { request, answer }).await.ok()?;
+        match answered.await.ok()? {
+            Ok(answer) => Some(
+                serde_json::from_value(answer["roots"].clone()).map_err(|err| {
+                    ErrorObject::internal(format!("the client's roots do not decode: {err}"))
+                }),
+            ),
+            Err(sidewire_mcp_server::Error::MissingCapability(_)) => None,
+            Err(err) => Some(Err(ErrorObject::new(err.code(), err.to_string()))),
+        }
     }
 
     fn on_log(&self, server: &str, message: &LogMessage) {
@@ -672,8 +695,8 @@ impl Gateway {
     ///
     /// Dropping the future abandons the startups in flight (their processes are killed).
     pub async fn start(&self) -> Result<Vec<StartFailure>, Error> {
-        // Roots are declared to every upstream, so that a modern client's roots can be asked
-        // for through the gateway (a legacy upstream's `roots/list` gets none).
+        // Roots are declared to every upstream (`Upstreams::supports_roots`): its `roots/list`
+        // goes to the client whose call is in flight, or is answered with none.
         self.inner.host.set_roots(Vec::new()).await;
         let failures = (self.inner.host)
             .start_available(self.inner.specs.clone())

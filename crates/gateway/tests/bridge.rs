@@ -54,7 +54,7 @@ impl Handler for Upstream {
 
     async fn list_tools(&self, _ctx: &HandlerContext) -> Result<Vec<Tool>, Error> {
         let late = self.late.load(Ordering::SeqCst).then_some("late");
-        Ok(["ask", "chatty", "flood", "sign-in"]
+        Ok(["ask", "chatty", "flood", "sign-in", "roots"]
             .into_iter()
             .chain(late)
             .map(|name| Tool::new(name, "test", json!({"type": "object"})))
@@ -104,6 +104,20 @@ impl Handler for Upstream {
                         "elicitationId": "flow-1",
                     })),
                 ))),
+            },
+            "roots" => match ctx.input_responses().get("r") {
+                Some(answer) => {
+                    let uris: Vec<&str> = (answer["roots"].as_array().into_iter().flatten())
+                        .filter_map(|root| root["uri"].as_str())
+                        .collect();
+                    Ok(Reply::from(CallToolResult::text(format!(
+                        "roots: {}",
+                        uris.join(" ")
+                    ))))
+                }
+                None => Ok(Reply::InputRequired(
+                    InputRequired::new().request("r", InputRequest::ListRoots),
+                )),
             },
             "chatty" => {
                 ctx.log(LogLevel::Info, Some("up"), json!("one")).await;
@@ -616,6 +630,53 @@ async fn a_modern_clients_listen_reaches_the_upstream_and_its_updates_come_back(
                 &json!("up+mem://a")
             ),
             "{era:?}: {told}"
+        );
+        gateway.shutdown().await;
+        extensions.shutdown().await;
+    }
+}
+
+#[tokio::test]
+async fn an_upstreams_roots_list_is_answered_by_the_client_whose_call_it_is() {
+    for era in [Era::Legacy, Era::Modern] {
+        let (mut client, gateway, extensions, _state) = start(era, json!({"roots": {}})).await;
+        client.send(call(1, "up__roots")).await;
+        let mut asked = 0;
+        let answer = loop {
+            let message = client.recv().await;
+            match message["method"].as_str() {
+                Some("roots/list") => {
+                    asked += 1;
+                    let result = json!({"roots": [{"uri": "file:///work", "name": "work"}]});
+                    client
+                        .send(json!({"jsonrpc": "2.0", "id": message["id"], "result": result}))
+                        .await;
+                }
+                _ if message["id"] == 1 => break message,
+                _ => {}
+            }
+        };
+        assert_eq!(asked, 1, "{era:?}: {answer}");
+        assert_eq!(
+            answer["result"]["content"][0]["text"], "roots: file:///work",
+            "{era:?}: {answer}"
+        );
+        gateway.shutdown().await;
+        extensions.shutdown().await;
+
+        // A client that declared no roots is not asked: the gateway's own roots (none).
+        let (mut client, gateway, extensions, _state) = start(era, json!({})).await;
+        client.send(call(2, "up__roots")).await;
+        let answer = loop {
+            let message = client.recv().await;
+            assert_ne!(message["method"], "roots/list", "{era:?}: never asked");
+            if message["id"] == 2 {
+                break message;
+            }
+        };
+        assert_eq!(
+            answer["result"]["content"][0]["text"], "roots: ",
+            "{era:?}: {answer}"
         );
         gateway.shutdown().await;
         extensions.shutdown().await;

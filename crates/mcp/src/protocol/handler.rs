@@ -53,6 +53,13 @@ pub trait ClientHandler: Send + Sync + 'static {
         false
     }
 
+    /// Advertise `roots` even when the spec has none, because
+    /// [`list_roots`](ClientHandler::list_roots) answers (a gateway passing its clients' roots
+    /// on).
+    fn supports_roots(&self) -> bool {
+        false
+    }
+
     /// Advertise `elicitation.url` (2025-11-25) and route URL-mode `elicitation/create` to
     /// [`elicit_url`](ClientHandler::elicit_url). Without it a URL-mode request is refused
     /// with `-32602`.
@@ -98,6 +105,18 @@ pub trait ClientHandler: Send + Sync + 'static {
     ) -> impl Future<Output = Result<ElicitAction, ErrorObject>> + Send {
         let _ = (server, request);
         async { Err(not_offered("URL elicitation")) }
+    }
+
+    /// Answers a server's `roots/list` in place of the connection's own roots (its spec's, or
+    /// the host's [`set_roots`](crate::McpHost::set_roots)): `None`, the default, answers with
+    /// those. A gateway asks the client whose call is in flight on that server. An `Err` is
+    /// sent as the JSON-RPC error.
+    fn list_roots(
+        &self,
+        server: &str,
+    ) -> impl Future<Output = Option<Result<Vec<crate::Root>, ErrorObject>>> + Send {
+        let _ = server;
+        async { None }
     }
 
     /// A `notifications/elicitation/complete`: the out-of-band step of the URL elicitation
@@ -152,12 +171,17 @@ pub(crate) trait DynHandler: Send + Sync + 'static {
     fn supports_elicitation(&self) -> bool;
     fn supports_sampling_tools(&self) -> bool;
     fn supports_url_elicitation(&self) -> bool;
+    fn supports_roots(&self) -> bool;
     fn elicit_url(
         &self,
         server: Arc<str>,
         request: UrlElicitation,
     ) -> BoxFuture<Result<ElicitAction, ErrorObject>>;
     fn on_elicitation_complete(&self, server: &str, elicitation_id: &str);
+    fn list_roots(
+        &self,
+        server: Arc<str>,
+    ) -> BoxFuture<Option<Result<Vec<crate::Root>, ErrorObject>>>;
     fn create_message(
         &self,
         server: Arc<str>,
@@ -192,6 +216,10 @@ impl<H: ClientHandler> DynHandler for Adapter<H> {
         self.0.supports_url_elicitation()
     }
 
+    fn supports_roots(&self) -> bool {
+        self.0.supports_roots()
+    }
+
     fn elicit_url(
         &self,
         server: Arc<str>,
@@ -203,6 +231,14 @@ impl<H: ClientHandler> DynHandler for Adapter<H> {
 
     fn on_elicitation_complete(&self, server: &str, elicitation_id: &str) {
         self.0.on_elicitation_complete(server, elicitation_id);
+    }
+
+    fn list_roots(
+        &self,
+        server: Arc<str>,
+    ) -> BoxFuture<Option<Result<Vec<crate::Root>, ErrorObject>>> {
+        let handler = Arc::clone(&self.0);
+        Box::pin(async move { handler.list_roots(&server).await })
     }
 
     fn create_message(

@@ -289,10 +289,11 @@ async fn answer(shared: &Shared, request: Value) -> Result<Value, (String, Error
         )
     };
     let result = match method.as_str() {
-        "roots/list" => serde_json::to_value(ListRootsResult {
-            roots: shared.roots(),
-        })
-        .map_err(|err| ErrorObject::internal(err.to_string())),
+        "roots/list" => match shared.answer_roots().await {
+            Ok(roots) => serde_json::to_value(ListRootsResult { roots })
+                .map_err(|err| ErrorObject::internal(err.to_string())),
+            Err(error) => Err(error),
+        },
         "elicitation/create"
             if shared.handler.supports_elicitation()
                 || shared.handler.supports_url_elicitation() =>

@@ -267,6 +267,14 @@ impl Shared {
     }
 
     /// The roots offered now.
+    /// The answer to a server's `roots/list`: the handler's, else the connection's roots.
+    pub(crate) async fn answer_roots(&self) -> Result<Vec<Root>, ErrorObject> {
+        match self.handler.list_roots(Arc::clone(&self.name)).await {
+            Some(answer) => answer,
+            None => Ok(self.roots()),
+        }
+    }
+
     pub(crate) fn roots(&self) -> Vec<Root> {
         lock(&self.roots).to_vec()
     }
@@ -466,8 +474,11 @@ pub(crate) fn router(shared: &Arc<Shared>) -> Router {
     let mut router = Router::new()
         .request::<Ping, _, _>(|_, _| async { Ok(json!({})) })
         .request::<ListRoots, _, _>(move |_, _| {
-            let roots = roots.roots();
-            async move { Ok(ListRootsResult { roots }) }
+            let shared = Arc::clone(&roots);
+            async move {
+                let roots = shared.answer_roots().await?;
+                Ok(ListRootsResult { roots })
+            }
         });
     // The handlers a server may cancel run under `shared.inbound`: a cancel drops them and
     // nothing is answered.
@@ -782,11 +793,11 @@ where
 /// process was reaped): enough for the frames it wrote just before exiting.
 pub(crate) const EXIT_GRACE: Duration = Duration::from_secs(1);
 
-/// What the client offers: roots when the spec has any, sampling and elicitation when the
-/// handler takes them.
+/// What the client offers: roots when the spec has any or the handler answers them, sampling
+/// and elicitation when the handler takes them.
 pub(crate) fn client_capabilities(spec: &ServerSpec, handler: &dyn DynHandler) -> Value {
     let mut capabilities = serde_json::Map::new();
-    if !spec.roots.is_empty() {
+    if !spec.roots.is_empty() || handler.supports_roots() {
         // `Client::set_roots` announces changes (legacy era).
         capabilities.insert("roots".to_owned(), json!({ "listChanged": true }));
     }
