@@ -35,8 +35,9 @@
 #                 one table row each. Each upstream runs under tap.sh, which copies what it reads
 #                 to a log: a cancel passes only when the client's call ended cancelled, a call
 #                 after it answers, and the upstream read a notifications/cancelled for that
-#                 call. Checks the gateway is known not to pass are listed in KNOWN_GAPS (with
-#                 why); a listed check that passes fails the script, so the list stays true.
+#                 call. Checks the gateway refuses by design are listed in KNOWN_GAPS (with
+#                 why; the table says `no bridge`); a listed check that passes fails the
+#                 script, so the list stays true.
 #                 `<!-- gateway-real-clients:begin -->`
 #
 # Usage: .ci/mcp-server-clients.sh CACHE_DIR [DOC_FILE]
@@ -220,18 +221,21 @@ declare -A not_offered=([inspector]="progress sampling elicitation cancel")
 # The eras a client cannot speak: its rows are n/a, not run. The v1 SDK knows the legacy
 # versions only (LATEST_PROTOCOL_VERSION 2025-11-25; no server/discover, no `_meta` envelope).
 declare -A no_era=([typescript1]="modern")
-# Checks the gateway does not pass yet, as "ERA SERVER:CHECK" (every client and transport of that
-# era), each with why: the table says `gap`. gateway-real only.
+# Checks the gateway refuses by design, as "ERA SERVER:CHECK" (every client and transport of that
+# era), each with why: the table says `no bridge`. gateway-real only.
 declare -A KNOWN_GAPS=()
 if [[ "$target" == gateway-real ]]; then
   # server-everything (TS SDK 1.x) is a legacy upstream: it asks mid-call, with a
   # server-to-client request. The gateway asks a legacy client the same way, but a modern client
   # cannot be asked mid-call, and the gateway does not turn a legacy upstream's request into the
-  # call's input_required (it would have to park the upstream's call between the client's rounds;
-  # crates/gateway/README.md, "Not yet"): it answers the upstream -32603 "the client refused
-  # sampling/createMessage: a modern request cannot be asked mid-call; answer input_required",
-  # and the client's call ends in an error result. py_peer.py, a modern upstream, passes.
-  why="a legacy upstream's mid-call request cannot reach a modern client through the gateway yet"
+  # call's input_required: that would park a live upstream call between the client's rounds, per
+  # client state that breaks the stateless modern era (replicas behind a balancer). The four-cell
+  # contract (ToolHive's design note; ../shared/reference/mcp-gateway.md §3.7) says Modern client
+  # x Legacy server has no bridge: the gateway answers the upstream an explicit -32603 ("the
+  # client refused sampling/createMessage: a modern request cannot be asked mid-call; answer
+  # input_required") and the client's call ends in an error result. py_peer.py, a modern
+  # upstream, passes.
+  why="no bridge by design: a legacy upstream's mid-call request is refused for a modern client (-32603)"
   KNOWN_GAPS["modern everything:sampling"]="$why"
   KNOWN_GAPS["modern everything:elicitation"]="$why"
 fi
@@ -324,7 +328,7 @@ for client in "${CLIENTS[@]}"; do
           case "$result" in
             pass) [[ -z "$gap" ]] || { result="pass (listed as a known gap)"; bad=1; } ;;
             n/a) [[ " ${not_offered[$client]:-} " == *" $check "* ]] || { result="fail (n/a)"; bad=1; } ;;
-            fail*) if [[ -n "$gap" ]]; then result="gap"; else bad=1; fi ;;
+            fail*) if [[ -n "$gap" ]]; then result="no bridge"; else bad=1; fi ;;
             *) result="fail"; bad=1 ;;
           esac
           cells+=("$result")
@@ -390,15 +394,15 @@ if [[ -n "$doc" ]]; then
     if (( ${#failed[@]} > 0 )); then
       echo "Failing: $(IFS=','; echo "${failed[*]}" | sed 's/,/, /g')."
     elif (( ${#KNOWN_GAPS[@]} > 0 )); then
-      echo "Every check a client offers passes but the known gaps; n/a is a check the client does"
-      echo "not offer, or an era it does not speak."
+      echo "Every check a client offers passes but those refused by design (no bridge); n/a is a"
+      echo "check the client does not offer, or an era it does not speak."
     else
       echo "Every check a client offers passes; n/a is a check the client does not offer, or an era"
       echo "it does not speak."
     fi
     if (( ${#KNOWN_GAPS[@]} > 0 )); then
       echo
-      echo "A gap is a check the gateway is known not to pass yet (KNOWN_GAPS in the script):"
+      echo "No bridge is a check the gateway refuses by design (KNOWN_GAPS in the script):"
       echo
       for gap in "${!KNOWN_GAPS[@]}"; do
         echo "- ${gap}: ${KNOWN_GAPS[$gap]}"
