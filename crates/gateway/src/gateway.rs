@@ -222,6 +222,7 @@ struct Inner {
     told: Mutex<[u64; 3]>,
     calls: AtomicU64,
     inflight: Arc<Inflight>,
+    elicited: Arc<UrlElicitations>,
     subscriptions: Arc<Subscriptions>,
     /// The stateful servers' specs, by name.
     stateful: BTreeMap<String, ServerSpec>,
@@ -319,6 +320,60 @@ struct Filed {
     /// Its client can be sent a sign-in page mid-call (a legacy client that takes URL-mode
     /// elicitation).
     signs_in: bool,
+    /// Its client's session, and the way to tell it what no request owns (a URL elicitation's
+    /// completion).
+    session: Option<SessionKey>,
+    notifier: Notifier,
+}
+
+/// The most URL elicitations of upstreams the gateway remembers, to pass on their
+/// `notifications/elicitation/complete` to the session that was asked (the oldest is
+/// forgotten first).
+pub const MAX_URL_ELICITATIONS: usize = 256;
+
+/// A URL elicitation passed on to a session: its upstream, its id, and whom to tell.
+struct Elicited {
+    server: String,
+    id: String,
+    session: SessionKey,
+    notifier: Notifier,
+}
+
+/// The URL elicitations passed on to sessions, oldest first (at most
+/// [`MAX_URL_ELICITATIONS`]).
+#[derive(Default)]
+struct UrlElicitations(Mutex<std::collections::VecDeque<Elicited>>);
+
+impl UrlElicitations {
+    fn remember(&self, server: &str, id: &str, session: SessionKey, notifier: &Notifier) {
+        let mut held = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        held.retain(|e| !(e.server == server && e.id == id));
+        if held.len() >= MAX_URL_ELICITATIONS {
+            held.pop_front();
+        }
+        held.push_back(Elicited {
+            server: server.to_owned(),
+            id: id.to_owned(),
+            session,
+            notifier: notifier.clone(),
+        });
+    }
+
+    /// Tells the session asked for `id` on `server` that it is done, once.
+    fn complete(&self, server: &str, id: &str) {
+        let mut held = self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(at) = held.iter().position(|e| e.server == server && e.id == id) {
+            let elicited = held.remove(at).expect("the position found");
+            drop(held);
+            elicited.notifier.elicitation_complete(elicited.session, id);
+        }
+    }
 }
 
 #[derive(Default)]
@@ -333,18 +388,13 @@ impl Inflight {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    /// Files the call `id` on `server` until the guard drops.
-    fn enter<'a>(
-        &'a self,
-        server: &str,
-        id: u64,
-        to: tokio::sync::mpsc::Sender<Forward>,
-        signs_in: bool,
-    ) -> impl Drop + 'a {
+    /// Files the call on `server` until the guard drops.
+    fn enter<'a>(&'a self, server: &str, filed: Filed) -> impl Drop + 'a {
+        let id = filed.id;
         self.lock()
             .entry(server.to_owned())
             .or_default()
-            .push(Filed { id, to, signs_in });
+            .push(filed);
         struct Leave<'a>(&'a Inflight, String, u64);
         impl Drop for Leave<'_> {
             fn drop(&mut self) {
@@ -369,6 +419,7 @@ impl Inflight {
 /// full queue drops one: logs are advisory).
 struct Upstreams {
     inflight: Arc<Inflight>,
+    elicited: Arc<UrlElicitations>,
     subscriptions: Arc<Subscriptions>,
     naming: Naming,
     /// Server name → alias.
@@ -466,12 +517,27 @@ impl ClientHandler for Upstreams {
             "url": request.url,
             "elicitationId": request.elicitation_id,
         });
+        // The session asked (the call `ask` picks), to tell when the upstream completes it.
+        let asked = (self.inflight.lock().get(server))
+            .and_then(|calls| calls.last())
+            .and_then(|filed| Some((filed.session?, filed.notifier.clone())));
         let answer = self.ask(server, InputRequest::Elicit(params)).await?;
-        serde_json::from_value(answer["action"].clone()).map_err(|err| {
-            ErrorObject::internal(format!(
-                "the client's URL elicitation answer does not decode: {err}"
-            ))
-        })
+        let action: ElicitAction =
+            serde_json::from_value(answer["action"].clone()).map_err(|err| {
+                ErrorObject::internal(format!(
+                    "the client's URL elicitation answer does not decode: {err}"
+                ))
+            })?;
+        if action == ElicitAction::Accept
+            && let Some((session, notifier)) = asked
+        {
+            (self.elicited).remember(server, &request.elicitation_id, session, &notifier);
+        }
+        Ok(action)
+    }
+
+    fn on_elicitation_complete(&self, server: &str, elicitation_id: &str) {
+        self.elicited.complete(server, elicitation_id);
     }
 
     /// A `roots/list` goes to the client whose call is in flight on that server; with no call
@@ -655,8 +721,10 @@ impl Gateway {
             .filter(|spec| stateful.contains_key(spec.name()))
             .map(|spec| (spec.name().to_owned(), spec.clone()))
             .collect();
+        let elicited = Arc::new(UrlElicitations::default());
         let (host, driver) = McpHost::new(Upstreams {
             inflight: Arc::clone(&inflight),
+            elicited: Arc::clone(&elicited),
             subscriptions: Arc::clone(&subscriptions),
             naming: naming.clone(),
             aliases: aliases.clone(),
@@ -676,6 +744,7 @@ impl Gateway {
                 told: Mutex::default(),
                 calls: AtomicU64::new(0),
                 inflight,
+                elicited,
                 subscriptions,
                 stateful,
                 instances: Instances::new(config.max_instances, config.instance_idle),
@@ -1068,8 +1137,14 @@ impl Gateway {
         // Progress and log lines from upstream go on to the client; a full queue drops one
         // (both are advisory, and the next report says more).
         let (forward, mut reports) = tokio::sync::mpsc::channel(FORWARD_QUEUE);
-        let signs_in = !ctx.era().is_modern() && ctx.client_has("elicitation.url");
-        let _filed = inner.inflight.enter(serving, id, forward.clone(), signs_in);
+        let filed = Filed {
+            id,
+            to: forward.clone(),
+            signs_in: !ctx.era().is_modern() && ctx.client_has("elicitation.url"),
+            session: ctx.session(),
+            notifier: ctx.notifier().clone(),
+        };
+        let _filed = inner.inflight.enter(serving, filed);
         let options = ToolCallOptions::new().on_progress(move |report| {
             let _ = forward.try_send(Forward::Progress(report));
         });
@@ -1103,6 +1178,20 @@ impl Gateway {
         };
         let login = inner.login_command.as_deref();
         let (answer, outcome) = answer(&request.name, &route.server, login, &report);
+        // A `-32042` passes through as it is: its URL elicitations' completions reach this
+        // session.
+        if let (Some(ToolStop::Failed(sidewire_agent::Error::Tool { source, .. })), Some(session)) =
+            (&report.stop, ctx.session())
+        {
+            for elicitation in source.url_elicitations() {
+                (inner.elicited).remember(
+                    serving,
+                    &elicitation.elicitation_id,
+                    session,
+                    ctx.notifier(),
+                );
+            }
+        }
         unfinished.parts = None;
         if inner.audit.is_on() {
             let record = record(RecordParts {

@@ -12,7 +12,8 @@ use sidewire_gateway::{Gateway, GatewayConfig, Mode, Policy};
 use sidewire_mcp::{EraChoice as Era, ServerSpec};
 use sidewire_mcp_server::{
     CallToolResult, Capabilities, Error, Handler, HandlerContext, Implementation, InputRequest,
-    InputRequired, ListKind, LogLevel, Notifier, Reply, Resource, Server, Tool, ToolCallRequest,
+    InputRequired, ListKind, LogLevel, Notifier, Reply, Resource, Server, SessionKey, Tool,
+    ToolCallRequest,
 };
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -26,6 +27,8 @@ struct Upstream {
     late: Arc<AtomicBool>,
     /// Each change of a legacy session's subscriptions, in order.
     subscribed: Arc<std::sync::Mutex<Vec<(String, bool)>>>,
+    /// The session `sign-in` was answered in.
+    signed: Arc<std::sync::Mutex<Option<SessionKey>>>,
 }
 
 impl Handler for Upstream {
@@ -54,11 +57,13 @@ impl Handler for Upstream {
 
     async fn list_tools(&self, _ctx: &HandlerContext) -> Result<Vec<Tool>, Error> {
         let late = self.late.load(Ordering::SeqCst).then_some("late");
-        Ok(["ask", "chatty", "flood", "sign-in", "roots"]
-            .into_iter()
-            .chain(late)
-            .map(|name| Tool::new(name, "test", json!({"type": "object"})))
-            .collect())
+        Ok(
+            ["ask", "chatty", "flood", "sign-in", "roots", "url-required"]
+                .into_iter()
+                .chain(late)
+                .map(|name| Tool::new(name, "test", json!({"type": "object"})))
+                .collect(),
+        )
     }
 
     async fn call_tool(
@@ -92,9 +97,12 @@ impl Handler for Upstream {
                 Ok(Reply::from(CallToolResult::text(text)))
             }
             "sign-in" => match ctx.input_responses().get("u") {
-                Some(answer) => Ok(Reply::from(CallToolResult::text(
-                    answer["action"].as_str().unwrap_or("?"),
-                ))),
+                Some(answer) => {
+                    *self.signed.lock().unwrap() = ctx.session();
+                    Ok(Reply::from(CallToolResult::text(
+                        answer["action"].as_str().unwrap_or("?"),
+                    )))
+                }
                 None => Ok(Reply::InputRequired(InputRequired::new().request(
                     "u",
                     InputRequest::Elicit(json!({
@@ -105,6 +113,16 @@ impl Handler for Upstream {
                     })),
                 ))),
             },
+            "url-required" => {
+                *self.signed.lock().unwrap() = ctx.session();
+                Err(Error::Rpc {
+                    code: -32042,
+                    message: "sign in first".into(),
+                    data: Some(json!({"elicitations": [{
+                        "mode": "url", "message": "sign in", "elicitationId": "flow-2",
+                        "url": "https://auth.example.com/start?flow=2"}]})),
+                })
+            }
             "roots" => match ctx.input_responses().get("r") {
                 Some(answer) => {
                     let uris: Vec<&str> = (answer["roots"].as_array().into_iter().flatten())
@@ -144,6 +162,7 @@ struct Up {
     notifier: Notifier,
     late: Arc<AtomicBool>,
     subscribed: Arc<std::sync::Mutex<Vec<(String, bool)>>>,
+    signed: Arc<std::sync::Mutex<Option<SessionKey>>>,
 }
 
 /// The upstream on a free loopback port, and its URL.
@@ -153,6 +172,7 @@ async fn upstream() -> (String, Up) {
     let upstream = Upstream::default();
     let late = Arc::clone(&upstream.late);
     let subscribed = Arc::clone(&upstream.subscribed);
+    let signed = Arc::clone(&upstream.signed);
     let server = Server::new(upstream);
     let notifier = server.notifier();
     tokio::spawn(sidewire_mcp_server::http::serve(
@@ -166,6 +186,7 @@ async fn upstream() -> (String, Up) {
             notifier,
             late,
             subscribed,
+            signed,
         },
     )
 }
@@ -681,4 +702,54 @@ async fn an_upstreams_roots_list_is_answered_by_the_client_whose_call_it_is() {
         gateway.shutdown().await;
         extensions.shutdown().await;
     }
+}
+
+#[tokio::test]
+async fn a_url_elicitations_completion_reaches_the_session_that_was_asked() {
+    let (mut client, gateway, extensions, _state, up) =
+        start_full(Era::Legacy, json!({"elicitation": {"url": {}}}), 1 << 16).await;
+    client.send(call(1, "up__sign-in")).await;
+    let answer = loop {
+        let message = client.recv().await;
+        if message["method"] == "elicitation/create" {
+            client
+                .send(json!({"jsonrpc": "2.0", "id": message["id"],
+                             "result": {"action": "accept"}}))
+                .await;
+        } else if message["id"] == 1 {
+            break message;
+        }
+    };
+    assert_eq!(answer["result"]["content"][0]["text"], "accept", "{answer}");
+    // The upstream's out-of-band step is done: it tells its session (the gateway's), and the
+    // gateway tells the session it asked.
+    let key = up
+        .signed
+        .lock()
+        .unwrap()
+        .expect("a legacy upstream session");
+    let told = client
+        .told_after(|| up.notifier.elicitation_complete(key, "flow-1"))
+        .await;
+    assert_eq!(
+        told["method"], "notifications/elicitation/complete",
+        "{told}"
+    );
+    assert_eq!(told["params"]["elicitationId"], "flow-1", "{told}");
+
+    // A `-32042` passes through as it is, and its elicitation's completion comes too.
+    client.send(call(2, "up__url-required")).await;
+    let answer = client.recv().await;
+    assert_eq!(answer["error"]["code"], -32042, "{answer}");
+    let key = up
+        .signed
+        .lock()
+        .unwrap()
+        .expect("a legacy upstream session");
+    let told = client
+        .told_after(|| up.notifier.elicitation_complete(key, "flow-2"))
+        .await;
+    assert_eq!(told["params"]["elicitationId"], "flow-2", "{told}");
+    gateway.shutdown().await;
+    extensions.shutdown().await;
 }

@@ -173,6 +173,19 @@ impl Notifier {
         }
     }
 
+    /// Tells one session that the out-of-band step of its URL-mode elicitation
+    /// `elicitation_id` is done (`notifications/elicitation/complete`), on its GET stream or
+    /// stdio: how a server (or a gateway passing one on) lets the client retry what waited for
+    /// it. A session that ended, or cannot take it now (a full queue), misses it.
+    pub fn elicitation_complete(&self, session: SessionKey, elicitation_id: &str) {
+        let message = wire::notification(
+            "notifications/elicitation/complete",
+            json!({ "elicitationId": elicitation_id }),
+        );
+        self.0
+            .broadcast(&message, |candidate| candidate.key == Some(session));
+    }
+
     /// Announces that a resource changed, to the sessions and listens subscribed to it.
     pub fn resource_updated(&self, uri: &str) {
         let hub = &self.0;
