@@ -329,7 +329,7 @@ struct Filed {
 /// The most URL elicitations of upstreams the gateway remembers, to pass on their
 /// `notifications/elicitation/complete` to the session that was asked (the oldest is
 /// forgotten first).
-pub const MAX_URL_ELICITATIONS: usize = 256;
+pub const MAX_PASSED_URL_ELICITATIONS: usize = 256;
 
 /// A URL elicitation passed on to a session: its upstream, its id, and whom to tell.
 struct Elicited {
@@ -340,7 +340,7 @@ struct Elicited {
 }
 
 /// The URL elicitations passed on to sessions, oldest first (at most
-/// [`MAX_URL_ELICITATIONS`]).
+/// [`MAX_PASSED_URL_ELICITATIONS`]).
 #[derive(Default)]
 struct UrlElicitations(Mutex<std::collections::VecDeque<Elicited>>);
 
@@ -351,7 +351,7 @@ impl UrlElicitations {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         held.retain(|e| !(e.server == server && e.id == id));
-        if held.len() >= MAX_URL_ELICITATIONS {
+        if held.len() >= MAX_PASSED_URL_ELICITATIONS {
             held.pop_front();
         }
         held.push_back(Elicited {

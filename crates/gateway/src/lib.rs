@@ -26,7 +26,7 @@ mod subscriptions;
 pub use crate::audit::AuditSink;
 pub use crate::error::Error;
 pub use crate::gateway::{
-    DEFAULT_NAME, Gateway, GatewayConfig, GatewayDriver, MAX_URL_ELICITATIONS, Upstream,
+    DEFAULT_NAME, Gateway, GatewayConfig, GatewayDriver, MAX_PASSED_URL_ELICITATIONS, Upstream,
 };
 pub use crate::instances::{DEFAULT_INSTANCE_IDLE, DEFAULT_MAX_INSTANCES};
 pub use crate::names::{Alias, MAX_ALIAS, MAX_CLIENT_TOOL_NAME};
