@@ -357,25 +357,76 @@ fn no_upstream_outlives_the_client_going_away() {
 }
 
 #[test]
-fn no_upstream_outlives_a_sigterm() {
+fn no_upstream_outlives_a_sigterm_or_a_sighup() {
+    for signal in ["-TERM", "-HUP"] {
+        let home = home();
+        let config = config(home.path(), &["one"]);
+        let mut served = Served::start(home.path(), &["--config", config.to_str().unwrap()]);
+        served.tool_names();
+        let pid = upstream_pid(home.path(), "one");
+        let signalled = Command::new("kill")
+            .args([signal, &served.child.id().to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(signalled.success());
+        let started = Instant::now();
+        wait_exit(&mut served.child, Duration::from_secs(60));
+        assert!(
+            gone_within(
+                &[pid],
+                Duration::from_secs(2).saturating_sub(started.elapsed())
+            ),
+            "the upstream outlived a {signal} by 2 s"
+        );
+    }
+}
+
+#[test]
+fn no_upstream_outlives_the_gateway_killed() {
+    // SIGKILL leaves the gateway no time: the upstreams' parent-death signal ends them, even
+    // upstreams that ignore their stdin's end and every signal but SIGKILL.
     let home = home();
-    let config = config(home.path(), &["one"]);
+    let mut servers = serde_json::Map::new();
+    for name in ["one", "two"] {
+        let pid = home.path().join(format!("{name}.pid"));
+        let script = format!(
+            "echo $$ > '{}'; exec '{EXE}' __mcp-server --stubborn",
+            pid.display()
+        );
+        servers.insert(
+            name.to_owned(),
+            json!({"command": "/bin/sh", "args": ["-c", script]}),
+        );
+    }
+    let config = home.path().join("stubborn.json");
+    std::fs::write(&config, json!({ "mcpServers": servers }).to_string()).unwrap();
     let mut served = Served::start(home.path(), &["--config", config.to_str().unwrap()]);
     served.tool_names();
-    let pid = upstream_pid(home.path(), "one");
-    let signalled = Command::new("kill")
-        .args(["-TERM", &served.child.id().to_string()])
-        .status()
-        .expect("kill runs");
-    assert!(signalled.success());
-    let started = Instant::now();
+    let pids = [
+        upstream_pid(home.path(), "one"),
+        upstream_pid(home.path(), "two"),
+    ];
+    // Whatever the outcome, nothing stubborn is left behind.
+    struct KillAfter([i32; 2]);
+    impl Drop for KillAfter {
+        fn drop(&mut self) {
+            for pid in self.0 {
+                let _ = Command::new("kill")
+                    .args(["-KILL", &pid.to_string()])
+                    .status();
+            }
+        }
+    }
+    let _cleanup = KillAfter(pids);
+    served.child.kill().expect("SIGKILL");
+    let killed_at = Instant::now();
     wait_exit(&mut served.child, Duration::from_secs(60));
     assert!(
         gone_within(
-            &[pid],
-            Duration::from_secs(2).saturating_sub(started.elapsed())
+            &pids,
+            Duration::from_secs(2).saturating_sub(killed_at.elapsed())
         ),
-        "the upstream outlived a SIGTERM by 2 s"
+        "an upstream outlived the gateway's SIGKILL by 2 s"
     );
 }
 
