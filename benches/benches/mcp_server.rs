@@ -10,10 +10,11 @@
 //! the child's stdin and reads answer lines from its stdout; over HTTP it sends HTTP/1.1
 //! keep-alive `POST`s through hyper's client connection (`client::conn::http1`) and reads the
 //! answer whole, JSON or a one-event SSE stream, whichever the server sends. It measures one
-//! request in flight (`in_flight_1`: the per-request cost) and many (`in_flight_32` over stdio:
+//! request in flight (`in_flight_1`: the per-request cost) and many (`in_flight_32`: over stdio,
 //! 32 requests with distinct ids on the one pipe pair, the next written as each answer comes
-//! back; `in_flight_16` over HTTP: 16 keep-alive connections, one request in flight each, the
-//! way a client's connection pool does it; HTTP/1.1 has no multiplexing on one connection).
+//! back; over HTTP, 32 keep-alive connections, one request in flight each, the way a client's
+//! connection pool does it; HTTP/1.1 has no multiplexing on one connection). The HTTP depth was
+//! 16 until issue 45 asked for 32; figures in BENCHMARKS.md dated before it are at 16.
 //! Criterion's `thrpt` is requests per second.
 //!
 //! Each group has its floor, measured in the same run through the same driver: `floor` is a
@@ -35,12 +36,32 @@
 //! `SIDEWIRE_REQUIRE_PEERS=1` makes a missing peer fail instead.
 //!
 //! The bridges (a stdio server, this bench's Toolbox, exposed over Streamable HTTP): sidewire's
-//! gateway (`--gateway-http`, always) and, when `SIDEWIRE_BENCH_BRIDGES` names a directory
-//! holding `node_modules/supergateway` (npm `supergateway` 4.0.0) and `py/bin/mcp-proxy` (PyPI
-//! `mcp-proxy` 0.13.0), those two, in the legacy era (the one they serve with sessions):
-//! `npm install supergateway@4.0.0` and `python3 -m venv py && py/bin/pip install
-//! mcp-proxy==0.13.0` in that directory. They are not CI's peers: without it their rows are
-//! `SKIPPED:` whatever `SIDEWIRE_REQUIRE_PEERS` says.
+//! gateway (`bridge_sidewire`: `--gateway-http`, always) and, when `SIDEWIRE_BENCH_BRIDGES`
+//! names a directory holding `node_modules/supergateway` (npm `supergateway` 4.0.0) and
+//! `py/bin/mcp-proxy` (PyPI `mcp-proxy` 0.13.0), those two (`bridge_supergateway`,
+//! `bridge_mcp_proxy`), in the legacy era (the one they serve with sessions).
+//!
+//! Aggregation (two stdio servers, each this bench's Toolbox, behind one Streamable HTTP
+//! endpoint, the tool called by the name the aggregator gives the first one's `noop`):
+//! sidewire's gateway in its default, prefixed mode (`aggregate_sidewire`: `--aggregate-http`,
+//! `a__noop`, always) and, when that directory holds `fastmcp/bin/python` (a venv with PyPI
+//! `fastmcp` 4.2.3), FastMCP (`aggregate_fastmcp`: `peers/fastmcp_aggregate.py`, the two mounted
+//! under the namespaces `a` and `b`, `a_noop`), in the legacy era. FastMCP stands in for 1MCP,
+//! which issue 45 names: 1MCP's npm package (`@1mcp/agent`) is not on the registry this
+//! project's machines reach, and the next aggregator that installs, npm `mcp-hub` 4.2.1, serves
+//! its aggregate only over the older HTTP+SSE transport (`GET /mcp`, `POST /messages`), not
+//! Streamable HTTP.
+//!
+//! To install them, in that directory:
+//!
+//! ```sh
+//! npm install supergateway@4.0.0
+//! python3 -m venv py && py/bin/pip install mcp-proxy==0.13.0
+//! python3 -m venv fastmcp && fastmcp/bin/pip install fastmcp==4.2.3
+//! ```
+//!
+//! (two venvs: mcp-proxy 0.13.0 runs on `mcp` 1.x, fastmcp 4.2.3 on `mcp` 2.3.0). They are not
+//! CI's peers: a missing one's rows are `SKIPPED:` whatever `SIDEWIRE_REQUIRE_PEERS` says.
 //!
 //! `SIDEWIRE_BENCH_SERVER_CPUS=LIST` starts every server (floors and peers included) under
 //! `taskset -c LIST`; run the bench itself under `taskset -c` for the driver's side. Example:
@@ -69,7 +90,7 @@ const SERVER: &str = env!("CARGO_BIN_EXE_mcp_noop_server");
 /// Requests in flight on one stdio pipe pair, for throughput.
 const STDIO_DEPTH: usize = 32;
 /// Keep-alive connections, one request in flight each, for throughput over HTTP.
-const HTTP_DEPTH: usize = 16;
+const HTTP_DEPTH: usize = 32;
 /// How long any one server may take to start, or to answer outside the timed loops.
 const PATIENCE: Duration = Duration::from_secs(30);
 /// A pooled connection idle longer than this is opened again before it is used: uvicorn and
@@ -115,23 +136,24 @@ impl Era {
         }
     }
 
-    /// The `tools/call` request with this `id`, as its era sends it, without a newline.
-    fn call(self, id: u64, out: &mut Vec<u8>) {
+    /// The `tools/call` of `tool` with this `id`, as its era sends it, without a newline.
+    fn call(self, tool: &str, id: u64, out: &mut Vec<u8>) {
         out.clear();
         let _ = match self {
             Era::Legacy => write!(
                 out,
-                r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"noop","arguments":{{}}}}}}"#
+                r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{tool}","arguments":{{}}}}}}"#
             ),
             Era::Modern => write!(
                 out,
                 concat!(
-                    r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"noop","arguments":{{}},"#,
+                    r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{tool}","arguments":{{}},"#,
                     r#""_meta":{{"io.modelcontextprotocol/protocolVersion":"2026-07-28","#,
                     r#""io.modelcontextprotocol/clientInfo":{{"name":"bench","version":"0"}},"#,
                     r#""io.modelcontextprotocol/clientCapabilities":{{}}}}}}}}"#
                 ),
-                id = id
+                id = id,
+                tool = tool
             ),
         };
     }
@@ -238,13 +260,65 @@ fn peer_script(name: &str) -> PathBuf {
         .join(name)
 }
 
-/// How to start one server: a program and its arguments.
+/// Where the bridges and the aggregator the gateway is measured against are installed, when
+/// they are (`SIDEWIRE_BENCH_BRIDGES`). Not CI's peers: a missing one is skipped whatever
+/// `SIDEWIRE_REQUIRE_PEERS` says.
+struct Bridges {
+    /// supergateway's script, run by `node`.
+    supergateway: Option<PathBuf>,
+    /// mcp-proxy's command.
+    mcp_proxy: Option<PathBuf>,
+    /// The Python of the venv holding fastmcp, for `peers/fastmcp_aggregate.py`.
+    fastmcp: Option<PathBuf>,
+}
+
+impl Bridges {
+    fn find() -> Bridges {
+        let Some(dir) = std::env::var_os("SIDEWIRE_BENCH_BRIDGES").map(PathBuf::from) else {
+            say(concat!(
+                "SKIPPED: mcp_server's supergateway, mcp-proxy and fastmcp rows ",
+                "(set SIDEWIRE_BENCH_BRIDGES)"
+            ));
+            return Bridges {
+                supergateway: None,
+                mcp_proxy: None,
+                fastmcp: None,
+            };
+        };
+        let found = |what: &str, path: PathBuf| {
+            if path.exists() {
+                Some(path)
+            } else {
+                say(&format!(
+                    "SKIPPED: mcp_server's {what} rows (no {})",
+                    path.display()
+                ));
+                None
+            }
+        };
+        let supergateway = found(
+            "supergateway",
+            dir.join("node_modules/supergateway/dist/index.js"),
+        );
+        let mcp_proxy = found("mcp-proxy", dir.join("py/bin/mcp-proxy"));
+        let fastmcp = found("fastmcp", dir.join("fastmcp/bin/python"));
+        Bridges {
+            supergateway,
+            mcp_proxy,
+            fastmcp,
+        }
+    }
+}
+
+/// How to start one server: a program and its arguments, and the name of the no-op tool as
+/// the server exposes it.
 #[derive(Debug, Clone)]
 struct Launch {
     name: String,
     kind: Kind,
     program: PathBuf,
     args: Vec<String>,
+    tool: &'static str,
 }
 
 impl Launch {
@@ -254,7 +328,14 @@ impl Launch {
             kind,
             program: program.into(),
             args: args.iter().map(|&arg| arg.to_owned()).collect(),
+            tool: "noop",
         }
+    }
+
+    /// The tool called is `tool` (an aggregator's name for the upstream's `noop`).
+    fn calling(mut self, tool: &'static str) -> Launch {
+        self.tool = tool;
+        self
     }
 
     /// The command, under `taskset -c $SIDEWIRE_BENCH_SERVER_CPUS` when that is set.
@@ -313,7 +394,7 @@ fn stdio_servers(peers: &Peers) -> Vec<Launch> {
 
 /// The HTTP servers, in row order, and the eras each has a row in. Every peer takes its port
 /// as the argument after `http`; sidewire's server and the floor print their address.
-fn http_servers(peers: &Peers) -> Vec<(Launch, &'static [Era])> {
+fn http_servers(peers: &Peers, bridges: &Bridges) -> Vec<(Launch, &'static [Era])> {
     const BOTH: &[Era] = &[Era::Legacy, Era::Modern];
     const LEGACY: &[Era] = &[Era::Legacy];
     let mut servers = vec![
@@ -330,67 +411,74 @@ fn http_servers(peers: &Peers) -> Vec<(Launch, &'static [Era])> {
             BOTH,
         ),
     ];
-    match std::env::var_os("SIDEWIRE_BENCH_BRIDGES").map(PathBuf::from) {
-        Some(dir) => {
-            let supergateway = dir.join("node_modules/supergateway/dist/index.js");
-            let proxy = dir.join("py/bin/mcp-proxy");
-            let upstream = Path::new(SERVER).to_str().expect("a UTF-8 path");
-            if supergateway.exists() {
-                let script = supergateway.to_str().expect("a UTF-8 path");
-                servers.push((
-                    Launch::new(
-                        "bridge_supergateway",
-                        Kind::Mcp,
-                        "node",
-                        &[
-                            script,
-                            "--stdio",
-                            upstream,
-                            "--outputTransport",
-                            "streamableHttp",
-                            "--stateful",
-                            "--logLevel",
-                            "none",
-                            "--port",
-                            "PORT",
-                        ],
-                    ),
-                    LEGACY,
-                ));
-            } else {
-                say(&format!(
-                    "SKIPPED: mcp_server's supergateway rows (no {})",
-                    supergateway.display()
-                ));
-            }
-            if proxy.exists() {
-                servers.push((
-                    Launch::new(
-                        "bridge_mcp_proxy",
-                        Kind::Mcp,
-                        proxy,
-                        &[
-                            "--host",
-                            "127.0.0.1",
-                            "--port",
-                            "PORT",
-                            "--log-level",
-                            "WARNING",
-                            upstream,
-                        ],
-                    ),
-                    LEGACY,
-                ));
-            } else {
-                say(&format!(
-                    "SKIPPED: mcp_server's mcp-proxy rows (no {})",
-                    proxy.display()
-                ));
-            }
-        }
-        None => say(
-            "SKIPPED: mcp_server's supergateway and mcp-proxy rows (set SIDEWIRE_BENCH_BRIDGES)",
-        ),
+    let upstream = Path::new(SERVER).to_str().expect("a UTF-8 path");
+    if let Some(script) = &bridges.supergateway {
+        let script = script.to_str().expect("a UTF-8 path");
+        servers.push((
+            Launch::new(
+                "bridge_supergateway",
+                Kind::Mcp,
+                "node",
+                &[
+                    script,
+                    "--stdio",
+                    upstream,
+                    "--outputTransport",
+                    "streamableHttp",
+                    "--stateful",
+                    "--logLevel",
+                    "none",
+                    "--port",
+                    "PORT",
+                ],
+            ),
+            LEGACY,
+        ));
+    }
+    if let Some(proxy) = &bridges.mcp_proxy {
+        servers.push((
+            Launch::new(
+                "bridge_mcp_proxy",
+                Kind::Mcp,
+                proxy,
+                &[
+                    "--host",
+                    "127.0.0.1",
+                    "--port",
+                    "PORT",
+                    "--log-level",
+                    "WARNING",
+                    upstream,
+                ],
+            ),
+            LEGACY,
+        ));
+    }
+    // Aggregation: two upstreams, each the same Toolbox, behind one endpoint; the tool called
+    // is the first one's `noop` under the name each aggregator gives it.
+    servers.push((
+        Launch::new(
+            "aggregate_sidewire",
+            Kind::Mcp,
+            SERVER,
+            &["--aggregate-http"],
+        )
+        .calling("a__noop"),
+        BOTH,
+    ));
+    if let Some(python) = &bridges.fastmcp {
+        let script = peer_script("fastmcp_aggregate.py");
+        let script = script.to_str().expect("a UTF-8 path");
+        servers.push((
+            Launch::new(
+                "aggregate_fastmcp",
+                Kind::Mcp,
+                python,
+                &[script, "PORT", upstream],
+            )
+            .calling("a_noop"),
+            LEGACY,
+        ));
     }
     if let Some(python) = &peers.python {
         let script = peer_script("py_noop_server.py");
@@ -444,6 +532,7 @@ struct StdioServer {
     name: String,
     kind: Kind,
     era: Era,
+    tool: &'static str,
     child: Child,
     stdin: ChildStdin,
     stdout: BufReader<ChildStdout>,
@@ -468,6 +557,7 @@ impl StdioServer {
             name: format!("{} (stdio, {})", launch.name, era.name()),
             kind: launch.kind,
             era,
+            tool: launch.tool,
             child,
             stdin,
             stdout,
@@ -508,7 +598,7 @@ impl StdioServer {
 
     /// Writes the next `tools/call` (one write: the line and its newline).
     async fn write_call(&mut self) {
-        self.era.call(self.next_id, &mut self.request);
+        self.era.call(self.tool, self.next_id, &mut self.request);
         self.next_id += 1;
         self.request.push(b'\n');
         self.stdin
@@ -567,7 +657,7 @@ impl StdioServer {
             .await
             .is_err()
         {
-            let _ = child.kill().await;
+            kill_tree(&mut child).await;
         }
     }
 }
@@ -605,6 +695,7 @@ fn stdio(c: &mut Criterion, rt: &Runtime, peers: &Peers) {
 struct HttpServer {
     name: String,
     kind: Kind,
+    tool: &'static str,
     child: Child,
     address: SocketAddr,
     host: HeaderValue,
@@ -622,6 +713,7 @@ impl HttpServer {
         let mut server = HttpServer {
             name: format!("{} (http)", launch.name),
             kind: launch.kind,
+            tool: launch.tool,
             child,
             address,
             host: HeaderValue::from_str(&address.to_string()).expect("a Host header"),
@@ -696,6 +788,7 @@ impl HttpServer {
             &self.host,
             self.session.as_ref(),
             era,
+            self.tool,
             Bytes::copy_from_slice(body),
         );
         let sender = &mut self.pool[conn];
@@ -706,8 +799,13 @@ impl HttpServer {
     async fn run(&mut self, iters: u64, depth: usize, era: Era) -> Duration {
         self.refresh(false).await;
         let next = std::cell::Cell::new(0u64);
-        let (host, session, kind, name) =
-            (&self.host, self.session.as_ref(), self.kind, &self.name);
+        let (host, session, kind, tool, name) = (
+            &self.host,
+            self.session.as_ref(),
+            self.kind,
+            self.tool,
+            &self.name,
+        );
         let started = Instant::now();
         let workers = self.pool[..depth]
             .iter_mut()
@@ -723,8 +821,9 @@ impl HttpServer {
                         }
                         next.set(i + 1);
                         // Ids distinct across the connections of one session.
-                        era.call(1 + i * HTTP_DEPTH as u64 + n as u64, &mut line);
-                        let request = request(host, session, era, Bytes::copy_from_slice(&line));
+                        era.call(tool, 1 + i * HTTP_DEPTH as u64 + n as u64, &mut line);
+                        let body = Bytes::copy_from_slice(&line);
+                        let request = request(host, session, era, tool, body);
                         let (status, _, body) = exchange(sender, request, name).await;
                         assert_eq!(
                             status,
@@ -743,7 +842,7 @@ impl HttpServer {
     }
 
     async fn check_era(&mut self, era: Era) {
-        era.call(1, &mut self.body);
+        era.call(self.tool, 1, &mut self.body);
         let line = std::mem::take(&mut self.body);
         let (status, _, body) = self.post(&line, era, 0).await;
         self.body = line;
@@ -763,8 +862,42 @@ impl HttpServer {
             mut child, pool, ..
         } = self;
         drop(pool);
-        let _ = child.kill().await;
+        kill_tree(&mut child).await;
     }
+}
+
+/// Kills `child` and every process under it: a bridge's or an aggregator's upstreams would
+/// otherwise outlive it until each read the end of its stdin.
+async fn kill_tree(child: &mut Child) {
+    use nix::sys::signal::{Signal, kill};
+    use nix::unistd::Pid;
+    let Some(root) = child.id().and_then(|pid| i32::try_from(pid).ok()) else {
+        return;
+    };
+    // Linux lists each task's children in `/proc/PID/task/TID/children`.
+    let mut tree: Vec<i32> = Vec::new();
+    let mut unvisited = vec![root];
+    while let Some(parent) = unvisited.pop() {
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{parent}/task")) else {
+            continue;
+        };
+        for task in tasks.flatten() {
+            let children =
+                std::fs::read_to_string(task.path().join("children")).unwrap_or_default();
+            for pid in children
+                .split_whitespace()
+                .filter_map(|pid| pid.parse().ok())
+            {
+                tree.push(pid);
+                unvisited.push(pid);
+            }
+        }
+    }
+    // Children before their parents: none is orphaned (and reaped elsewhere) before its signal.
+    for &pid in tree.iter().rev() {
+        let _ = kill(Pid::from_raw(pid), Signal::SIGKILL);
+    }
+    let _ = child.kill().await;
 }
 
 /// Starts an HTTP server and returns it with its address: the one it prints, or for a peer
@@ -816,11 +949,12 @@ async fn listen(launch: &Launch) -> (Child, SocketAddr) {
     (child, address)
 }
 
-/// A `POST /mcp` of `body` with the headers `era`'s client sends.
+/// A `POST /mcp` of `body` (a call of `tool`) with the headers `era`'s client sends.
 fn request(
     host: &HeaderValue,
     session: Option<&HeaderValue>,
     era: Era,
+    tool: &'static str,
     body: Bytes,
 ) -> Request<Full<Bytes>> {
     let mut request = Request::new(Full::new(body));
@@ -852,7 +986,7 @@ fn request(
                 HeaderValue::from_static(Era::Modern.version()),
             );
             headers.insert("mcp-method", HeaderValue::from_static("tools/call"));
-            headers.insert("mcp-name", HeaderValue::from_static("noop"));
+            headers.insert("mcp-name", HeaderValue::from_static(tool));
         }
     }
     request
@@ -881,8 +1015,8 @@ async fn exchange(
     (parts.status, parts.headers, body)
 }
 
-fn http(c: &mut Criterion, rt: &Runtime, peers: &Peers) {
-    let launches = http_servers(peers);
+fn http(c: &mut Criterion, rt: &Runtime, peers: &Peers, bridges: &Bridges) {
+    let launches = http_servers(peers, bridges);
     let mut servers: Vec<(HttpServer, &[Era])> = launches
         .iter()
         .map(|(launch, eras)| {
@@ -927,8 +1061,9 @@ fn configure(group: &mut BenchmarkGroup<'_, WallTime>) {
 fn mcp_server(c: &mut Criterion) {
     let rt = runtime();
     let peers = Peers::find();
+    let bridges = Bridges::find();
     stdio(c, &rt, &peers);
-    http(c, &rt, &peers);
+    http(c, &rt, &peers, &bridges);
 }
 
 criterion_group! {

@@ -11,13 +11,17 @@
 //! mcp_noop_server --gateway      # sidewire-gateway in bridge mode in front of the Toolbox
 //! mcp_noop_server --gateway-sidecar  # the same with one allow-all sidecar in the chain
 //! mcp_noop_server --gateway-http # the gateway as a bridge: the Toolbox over Streamable HTTP
+//! mcp_noop_server --aggregate-http  # the gateway aggregating two Toolboxes over Streamable HTTP
 //! mcp_noop_server --relay        # its floor: bytes copied to and from a child `--echo`
 //! ```
 //!
 //! `--gateway` is `sidewire mcp serve --no-prefix --policy allow` without the CLI: the gateway
 //! (no extensions installed, no audit) on non-blocking stdin/stdout pipes, its one upstream
 //! this program's Toolbox as a child. `--relay` is what any process in the middle costs: the
-//! same two pipe hops with no JSON at all.
+//! same two pipe hops with no JSON at all. `--aggregate-http` is the gateway in its default
+//! mode, aggregation (`sidewire mcp serve --policy allow --listen` with two servers): two
+//! upstreams, `a` and `b`, each this program's Toolbox as a child, their tools prefixed with
+//! the alias (`a__noop`, `b__noop`).
 //!
 //! The HTTP modes print `listening on http://ADDRESS/mcp` as their first line on stdout (as
 //! the crate's `fixture` example does). Every mode runs on a current-thread runtime: a no-op
@@ -77,9 +81,10 @@ fn main() -> ExitCode {
                 echo().await;
                 Ok(())
             }
-            "--gateway" => gateway(false, false).await,
-            "--gateway-sidecar" => gateway(true, false).await,
-            "--gateway-http" => gateway(false, true).await,
+            "--gateway" => gateway(Front::Stdio).await,
+            "--gateway-sidecar" => gateway(Front::StdioSidecar).await,
+            "--gateway-http" => gateway(Front::Http).await,
+            "--aggregate-http" => gateway(Front::AggregateHttp).await,
             "--relay" => {
                 relay().await;
                 Ok(())
@@ -89,7 +94,7 @@ fn main() -> ExitCode {
                 Ok(())
             }
             other => Err(format!(
-                "unknown mode {other:?} (none, --tokio-stdio, --http, --echo, --echo-http, --gateway, --gateway-sidecar, --gateway-http, --relay)"
+                "unknown mode {other:?} (none, --tokio-stdio, --http, --echo, --echo-http, --gateway, --gateway-sidecar, --gateway-http, --aggregate-http, --relay)"
             )),
         }
     });
@@ -199,12 +204,26 @@ async fn echo_http(listener: TcpListener) {
     }
 }
 
-/// The gateway in bridge mode in front of this program's Toolbox, on stdin/stdout (over
-/// Streamable HTTP on a loopback port when `http`: the job of supergateway and mcp-proxy);
-/// with one allow-all sidecar in its chain when `sidecar`.
-async fn gateway(sidecar: bool, http: bool) -> Result<(), String> {
+/// Which gateway a `--gateway*` or `--aggregate-http` mode runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Front {
+    /// Bridge mode on stdin/stdout.
+    Stdio,
+    /// The same with one allow-all sidecar in the chain.
+    StdioSidecar,
+    /// Bridge mode over Streamable HTTP on a loopback port: the job of supergateway and
+    /// mcp-proxy.
+    Http,
+    /// Aggregation over Streamable HTTP: two upstreams, `a` and `b`, names prefixed.
+    AggregateHttp,
+}
+
+/// The gateway in front of this program's Toolbox (two of them when aggregating), with no
+/// extension installed (one allow-all sidecar for [`Front::StdioSidecar`]) and no audit.
+async fn gateway(front: Front) -> Result<(), String> {
     use sidewire_gateway::{Gateway, GatewayConfig, Mode, Policy};
     let me = std::env::current_exe().map_err(|err| err.to_string())?;
+    let sidecar = front == Front::StdioSidecar;
     let (config, _state) = if sidecar {
         sidewire_benches::sidecars::allow_all_store()
     } else {
@@ -219,11 +238,16 @@ async fn gateway(sidecar: bool, http: bool) -> Result<(), String> {
     if !report.failed.is_empty() || (sidecar && report.started.is_empty()) {
         return Err("the allow-all sidecar did not start".to_owned());
     }
-    let upstream = sidewire_mcp::ServerSpec::stdio("noop", me.to_string_lossy());
-    let config = GatewayConfig::new()
-        .server(upstream)
-        .bridge()
-        .policy(Policy::new(Mode::Allow));
+    let upstream = |name: &str| sidewire_mcp::ServerSpec::stdio(name, me.to_string_lossy());
+    let config = match front {
+        Front::AggregateHttp => GatewayConfig::new()
+            .server(upstream("a"))
+            .server(upstream("b")),
+        Front::Stdio | Front::StdioSidecar | Front::Http => {
+            GatewayConfig::new().server(upstream("noop")).bridge()
+        }
+    }
+    .policy(Policy::new(Mode::Allow));
     let (gateway, driver) =
         Gateway::new(config, extensions.clone()).map_err(|err| err.to_string())?;
     tokio::spawn(driver);
@@ -231,7 +255,7 @@ async fn gateway(sidecar: bool, http: bool) -> Result<(), String> {
     if let Some(failure) = failed.first() {
         return Err(failure.error.to_string());
     }
-    let served = if http {
+    let served = if matches!(front, Front::Http | Front::AggregateHttp) {
         serve(
             Server::new(gateway.clone()),
             listen().await,
