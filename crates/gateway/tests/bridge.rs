@@ -218,6 +218,29 @@ impl Client {
         panic!("the client was told nothing within 60 s");
     }
 
+    /// Calls `tool` as request `id`, answering each request of the gateway's with what
+    /// `answer` gives for it (its method and message), until the call's own answer comes.
+    async fn call_answering(
+        &mut self,
+        id: u64,
+        tool: &str,
+        mut answer: impl FnMut(&str, &Value) -> Value,
+    ) -> Value {
+        self.send(call(id, tool)).await;
+        loop {
+            let message = self.recv().await;
+            match message["method"].as_str() {
+                Some(method) if message.get("id").is_some() => {
+                    let result = answer(method, &message);
+                    self.send(json!({"jsonrpc": "2.0", "id": message["id"], "result": result}))
+                        .await;
+                }
+                _ if message["id"] == id => return message,
+                _ => {}
+            }
+        }
+    }
+
     async fn recv(&mut self) -> Value {
         let line = tokio::time::timeout(Duration::from_secs(60), self.lines.next_line())
             .await
@@ -661,23 +684,14 @@ async fn a_modern_clients_listen_reaches_the_upstream_and_its_updates_come_back(
 async fn an_upstreams_roots_list_is_answered_by_the_client_whose_call_it_is() {
     for era in [Era::Legacy, Era::Modern] {
         let (mut client, gateway, extensions, _state) = start(era, json!({"roots": {}})).await;
-        client.send(call(1, "up__roots")).await;
-        let mut asked = 0;
-        let answer = loop {
-            let message = client.recv().await;
-            match message["method"].as_str() {
-                Some("roots/list") => {
-                    asked += 1;
-                    let result = json!({"roots": [{"uri": "file:///work", "name": "work"}]});
-                    client
-                        .send(json!({"jsonrpc": "2.0", "id": message["id"], "result": result}))
-                        .await;
-                }
-                _ if message["id"] == 1 => break message,
-                _ => {}
-            }
-        };
-        assert_eq!(asked, 1, "{era:?}: {answer}");
+        let mut asked = Vec::new();
+        let answer = client
+            .call_answering(1, "up__roots", |method, _| {
+                asked.push(method.to_owned());
+                json!({"roots": [{"uri": "file:///work", "name": "work"}]})
+            })
+            .await;
+        assert_eq!(asked, ["roots/list"], "{era:?}: {answer}");
         assert_eq!(
             answer["result"]["content"][0]["text"], "roots: file:///work",
             "{era:?}: {answer}"
@@ -687,14 +701,11 @@ async fn an_upstreams_roots_list_is_answered_by_the_client_whose_call_it_is() {
 
         // A client that declared no roots is not asked: the gateway's own roots (none).
         let (mut client, gateway, extensions, _state) = start(era, json!({})).await;
-        client.send(call(2, "up__roots")).await;
-        let answer = loop {
-            let message = client.recv().await;
-            assert_ne!(message["method"], "roots/list", "{era:?}: never asked");
-            if message["id"] == 2 {
-                break message;
-            }
-        };
+        let answer = client
+            .call_answering(2, "up__roots", |method, _| {
+                panic!("{era:?}: never asked, but asked {method}")
+            })
+            .await;
         assert_eq!(
             answer["result"]["content"][0]["text"], "roots: ",
             "{era:?}: {answer}"
@@ -708,18 +719,12 @@ async fn an_upstreams_roots_list_is_answered_by_the_client_whose_call_it_is() {
 async fn a_url_elicitations_completion_reaches_the_session_that_was_asked() {
     let (mut client, gateway, extensions, _state, up) =
         start_full(Era::Legacy, json!({"elicitation": {"url": {}}}), 1 << 16).await;
-    client.send(call(1, "up__sign-in")).await;
-    let answer = loop {
-        let message = client.recv().await;
-        if message["method"] == "elicitation/create" {
-            client
-                .send(json!({"jsonrpc": "2.0", "id": message["id"],
-                             "result": {"action": "accept"}}))
-                .await;
-        } else if message["id"] == 1 {
-            break message;
-        }
-    };
+    let answer = client
+        .call_answering(1, "up__sign-in", |method, _| {
+            assert_eq!(method, "elicitation/create");
+            json!({"action": "accept"})
+        })
+        .await;
     assert_eq!(answer["result"]["content"][0]["text"], "accept", "{answer}");
     // The upstream's out-of-band step is done: it tells its session (the gateway's), and the
     // gateway tells the session it asked.

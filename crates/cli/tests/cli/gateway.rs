@@ -587,7 +587,11 @@ impl Drop for Serving {
 /// `sidewire mcp serve ARGS --listen 127.0.0.1:0` in front of the built-in server `demo`: the
 /// child and the address it listens on.
 fn listening(home: &Path, args: &[&str]) -> (Serving, String) {
-    let config = config(home, &["demo"]);
+    listening_to(home, &config(home, &["demo"]), args)
+}
+
+/// [`listening`], in front of the servers of `config`.
+fn listening_to(home: &Path, config: &Path, args: &[&str]) -> (Serving, String) {
     let mut child = Command::new(EXE)
         .args(["mcp", "serve", "--config", config.to_str().unwrap()])
         .args(["--allow-tool", "demo__echo", "--listen", "127.0.0.1:0"])
@@ -743,30 +747,7 @@ fn a_stateful_server_runs_once_per_session_and_no_instance_outlives_its_session(
     let config = home.path().join("stateful.json");
     let servers = json!({"mcpServers": {"demo": {"command": "/bin/sh", "args": ["-c", script]}}});
     std::fs::write(&config, servers.to_string()).unwrap();
-    let mut child = Command::new(EXE)
-        .args(["mcp", "serve", "--config", config.to_str().unwrap()])
-        .args(["--allow-tool", "demo__echo", "--listen", "127.0.0.1:0"])
-        .args(["--stateful", "demo"])
-        .env("SIDEWIRE_HOME", home.path())
-        .env_remove("RUST_LOG")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("sidewire starts");
-    let mut stderr = BufReader::new(child.stderr.take().unwrap());
-    let addr = loop {
-        let mut line = String::new();
-        assert!(
-            stderr.read_line(&mut line).unwrap() > 0,
-            "no listening line"
-        );
-        if let Some(rest) = line.trim().strip_prefix("listening on http://") {
-            break rest.trim_end_matches("/mcp").to_owned();
-        }
-    };
-    std::thread::spawn(move || std::io::copy(&mut stderr, &mut std::io::sink()));
-    let mut served = Serving(child);
+    let (mut served, addr) = listening_to(home.path(), &config, &["--stateful", "demo"]);
     // The shared instance (the lists) runs from the start; each session starts its own.
     assert_eq!(started_pids(home.path()).len(), 1);
     let a = session_with_a_call(&addr);
