@@ -42,6 +42,10 @@ pub const ALLOWED_EDGES: &[(&str, &str)] = &[
     ("sidewire-ext-host", "sidewire-ext-protocol"),
     ("sidewire-ext-conformance", "sidewire-process"),
     ("sidewire-ext-conformance", "sidewire-ext-protocol"),
+    // Claude-style command hooks: each hook a supervised child, and the hook points its
+    // events map to.
+    ("sidewire-hooks", "sidewire-process"),
+    ("sidewire-hooks", "sidewire-ext-protocol"),
     ("sidewire-agent", "sidewire-ext-host"),
     ("sidewire-agent", "sidewire-mcp"),
     ("sidewire-agent", "sidewire-mcp-config"),

@@ -33,6 +33,7 @@ pub const LIBRARY_CRATES: &[(&str, &str)] = &[
     ("sidewire-mcp", "crates/mcp"),
     ("sidewire-mcp-config", "crates/mcp-config"),
     ("sidewire-mcp-server", "crates/mcp-server"),
+    ("sidewire-hooks", "crates/hooks"),
     ("sidewire-agent", "crates/agent"),
     ("sidewire-gateway", "crates/gateway"),
 ];
