@@ -306,7 +306,10 @@ mod tests {
         assert_eq!(merged.decision, HookDecision::Deny);
         assert_eq!(merged.reason.as_deref(), Some("first deny"));
         assert_eq!(merged.updated_input, Some(json!({"n": 2})));
-        assert_eq!(merge(std::slice::from_ref(&allow)).decision, HookDecision::Allow);
+        assert_eq!(
+            merge(std::slice::from_ref(&allow)).decision,
+            HookDecision::Allow
+        );
         assert_eq!(merge(&[]).decision, HookDecision::Continue);
     }
 }
