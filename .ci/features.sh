@@ -12,7 +12,8 @@
 # - the crates built on it, alone with their own defaults (sidewire-agent: `host` and `stdio`;
 #   sidewire-mcp-config: `http` and `auth`; sidewire-mcp-server: `http`), and sidewire-mcp-server
 #   without `http` too (stdio only);
-# - sidewire-ext-sdk without and with `samples` (the workspace always unifies it on).
+# - sidewire-ext-sdk without and with `samples` (the workspace always unifies it on);
+# - sidewire-hooks alone (no features: its tokio features are its own, not the workspace's).
 # Every other library crate has no features; the workspace build covers it.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -30,6 +31,7 @@ COMBOS=(
   "sidewire-mcp-server"
   "sidewire-ext-sdk"
   "sidewire-ext-sdk --features samples"
+  "sidewire-hooks"
 )
 
 failed=0
