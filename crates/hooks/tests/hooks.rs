@@ -263,3 +263,26 @@ async fn claude_codes_documented_bash_validator_blocks_with_exit_2() {
     assert_eq!(said.decision, HookDecision::Continue);
     assert!(said.failure.is_none());
 }
+
+#[test]
+fn the_bounds_of_a_hook_file_are_hit_and_said() {
+    let dir = tempfile::tempdir().unwrap();
+    // Over the file cap: refused, not read in part.
+    let big = dir.path().join("big.json");
+    let padding = " ".repeat(sidewire_hooks::MAX_FILE_BYTES);
+    std::fs::write(&big, format!("{{\"hooks\": {{}}}}{padding}")).unwrap();
+    let err = HookFiles::read(&[source(&big, HookDialect::ClaudeCode)]).unwrap_err();
+    assert!(err.is_file(), "{err}");
+    // More hooks than one file may hold.
+    let hooks: Vec<_> = (0..=sidewire_hooks::MAX_HOOKS_PER_FILE)
+        .map(|n| json!({"type": "command", "command": format!("echo {n}")}))
+        .collect();
+    let settings = json!({"hooks": {"PreToolUse": [{"hooks": hooks}]}});
+    let err = HookFiles::default()
+        .add(&settings.to_string(), source(&big, HookDialect::ClaudeCode))
+        .unwrap_err();
+    assert!(err.is_malformed(), "{err}");
+    // A timeout over the cap is cut to it.
+    let files = one_hook("true", Some(1e9));
+    assert_eq!(files.hooks[0].timeout, Some(sidewire_hooks::MAX_TIMEOUT));
+}
