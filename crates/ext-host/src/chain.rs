@@ -13,7 +13,7 @@
 //! decision rule, without a process.
 
 use std::future::Future;
-use std::sync::Arc;
+use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
 use sidewire_ext_protocol::{
@@ -25,7 +25,8 @@ use crate::audit::AuditRecord;
 use crate::conn::{CallError, Connection, PayloadText};
 use crate::error::OperationFailure;
 use crate::events::HostEvent;
-use crate::generation::PointPlan;
+use crate::generation::{Entry, PointPlan};
+use crate::member::{MemberAnswer, MemberFailure};
 use crate::shared::Shared;
 
 /// Who a trace entry is about.
@@ -75,6 +76,9 @@ pub struct TraceEntry {
     pub result: TraceResult,
     /// From writing the call to deciding on its answer.
     pub elapsed: Duration,
+    /// What an in-process member said of its own steps (each hook it ran: its source, command
+    /// and what it said), redacted; empty for a sidecar.
+    pub notes: Vec<String>,
 }
 
 /// A refused operation: who blocked it and the reason to show (redacted).
@@ -143,14 +147,64 @@ pub(crate) trait Member: Sync {
     /// record of an override it makes.
     fn timeout_millis(&self, point: HookPoint) -> u64;
 
-    /// One intercept call with `payload`. Failures (a timeout, an error answer, a crash, an
-    /// undecodable result) carry their reason and a message naming the plugin.
+    /// One intercept call with the current payload. Failures (a timeout, an error answer, a
+    /// crash, an undecodable result) carry their reason and a message naming the plugin.
     fn intercept(
         &self,
         point: HookPoint,
-        payload: &PayloadText,
+        payload: Sent<'_>,
         timeout_millis: u64,
-    ) -> impl Future<Output = Result<InterceptResult, CallError>> + Send;
+    ) -> impl Future<Output = Result<Answered, Failed>> + Send;
+}
+
+/// The payload a member is sent: the value, and its text, written once for all the sidecars
+/// that get it (until a replacement).
+#[derive(Clone, Copy)]
+pub(crate) struct Sent<'a> {
+    pub(crate) payload: &'a HookPayload,
+    text: &'a OnceLock<PayloadText>,
+}
+
+impl<'a> Sent<'a> {
+    /// The payload's text, written on first use.
+    pub(crate) fn text(self) -> &'a PayloadText {
+        self.text.get_or_init(|| PayloadText::of(self.payload))
+    }
+}
+
+/// A member's answer, with what an in-process member says of its steps.
+pub(crate) struct Answered {
+    pub(crate) result: InterceptResult,
+    pub(crate) notes: Vec<String>,
+    pub(crate) warnings: Vec<String>,
+}
+
+impl From<InterceptResult> for Answered {
+    fn from(result: InterceptResult) -> Self {
+        Answered {
+            result,
+            notes: Vec::new(),
+            warnings: Vec::new(),
+        }
+    }
+}
+
+/// A member's failed call.
+pub(crate) struct Failed {
+    pub(crate) error: CallError,
+    pub(crate) notes: Vec<String>,
+    /// It fails the operation even if the member is optional.
+    pub(crate) fails_operation: bool,
+}
+
+impl From<CallError> for Failed {
+    fn from(error: CallError) -> Self {
+        Failed {
+            error,
+            notes: Vec::new(),
+            fails_operation: false,
+        }
+    }
 }
 
 impl Member for Connection {
@@ -166,13 +220,86 @@ impl Member for Connection {
         point.timeout_millis(self.plugin.runtime.timeout_millis)
     }
 
-    fn intercept(
+    async fn intercept(
         &self,
         point: HookPoint,
-        payload: &PayloadText,
+        payload: Sent<'_>,
         timeout_millis: u64,
-    ) -> impl Future<Output = Result<InterceptResult, CallError>> + Send {
-        Connection::intercept(self, point, payload, timeout_millis)
+    ) -> Result<Answered, Failed> {
+        Connection::intercept(self, point, payload.text(), timeout_millis)
+            .await
+            .map(Answered::from)
+            .map_err(Failed::from)
+    }
+}
+
+impl Member for Entry {
+    fn id(&self) -> &str {
+        Entry::id(self)
+    }
+
+    fn required(&self) -> bool {
+        match self {
+            Entry::Sidecar(conn) => Member::required(&**conn),
+            Entry::Local(member) => member.required(),
+        }
+    }
+
+    fn timeout_millis(&self, point: HookPoint) -> u64 {
+        match self {
+            Entry::Sidecar(conn) => Member::timeout_millis(&**conn, point),
+            Entry::Local(member) => member.timeout_millis(point).max(1),
+        }
+    }
+
+    async fn intercept(
+        &self,
+        point: HookPoint,
+        payload: Sent<'_>,
+        timeout_millis: u64,
+    ) -> Result<Answered, Failed> {
+        let member = match self {
+            Entry::Sidecar(conn) => return Member::intercept(&**conn, point, payload, timeout_millis).await,
+            Entry::Local(member) => member,
+        };
+        let budget = Duration::from_millis(timeout_millis);
+        match tokio::time::timeout(budget, member.intercept(point, payload.payload)).await {
+            Ok(Ok(MemberAnswer {
+                result,
+                notes,
+                warnings,
+                ..
+            })) => Ok(Answered {
+                result,
+                notes,
+                warnings,
+            }),
+            Ok(Err(failure)) => {
+                let fails_operation = failure.fails_operation();
+                let MemberFailure {
+                    reason,
+                    message,
+                    notes,
+                    ..
+                } = failure;
+                Err(Failed {
+                    error: CallError {
+                        reason,
+                        message: format!("{} failed at {}: {message}", member.id(), point.as_str()),
+                    },
+                    notes,
+                    fails_operation,
+                })
+            }
+            Err(_) => Err(Failed::from(CallError {
+                reason: Reason::InterceptTimeout,
+                message: format!(
+                    "{} did not answer {} within {timeout_millis} ms",
+                    member.id(),
+                    point.as_str()
+                ),
+            })),
+        }
     }
 }
 
@@ -268,13 +395,13 @@ pub(crate) async fn walk(
     point: HookPoint,
     payload: HookPayload,
 ) -> Result<Outcome, Error> {
-    walk_members(&plan.chain, plan.owner.as_deref(), shared, point, payload).await
+    walk_members(plan.chain.iter(), plan.owner.as_deref(), shared, point, payload).await
 }
 
 /// [`walk`] over any members and host.
-async fn walk_members<M: Member, H: Host>(
-    chain: &[Arc<M>],
-    owner: Option<&M>,
+async fn walk_members<'m, M: Member + 'm, O: Member, H: Host>(
+    chain: impl ExactSizeIterator<Item = &'m M>,
+    owner: Option<&O>,
     host: &H,
     point: HookPoint,
     payload: HookPayload,
@@ -286,7 +413,7 @@ async fn walk_members<M: Member, H: Host>(
         chain.len() + usize::from(owner.is_some()),
     );
     for member in chain {
-        if walk.call_member(&**member).await? == Flow::Done {
+        if walk.call_member(member).await? == Flow::Done {
             return Ok(walk.outcome);
         }
     }
@@ -304,7 +431,7 @@ struct Walk<'h, H> {
     host_verdict: Option<Verdict>,
     outcome: Outcome,
     /// The current payload's text, once written (until a replacement).
-    text: Option<PayloadText>,
+    text: OnceLock<PayloadText>,
 }
 
 impl<'h, H: Host> Walk<'h, H> {
@@ -320,40 +447,60 @@ impl<'h, H: Host> Walk<'h, H> {
             point,
             host_verdict,
             outcome,
-            text: None,
+            text: OnceLock::new(),
         }
     }
 
     /// Calls one chain member and applies its answer; `Err` fails the operation.
     async fn call_member<M: Member>(&mut self, member: &M) -> Result<Flow, Error> {
-        let text = (self.text).get_or_insert_with(|| PayloadText::of(&self.outcome.payload));
+        let sent = Sent {
+            payload: &self.outcome.payload,
+            text: &self.text,
+        };
         let timeout = member.timeout_millis(self.point);
         let started = Instant::now();
-        let answer = member.intercept(self.point, text, timeout).await;
-        let decided = answer.and_then(|result| {
-            let decision = result.decision;
-            self.chain_step(member, result).map(|step| (decision, step))
+        let answer = member.intercept(self.point, sent, timeout).await;
+        let answer = match answer {
+            Ok(answered) => {
+                for warning in &answered.warnings {
+                    self.host.warn(member.id(), warning);
+                }
+                Ok(answered)
+            }
+            Err(failed) => Err(failed),
+        };
+        let decided = answer.and_then(|answered| {
+            let decision = answered.result.decision;
+            match self.chain_step(member, answered.result) {
+                Ok(step) => Ok((decision, step, answered.notes)),
+                Err(error) => Err(Failed {
+                    error,
+                    notes: answered.notes,
+                    fails_operation: false,
+                }),
+            }
         });
-        let (decision, step) = match decided {
+        let (decision, step, notes) = match decided {
             Ok(decided) => decided,
             Err(failure) => return self.member_failed(member, failure, started),
         };
         if let Step::Override(record) = step {
             let left = Duration::from_millis(timeout).saturating_sub(started.elapsed());
             return self
-                .member_override(member, decision, record, left, started)
+                .member_override(member, decision, record, notes, left, started)
                 .await;
         }
         self.record(
             member,
             TraceRole::Chain,
             TraceResult::Decided(decision),
+            notes,
             started,
         );
         match step {
             Step::Next => Ok(Flow::Next),
             Step::Replaced => {
-                self.text = None;
+                self.text = OnceLock::new();
                 Ok(Flow::Next)
             }
             Step::Stop | Step::Override(_) => Ok(Flow::Done),
@@ -365,15 +512,20 @@ impl<'h, H: Host> Walk<'h, H> {
     fn member_failed<M: Member>(
         &mut self,
         member: &M,
-        failure: CallError,
+        failed: Failed,
         started: Instant,
     ) -> Result<Flow, Error> {
+        let Failed {
+            error: failure,
+            notes,
+            fails_operation,
+        } = failed;
         let result = TraceResult::Failed {
             reason: failure.reason,
             message: failure.message.clone(),
         };
-        self.record(member, TraceRole::Chain, result, started);
-        if member.required() {
+        self.record(member, TraceRole::Chain, result, notes, started);
+        if member.required() || fails_operation {
             let reason = Some(failure.reason);
             return Err(self.operation_failure(member, reason, failure.message));
         }
@@ -395,6 +547,7 @@ impl<'h, H: Host> Walk<'h, H> {
         member: &M,
         decision: DecisionKind,
         record: AuditRecord,
+        notes: Vec<String>,
         left: Duration,
         started: Instant,
     ) -> Result<Flow, Error> {
@@ -406,12 +559,13 @@ impl<'h, H: Host> Walk<'h, H> {
                     member,
                     TraceRole::Chain,
                     TraceResult::Decided(decision),
+                    notes,
                     started,
                 );
                 Ok(Flow::Done)
             }
             Err(message) => {
-                self.unaudited(member, TraceRole::Chain, decision, &message, started);
+                self.unaudited(member, TraceRole::Chain, decision, &message, notes, started);
                 if member.required() {
                     let reason = Some(Reason::Internal);
                     return Err(self.operation_failure(member, reason, message));
@@ -424,19 +578,24 @@ impl<'h, H: Host> Walk<'h, H> {
     /// The strategy call of `owner`, the slot owner, after the chain (§7.7). Strategy calls are
     /// always required: any failure fails the operation.
     async fn call_owner<M: Member>(mut self, owner: &M) -> Result<Outcome, Error> {
-        let text = (self.text.take()).unwrap_or_else(|| PayloadText::of(&self.outcome.payload));
+        let text = std::mem::take(&mut self.text);
+        let sent = Sent {
+            payload: &self.outcome.payload,
+            text: &text,
+        };
         let timeout = owner.timeout_millis(self.point);
         let started = Instant::now();
-        let answer = owner.intercept(self.point, &text, timeout).await;
-        let decided = answer.map_err(StrategyFailure::Failed).and_then(|result| {
-            let decision = result.decision;
-            self.strategy_step(owner, result)
-                .map(|step| (decision, step))
-        });
+        let answer = owner.intercept(self.point, sent, timeout).await;
+        let decided = (answer.map_err(|failed| StrategyFailure::Failed(failed.error)))
+            .and_then(|answered| {
+                let decision = answered.result.decision;
+                self.strategy_step(owner, answered.result)
+                    .map(|step| (decision, step))
+            });
         match decided {
             Ok((decision, None)) => {
                 let result = TraceResult::Decided(decision);
-                self.record(owner, TraceRole::SlotOwner, result, started);
+                self.record(owner, TraceRole::SlotOwner, result, Vec::new(), started);
                 Ok(self.outcome)
             }
             Ok((decision, Some(Override { payload, record }))) => {
@@ -467,11 +626,12 @@ impl<'h, H: Host> Walk<'h, H> {
                 self.outcome.applied.push(owner.id().to_owned());
                 self.outcome.audit = Some(record);
                 let result = TraceResult::Decided(decision);
-                self.record(owner, TraceRole::SlotOwner, result, started);
+                self.record(owner, TraceRole::SlotOwner, result, Vec::new(), started);
                 Ok(self.outcome)
             }
             Err(message) => {
-                self.unaudited(owner, TraceRole::SlotOwner, decision, &message, started);
+                let notes = Vec::new();
+                self.unaudited(owner, TraceRole::SlotOwner, decision, &message, notes, started);
                 Err(self.operation_failure(owner, Some(Reason::Internal), message))
             }
         }
@@ -496,7 +656,7 @@ impl<'h, H: Host> Walk<'h, H> {
                 (result, Some(reason), message)
             }
         };
-        self.record(owner, TraceRole::SlotOwner, result, started);
+        self.record(owner, TraceRole::SlotOwner, result, Vec::new(), started);
         self.operation_failure(owner, reason, message)
     }
 
@@ -631,19 +791,23 @@ impl<'h, H: Host> Walk<'h, H> {
         }
     }
 
-    /// Appends `member`'s trace entry, timed from `started` (the call's write) to now.
+    /// Appends `member`'s trace entry, timed from `started` (the call's write) to now, with
+    /// its `notes` redacted.
     fn record<M: Member>(
         &mut self,
         member: &M,
         role: TraceRole,
         result: TraceResult,
+        notes: Vec<String>,
         started: Instant,
     ) {
+        let notes = notes.iter().map(|note| self.host.redact(note)).collect();
         self.outcome.trace.push(TraceEntry {
             plugin: member.id().to_owned(),
             role,
             result,
             elapsed: started.elapsed(),
+            notes,
         });
     }
 
@@ -655,13 +819,14 @@ impl<'h, H: Host> Walk<'h, H> {
         role: TraceRole,
         decision: DecisionKind,
         message: &str,
+        notes: Vec<String>,
         started: Instant,
     ) {
         let result = TraceResult::Unaudited {
             decision,
             message: message.to_owned(),
         };
-        self.record(member, role, result, started);
+        self.record(member, role, result, notes, started);
         self.host.warn(member.id(), message);
     }
 

@@ -2,12 +2,15 @@
 //! the budgets it runs with.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use sidewire_ext_protocol::{
     CALL_TIMEOUT, GENERATION_BOOT_BUDGET, HANDSHAKE_TIMEOUT, SHUTDOWN_TIMEOUT_MILLIS,
     STREAM_CANCEL_TIMEOUT, STREAM_GAP_TIMEOUT, UiHost,
 };
+
+use crate::member::{ChainMember, Members};
 
 /// How long a `host/ui/request` prompt stays open before it is dismissed (the spec sets no
 /// deadline; an unbounded wait would let a sidecar pin a prompt for ever).
@@ -56,6 +59,8 @@ pub struct HostConfig {
     /// How long a provider stream may go with nothing arriving (the host's own bound; default
     /// [`HostConfig::DEFAULT_STREAM_IDLE_TIMEOUT`]).
     stream_idle_timeout: Duration,
+    /// The in-process chain members ([`HostConfig::member`]), in the order they were added.
+    members: Members,
 }
 
 impl HostConfig {
@@ -63,6 +68,9 @@ impl HostConfig {
     /// none; without one, a provider that sends a chunk and then nothing is waited for for
     /// ever. Models that think for a long time before their first token may need more.
     pub const DEFAULT_STREAM_IDLE_TIMEOUT: Duration = Duration::from_secs(60);
+
+    /// The most in-process chain members one host takes ([`HostConfig::member`]).
+    pub const MAX_MEMBERS: usize = 16;
 
     /// A configuration with the spec's budgets and a `tui` frontend.
     pub fn new(
@@ -87,6 +95,7 @@ impl HostConfig {
             stream_gap_timeout: STREAM_GAP_TIMEOUT,
             stream_cancel_timeout: STREAM_CANCEL_TIMEOUT,
             stream_idle_timeout: Self::DEFAULT_STREAM_IDLE_TIMEOUT,
+            members: Members::default(),
         }
     }
 
@@ -167,6 +176,16 @@ impl HostConfig {
         self
     }
 
+    /// With `member`, a chain member answering in this process (command hooks, a policy in
+    /// Rust), in the chain of every point it intercepts, ordered with the sidecars by
+    /// (priority, id). At most [`HostConfig::MAX_MEMBERS`]; one more is not added.
+    pub fn member(mut self, member: Arc<dyn ChainMember>) -> Self {
+        if self.members.0.len() < Self::MAX_MEMBERS {
+            self.members.0.push(member);
+        }
+        self
+    }
+
     /// The state directory holding the installed-plugin store.
     pub fn get_state_dir(&self) -> &Path {
         &self.state_dir
@@ -240,6 +259,11 @@ impl HostConfig {
     /// The idle bound of provider streams.
     pub fn get_stream_idle_timeout(&self) -> Duration {
         self.stream_idle_timeout
+    }
+
+    /// The in-process chain members, in the order they were added.
+    pub fn get_members(&self) -> &[Arc<dyn ChainMember>] {
+        &self.members.0
     }
 }
 

@@ -10,20 +10,61 @@ use std::sync::Arc;
 use sidewire_ext_protocol::HookPoint;
 
 use crate::conn::Connection;
+use crate::member::ChainMember;
+
+/// One member of a point's chain: a sidecar, or a member answering in-process.
+#[derive(Clone)]
+pub(crate) enum Entry {
+    /// A sidecar's connection.
+    Sidecar(Arc<Connection>),
+    /// A [`ChainMember`] of the host's configuration.
+    Local(Arc<dyn ChainMember>),
+}
+
+impl Entry {
+    fn priority(&self) -> i64 {
+        match self {
+            Entry::Sidecar(conn) => conn.plugin.runtime.priority,
+            Entry::Local(member) => member.priority(),
+        }
+    }
+
+    pub(crate) fn id(&self) -> &str {
+        match self {
+            Entry::Sidecar(conn) => &conn.plugin.id,
+            Entry::Local(member) => member.id(),
+        }
+    }
+}
+
+impl std::fmt::Debug for Entry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Entry::Sidecar(_) => write!(f, "Sidecar({})", self.id()),
+            Entry::Local(_) => write!(f, "Local({})", self.id()),
+        }
+    }
+}
 
 /// Who is called at one point.
 #[derive(Debug, Default)]
 pub(crate) struct PointPlan {
-    /// Chain members in (priority, plugin id) order (§7.6).
-    pub(crate) chain: Vec<Arc<Connection>>,
+    /// Chain members in (priority, id) order (§7.6).
+    pub(crate) chain: Vec<Entry>,
     /// The owner of the active slot mapped to the point (§7.7).
     pub(crate) owner: Option<Arc<Connection>>,
 }
 
 impl PointPlan {
-    /// Everyone an event for this point reaches, each once (§8).
+    /// Every sidecar an event for this point reaches, each once (§8): in-process members take
+    /// intercepts only.
     pub(crate) fn recipients(&self) -> impl Iterator<Item = &Arc<Connection>> {
-        self.chain.iter().chain(self.owner.iter())
+        (self.chain.iter())
+            .filter_map(|entry| match entry {
+                Entry::Sidecar(conn) => Some(conn),
+                Entry::Local(_) => None,
+            })
+            .chain(self.owner.iter())
     }
 }
 
@@ -44,13 +85,18 @@ pub(crate) fn bit(point: HookPoint) -> u32 {
 }
 
 impl Generation {
-    /// A generation with no sidecars.
+    /// A generation with no sidecars and no in-process members.
     pub(crate) fn empty(number: u64) -> Self {
-        Generation::new(number, BTreeMap::new())
+        Generation::new(number, BTreeMap::new(), &[])
     }
 
-    /// Plans every point for these connections (all handshakes done).
-    pub(crate) fn new(number: u64, conns: BTreeMap<String, Arc<Connection>>) -> Self {
+    /// Plans every point for these connections (all handshakes done) and the host's
+    /// in-process `members`.
+    pub(crate) fn new(
+        number: u64,
+        conns: BTreeMap<String, Arc<Connection>>,
+        members: &[Arc<dyn ChainMember>],
+    ) -> Self {
         let mut plans = Vec::with_capacity(HookPoint::ALL.len());
         let mut mask = 0;
         for &point in HookPoint::ALL {
@@ -65,21 +111,24 @@ impl Generation {
                     })
                     .cloned()
             });
-            let mut chain: Vec<Arc<Connection>> = conns
+            let mut chain: Vec<Entry> = conns
                 .values()
                 .filter(|c| {
                     c.plugin.runtime.intercepts.contains(&point)
                         && c.handshake().subscriptions.contains(&point)
                         && !owner.as_ref().is_some_and(|o| Arc::ptr_eq(o, c))
                 })
-                .cloned()
+                .map(|c| Entry::Sidecar(Arc::clone(c)))
+                .chain(
+                    (members.iter())
+                        .filter(|m| m.intercepts(point))
+                        .map(|m| Entry::Local(Arc::clone(m))),
+                )
                 .collect();
+            // Stable: two in-process members with one id keep the order they were added in.
             chain.sort_by(|a, b| {
-                a.plugin
-                    .runtime
-                    .priority
-                    .cmp(&b.plugin.runtime.priority)
-                    .then_with(|| a.plugin.id.as_bytes().cmp(b.plugin.id.as_bytes()))
+                (a.priority().cmp(&b.priority()))
+                    .then_with(|| a.id().as_bytes().cmp(b.id().as_bytes()))
             });
             if !chain.is_empty() || owner.is_some() {
                 mask |= bit(point);

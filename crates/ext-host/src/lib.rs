@@ -198,6 +198,7 @@ mod content;
 mod error;
 mod events;
 mod generation;
+mod member;
 mod package;
 mod provider;
 mod runtime;
@@ -213,6 +214,7 @@ pub use crate::config::HostConfig;
 pub use crate::error::{
     Error, OperationFailure, ProviderFailure, RefusedBy, StartupFailure, StartupStage,
 };
+pub use crate::member::{ChainMember, MemberAnswer, MemberFailure, MemberFuture};
 pub use crate::events::{HostEvent, HostEvents, PublishedSurface, UiPrompt};
 pub use crate::package::{Package, TrustSummary};
 pub use crate::provider::{CatalogEntry, ProviderStream, StreamRequest};

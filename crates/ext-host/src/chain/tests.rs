@@ -12,10 +12,10 @@ use sidewire_ext_protocol::{
     Verdict,
 };
 
-use super::{Host, Member, Outcome, TraceResult, TraceRole, walk_members};
+use super::{Answered, Failed, Host, Member, Outcome, Sent, TraceResult, TraceRole, walk_members};
 use crate::Error;
 use crate::audit::AuditRecord;
-use crate::conn::{CallError, PayloadText};
+use crate::conn::CallError;
 use crate::error::OperationFailure;
 use crate::util::lock;
 
@@ -97,16 +97,16 @@ impl Member for Fake {
     fn intercept(
         &self,
         _point: HookPoint,
-        payload: &PayloadText,
+        payload: Sent<'_>,
         timeout_millis: u64,
-    ) -> impl Future<Output = Result<InterceptResult, CallError>> + Send {
-        lock(&self.calls).push((payload.get().to_owned(), timeout_millis));
+    ) -> impl Future<Output = Result<Answered, Failed>> + Send {
+        lock(&self.calls).push((payload.text().get().to_owned(), timeout_millis));
         let (answer, takes) = (self.answer.clone(), self.takes);
         async move {
             if !takes.is_zero() {
                 tokio::time::sleep(takes).await;
             }
-            answer
+            answer.map(Answered::from).map_err(Failed::from)
         }
     }
 }
@@ -212,8 +212,7 @@ async fn walk(
     chain: &[&Arc<Fake>],
     owner: Option<&Fake>,
 ) -> Result<Outcome, Error> {
-    let chain: Vec<Arc<Fake>> = chain.iter().map(|m| Arc::clone(m)).collect();
-    walk_members(&chain, owner, host, point, payload).await
+    walk_members(chain.iter().map(|m| &***m), owner, host, point, payload).await
 }
 
 /// The operation's failure, or a panic naming what the walk returned instead.
@@ -626,4 +625,167 @@ async fn each_call_has_its_budget_and_an_override_only_what_is_left() {
         .await
         .unwrap();
     assert_eq!(host.audits()[0].1, Duration::ZERO);
+}
+
+/// An in-process member answering from its script, its notes and warnings included.
+struct Local {
+    answer: Result<crate::MemberAnswer, crate::MemberFailure>,
+    /// Never answers: its budget runs out.
+    hangs: bool,
+}
+
+impl Local {
+    fn answering(result: InterceptResult) -> Self {
+        let mut answer = crate::MemberAnswer::new(result);
+        answer.notes = vec!["hook `./guard.sh` said sk-secret".to_owned()];
+        answer.warnings = vec!["hook `./log.sh` exited 1".to_owned()];
+        Local {
+            answer: Ok(answer),
+            hangs: false,
+        }
+    }
+
+    fn failing(failure: crate::MemberFailure) -> Self {
+        Local {
+            answer: Err(failure),
+            hangs: false,
+        }
+    }
+
+    fn entry(self) -> crate::generation::Entry {
+        crate::generation::Entry::Local(Arc::new(self))
+    }
+}
+
+impl crate::ChainMember for Local {
+    fn id(&self) -> &str {
+        "hooks:test"
+    }
+
+    fn priority(&self) -> i64 {
+        0
+    }
+
+    fn intercepts(&self, _point: HookPoint) -> bool {
+        true
+    }
+
+    fn timeout_millis(&self, _point: HookPoint) -> u64 {
+        50
+    }
+
+    fn intercept<'a>(
+        &'a self,
+        _point: HookPoint,
+        _payload: &'a HookPayload,
+    ) -> crate::MemberFuture<'a> {
+        let answer = self.answer.clone();
+        let hangs = self.hangs;
+        Box::pin(async move {
+            if hangs {
+                std::future::pending::<()>().await;
+            }
+            answer
+        })
+    }
+}
+
+/// Walks in-process `chain` over `host`.
+async fn walk_local(
+    host: &FakeHost,
+    point: HookPoint,
+    payload: HookPayload,
+    chain: &[crate::generation::Entry],
+) -> Result<Outcome, Error> {
+    walk_members(chain.iter(), None::<&Fake>, host, point, payload).await
+}
+
+#[tokio::test]
+async fn an_in_process_members_allow_over_a_host_deny_is_audited_with_its_notes() {
+    let host = FakeHost::default();
+    let chain = [Local::answering(decide(DecisionKind::Allow, "hook said ok")).entry()];
+    let point = HookPoint::PermissionDecision;
+    let outcome = walk_local(&host, point, permission(Verdict::Deny), &chain)
+        .await
+        .unwrap();
+    assert_eq!(outcome.permission, Some(Verdict::Allow));
+    let record = outcome.audit.as_ref().expect("the override is audited");
+    assert_eq!(record.plugin, "hooks:test");
+    assert_eq!(host.audits().len(), 1);
+    let entry = &outcome.trace[0];
+    assert_eq!(entry.result, TraceResult::Decided(DecisionKind::Allow));
+    assert_eq!(entry.notes, ["hook `./guard.sh` said [REDACTED]"]);
+    assert_eq!(host.warnings().len(), 1, "the step that failed is warned about");
+}
+
+#[tokio::test]
+async fn an_in_process_members_unaudited_allow_fails_closed() {
+    let host = FakeHost::failing_audits();
+    let chain = [Local::answering(decide(DecisionKind::Allow, "")).entry()];
+    let outcome = walk_local(
+        &host,
+        HookPoint::PermissionDecision,
+        permission(Verdict::Deny),
+        &chain,
+    )
+    .await
+    .unwrap();
+    assert_eq!(outcome.permission, Some(Verdict::Deny));
+    assert!(!outcome.proceeds());
+    assert!(matches!(
+        outcome.trace[0].result,
+        TraceResult::Unaudited { .. }
+    ));
+}
+
+#[tokio::test]
+async fn an_in_process_members_answer_is_checked_like_a_sidecars() {
+    let host = FakeHost::default();
+    // `allow` outside permission.decision, and a replacement that does not re-validate.
+    for result in [
+        decide(DecisionKind::Allow, ""),
+        replace(json!({"text": ""})),
+    ] {
+        let chain = [Local::answering(result).entry()];
+        let outcome = walk_local(&host, HookPoint::InputReceive, input("hi"), &chain)
+            .await
+            .unwrap();
+        assert_eq!(outcome.payload, input("hi"));
+        assert_eq!(failed(&outcome.trace[0].result), Reason::ProtocolError);
+    }
+}
+
+#[tokio::test]
+async fn an_in_process_members_failure_follows_the_failure_policy_and_its_budget() {
+    let host = FakeHost::default();
+    let optional = [Local::failing(crate::MemberFailure::optional(
+        Reason::Internal,
+        "a hook exited 1",
+    ))
+    .entry()];
+    let outcome = walk_local(&host, HookPoint::InputReceive, input("hi"), &optional)
+        .await
+        .unwrap();
+    assert_eq!(failed(&outcome.trace[0].result), Reason::Internal);
+    assert!(outcome.proceeds());
+
+    let required = [Local::failing(crate::MemberFailure::required(
+        Reason::Internal,
+        "a required hook exited 1",
+    ))
+    .entry()];
+    let failure = failure(walk_local(&host, HookPoint::InputReceive, input("hi"), &required).await);
+    assert_eq!(
+        (failure.plugin.as_str(), failure.reason),
+        ("hooks:test", Some(Reason::Internal))
+    );
+
+    let hanging = Local {
+        hangs: true,
+        ..Local::answering(proceed())
+    };
+    let outcome = walk_local(&host, HookPoint::InputReceive, input("hi"), &[hanging.entry()])
+        .await
+        .unwrap();
+    assert_eq!(failed(&outcome.trace[0].result), Reason::InterceptTimeout);
 }

@@ -256,7 +256,7 @@ pub(crate) async fn build(
         return Err(Error::Startup(Box::new(failure)));
     }
     Ok(Built {
-        generation: Generation::new(number, conns),
+        generation: Generation::new(number, conns, shared.config.get_members()),
         report,
         started,
     })
