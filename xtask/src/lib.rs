@@ -49,6 +49,8 @@ pub const ALLOWED_EDGES: &[(&str, &str)] = &[
     ("sidewire-agent", "sidewire-ext-host"),
     ("sidewire-agent", "sidewire-mcp"),
     ("sidewire-agent", "sidewire-mcp-config"),
+    // Command hooks meet the extension host only here: the agent composes both.
+    ("sidewire-agent", "sidewire-hooks"),
     // The config files users keep, read into `sidewire-mcp` specs (never the other way round),
     // through the one bounded read of a file a config controls (`sidewire_process::file`).
     ("sidewire-mcp-config", "sidewire-mcp"),
@@ -72,6 +74,7 @@ pub const ALLOWED_EDGES: &[(&str, &str)] = &[
     ("sidewire", "sidewire-mcp-server"),
     ("sidewire", "sidewire-ext-sdk"),
     ("sidewire", "sidewire-jsonrpc"),
+    ("sidewire", "sidewire-hooks"),
 ];
 
 /// Crates only the cli may depend on (normal dependencies).

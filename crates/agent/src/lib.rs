@@ -68,6 +68,7 @@
 
 mod conversation;
 mod error;
+mod hooks;
 mod host_model;
 mod response;
 mod tools;
@@ -78,6 +79,7 @@ mod testing;
 
 pub use crate::conversation::Conversation;
 pub use crate::error::Error;
+pub use crate::hooks::HooksMember;
 pub use crate::response::ResponseCollector;
 pub use crate::tools::{
     HostPolicy, PolicyReason, ToolCall, ToolCallReport, ToolPolicy, ToolResult, ToolStop,

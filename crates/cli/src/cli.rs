@@ -159,6 +159,11 @@ pub(crate) enum Command {
     /// Boot the installed extensions and use them one shot at a time.
     #[command(subcommand)]
     Ext(ExtCommand),
+    /// The command hooks of the files you keep for Claude Code (and the Reasonix host, Gemini
+    /// CLI, ...): which run, approving a project's, and a test run of one event. `run`,
+    /// `ext intercept` and `mcp serve` run them as members of the extension chain.
+    #[command(subcommand)]
+    Hooks(HooksCommand),
     /// The interactive host: boots the installed extensions and the configured MCP servers,
     /// then reads lines (text goes through input.receive, or with --model runs an agent turn;
     /// /help lists the commands). On a terminal: a line editor with history and Tab
@@ -619,6 +624,45 @@ pub(crate) enum AuthCommand {
     /// Every stored authorization: server, issuer, client id, whether a token is stored and
     /// when it expires, whether it can be refreshed, scopes. Never a token or secret.
     Status,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum HooksCommand {
+    /// Every hook the files hold: its id, whether it runs (a user's, approved, or not
+    /// approved), whether it is required, its event, matcher, file and command.
+    List,
+    /// Approve project hooks to run (this exact command: a changed one asks again).
+    Approve {
+        /// Hook ids (at least their first 6 digits), from `sidewire hooks list`.
+        ids: Vec<String>,
+        /// Every hook the files hold.
+        #[arg(long, conflicts_with = "ids")]
+        all: bool,
+        /// Mark them required: a failure (an exit other than 0 or 2, the timeout, output over
+        /// the cap) fails the operation instead of counting as continue. Works for a user's
+        /// hooks too.
+        #[arg(long)]
+        required: bool,
+    },
+    /// Take back approvals and required marks.
+    Revoke {
+        /// Hook ids (at least their first 6 digits).
+        ids: Vec<String>,
+        /// Every hook the files hold.
+        #[arg(long, conflicts_with = "ids")]
+        all: bool,
+    },
+    /// Run the hooks of one event that may run on an input, and show each hook's trace and the
+    /// merged decision.
+    Test {
+        /// The event, as the files name it: PreToolUse, PostToolUse, PermissionRequest,
+        /// UserPromptSubmit, PreCompact, SessionStart, SessionEnd.
+        event: String,
+        /// The hook's stdin JSON (`{"tool_name": "Bash", "tool_input": {...}}`), or `-` to read
+        /// it from stdin; `session_id`, `cwd`, `permission_mode` and `hook_event_name` are
+        /// filled in when absent.
+        input: String,
+    },
 }
 
 #[derive(Debug, Subcommand)]

@@ -255,11 +255,33 @@ impl Ended {
 /// Boots the installed, enabled plugins for a one-shot command: headless, a fresh session,
 /// the current directory as the workspace.
 pub(crate) async fn boot() -> anyhow::Result<(ExtensionHost, sidewire_ext_host::HostEvents)> {
+    boot_with(None).await
+}
+
+/// [`boot`], with the command hooks of the files users keep as a member of every chain they
+/// intercept (project hooks only once approved: nobody is asked here).
+pub(crate) async fn boot_with_hooks(
+    out: &Out,
+) -> anyhow::Result<(ExtensionHost, sidewire_ext_host::HostEvents)> {
+    boot_with(Some(out)).await
+}
+
+async fn boot_with(
+    hooks: Option<&Out>,
+) -> anyhow::Result<(ExtensionHost, sidewire_ext_host::HostEvents)> {
     let home = crate::sidewire_home()?;
     let workspace = std::env::current_dir().context("cannot read the current directory")?;
-    let config = HostConfig::new(&home, crate::session_id(), workspace)
+    let session = crate::session_id();
+    let hooks = match hooks {
+        Some(out) => crate::hooks_cmd::member(out, false, &session)?,
+        None => None,
+    };
+    let mut config = HostConfig::new(&home, session, workspace)
         .ui_host(UiHost::Headless)
         .audit_log(home.join("audit.jsonl"));
+    if let Some(hooks) = hooks {
+        config = config.member(hooks);
+    }
     ExtensionHost::boot(config)
         .await
         .context("booting the installed extensions")
@@ -362,7 +384,7 @@ fn payload(point: HookPoint, text: &str) -> anyhow::Result<HookPayload> {
 async fn intercept(point_name: &str, text: &str, out: &Out) -> anyhow::Result<()> {
     let point = point(point_name)?;
     let payload = payload(point, text)?;
-    let (extensions, _events) = boot().await?;
+    let (extensions, _events) = boot_with_hooks(out).await?;
     let outcome = extensions.intercept(point, payload).await;
     extensions.shutdown().await;
     let outcome = outcome.with_context(|| format!("running the {point_name} chain"))?;
@@ -411,6 +433,9 @@ pub(crate) fn print_outcome(out: &Out, outcome: &Outcome) {
             what,
             entry.elapsed.as_secs_f64() * 1000.0
         ));
+        for note in &entry.notes {
+            out.line(format!("    {}", safe::line(note)));
+        }
     }
     if let Some(blocked) = &outcome.blocked {
         out.line(format!(
@@ -469,6 +494,7 @@ pub(crate) fn outcome_json(outcome: &Outcome) -> Value {
                 "failure": reason,
                 "message": message,
                 "millis": entry.elapsed.as_secs_f64() * 1000.0,
+                "notes": entry.notes,
             })
         })
         .collect();

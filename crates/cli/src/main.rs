@@ -19,6 +19,7 @@ mod cli;
 mod conformance_cmd;
 mod demo;
 mod ext_cmd;
+mod hooks_cmd;
 mod many_tools;
 mod mcp_cmd;
 mod out;
@@ -438,6 +439,7 @@ async fn run(
         Command::Mcp(args) => mcp_cmd::run(*args, out, interrupted).await,
         Command::Plugin(command) => plugin_cmd::run(command, out),
         Command::Ext(command) => ext_cmd::run(command, out, interrupted).await,
+        Command::Hooks(command) => hooks_cmd::run(command, out).await,
         Command::Demo => demo::run(out).await,
         Command::Run {
             config,

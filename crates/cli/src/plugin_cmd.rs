@@ -178,7 +178,7 @@ fn set_enabled(store: &PluginStore, name: &str, enabled: bool, out: &Out) -> any
 }
 
 /// Asks a yes/no question on stderr and reads the answer from stdin (never `/dev/tty`).
-fn ask(question: &str) -> anyhow::Result<bool> {
+pub(crate) fn ask(question: &str) -> anyhow::Result<bool> {
     let mut stderr = std::io::stderr().lock();
     stderr.write_all(question.as_bytes())?;
     stderr.flush()?;

@@ -259,7 +259,9 @@ impl Member for Entry {
         timeout_millis: u64,
     ) -> Result<Answered, Failed> {
         let member = match self {
-            Entry::Sidecar(conn) => return Member::intercept(&**conn, point, payload, timeout_millis).await,
+            Entry::Sidecar(conn) => {
+                return Member::intercept(&**conn, point, payload, timeout_millis).await;
+            }
             Entry::Local(member) => member,
         };
         let budget = Duration::from_millis(timeout_millis);
@@ -395,7 +397,14 @@ pub(crate) async fn walk(
     point: HookPoint,
     payload: HookPayload,
 ) -> Result<Outcome, Error> {
-    walk_members(plan.chain.iter(), plan.owner.as_deref(), shared, point, payload).await
+    walk_members(
+        plan.chain.iter(),
+        plan.owner.as_deref(),
+        shared,
+        point,
+        payload,
+    )
+    .await
 }
 
 /// [`walk`] over any members and host.
@@ -586,8 +595,8 @@ impl<'h, H: Host> Walk<'h, H> {
         let timeout = owner.timeout_millis(self.point);
         let started = Instant::now();
         let answer = owner.intercept(self.point, sent, timeout).await;
-        let decided = (answer.map_err(|failed| StrategyFailure::Failed(failed.error)))
-            .and_then(|answered| {
+        let decided =
+            (answer.map_err(|failed| StrategyFailure::Failed(failed.error))).and_then(|answered| {
                 let decision = answered.result.decision;
                 self.strategy_step(owner, answered.result)
                     .map(|step| (decision, step))
@@ -631,7 +640,14 @@ impl<'h, H: Host> Walk<'h, H> {
             }
             Err(message) => {
                 let notes = Vec::new();
-                self.unaudited(owner, TraceRole::SlotOwner, decision, &message, notes, started);
+                self.unaudited(
+                    owner,
+                    TraceRole::SlotOwner,
+                    decision,
+                    &message,
+                    notes,
+                    started,
+                );
                 Err(self.operation_failure(owner, Some(Reason::Internal), message))
             }
         }

@@ -214,8 +214,8 @@ pub use crate::config::HostConfig;
 pub use crate::error::{
     Error, OperationFailure, ProviderFailure, RefusedBy, StartupFailure, StartupStage,
 };
-pub use crate::member::{ChainMember, MemberAnswer, MemberFailure, MemberFuture};
 pub use crate::events::{HostEvent, HostEvents, PublishedSurface, UiPrompt};
+pub use crate::member::{ChainMember, MemberAnswer, MemberFailure, MemberFuture};
 pub use crate::package::{Package, TrustSummary};
 pub use crate::provider::{CatalogEntry, ProviderStream, StreamRequest};
 pub use crate::runtime::{ExtensionHost, GenerationReport, SidecarInfo, Turn};

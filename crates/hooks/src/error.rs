@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-/// Why the hook files could not be read.
+/// Why the hook files, or sidewire's approvals of them, could not be read or written.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
@@ -20,6 +20,15 @@ pub enum Error {
         /// What is wrong.
         message: String,
     },
+    /// sidewire's approvals file could not be written.
+    #[error("cannot write {}", path.display())]
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 impl Error {
@@ -31,5 +40,10 @@ impl Error {
     /// A hook file is malformed.
     pub fn is_malformed(&self) -> bool {
         matches!(self, Error::Malformed { .. })
+    }
+
+    /// A file could not be written.
+    pub fn is_io(&self) -> bool {
+        matches!(self, Error::Io { .. })
     }
 }

@@ -17,6 +17,11 @@ pub struct Matcher {
 }
 
 impl Matcher {
+    /// The matcher as the file wrote it (`""` for none).
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
     /// Every tool.
     pub fn any() -> Matcher {
         Matcher {

@@ -118,7 +118,7 @@ pub(super) async fn serve(
         std::time::Duration::from_secs(serve.instance_idle),
     );
 
-    let (extensions, mut events) = crate::ext_cmd::boot().await?;
+    let (extensions, mut events) = crate::ext_cmd::boot_with_hooks(out).await?;
     for failure in &extensions.report().failed {
         out.note(format!(
             "warning: extension {}",

@@ -100,9 +100,17 @@ pub(crate) async fn run(options: Options, out: &Out) -> anyhow::Result<()> {
     let workspace = std::env::current_dir().context("cannot read the current directory")?;
 
     out.note("booting extensions...");
-    let mut host_config = HostConfig::new(&home, crate::session_id(), workspace)
+    let session = crate::session_id();
+    let mut host_config = HostConfig::new(&home, session.clone(), workspace)
         .ui_host(UiHost::Tui)
         .audit_log(home.join("audit.jsonl"));
+    // On a terminal, each project hook nobody approved is asked about once.
+    let ask = std::io::IsTerminal::is_terminal(&std::io::stdin())
+        && std::io::IsTerminal::is_terminal(&std::io::stderr())
+        && !out.json;
+    if let Some(hooks) = crate::hooks_cmd::member(out, ask, &session)? {
+        host_config = host_config.member(hooks);
+    }
     if let Some(idle) = options.agent.as_ref().and_then(|mode| mode.idle_timeout) {
         host_config = host_config.stream_idle_timeout(idle);
     }

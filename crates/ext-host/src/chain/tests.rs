@@ -715,7 +715,11 @@ async fn an_in_process_members_allow_over_a_host_deny_is_audited_with_its_notes(
     let entry = &outcome.trace[0];
     assert_eq!(entry.result, TraceResult::Decided(DecisionKind::Allow));
     assert_eq!(entry.notes, ["hook `./guard.sh` said [REDACTED]"]);
-    assert_eq!(host.warnings().len(), 1, "the step that failed is warned about");
+    assert_eq!(
+        host.warnings().len(),
+        1,
+        "the step that failed is warned about"
+    );
 }
 
 #[tokio::test]
@@ -784,8 +788,13 @@ async fn an_in_process_members_failure_follows_the_failure_policy_and_its_budget
         hangs: true,
         ..Local::answering(proceed())
     };
-    let outcome = walk_local(&host, HookPoint::InputReceive, input("hi"), &[hanging.entry()])
-        .await
-        .unwrap();
+    let outcome = walk_local(
+        &host,
+        HookPoint::InputReceive,
+        input("hi"),
+        &[hanging.entry()],
+    )
+    .await
+    .unwrap();
     assert_eq!(failed(&outcome.trace[0].result), Reason::InterceptTimeout);
 }
