@@ -63,7 +63,9 @@ impl ChainMember for HooksMember {
     fn intercept<'a>(&'a self, point: HookPoint, payload: &'a HookPayload) -> MemberFuture<'a> {
         Box::pin(async move {
             let said = self.runner.intercept(point, payload).await;
-            let notes = said.runs.iter().map(|run| run.trace_line()).collect();
+            let notes = (said.note.iter().cloned())
+                .chain(said.runs.iter().map(|run| run.trace_line()))
+                .collect();
             if let Some(why) = &said.required_failed {
                 return Err(
                     MemberFailure::required(Reason::Internal, why.clone()).with_notes(notes)

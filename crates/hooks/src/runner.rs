@@ -127,6 +127,8 @@ pub struct Intercepted {
     pub runs: Vec<HookRun>,
     /// Set when a required hook failed: why (the operation fails).
     pub required_failed: Option<String>,
+    /// A line for the trace that is no hook's run (an allowance kept from `tool.before`).
+    pub note: Option<String>,
 }
 
 impl Intercepted {
@@ -135,6 +137,7 @@ impl Intercepted {
             result: InterceptResult::continue_(),
             runs,
             required_failed: None,
+            note: None,
         }
     }
 
@@ -312,6 +315,7 @@ impl HookRunner {
             result,
             runs,
             required_failed,
+            note: None,
         }
     }
 
@@ -364,14 +368,18 @@ impl HookRunner {
             return Intercepted::go_on(Vec::new());
         }
         if let Some((_, _, reason)) = pending {
+            let reason = if reason.is_empty() {
+                "allowed by a PreToolUse hook".to_owned()
+            } else {
+                reason
+            };
             return Intercepted {
+                note: Some(format!(
+                    "PreToolUse hooks allowed this call at tool.before: {reason}"
+                )),
                 result: InterceptResult {
                     decision: DecisionKind::Allow,
-                    reason: if reason.is_empty() {
-                        "allowed by a PreToolUse hook".to_owned()
-                    } else {
-                        reason
-                    },
+                    reason,
                     replacement: None,
                 },
                 runs: Vec::new(),
@@ -404,6 +412,7 @@ impl HookRunner {
             },
             required_failed: required_failure(&runs),
             runs,
+            note: None,
         }
     }
 
