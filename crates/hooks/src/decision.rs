@@ -8,6 +8,10 @@
 //! Exit 2: block, stderr the reason. Anything else (another exit, a signal, the timeout,
 //! stdout over the cap, a JSON object of the wrong shape): the hook failed, which counts as
 //! going on, with the failure to warn about.
+//!
+//! Every dialect's hook is read this way. Codex's answers are a subset of Claude Code's;
+//! Gemini CLI's own (`decision: "deny"`, `hookSpecificOutput.tool_input` merged into the
+//! tool's input) are not read yet.
 
 use serde_json::Value;
 

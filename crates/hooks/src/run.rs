@@ -23,7 +23,9 @@ const SHELL: &str = "/bin/sh";
 /// Where and how hooks run.
 #[derive(Debug, Clone)]
 pub struct RunContext {
-    /// The project's root: the working directory, and `CLAUDE_PROJECT_DIR`.
+    /// The project's root: the working directory, and the variables of the hook's dialect
+    /// ([`HookDialect::project_dir_env`](crate::HookDialect::project_dir_env):
+    /// `CLAUDE_PROJECT_DIR`, Gemini CLI's `GEMINI_PROJECT_DIR`, ...).
     pub project_dir: PathBuf,
     /// A hook's timeout when it gives none.
     pub default_timeout: Duration,
@@ -86,8 +88,12 @@ pub async fn run_hook(hook: &Hook, input: &Value, context: &RunContext) -> Ran {
         .arg("-c")
         .arg(&hook.command)
         .current_dir(&context.project_dir)
-        .env("CLAUDE_PROJECT_DIR", &context.project_dir)
         .tail_bytes(context.max_output);
+    // The variables the hook's own tool names the project by (`CLAUDE_PROJECT_DIR`,
+    // Gemini CLI's `GEMINI_PROJECT_DIR`, ...).
+    for name in hook.source.dialect.project_dir_env() {
+        command.env(*name, &context.project_dir);
+    }
     let spawned = match command.spawn() {
         Ok(spawned) => spawned,
         Err(err) => {
