@@ -145,13 +145,21 @@ fn from_stdout(event: HookEvent, stdout: &str) -> Answer {
             }
         }
     }
-    // The older top-level `decision`: `block` (with `reason`), or PreToolUse's `approve`.
+    // The top-level `decision` (with `reason`): Claude Code's `block`, and PreToolUse's older
+    // `approve`; Gemini CLI's `deny` and `allow` (its way to refuse a tool with exit 0).
     match output.get("decision").and_then(Value::as_str) {
-        Some("block") => {
-            answer.decision = answer.decision.max(HookDecision::Block);
-            answer.reason = answer.reason.or_else(|| text(output.get("reason")));
+        Some(kind @ ("block" | "deny")) => {
+            let decision = if kind == "block" {
+                HookDecision::Block
+            } else {
+                HookDecision::Deny
+            };
+            if decision > answer.decision {
+                answer.decision = decision;
+                answer.reason = text(output.get("reason")).or(answer.reason);
+            }
         }
-        Some("approve") if answer.decision == HookDecision::Continue => {
+        Some("approve" | "allow") if answer.decision == HookDecision::Continue => {
             answer.decision = HookDecision::Allow;
             answer.reason = text(output.get("reason"));
         }
@@ -264,6 +272,15 @@ mod tests {
         );
         assert_eq!(denied.decision, HookDecision::Deny);
         assert_eq!(denied.reason.as_deref(), Some("not on Fridays"));
+
+        // Gemini CLI refuses a tool with exit 0 and a top-level `decision`.
+        let gemini = json!({"decision": "deny", "reason": "no writes to /etc"});
+        let denied = answer(
+            HookEvent::PreToolUse,
+            &ran(Ended::Exited(0), &gemini.to_string(), ""),
+        );
+        assert_eq!(denied.decision, HookDecision::Deny);
+        assert_eq!(denied.reason.as_deref(), Some("no writes to /etc"));
 
         let stop = json!({"continue": false, "stopReason": "enough"});
         let stopped = answer(

@@ -217,8 +217,23 @@ impl HookRunner {
         let armed: Vec<&Armed> = (self.hooks.iter())
             .filter(|armed| armed.hook.applies(event, tool))
             .collect();
-        let ran =
-            join_all((armed.iter()).map(|armed| run_hook(&armed.hook, input, &self.context))).await;
+        // Each dialect's hooks get the event by the name their tool gives it.
+        let inputs: Vec<Option<Value>> = (armed.iter())
+            .map(|armed| {
+                let name = armed.hook.source.dialect.event_name(event)?;
+                let mut own = input.clone();
+                (name != event.name()).then(|| {
+                    if let Value::Object(fields) = &mut own {
+                        fields.insert("hook_event_name".into(), name.into());
+                    }
+                    own
+                })
+            })
+            .collect();
+        let ran = join_all((armed.iter()).zip(&inputs).map(|(armed, own)| {
+            run_hook(&armed.hook, own.as_ref().unwrap_or(input), &self.context)
+        }))
+        .await;
         (armed.into_iter().zip(ran))
             .map(|(armed, ran)| HookRun {
                 answer: answer(event, &ran),

@@ -349,3 +349,38 @@ fn an_approvals_file_that_is_not_one_is_an_error_naming_it() {
     .unwrap();
     assert!(Approvals::load(&path).unwrap_err().is_file());
 }
+
+#[tokio::test]
+async fn a_gemini_cli_hook_gets_its_own_event_name_and_denies_its_own_way() {
+    let dir = tempfile::tempdir().unwrap();
+    let seen = dir.path().join("seen.json");
+    // Gemini CLI's docs: `BeforeTool`, a timeout in milliseconds, and a refusal with exit 0
+    // and `{"decision": "deny"}`.
+    let deny = json!({"decision": "deny", "reason": "no writes to /etc"});
+    let settings = json!({"hooks": {"BeforeTool": [{"matcher": "write_file", "hooks": [{
+        "type": "command", "name": "guard", "timeout": 5000,
+        "command": format!("cat > {}; {}", seen.display(), says(&deny)),
+    }]}]}});
+    let mut files = HookFiles::default();
+    let source = Source {
+        path: dir.path().join(".gemini/settings.json"),
+        scope: Scope::User,
+        dialect: HookDialect::GeminiCli,
+    };
+    files.add(&settings.to_string(), source).unwrap();
+    let armed = (files.hooks.into_iter())
+        .map(|hook| Armed {
+            hook,
+            required: false,
+        })
+        .collect();
+    let runner = HookRunner::new(armed, RunContext::new(dir.path()), "s-1");
+    let payload = tool_before("write_file", json!({"file_path": "/etc/hosts"}));
+    let said = runner.intercept(HookPoint::ToolBefore, &payload).await;
+    assert_eq!(
+        (said.result.decision, said.result.reason.as_str()),
+        (DecisionKind::Block, "no writes to /etc")
+    );
+    let input: Value = serde_json::from_str(&std::fs::read_to_string(&seen).unwrap()).unwrap();
+    assert_eq!(input["hook_event_name"], "BeforeTool");
+}
