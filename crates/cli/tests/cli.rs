@@ -21,7 +21,22 @@ fn run_with_input(home: &Path, args: &[&str], input: &str) -> Output {
 
 /// The same, with `env` set too.
 fn run_with_env(home: &Path, args: &[&str], input: &str, env: &[(&str, &str)]) -> Output {
-    let mut child = Command::new(EXE)
+    run_in(None, home, args, input, env)
+}
+
+/// The same, in the directory `cwd` when given.
+fn run_in(
+    cwd: Option<&Path>,
+    home: &Path,
+    args: &[&str],
+    input: &str,
+    env: &[(&str, &str)],
+) -> Output {
+    let mut command = Command::new(EXE);
+    if let Some(cwd) = cwd {
+        command.current_dir(cwd);
+    }
+    let mut child = command
         .args(args)
         .envs(env.iter().copied())
         .env("SIDEWIRE_HOME", home)
@@ -3428,3 +3443,6 @@ mod streams;
 
 #[path = "cli/gateway.rs"]
 mod gateway;
+
+#[path = "cli/hooks.rs"]
+mod hooks;
