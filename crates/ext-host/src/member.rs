@@ -133,6 +133,11 @@ impl MemberFailure {
 #[derive(Clone, Default)]
 pub(crate) struct Members(pub(crate) Vec<Arc<dyn ChainMember>>);
 
+// A configuration is plain data until a host boots with it: a panic in a member's call cannot
+// leave it half changed, so it stays unwind safe, as it was before it held members.
+impl std::panic::UnwindSafe for Members {}
+impl std::panic::RefUnwindSafe for Members {}
+
 impl fmt::Debug for Members {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_list()
