@@ -14,6 +14,12 @@
 //! for an intercept, whose connection runs as a task on the runtime's worker). Like the tests,
 //! the binary re-executes itself as its own children, selected by `SIDEWIRE_BENCH_ROLE`.
 //!
+//! `hook_true` times one command hook (`sidewire-hooks`, a PreToolUse hook running `true`) as a
+//! chain member per `tool.before`, beside `sh_true_floor`, forking `sh -c true` with piped stdio
+//! and waiting for it, the least any process-per-call hook costs, and `sh_true_supervised_floor`,
+//! the same started as a hook is (`sidewire-process`: its own group and a parent-death signal,
+//! which needs fork and exec instead of `posix_spawn`), supervised, with no JSON and no chain.
+//!
 //! `replay_rust_sdk` and `replay_go` time the same intercept through one sidecar that is no SDK
 //! at all: it answers with frames in one SDK's exact bytes, only the id replaced (sidewire's
 //! Rust SDK, captured from its sidecar; the reference Go SDK, derived from its source:
@@ -337,6 +343,41 @@ async fn boot(sidecars: usize, role: &str) -> (ExtensionHost, tempfile::TempDir)
     (runtime, dir)
 }
 
+/// A `tool.before` payload of a small shell call, as a model would ask for one.
+fn tool_before() -> HookPayload {
+    HookPayload::ToolBefore(sidewire_ext_protocol::ToolBeforePayload {
+        name: "mcp__shell__run".to_owned(),
+        arguments: r#"{"command":"cargo test -p parser"}"#.to_owned(),
+        call_id: "call-1".to_owned(),
+    })
+}
+
+/// The host booted with no sidecar and one user PreToolUse hook running `command`.
+async fn boot_with_hook(command: &str) -> (ExtensionHost, tempfile::TempDir) {
+    use sidewire_hooks::{Armed, HookDialect, HookFiles, HookRunner, RunContext, Scope, Source};
+    let dir = tempfile::tempdir().unwrap();
+    let settings = json!({"hooks": {"PreToolUse": [{"matcher": "*",
+        "hooks": [{"type": "command", "command": command}]}]}});
+    let mut files = HookFiles::default();
+    let source = Source {
+        path: dir.path().join(".claude/settings.json"),
+        scope: Scope::User,
+        dialect: HookDialect::ClaudeCode,
+    };
+    files.add(&settings.to_string(), source).unwrap();
+    let armed = (files.hooks.into_iter())
+        .map(|hook| Armed {
+            hook,
+            required: false,
+        })
+        .collect();
+    let runner = HookRunner::new(armed, RunContext::new(dir.path()), "bench");
+    let member = std::sync::Arc::new(sidewire_agent::HooksMember::new(runner));
+    let config = HostConfig::new(dir.path().join("state"), "bench", dir.path()).member(member);
+    let (runtime, _events) = ExtensionHost::boot(config).await.unwrap();
+    (runtime, dir)
+}
+
 /// `iters` `input.receive` intercepts through `runtime`, one after another, timed; the payloads
 /// are the caller's, built before the clock starts.
 fn intercepts(
@@ -527,6 +568,76 @@ fn benches(c: &mut Criterion) {
                 )
             });
         }
+        rt.block_on(runtime.shutdown());
+        drop(dir);
+    }
+
+    // Command hooks (`sidewire-hooks` through `sidewire-agent`'s `HooksMember`): one
+    // PreToolUse hook `true` per `tool.before`, against the floor of forking `sh -c true`
+    // (pipes on its stdin and stdout, as a hook has) and waiting for it, in the same run, beside
+    // `sidecars_1` above: what a persistent sidecar saves over a process per call.
+    {
+        let shell_floor = |iters: u64| async move {
+            let started = Instant::now();
+            for _ in 0..iters {
+                let status = tokio::process::Command::new("/bin/sh")
+                    .args(["-c", "true"])
+                    .stdin(std::process::Stdio::piped())
+                    .stdout(std::process::Stdio::piped())
+                    .stderr(std::process::Stdio::piped())
+                    .status()
+                    .await
+                    .unwrap();
+                assert!(status.success());
+            }
+            started.elapsed()
+        };
+        group.bench_function("sh_true_floor", |b| {
+            b.iter_custom(|iters| rt.block_on(rt.spawn(shell_floor(iters))).unwrap())
+        });
+        // The same through `sidewire-process`, as a hook is started: its own process group and
+        // a parent-death signal, set between fork and exec (so no `posix_spawn`), supervised.
+        let supervised_floor = |iters: u64| async move {
+            let started = Instant::now();
+            for _ in 0..iters {
+                let mut command = sidewire_process::Command::new("/bin/sh");
+                command.args(["-c", "true"]);
+                let sidewire_process::Spawned {
+                    process,
+                    stdin,
+                    stdout,
+                    supervise,
+                } = command.spawn().unwrap();
+                drop((stdin, stdout));
+                let monitor = process.monitor();
+                let (exit, _) = tokio::join!(monitor.exited(), supervise);
+                assert_eq!(exit.code(), Some(0));
+            }
+            started.elapsed()
+        };
+        group.bench_function("sh_true_supervised_floor", |b| {
+            b.iter_custom(|iters| rt.block_on(rt.spawn(supervised_floor(iters))).unwrap())
+        });
+        let (runtime, dir) = rt.block_on(boot_with_hook("true"));
+        let calls = |iters: u64| {
+            let runtime = runtime.clone();
+            let payloads: Vec<HookPayload> = (0..iters).map(|_| tool_before()).collect();
+            async move {
+                let started = Instant::now();
+                for payload in payloads {
+                    let outcome = runtime
+                        .intercept(HookPoint::ToolBefore, payload)
+                        .await
+                        .unwrap();
+                    assert!(outcome.trace[0].notes.len() == 1, "the hook ran");
+                    drop(std::hint::black_box(outcome));
+                }
+                started.elapsed()
+            }
+        };
+        group.bench_function("hook_true", |b| {
+            b.iter_custom(|iters| rt.block_on(rt.spawn(calls(iters))).unwrap())
+        });
         rt.block_on(runtime.shutdown());
         drop(dir);
     }

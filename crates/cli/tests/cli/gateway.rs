@@ -8,7 +8,7 @@ use std::sync::mpsc;
 use super::*;
 
 /// A running `sidewire mcp serve`, spoken to over its stdin and stdout.
-struct Served {
+pub(super) struct Served {
     child: Child,
     stdin: Option<ChildStdin>,
     lines: mpsc::Receiver<String>,
@@ -17,9 +17,15 @@ struct Served {
 
 impl Served {
     fn start(home: &Path, args: &[&str]) -> Served {
+        Served::start_with(home, args, &[])
+    }
+
+    /// [`Served::start`] with `env` set too.
+    pub(super) fn start_with(home: &Path, args: &[&str], env: &[(&str, &str)]) -> Served {
         let mut child = Command::new(EXE)
             .args(["mcp", "serve"])
             .args(args)
+            .envs(env.iter().copied())
             .env("SIDEWIRE_HOME", home)
             .env("NO_COLOR", "1")
             .env_remove("RUST_LOG")
@@ -99,7 +105,7 @@ impl Served {
             .collect()
     }
 
-    fn call(&mut self, id: u64, tool: &str, arguments: Value) -> Value {
+    pub(super) fn call(&mut self, id: u64, tool: &str, arguments: Value) -> Value {
         self.request(
             id,
             "tools/call",
@@ -108,7 +114,7 @@ impl Served {
     }
 
     /// Closes stdin (the client goes away) and waits (60 s at most) for the exit.
-    fn close(mut self) -> (std::process::ExitStatus, String) {
+    pub(super) fn close(mut self) -> (std::process::ExitStatus, String) {
         drop(self.stdin.take());
         let status = wait_exit(&mut self.child, Duration::from_secs(60));
         let stderr = self.stderr.join().expect("stderr is collected");
@@ -131,7 +137,7 @@ fn wait_exit(child: &mut Child, within: Duration) -> std::process::ExitStatus {
 }
 
 /// A config of built-in servers by name; each writes its pid into `<dir>/<name>.pid` first.
-fn config(dir: &Path, names: &[&str]) -> PathBuf {
+pub(super) fn config(dir: &Path, names: &[&str]) -> PathBuf {
     let mut servers = serde_json::Map::new();
     for name in names {
         let pid = dir.join(format!("{name}.pid"));
@@ -183,7 +189,7 @@ fn audit_records(home: &Path) -> Vec<Value> {
         .collect()
 }
 
-fn text_of(answer: &Value) -> &str {
+pub(super) fn text_of(answer: &Value) -> &str {
     answer["result"]["content"][0]["text"]
         .as_str()
         .unwrap_or("")

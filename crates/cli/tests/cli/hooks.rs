@@ -414,3 +414,34 @@ fn a_malformed_hook_file_stops_run_with_its_path() {
         "{errors}"
     );
 }
+
+#[test]
+fn hooks_guard_the_calls_of_every_client_of_mcp_serve() {
+    let setup = Setup::new();
+    setup.user_hooks(&pre_tool_use(
+        "mcp__demo__echo",
+        r#"input=$(cat); case "$input" in *'rm -rf'*) echo "refusing rm -rf" >&2; exit 2;; esac"#,
+    ));
+    let config = super::gateway::config(&setup.state, &["demo"]);
+    let user = setup.user.to_str().unwrap();
+    let mut served = super::gateway::Served::start_with(
+        &setup.state,
+        &[
+            "--config",
+            config.to_str().unwrap(),
+            "--allow-tool",
+            "demo__echo",
+        ],
+        &[("HOME", user)],
+    );
+    let refused = served.call(1, "demo__echo", json!({"text": "rm -rf /"}));
+    assert_eq!(refused["result"]["isError"], true, "{refused}");
+    assert!(
+        super::gateway::text_of(&refused).contains("refusing rm -rf"),
+        "{refused}"
+    );
+    let allowed = served.call(2, "demo__echo", json!({"text": "hi"}));
+    assert_eq!(super::gateway::text_of(&allowed), "hi", "{allowed}");
+    let (status, errors) = served.close();
+    assert!(status.success(), "{errors}");
+}
