@@ -17,6 +17,10 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 /// stdout goes over it fails, and its group is killed.
 pub const MAX_OUTPUT_BYTES: usize = 1024 * 1024;
 
+/// How long the rest of a hook's stdout is read once its shell exited: it is in the pipe
+/// already, unless a daemon that left the hook's group holds the pipe open.
+const OUTPUT_AFTER_EXIT: Duration = Duration::from_millis(250);
+
 /// The shell hooks run through (the format is a shell command line).
 const SHELL: &str = "/bin/sh";
 
@@ -108,7 +112,7 @@ pub async fn run_hook(hook: &Hook, input: &Value, context: &RunContext) -> Ran {
     let Spawned {
         process,
         mut stdin,
-        stdout,
+        mut stdout,
         supervise,
     } = spawned;
     let monitor = process.monitor();
@@ -120,16 +124,31 @@ pub async fn run_hook(hook: &Hook, input: &Value, context: &RunContext) -> Ran {
             let _ = stdin.write_all(payload.as_bytes()).await;
             drop(stdin);
         };
-        let read = async {
-            let mut out = Vec::new();
-            let limit = u64::try_from(cap).unwrap_or(u64::MAX).saturating_add(1);
-            let _ = stdout.take(limit).read_to_end(&mut out).await;
-            if out.len() > cap {
-                process.kill();
+        let mut out = Vec::new();
+        let exit = {
+            let read = async {
+                let limit = u64::try_from(cap).unwrap_or(u64::MAX).saturating_add(1);
+                let _ = (&mut stdout).take(limit).read_to_end(&mut out).await;
+                if out.len() > cap {
+                    process.kill();
+                }
+            };
+            let exited = async {
+                let ((), exit, _) = tokio::join!(write, monitor.exited(), supervise);
+                exit
+            };
+            tokio::pin!(read, exited);
+            tokio::select! {
+                () = &mut read => exited.await,
+                exit = &mut exited => {
+                    // The shell is gone and its group killed: what it wrote is in the pipe.
+                    // A daemon that left the group may still hold the pipe open; it is not
+                    // waited for (the binary's reaper ends it at exit).
+                    let _ = tokio::time::timeout(OUTPUT_AFTER_EXIT, &mut read).await;
+                    exit
+                }
             }
-            out
         };
-        let (out, (), exit, _) = tokio::join!(read, write, monitor.exited(), supervise);
         (out, exit)
     };
     let Ok((out, exit)) = tokio::time::timeout(limit, work).await else {

@@ -286,3 +286,28 @@ fn the_bounds_of_a_hook_file_are_hit_and_said() {
     let files = one_hook("true", Some(1e9));
     assert_eq!(files.hooks[0].timeout, Some(sidewire_hooks::MAX_TIMEOUT));
 }
+
+#[tokio::test]
+async fn a_daemon_that_leaves_the_group_holding_stdout_is_not_waited_for() {
+    let dir = tempfile::tempdir().unwrap();
+    let pid_file = dir.path().join("daemon.pid");
+    // `setsid` takes it out of the hook's group, so the group's kill misses it, and it keeps
+    // the hook's stdout open: the run must end with the shell, not at its timeout.
+    let command = format!(
+        "echo '{{}}'; setsid sleep 300 & echo $! > '{}'; exit 0",
+        pid_file.display()
+    );
+    let files = one_hook(&command, Some(30.0));
+    let ran = run_hook(&files.hooks[0], &json!({}), &RunContext::new(dir.path())).await;
+    let pid: i32 = std::fs::read_to_string(&pid_file)
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    // The test process is no subreaper: it ends the daemon itself.
+    let _ = std::process::Command::new("kill")
+        .args(["-9", &pid.to_string()])
+        .status();
+    assert_eq!(ran.ended, Ended::Exited(0), "{ran:?}");
+    assert_eq!(ran.stdout.trim(), "{}");
+}
