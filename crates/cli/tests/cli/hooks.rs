@@ -445,3 +445,57 @@ fn hooks_guard_the_calls_of_every_client_of_mcp_serve() {
     let (status, errors) = served.close();
     assert!(status.success(), "{errors}");
 }
+
+#[test]
+fn hooks_guard_the_tool_calls_of_an_agent_turn() {
+    let setup = Setup::new();
+    let config = super::agent_setup(&setup.state);
+    setup.user_hooks(&pre_tool_use(
+        "mcp__demo__add",
+        "echo 'no adding today' >&2; exit 2",
+    ));
+    let out = setup.sidewire(
+        &[
+            "run",
+            "--config",
+            config.to_str().unwrap(),
+            "--model",
+            super::SCRIPTED,
+        ],
+        "add 2 and 40\n/quit\n",
+    );
+    let text = stdout(&out);
+    assert!(out.status.success(), "{text}\n{}", stderr(&out));
+    assert!(text.contains("mcp__demo__add"), "{text}");
+    assert!(text.contains("no adding today"), "{text}");
+    assert!(!text.contains("-> 42"), "the tool did not run: {text}");
+}
+
+#[test]
+fn on_a_terminal_run_asks_about_an_unapproved_project_hook() {
+    let setup = Setup::new();
+    setup.project_hooks(&pre_tool_use(
+        "mcp__demo__echo",
+        "echo 'project says no' >&2; exit 2",
+    ));
+    let mut command = std::process::Command::new("script");
+    command
+        .args(["-qfec", &format!("exec {EXE} -v run"), "/dev/null"])
+        .current_dir(&setup.project)
+        .env("HOME", &setup.user);
+    let seen = super::interact(
+        command,
+        &setup.state,
+        &[
+            // The question itself ends no line: the hook it is about is shown first.
+            ("echo 'project says no'", "y"),
+            ("ready:", r#"/call mcp__demo__echo {"text":"hi"}"#),
+            ("BLOCKED by @hooks", "/quit"),
+        ],
+    );
+    assert!(seen.contains("project says no"), "{seen}");
+    // The answer is kept: the next run does not ask.
+    let listed = setup.sidewire(&["--json", "hooks", "list"], "");
+    let listed: Value = serde_json::from_str(&stdout(&listed)).unwrap();
+    assert_eq!(listed["hooks"][0]["standing"], "approved", "{listed}");
+}
