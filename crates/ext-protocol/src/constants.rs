@@ -16,6 +16,21 @@ pub const PROTOCOL_MAJOR: u64 = 1;
 /// The wire form of the protocol version (§1), sent by both peers.
 pub const PROTOCOL_VERSION: &str = "1";
 
+/// The protocol id of Extension Protocol v2 (spec delta §1.1), the other profile.
+pub const PROTOCOL_ID_V2: &str = "reasonix.extension.v2";
+
+/// The major version of Extension Protocol v2.
+pub const PROTOCOL_MAJOR_V2: u64 = 2;
+
+/// The wire form of Extension Protocol v2's version.
+pub const PROTOCOL_VERSION_V2: &str = "2";
+
+/// The manifest `apiVersion` of a plugin written for v2 (spec delta §4.1), exactly.
+pub const MANIFEST_API_VERSION_V2: &str = "reasonix.io/plugin/v2";
+
+/// The dependency schema version a v2 host sends (spec delta §2.2).
+pub const DEPENDENCY_SCHEMA_VERSION: u64 = 1;
+
 /// The manifest file name at a plugin package's root (§12.1).
 pub const MANIFEST_FILE: &str = "reasonix-plugin.json";
 

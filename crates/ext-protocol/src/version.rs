@@ -11,7 +11,9 @@ use crate::constants::{PROTOCOL_ID, PROTOCOL_MAJOR};
 use crate::decode::{Seg, decode_value, parse};
 use crate::error::{Error, Target};
 use crate::lifecycle::{InitializeParams, InitializeResult};
+use crate::profile::Profile;
 use crate::reason::Reason;
+use crate::v2;
 
 /// §1 step 1: `protocolId` must equal [`PROTOCOL_ID`] byte for byte, else
 /// `unsupported_version`.
@@ -26,6 +28,12 @@ pub fn check_protocol_id(protocol_id: &str) -> Result<(), Reason> {
 /// §1 steps 2–3: `protocolVersion` must be canonical decimal (`^(0|[1-9][0-9]*)$`), else
 /// `protocol_error`; its value must equal [`PROTOCOL_MAJOR`], else `unsupported_version`.
 pub fn check_protocol_version(protocol_version: &str) -> Result<(), Reason> {
+    check_major(protocol_version, PROTOCOL_MAJOR)
+}
+
+/// §1 steps 2–3 for `major`: the canonical-decimal rule is kept in every profile (spec delta
+/// §1.2: the reference's integer parse would also take `"02"`, which no reference peer sends).
+fn check_major(protocol_version: &str, major: u64) -> Result<(), Reason> {
     let bytes = protocol_version.as_bytes();
     let canonical = match bytes {
         [] => false,
@@ -37,7 +45,7 @@ pub fn check_protocol_version(protocol_version: &str) -> Result<(), Reason> {
     }
     // A canonical number too large for u64 is certainly not the major.
     match protocol_version.parse::<u64>() {
-        Ok(major) if major == PROTOCOL_MAJOR => Ok(()),
+        Ok(denoted) if denoted == major => Ok(()),
         _ => Err(Reason::UnsupportedVersion),
     }
 }
@@ -63,7 +71,7 @@ fn version_error(at: &Seg<'_>, reason: Reason, detail: String) -> Error {
 
 /// Checks `protocolVersion` of a parsed object; missing or non-string is `protocol_error`
 /// (§6.1 step 2).
-fn check_version_member(value: &Value, at: &Seg<'_>) -> Result<(), Error> {
+fn check_version_member(value: &Value, at: &Seg<'_>, profile: Profile) -> Result<(), Error> {
     let here = at.key("protocolVersion");
     let Some(version) = value.get("protocolVersion").and_then(Value::as_str) else {
         return Err(version_error(
@@ -72,15 +80,15 @@ fn check_version_member(value: &Value, at: &Seg<'_>) -> Result<(), Error> {
             "missing or not a string".into(),
         ));
     };
-    check_version_text(version, &here)
+    check_version_text(version, &here, profile)
 }
 
-/// Runs §1 steps 2–3 on a version string found at `here`.
-fn check_version_text(version: &str, here: &Seg<'_>) -> Result<(), Error> {
-    check_protocol_version(version).map_err(|reason| {
+/// Runs §1 steps 2–3 on a version string found at `here`, for `profile`'s major.
+fn check_version_text(version: &str, here: &Seg<'_>, profile: Profile) -> Result<(), Error> {
+    check_major(version, profile.major()).map_err(|reason| {
         let detail = match reason {
             Reason::ProtocolError => format!("{version:?} is not a canonical decimal"),
-            _ => format!("major {version} is not {PROTOCOL_MAJOR}"),
+            _ => format!("major {version} is not {}", profile.major()),
         };
         version_error(here, reason, detail)
     })
@@ -92,7 +100,7 @@ fn check_version_text(version: &str, here: &Seg<'_>) -> Result<(), Error> {
 /// "equal to it": v1 has exactly one canonical spelling of its major. Non-string is
 /// `protocol_error`, as at the top level; a `capabilities` that is not an object is left to
 /// strict decoding.
-fn check_capabilities_version(value: &Value, at: &Seg<'_>) -> Result<(), Error> {
+fn check_capabilities_version(value: &Value, at: &Seg<'_>, profile: Profile) -> Result<(), Error> {
     let caps = at.key("capabilities");
     let here = caps.key("protocolVersion");
     let Some(member) = value
@@ -108,7 +116,7 @@ fn check_capabilities_version(value: &Value, at: &Seg<'_>) -> Result<(), Error> 
             "not a string".into(),
         ));
     };
-    check_version_text(version, &here)
+    check_version_text(version, &here, profile)
 }
 
 /// Decodes `extension/initialize` params the way an SDK must (§6.1 step 2): the identity check
@@ -120,8 +128,56 @@ fn check_capabilities_version(value: &Value, at: &Seg<'_>) -> Result<(), Error> 
 /// value `protocol_error`). Text that is not a duplicate-free JSON object fails as invalid
 /// params.
 pub fn decode_initialize_params(raw: Option<&str>) -> Result<InitializeParams, Error> {
+    match decode_initialize_params_in(raw, &[Profile::V1])? {
+        Initialize::V1(params) => Ok(params),
+        // Only V1 is accepted above; a V2 identity was refused before decoding.
+        Initialize::V2(params) => Ok(params.common()),
+    }
+}
+
+/// The params of `extension/initialize` in the profile the host chose.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Initialize {
+    /// A v1 host's.
+    V1(InitializeParams),
+    /// A v2 host's.
+    V2(v2::InitializeParams),
+}
+
+impl Initialize {
+    /// The profile the host chose.
+    pub fn profile(&self) -> Profile {
+        match self {
+            Initialize::V1(_) => Profile::V1,
+            Initialize::V2(_) => Profile::V2,
+        }
+    }
+
+    /// The params as an extension's code sees them in any profile (see
+    /// [`v2::InitializeParams::common`]).
+    pub fn common(&self) -> InitializeParams {
+        match self {
+            Initialize::V1(params) => params.clone(),
+            Initialize::V2(params) => params.common(),
+        }
+    }
+}
+
+/// [`decode_initialize_params`] for an SDK that speaks the profiles in `accepted` (spec delta
+/// §1.4 P4): `protocolId` is read first and picks the profile (`reasonix.extension.v1` → V1,
+/// `reasonix.extension.v2` → V2); an id of a profile not accepted, or of none, is
+/// `unsupported_version`; then that profile's version checks (`protocolVersion` and
+/// `capabilities.protocolVersion`: another major is `unsupported_version`, so a v1 id with
+/// `"2"` is refused, and the other way round) and its strict decoding. With only
+/// [`Profile::V1`] accepted, this is exactly the v1 decoder.
+pub fn decode_initialize_params_in(
+    raw: Option<&str>,
+    accepted: &[Profile],
+) -> Result<Initialize, Error> {
     let root = Seg::Root(Target::Params);
     let value = parse(raw.unwrap_or("{}"), &root)?;
+    let mut profile = Profile::V1;
     if value.is_object() {
         let here = root.key("protocolId");
         match value.get("protocolId").and_then(Value::as_str) {
@@ -132,14 +188,28 @@ pub fn decode_initialize_params(raw: Option<&str>) -> Result<InitializeParams, E
                     "missing or not a string".into(),
                 ));
             }
-            Some(id) => check_protocol_id(id).map_err(|reason| {
-                version_error(&here, reason, format!("{id:?} is not {PROTOCOL_ID:?}"))
-            })?,
+            Some(id) => {
+                profile = Profile::from_protocol_id(id)
+                    .filter(|profile| accepted.contains(profile))
+                    .ok_or_else(|| {
+                        let expected: Vec<String> = (accepted.iter())
+                            .map(|profile| format!("{:?}", profile.protocol_id()))
+                            .collect();
+                        let detail = match expected.as_slice() {
+                            [one] => format!("{id:?} is not {one}"),
+                            _ => format!("{id:?} is not one of {}", expected.join(", ")),
+                        };
+                        version_error(&here, Reason::UnsupportedVersion, detail)
+                    })?;
+            }
         }
-        check_version_member(&value, &root)?;
-        check_capabilities_version(&value, &root)?;
+        check_version_member(&value, &root, profile)?;
+        check_capabilities_version(&value, &root, profile)?;
     }
-    decode_value(value, &root)
+    match profile {
+        Profile::V1 => decode_value(value, &root).map(Initialize::V1),
+        Profile::V2 => decode_value(value, &root).map(Initialize::V2),
+    }
 }
 
 /// Decodes an `extension/initialize` result the way a host must (§6.1 step 4, §6.3 checks 1–3):
@@ -150,7 +220,7 @@ pub fn decode_initialize_result(raw: &str) -> Result<InitializeResult, Error> {
     let root = Seg::Root(Target::Result);
     let value = parse(raw, &root)?;
     if value.is_object() {
-        check_version_member(&value, &root)?;
+        check_version_member(&value, &root, Profile::V1)?;
     }
     decode_value(value, &root)
 }

@@ -15,7 +15,7 @@ use serde_json::Value;
 use sidewire_ext_protocol::methods::{ContentRead, RequestMethod, UiPublish, UiRequest};
 use sidewire_ext_protocol::{
     CALL_TIMEOUT, CardPayload, ContentReadParams, Dto, ExternalizedField, FieldKind,
-    HostCapabilities, InitializeParams, ManifestExpectation, NotificationPayload, Reason,
+    HostCapabilities, InitializeParams, ManifestExpectation, NotificationPayload, Profile, Reason,
     SessionContext, StatusPayload, SurfacePayload, Target, UiActionDecl, UiFormField,
     UiFormPayload, UiPublishParams, UiRequestParams, UiRequestResult, decode, decode_result,
 };
@@ -44,7 +44,10 @@ pub(crate) struct HostInner {
 /// What the handshake established.
 #[derive(Debug)]
 pub(crate) struct Handshake {
+    /// The params as extension code sees them in any profile.
     pub(crate) params: InitializeParams,
+    /// The profile the host picked.
+    pub(crate) profile: Profile,
     /// The `uiActions` this extension declared; card actions must be among them (§10.2).
     pub(crate) ui_actions: Vec<UiActionDecl>,
 }
@@ -114,6 +117,12 @@ impl HostHandle {
     /// The session this sidecar serves (§6.2); `None` before `extension/initialize`.
     pub fn session(&self) -> Option<&SessionContext> {
         self.inner.handshake.get().map(|h| &h.params.session)
+    }
+
+    /// The protocol version the host picked for this connection (its `protocolId`); `None`
+    /// before `extension/initialize`.
+    pub fn profile(&self) -> Option<Profile> {
+        self.inner.handshake.get().map(|h| h.profile)
     }
 
     /// What the host offers (`contentRefs`, `uiHost`); `None` before `extension/initialize`.

@@ -22,10 +22,10 @@ use tokio_util::sync::CancellationToken;
 use sidewire_ext_protocol::{
     CALL_TIMEOUT, Caller, DecisionKind, ENV_PLUGIN_NAME, ENV_PLUGIN_VERSION, EVENT_QUEUE_FRAMES,
     EventParams, ExternalizedField, HookPayload, HookPoint, InitializeResult, InitializedParams,
-    InterceptParams, InterceptResult, MIN_CONCURRENT_CALLBACKS, Method, PROTOCOL_VERSION,
+    InterceptParams, InterceptResult, MIN_CONCURRENT_CALLBACKS, Method, Profile,
     ProviderCatalogParams, ProviderCatalogResult, Reason, ResourcesChangedParams, ShutdownParams,
     ShutdownResult, StreamCancelParams, StreamCancelResult, StreamOpenParams, StreamOpenResult,
-    UiActionParams, UiActionResult, UiSubmitParams, UiSubmitResult, decode_initialize_params,
+    UiActionParams, UiActionResult, UiSubmitParams, UiSubmitResult, decode_initialize_params_in,
     decode_params, jsonrpc_config,
 };
 use sidewire_jsonrpc::{ErrorObject, Router, lock};
@@ -54,6 +54,7 @@ const FATAL_GRACE: Duration = Duration::from_secs(1);
 pub struct Options {
     concurrency: usize,
     logger: Logger,
+    protocols: Vec<Profile>,
 }
 
 impl Default for Options {
@@ -61,6 +62,7 @@ impl Default for Options {
         Options {
             concurrency: MIN_CONCURRENT_CALLBACKS,
             logger: Logger::stderr(),
+            protocols: Profile::ALL.to_vec(),
         }
     }
 }
@@ -84,6 +86,19 @@ impl Options {
     /// runs inside another process.
     pub fn logger(mut self, sink: impl Fn(&str) + Send + Sync + 'static) -> Self {
         self.logger = Logger::new(sink);
+        self
+    }
+
+    /// The protocol versions this sidecar speaks (default: every one, [`Profile::ALL`]): the
+    /// host's `extension/initialize` picks one by its `protocolId` and the sidecar answers in
+    /// it; a host of a profile not listed is answered `unsupported_version`, and the sidecar
+    /// exits non-zero. An empty list is taken as every one.
+    pub fn protocols(mut self, profiles: &[Profile]) -> Self {
+        self.protocols = if profiles.is_empty() {
+            Profile::ALL.to_vec()
+        } else {
+            profiles.to_vec()
+        };
         self
     }
 }
@@ -188,6 +203,7 @@ where
         fatal_signal: Notify::new(),
         streams: Arc::new(Streams::default()),
         logger: options.logger,
+        protocols: options.protocols,
     });
     let router = conn.router(events_tx, jobs_tx);
     let (peer, mut driver) = sidewire_jsonrpc::connect(stream, sink, router, config);
@@ -240,6 +256,8 @@ struct Connection {
     /// The provider's catalog refs and active streams (§14).
     streams: Arc<Streams>,
     logger: Logger,
+    /// The profiles [`Options::protocols`] lets the host pick.
+    protocols: Vec<Profile>,
 }
 
 /// Either an error answer sent at once, or the work whose outcome is the answer.
@@ -371,9 +389,13 @@ impl Connection {
 
     fn initialize(self: &Arc<Self>, params: Option<&RawValue>) -> Routed<InitializeResult> {
         self.gate(Method::Initialize)?;
-        // §6.1 step 2: the identity check runs before strict decoding, inside this decoder.
-        let params = decode_initialize_params(params.map(RawValue::get))
+        // §6.1 step 2: the identity check runs before strict decoding, inside this decoder; the
+        // host's `protocolId` picks the profile among those this sidecar speaks (spec delta
+        // §1.4 P4), and the connection keeps it.
+        let initialize = decode_initialize_params_in(params.map(RawValue::get), &self.protocols)
             .map_err(|err| self.fail_handshake(err.reason(), err.to_string()))?;
+        let profile = initialize.profile();
+        let params = initialize.common();
         // The gate passed, so the state is `new`; routing runs on the driver, one frame at a
         // time, so nothing can change it in between.
         self.host
@@ -387,11 +409,12 @@ impl Connection {
         self.check_identity();
         let _ = self.host.inner.handshake.set(Handshake {
             params,
+            profile,
             ui_actions: plan.ui_actions.clone(),
         });
         let offers_providers = plan.providers;
         let mut result = InitializeResult {
-            protocol_version: PROTOCOL_VERSION.to_owned(),
+            protocol_version: profile.protocol_version().to_owned(),
             name: self.ext.name.clone(),
             version: self.ext.version.clone(),
             subscriptions: plan.subscriptions.clone(),

@@ -226,3 +226,117 @@ fn a_capabilities_version_other_than_the_negotiated_one_is_refused_by_section_1(
     assert_eq!(err.path(), "params.capabilities.dependencySchemaVersion");
     assert_eq!(err.reason(), Reason::InvalidParams);
 }
+
+/// The reference host's first frame to the starter example (spec delta §5.3), verbatim.
+const REFERENCE_V2_INITIALIZE: &str = r#"{"protocolVersion":"2","protocolId":"reasonix.extension.v2","manifest":{"intercepts":["input.receive"],"capabilities":["interceptors"]},"session":{"sessionId":"s-7f3a","workspaceRoot":"/home/dev/project","generation":1},"capabilities":{"contentRefs":true,"uiHost":"headless","protocolVersion":"2","dependencySchemaVersion":1},"dependencySchemaVersion":1}"#;
+
+#[test]
+fn the_reference_hosts_v2_first_frame_picks_the_v2_profile() {
+    use crate::{HookPoint, Initialize, Profile, decode_initialize_params_in};
+    let both = [Profile::V1, Profile::V2];
+    let decoded = decode_initialize_params_in(Some(REFERENCE_V2_INITIALIZE), &both).unwrap();
+    assert_eq!(decoded.profile(), Profile::V2);
+    let Initialize::V2(params) = &decoded else {
+        panic!("{decoded:?}")
+    };
+    assert_eq!(params.dependency_schema_version, Some(1));
+    assert_eq!(params.capabilities.dependency_schema_version, Some(1));
+    let common = decoded.common();
+    assert_eq!(common.protocol_id, "reasonix.extension.v2");
+    assert_eq!(common.manifest.intercepts, [HookPoint::InputReceive]);
+    assert_eq!(common.session.session_id, "s-7f3a");
+    // A v1 frame still picks v1, decoded as the v1 decoder decodes it.
+    let v1 = params_text("reasonix.extension.v1", "1", "");
+    let decoded = decode_initialize_params_in(Some(&v1), &both).unwrap();
+    assert_eq!(decoded.profile(), Profile::V1);
+    assert_eq!(
+        decoded.common(),
+        decode_initialize_params(Some(&v1)).unwrap()
+    );
+}
+
+#[test]
+fn profiles_never_mix_and_a_refused_profile_is_unsupported_version() {
+    use crate::{Profile, decode_initialize_params_in};
+    let both = [Profile::V1, Profile::V2];
+    let reason = |raw: &str, accepted: &[Profile]| {
+        decode_initialize_params_in(Some(raw), accepted)
+            .map(|decoded| decoded.profile())
+            .map_err(|err| err.reason())
+    };
+    // A v2 id with v1's version, and the other way round.
+    let mixed =
+        REFERENCE_V2_INITIALIZE.replacen(r#""protocolVersion":"2""#, r#""protocolVersion":"1""#, 1);
+    assert_eq!(reason(&mixed, &both), Err(Reason::UnsupportedVersion));
+    let mixed = params_text("reasonix.extension.v1", "2", "");
+    assert_eq!(reason(&mixed, &both), Err(Reason::UnsupportedVersion));
+    // The capabilities' version is the profile's too.
+    let caps = REFERENCE_V2_INITIALIZE.replace(
+        r#""uiHost":"headless","protocolVersion":"2""#,
+        r#""uiHost":"headless","protocolVersion":"1""#,
+    );
+    assert_eq!(reason(&caps, &both), Err(Reason::UnsupportedVersion));
+    // An SDK restricted to one profile refuses the other.
+    assert_eq!(
+        reason(REFERENCE_V2_INITIALIZE, &[Profile::V1]),
+        Err(Reason::UnsupportedVersion)
+    );
+    let v1 = params_text("reasonix.extension.v1", "1", "");
+    assert_eq!(reason(&v1, &[Profile::V2]), Err(Reason::UnsupportedVersion));
+    // v1's own decoder is unchanged: a v2 host is refused.
+    assert_eq!(
+        decode_initialize_params(Some(REFERENCE_V2_INITIALIZE))
+            .unwrap_err()
+            .reason(),
+        Reason::UnsupportedVersion
+    );
+    // Each profile's member set, strictly: v2's members are unknown to v1, and the other way
+    // round a v2 host must send `capabilities.protocolVersion`.
+    let v1_with_v2_member = params_text(
+        "reasonix.extension.v1",
+        "1",
+        r#","dependencySchemaVersion":1"#,
+    );
+    assert_eq!(
+        reason(&v1_with_v2_member, &both),
+        Err(Reason::InvalidParams)
+    );
+    let v2_without = REFERENCE_V2_INITIALIZE.replace(
+        r#","protocolVersion":"2","dependencySchemaVersion":1}"#,
+        "}",
+    );
+    assert_eq!(reason(&v2_without, &both), Err(Reason::InvalidParams));
+    let v2_unknown = REFERENCE_V2_INITIALIZE.replacen('{', r#"{"extra":1,"#, 1);
+    assert_eq!(reason(&v2_unknown, &both), Err(Reason::InvalidParams));
+}
+
+#[test]
+fn a_v2_manifest_expectation_keeps_what_v1_has_no_word_for() {
+    use crate::{Capability, Initialize, Profile, Slot, decode_initialize_params_in};
+    let frame = REFERENCE_V2_INITIALIZE.replace(
+        r#""manifest":{"intercepts":["input.receive"],"capabilities":["interceptors"]}"#,
+        r#""manifest":{"intercepts":["input.receive"],"replaces":["permission","tool:shell"],"capabilities":["interceptors","tools","ui"],"tools":["grep"],"provides":[{"namespace":"plugin/x","kind":"tool","id":"grep","version":"1.0.0"}],"requires":[{"namespace":"host","kind":"ui","id":"panel","optional":true}]}"#,
+    );
+    let decoded = decode_initialize_params_in(Some(&frame), &[Profile::V2]).unwrap();
+    let Initialize::V2(params) = &decoded else {
+        panic!("{decoded:?}")
+    };
+    assert_eq!(params.manifest.tools, ["grep"]);
+    assert_eq!(params.manifest.provides[0].kind, "tool");
+    assert_eq!(params.manifest.requires[0].optional, Some(true));
+    let common = decoded.common();
+    assert_eq!(common.manifest.replaces, [Slot::Permission]);
+    assert_eq!(
+        common.manifest.capabilities,
+        [Capability::Interceptors, Capability::Ui]
+    );
+}
+
+/// A whole v1-shaped `InitializeParams` with this identity and `extra` members.
+fn params_text(id: &str, version: &str, extra: &str) -> String {
+    params(
+        &format!(r#""protocolId":"{id}","#),
+        &format!(r#""protocolVersion":"{version}","#),
+        extra,
+    )
+}

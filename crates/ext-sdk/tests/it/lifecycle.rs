@@ -4,8 +4,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::json;
-use sidewire_ext_protocol::{InputPayload, Reason, StatusPayload};
-use sidewire_ext_sdk::{Decision, Error, Extension, point, samples};
+use sidewire_ext_protocol::{InputPayload, Profile, Reason, StatusPayload};
+use sidewire_ext_sdk::{Decision, Error, Extension, Options, point, samples};
 use tokio::sync::{Notify, mpsc};
 
 use crate::support::{Sidecar, assert_error, init_params, intercept, within};
@@ -127,17 +127,143 @@ async fn the_reference_hosts_v1_era_manifest_lists_are_accepted_and_nothing_else
 
 #[tokio::test]
 async fn a_foreign_protocol_id_is_unsupported_version_and_fatal() {
-    // Checklist 22 and 24: the identity check runs before strict decoding.
+    // Checklist 22 and 24: the identity check runs before strict decoding. With both
+    // profiles (the default) `reasonix.extension.v2` is a profile, so item 22 holds for a
+    // sidecar restricted to v1 (spec delta §1.4 P6), and for an id of no profile.
+    for (id, options) in [
+        (
+            "reasonix.extension.v2",
+            Options::new().protocols(&[Profile::V1]),
+        ),
+        ("reasonix.extension.v3", Options::new()),
+    ] {
+        let mut sidecar = Sidecar::start_with(samples::starter(), options);
+        let mut params = init_params(&["input.receive"], &["interceptors"]);
+        params["protocolId"] = json!(id);
+        params["unknownExtra"] = json!(true);
+        let answer = sidecar.host.call(1, "extension/initialize", params).await;
+        assert_error(&answer, &json!(1), Reason::UnsupportedVersion);
+        sidecar.host.output_ends().await;
+        let err = sidecar.outcome().await.unwrap_err();
+        assert!(err.is_fatal(), "{err}");
+        assert_eq!(err.reason(), Some(Reason::UnsupportedVersion));
+    }
+}
+
+/// The reference v2 host's first frames to the starter and allow-all examples (spec delta
+/// §5.3), verbatim but for the manifest lists, which differ per example.
+fn reference_v2_initialize(intercepts: &str) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"extension/initialize","params":{{"protocolVersion":"2","protocolId":"reasonix.extension.v2","manifest":{{"intercepts":["{intercepts}"],"capabilities":["interceptors"]}},"session":{{"sessionId":"s-7f3a","workspaceRoot":"/home/dev/project","generation":1}},"capabilities":{{"contentRefs":true,"uiHost":"headless","protocolVersion":"2","dependencySchemaVersion":1}},"dependencySchemaVersion":1}}}}"#
+    )
+}
+
+#[tokio::test]
+async fn the_reference_v2_hosts_starter_session_replays() {
+    // Spec delta §5.3, "Starter": the same frames the reference Go SDK sends back.
     let mut sidecar = Sidecar::start(samples::starter());
-    let mut params = init_params(&["input.receive"], &["interceptors"]);
-    params["protocolId"] = json!("reasonix.extension.v2");
-    params["unknownExtra"] = json!(true);
+    sidecar
+        .host
+        .send(&reference_v2_initialize("input.receive"))
+        .await;
+    assert_eq!(
+        sidecar.host.recv().await,
+        json!({"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2","name":"starter-extension",
+            "version":"0.1.0","subscriptions":["input.receive"],"stateSchemaVersion":0}})
+    );
+    sidecar
+        .host
+        .send(r#"{"jsonrpc":"2.0","method":"extension/initialized","params":{}}"#)
+        .await;
+    sidecar.host.send(r#"{"jsonrpc":"2.0","id":2,"method":"extension/intercept","params":{"event":"input.receive","seq":1,"payload":{"text":"starter: explain protocols"},"timeoutMillis":5000}}"#).await;
+    assert_eq!(
+        sidecar.host.recv().await,
+        json!({"jsonrpc":"2.0","id":2,"result":{"decision":"replace",
+            "replacement":{"text":"explain protocols [rewritten by starter-extension]"}}})
+    );
+    sidecar.host.send(r#"{"jsonrpc":"2.0","id":3,"method":"extension/intercept","params":{"event":"input.receive","seq":2,"payload":{"text":"hello there"},"timeoutMillis":5000}}"#).await;
+    assert_eq!(
+        sidecar.host.recv().await,
+        json!({"jsonrpc":"2.0","id":3,"result":{"decision":"continue"}})
+    );
+    sidecar.host.send(r#"{"jsonrpc":"2.0","method":"extension/event","params":{"event":"input.receive","payload":{"text":"starter: an event"}}}"#).await;
+    sidecar
+        .host
+        .send(r#"{"jsonrpc":"2.0","id":4,"method":"extension/shutdown","params":{"timeoutMillis":5000}}"#)
+        .await;
+    // The event wrote nothing: the next frame is the shutdown's answer.
+    assert_eq!(
+        sidecar.host.recv().await,
+        json!({"jsonrpc":"2.0","id":4,"result":{"accepted":true}})
+    );
+    sidecar.finish().await;
+}
+
+#[tokio::test]
+async fn the_reference_v2_hosts_allow_all_session_replays() {
+    // Spec delta §5.3, "Allow-all": the reference host omits `readOnly`.
+    let mut sidecar = Sidecar::start(samples::allow_all());
+    sidecar
+        .host
+        .send(&reference_v2_initialize("permission.decision"))
+        .await;
+    assert_eq!(
+        sidecar.host.recv().await,
+        json!({"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2","name":"allow-all",
+            "version":"0.1.0","subscriptions":["permission.decision"],"stateSchemaVersion":0}})
+    );
+    sidecar
+        .host
+        .send(r#"{"jsonrpc":"2.0","method":"extension/initialized","params":{}}"#)
+        .await;
+    sidecar.host.send(r#"{"jsonrpc":"2.0","id":2,"method":"extension/intercept","params":{"event":"permission.decision","seq":1,"payload":{"name":"shell","arguments":"{\"cmd\":\"rm -rf build\"}","hostDecision":"deny"},"timeoutMillis":5000}}"#).await;
+    let answer = sidecar.host.recv().await;
+    assert_eq!(answer["id"], 2, "{answer}");
+    assert_eq!(answer["result"]["decision"], "allow", "{answer}");
+    let answer = sidecar
+        .host
+        .call(3, "extension/shutdown", json!({"timeoutMillis": 5000}))
+        .await;
+    assert_eq!(answer["result"], json!({"accepted": true}));
+    sidecar.finish().await;
+}
+
+#[tokio::test]
+async fn a_sidecar_restricted_to_v2_refuses_a_v1_host_and_knows_its_profile() {
+    let mut sidecar =
+        Sidecar::start_with(samples::starter(), Options::new().protocols(&[Profile::V2]));
+    let params = init_params(&["input.receive"], &["interceptors"]);
     let answer = sidecar.host.call(1, "extension/initialize", params).await;
     assert_error(&answer, &json!(1), Reason::UnsupportedVersion);
     sidecar.host.output_ends().await;
-    let err = sidecar.outcome().await.unwrap_err();
-    assert!(err.is_fatal(), "{err}");
-    assert_eq!(err.reason(), Some(Reason::UnsupportedVersion));
+    assert!(sidecar.outcome().await.unwrap_err().is_fatal());
+
+    // The profile the host picked is the extension's to read.
+    let (seen_tx, mut seen) = mpsc::unbounded_channel();
+    let extension = Extension::new("probe", "1.0.0").on_intercept(
+        point::INPUT_RECEIVE,
+        move |ctx: sidewire_ext_sdk::Context, _input: InputPayload| {
+            let seen_tx = seen_tx.clone();
+            async move {
+                let _ = seen_tx.send(ctx.host().profile());
+                Ok(Decision::Continue)
+            }
+        },
+    );
+    let mut sidecar = Sidecar::start(extension);
+    sidecar
+        .host
+        .send(&reference_v2_initialize("input.receive"))
+        .await;
+    assert_eq!(sidecar.host.recv().await["result"]["protocolVersion"], "2");
+    sidecar
+        .host
+        .notify("extension/initialized", json!({}))
+        .await;
+    let params = intercept("input.receive", 1, json!({"text": "hi"}), 5000);
+    let answer = sidecar.host.call(2, "extension/intercept", params).await;
+    assert_eq!(answer["result"]["decision"], "continue", "{answer}");
+    assert_eq!(seen.recv().await, Some(Some(Profile::V2)));
 }
 
 #[tokio::test]
