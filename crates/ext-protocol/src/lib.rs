@@ -150,7 +150,7 @@ pub use crate::payloads::{
     ToolBeforePayload,
 };
 pub use crate::peer::{ExtensionHooks, jsonrpc_config, reason_of};
-pub use crate::profile::Profile;
+pub use crate::profile::ProtocolProfile;
 pub use crate::provider::{
     ChunkType, ProviderCatalogParams, ProviderCatalogResult, ProviderChunk, ProviderDescriptor,
     ProviderError, ProviderErrorCode, StreamCancelParams, StreamCancelResult, StreamChunkParams,

@@ -1,9 +1,9 @@
-//! The lifecycle DTOs of Extension Protocol v2 (spec delta §2.2), the [`Profile::V2`] member
+//! The lifecycle DTOs of Extension Protocol v2 (spec delta §2.2), the [`ProtocolProfile::V2`] member
 //! sets: what the reference host sends in `extension/initialize` today. Decoded strictly, as
 //! every DTO here; [`InitializeParams::common`] is the profile-agnostic view an extension's code
 //! sees (the same as a v1 host's params), so nothing downstream of the handshake mixes the two.
 //!
-//! [`Profile::V2`]: crate::Profile::V2
+//! [`ProtocolProfile::V2`]: crate::ProtocolProfile::V2
 
 use serde::Serialize;
 
