@@ -150,7 +150,7 @@ pub use crate::payloads::{
     ToolBeforePayload,
 };
 pub use crate::peer::{ExtensionHooks, jsonrpc_config, reason_of};
-pub use crate::profile::Profile;
+pub use crate::profile::ProtocolProfile;
 pub use crate::provider::{
     ChunkType, ProviderCatalogParams, ProviderCatalogResult, ProviderChunk, ProviderDescriptor,
     ProviderError, ProviderErrorCode, StreamCancelParams, StreamCancelResult, StreamChunkParams,
@@ -166,5 +166,5 @@ pub use crate::ui::{
 };
 pub use crate::version::{
     Initialize, check_protocol_id, check_protocol_version, check_version, decode_initialize_params,
-    decode_initialize_params_in, decode_initialize_result,
+    decode_initialize_params_in, decode_initialize_result, decode_initialize_result_in,
 };

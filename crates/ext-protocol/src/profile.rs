@@ -1,4 +1,4 @@
-//! [`Profile`]: which version of the protocol one connection speaks, chosen before its first
+//! [`ProtocolProfile`]: which version of the protocol one connection speaks, chosen before its first
 //! frame and fixed for its life (spec delta §1.4 P1). Every version-dependent value is asked of
 //! the profile, so nothing mixes: the v1 profile's values are the v1 spec's, unchanged.
 
@@ -10,7 +10,7 @@ use crate::constants::{
 /// The protocol version a connection speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 #[non_exhaustive]
-pub enum Profile {
+pub enum ProtocolProfile {
     /// Extension Protocol v1 (`reasonix.extension.v1`), this project's own.
     V1,
     /// Extension Protocol v2 (`reasonix.extension.v2`), what the reference host and its Go SDK
@@ -18,51 +18,51 @@ pub enum Profile {
     V2,
 }
 
-impl Profile {
+impl ProtocolProfile {
     /// Every profile, oldest first.
-    pub const ALL: [Profile; 2] = [Profile::V1, Profile::V2];
+    pub const ALL: [ProtocolProfile; 2] = [ProtocolProfile::V1, ProtocolProfile::V2];
 
     /// The `protocolId` of `extension/initialize`.
     pub fn protocol_id(self) -> &'static str {
         match self {
-            Profile::V1 => PROTOCOL_ID,
-            Profile::V2 => PROTOCOL_ID_V2,
+            ProtocolProfile::V1 => PROTOCOL_ID,
+            ProtocolProfile::V2 => PROTOCOL_ID_V2,
         }
     }
 
     /// The major version `protocolVersion` must denote.
     pub fn major(self) -> u64 {
         match self {
-            Profile::V1 => PROTOCOL_MAJOR,
-            Profile::V2 => PROTOCOL_MAJOR_V2,
+            ProtocolProfile::V1 => PROTOCOL_MAJOR,
+            ProtocolProfile::V2 => PROTOCOL_MAJOR_V2,
         }
     }
 
     /// The wire form of the version, sent by both peers.
     pub fn protocol_version(self) -> &'static str {
         match self {
-            Profile::V1 => PROTOCOL_VERSION,
-            Profile::V2 => PROTOCOL_VERSION_V2,
+            ProtocolProfile::V1 => PROTOCOL_VERSION,
+            ProtocolProfile::V2 => PROTOCOL_VERSION_V2,
         }
     }
 
     /// The manifest `apiVersion` of a plugin written for it.
     pub fn manifest_api_version(self) -> &'static str {
         match self {
-            Profile::V1 => MANIFEST_API_VERSION,
-            Profile::V2 => MANIFEST_API_VERSION_V2,
+            ProtocolProfile::V1 => MANIFEST_API_VERSION,
+            ProtocolProfile::V2 => MANIFEST_API_VERSION_V2,
         }
     }
 
     /// The profile whose `protocolId` is `id`, byte for byte.
-    pub fn from_protocol_id(id: &str) -> Option<Profile> {
-        Profile::ALL
+    pub fn from_protocol_id(id: &str) -> Option<ProtocolProfile> {
+        ProtocolProfile::ALL
             .into_iter()
             .find(|profile| profile.protocol_id() == id)
     }
 }
 
-impl std::fmt::Display for Profile {
+impl std::fmt::Display for ProtocolProfile {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.protocol_id())
     }

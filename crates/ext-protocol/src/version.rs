@@ -11,7 +11,7 @@ use crate::constants::{PROTOCOL_ID, PROTOCOL_MAJOR};
 use crate::decode::{Seg, decode_value, parse};
 use crate::error::{Error, Target};
 use crate::lifecycle::{InitializeParams, InitializeResult};
-use crate::profile::Profile;
+use crate::profile::ProtocolProfile;
 use crate::reason::Reason;
 use crate::v2;
 
@@ -71,7 +71,11 @@ fn version_error(at: &Seg<'_>, reason: Reason, detail: String) -> Error {
 
 /// Checks `protocolVersion` of a parsed object; missing or non-string is `protocol_error`
 /// (§6.1 step 2).
-fn check_version_member(value: &Value, at: &Seg<'_>, profile: Profile) -> Result<(), Error> {
+fn check_version_member(
+    value: &Value,
+    at: &Seg<'_>,
+    profile: ProtocolProfile,
+) -> Result<(), Error> {
     let here = at.key("protocolVersion");
     let Some(version) = value.get("protocolVersion").and_then(Value::as_str) else {
         return Err(version_error(
@@ -84,7 +88,11 @@ fn check_version_member(value: &Value, at: &Seg<'_>, profile: Profile) -> Result
 }
 
 /// Runs §1 steps 2–3 on a version string found at `here`, for `profile`'s major.
-fn check_version_text(version: &str, here: &Seg<'_>, profile: Profile) -> Result<(), Error> {
+fn check_version_text(
+    version: &str,
+    here: &Seg<'_>,
+    profile: ProtocolProfile,
+) -> Result<(), Error> {
     check_major(version, profile.major()).map_err(|reason| {
         let detail = match reason {
             Reason::ProtocolError => format!("{version:?} is not a canonical decimal"),
@@ -100,7 +108,11 @@ fn check_version_text(version: &str, here: &Seg<'_>, profile: Profile) -> Result
 /// "equal to it": v1 has exactly one canonical spelling of its major. Non-string is
 /// `protocol_error`, as at the top level; a `capabilities` that is not an object is left to
 /// strict decoding.
-fn check_capabilities_version(value: &Value, at: &Seg<'_>, profile: Profile) -> Result<(), Error> {
+fn check_capabilities_version(
+    value: &Value,
+    at: &Seg<'_>,
+    profile: ProtocolProfile,
+) -> Result<(), Error> {
     let caps = at.key("capabilities");
     let here = caps.key("protocolVersion");
     let Some(member) = value
@@ -128,7 +140,7 @@ fn check_capabilities_version(value: &Value, at: &Seg<'_>, profile: Profile) -> 
 /// value `protocol_error`). Text that is not a duplicate-free JSON object fails as invalid
 /// params.
 pub fn decode_initialize_params(raw: Option<&str>) -> Result<InitializeParams, Error> {
-    match decode_initialize_params_in(raw, &[Profile::V1])? {
+    match decode_initialize_params_in(raw, &[ProtocolProfile::V1])? {
         Initialize::V1(params) => Ok(params),
         // Only V1 is accepted above; a V2 identity was refused before decoding.
         Initialize::V2(params) => Ok(params.common()),
@@ -147,10 +159,10 @@ pub enum Initialize {
 
 impl Initialize {
     /// The profile the host chose.
-    pub fn profile(&self) -> Profile {
+    pub fn profile(&self) -> ProtocolProfile {
         match self {
-            Initialize::V1(_) => Profile::V1,
-            Initialize::V2(_) => Profile::V2,
+            Initialize::V1(_) => ProtocolProfile::V1,
+            Initialize::V2(_) => ProtocolProfile::V2,
         }
     }
 
@@ -170,14 +182,14 @@ impl Initialize {
 /// `unsupported_version`; then that profile's version checks (`protocolVersion` and
 /// `capabilities.protocolVersion`: another major is `unsupported_version`, so a v1 id with
 /// `"2"` is refused, and the other way round) and its strict decoding. With only
-/// [`Profile::V1`] accepted, this is exactly the v1 decoder.
+/// [`ProtocolProfile::V1`] accepted, this is exactly the v1 decoder.
 pub fn decode_initialize_params_in(
     raw: Option<&str>,
-    accepted: &[Profile],
+    accepted: &[ProtocolProfile],
 ) -> Result<Initialize, Error> {
     let root = Seg::Root(Target::Params);
     let value = parse(raw.unwrap_or("{}"), &root)?;
-    let mut profile = Profile::V1;
+    let mut profile = ProtocolProfile::V1;
     if value.is_object() {
         let here = root.key("protocolId");
         match value.get("protocolId").and_then(Value::as_str) {
@@ -189,7 +201,7 @@ pub fn decode_initialize_params_in(
                 ));
             }
             Some(id) => {
-                profile = Profile::from_protocol_id(id)
+                profile = ProtocolProfile::from_protocol_id(id)
                     .filter(|profile| accepted.contains(profile))
                     .ok_or_else(|| {
                         let expected: Vec<String> = (accepted.iter())
@@ -207,8 +219,8 @@ pub fn decode_initialize_params_in(
         check_capabilities_version(&value, &root, profile)?;
     }
     match profile {
-        Profile::V1 => decode_value(value, &root).map(Initialize::V1),
-        Profile::V2 => decode_value(value, &root).map(Initialize::V2),
+        ProtocolProfile::V1 => decode_value(value, &root).map(Initialize::V1),
+        ProtocolProfile::V2 => decode_value(value, &root).map(Initialize::V2),
     }
 }
 
@@ -220,9 +232,47 @@ pub fn decode_initialize_result(raw: &str) -> Result<InitializeResult, Error> {
     let root = Seg::Root(Target::Result);
     let value = parse(raw, &root)?;
     if value.is_object() {
-        check_version_member(&value, &root, Profile::V1)?;
+        check_version_member(&value, &root, ProtocolProfile::V1)?;
     }
     decode_value(value, &root)
+}
+
+/// [`decode_initialize_result`] for a connection in `profile`: the version check for that
+/// profile's major first, then strict decoding against its DTO. A v1 result is returned in v2's
+/// shape (no v2 members), so the host has one type to check.
+pub fn decode_initialize_result_in(
+    raw: &str,
+    profile: ProtocolProfile,
+) -> Result<v2::InitializeResult, Error> {
+    let root = Seg::Root(Target::Result);
+    let value = parse(raw, &root)?;
+    if value.is_object() {
+        check_version_member(&value, &root, profile)?;
+    }
+    match profile {
+        ProtocolProfile::V1 => {
+            let result: InitializeResult = decode_value(value, &root)?;
+            Ok(v2::InitializeResult {
+                protocol_version: result.protocol_version,
+                name: result.name,
+                version: result.version,
+                component_id: None,
+                subscriptions: result.subscriptions,
+                replaces: result
+                    .replaces
+                    .iter()
+                    .map(|s| s.as_str().to_owned())
+                    .collect(),
+                providers: result.providers,
+                ui_actions: result.ui_actions,
+                requires: Vec::new(),
+                provides: Vec::new(),
+                tools: Vec::new(),
+                state_schema_version: result.state_schema_version,
+            })
+        }
+        ProtocolProfile::V2 => decode_value(value, &root),
+    }
 }
 
 #[cfg(test)]

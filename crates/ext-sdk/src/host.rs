@@ -15,8 +15,8 @@ use serde_json::Value;
 use sidewire_ext_protocol::methods::{ContentRead, RequestMethod, UiPublish, UiRequest};
 use sidewire_ext_protocol::{
     CALL_TIMEOUT, CardPayload, ContentReadParams, Dto, ExternalizedField, FieldKind,
-    HostCapabilities, InitializeParams, ManifestExpectation, NotificationPayload, Profile, Reason,
-    SessionContext, StatusPayload, SurfacePayload, Target, UiActionDecl, UiFormField,
+    HostCapabilities, InitializeParams, ManifestExpectation, NotificationPayload, ProtocolProfile,
+    Reason, SessionContext, StatusPayload, SurfacePayload, Target, UiActionDecl, UiFormField,
     UiFormPayload, UiPublishParams, UiRequestParams, UiRequestResult, decode, decode_result,
 };
 use sidewire_jsonrpc::{CallOptions, Peer};
@@ -47,7 +47,7 @@ pub(crate) struct Handshake {
     /// The params as extension code sees them in any profile.
     pub(crate) params: InitializeParams,
     /// The profile the host picked.
-    pub(crate) profile: Profile,
+    pub(crate) profile: ProtocolProfile,
     /// The `uiActions` this extension declared; card actions must be among them (§10.2).
     pub(crate) ui_actions: Vec<UiActionDecl>,
 }
@@ -121,7 +121,7 @@ impl HostHandle {
 
     /// The protocol version the host picked for this connection (its `protocolId`); `None`
     /// before `extension/initialize`.
-    pub fn profile(&self) -> Option<Profile> {
+    pub fn profile(&self) -> Option<ProtocolProfile> {
         self.inner.handshake.get().map(|h| h.profile)
     }
 

@@ -22,7 +22,7 @@ use tokio_util::sync::CancellationToken;
 use sidewire_ext_protocol::{
     CALL_TIMEOUT, Caller, DecisionKind, ENV_PLUGIN_NAME, ENV_PLUGIN_VERSION, EVENT_QUEUE_FRAMES,
     EventParams, ExternalizedField, HookPayload, HookPoint, InitializeResult, InitializedParams,
-    InterceptParams, InterceptResult, MIN_CONCURRENT_CALLBACKS, Method, Profile,
+    InterceptParams, InterceptResult, MIN_CONCURRENT_CALLBACKS, Method, ProtocolProfile,
     ProviderCatalogParams, ProviderCatalogResult, Reason, ResourcesChangedParams, ShutdownParams,
     ShutdownResult, StreamCancelParams, StreamCancelResult, StreamOpenParams, StreamOpenResult,
     UiActionParams, UiActionResult, UiSubmitParams, UiSubmitResult, decode_initialize_params_in,
@@ -54,7 +54,7 @@ const FATAL_GRACE: Duration = Duration::from_secs(1);
 pub struct Options {
     concurrency: usize,
     logger: Logger,
-    protocols: Vec<Profile>,
+    protocols: Vec<ProtocolProfile>,
 }
 
 impl Default for Options {
@@ -62,7 +62,7 @@ impl Default for Options {
         Options {
             concurrency: MIN_CONCURRENT_CALLBACKS,
             logger: Logger::stderr(),
-            protocols: Profile::ALL.to_vec(),
+            protocols: ProtocolProfile::ALL.to_vec(),
         }
     }
 }
@@ -89,13 +89,13 @@ impl Options {
         self
     }
 
-    /// The protocol versions this sidecar speaks (default: every one, [`Profile::ALL`]): the
+    /// The protocol versions this sidecar speaks (default: every one, [`ProtocolProfile::ALL`]): the
     /// host's `extension/initialize` picks one by its `protocolId` and the sidecar answers in
     /// it; a host of a profile not listed is answered `unsupported_version`, and the sidecar
     /// exits non-zero. An empty list is taken as every one.
-    pub fn protocols(mut self, profiles: &[Profile]) -> Self {
+    pub fn protocols(mut self, profiles: &[ProtocolProfile]) -> Self {
         self.protocols = if profiles.is_empty() {
-            Profile::ALL.to_vec()
+            ProtocolProfile::ALL.to_vec()
         } else {
             profiles.to_vec()
         };
@@ -257,7 +257,7 @@ struct Connection {
     streams: Arc<Streams>,
     logger: Logger,
     /// The profiles [`Options::protocols`] lets the host pick.
-    protocols: Vec<Profile>,
+    protocols: Vec<ProtocolProfile>,
 }
 
 /// Either an error answer sent at once, or the work whose outcome is the answer.

@@ -232,10 +232,10 @@ const REFERENCE_V2_INITIALIZE: &str = r#"{"protocolVersion":"2","protocolId":"re
 
 #[test]
 fn the_reference_hosts_v2_first_frame_picks_the_v2_profile() {
-    use crate::{HookPoint, Initialize, Profile, decode_initialize_params_in};
-    let both = [Profile::V1, Profile::V2];
+    use crate::{HookPoint, Initialize, ProtocolProfile, decode_initialize_params_in};
+    let both = [ProtocolProfile::V1, ProtocolProfile::V2];
     let decoded = decode_initialize_params_in(Some(REFERENCE_V2_INITIALIZE), &both).unwrap();
-    assert_eq!(decoded.profile(), Profile::V2);
+    assert_eq!(decoded.profile(), ProtocolProfile::V2);
     let Initialize::V2(params) = &decoded else {
         panic!("{decoded:?}")
     };
@@ -248,7 +248,7 @@ fn the_reference_hosts_v2_first_frame_picks_the_v2_profile() {
     // A v1 frame still picks v1, decoded as the v1 decoder decodes it.
     let v1 = params_text("reasonix.extension.v1", "1", "");
     let decoded = decode_initialize_params_in(Some(&v1), &both).unwrap();
-    assert_eq!(decoded.profile(), Profile::V1);
+    assert_eq!(decoded.profile(), ProtocolProfile::V1);
     assert_eq!(
         decoded.common(),
         decode_initialize_params(Some(&v1)).unwrap()
@@ -257,9 +257,9 @@ fn the_reference_hosts_v2_first_frame_picks_the_v2_profile() {
 
 #[test]
 fn profiles_never_mix_and_a_refused_profile_is_unsupported_version() {
-    use crate::{Profile, decode_initialize_params_in};
-    let both = [Profile::V1, Profile::V2];
-    let reason = |raw: &str, accepted: &[Profile]| {
+    use crate::{ProtocolProfile, decode_initialize_params_in};
+    let both = [ProtocolProfile::V1, ProtocolProfile::V2];
+    let reason = |raw: &str, accepted: &[ProtocolProfile]| {
         decode_initialize_params_in(Some(raw), accepted)
             .map(|decoded| decoded.profile())
             .map_err(|err| err.reason())
@@ -278,11 +278,14 @@ fn profiles_never_mix_and_a_refused_profile_is_unsupported_version() {
     assert_eq!(reason(&caps, &both), Err(Reason::UnsupportedVersion));
     // An SDK restricted to one profile refuses the other.
     assert_eq!(
-        reason(REFERENCE_V2_INITIALIZE, &[Profile::V1]),
+        reason(REFERENCE_V2_INITIALIZE, &[ProtocolProfile::V1]),
         Err(Reason::UnsupportedVersion)
     );
     let v1 = params_text("reasonix.extension.v1", "1", "");
-    assert_eq!(reason(&v1, &[Profile::V2]), Err(Reason::UnsupportedVersion));
+    assert_eq!(
+        reason(&v1, &[ProtocolProfile::V2]),
+        Err(Reason::UnsupportedVersion)
+    );
     // v1's own decoder is unchanged: a v2 host is refused.
     assert_eq!(
         decode_initialize_params(Some(REFERENCE_V2_INITIALIZE))
@@ -312,12 +315,12 @@ fn profiles_never_mix_and_a_refused_profile_is_unsupported_version() {
 
 #[test]
 fn a_v2_manifest_expectation_keeps_what_v1_has_no_word_for() {
-    use crate::{Capability, Initialize, Profile, Slot, decode_initialize_params_in};
+    use crate::{Capability, Initialize, ProtocolProfile, Slot, decode_initialize_params_in};
     let frame = REFERENCE_V2_INITIALIZE.replace(
         r#""manifest":{"intercepts":["input.receive"],"capabilities":["interceptors"]}"#,
         r#""manifest":{"intercepts":["input.receive"],"replaces":["permission","tool:shell"],"capabilities":["interceptors","tools","ui"],"tools":["grep"],"provides":[{"namespace":"plugin/x","kind":"tool","id":"grep","version":"1.0.0"}],"requires":[{"namespace":"host","kind":"ui","id":"panel","optional":true}]}"#,
     );
-    let decoded = decode_initialize_params_in(Some(&frame), &[Profile::V2]).unwrap();
+    let decoded = decode_initialize_params_in(Some(&frame), &[ProtocolProfile::V2]).unwrap();
     let Initialize::V2(params) = &decoded else {
         panic!("{decoded:?}")
     };

@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::json;
-use sidewire_ext_protocol::{InputPayload, Profile, Reason, StatusPayload};
+use sidewire_ext_protocol::{InputPayload, ProtocolProfile, Reason, StatusPayload};
 use sidewire_ext_sdk::{Decision, Error, Extension, Options, point, samples};
 use tokio::sync::{Notify, mpsc};
 
@@ -133,7 +133,7 @@ async fn a_foreign_protocol_id_is_unsupported_version_and_fatal() {
     for (id, options) in [
         (
             "reasonix.extension.v2",
-            Options::new().protocols(&[Profile::V1]),
+            Options::new().protocols(&[ProtocolProfile::V1]),
         ),
         ("reasonix.extension.v3", Options::new()),
     ] {
@@ -230,8 +230,10 @@ async fn the_reference_v2_hosts_allow_all_session_replays() {
 
 #[tokio::test]
 async fn a_sidecar_restricted_to_v2_refuses_a_v1_host_and_knows_its_profile() {
-    let mut sidecar =
-        Sidecar::start_with(samples::starter(), Options::new().protocols(&[Profile::V2]));
+    let mut sidecar = Sidecar::start_with(
+        samples::starter(),
+        Options::new().protocols(&[ProtocolProfile::V2]),
+    );
     let params = init_params(&["input.receive"], &["interceptors"]);
     let answer = sidecar.host.call(1, "extension/initialize", params).await;
     assert_error(&answer, &json!(1), Reason::UnsupportedVersion);
@@ -263,7 +265,7 @@ async fn a_sidecar_restricted_to_v2_refuses_a_v1_host_and_knows_its_profile() {
     let params = intercept("input.receive", 1, json!({"text": "hi"}), 5000);
     let answer = sidecar.host.call(2, "extension/intercept", params).await;
     assert_eq!(answer["result"]["decision"], "continue", "{answer}");
-    assert_eq!(seen.recv().await, Some(Some(Profile::V2)));
+    assert_eq!(seen.recv().await, Some(Some(ProtocolProfile::V2)));
 }
 
 #[tokio::test]
