@@ -97,7 +97,12 @@ impl Package {
     pub fn trust_summary(&self) -> TrustSummary {
         TrustSummary {
             plugin: self.manifest.name.clone(),
-            version: self.manifest.version.clone(),
+            // A v2 manifest may omit its version (spec delta §4.3).
+            version: if self.manifest.version.is_empty() {
+                "unversioned".to_owned()
+            } else {
+                self.manifest.version.clone()
+            },
             root: self.root.clone(),
             manifest: self.manifest.clone(),
         }
@@ -191,16 +196,37 @@ impl fmt::Display for TrustSummary {
             "  intercepts:   {}",
             list(&runtime.intercepts, |p| p.as_str())
         )?;
-        writeln!(
-            f,
-            "  slots:        {}",
-            list(&runtime.replaces, |s| s.as_str())
-        )?;
-        writeln!(
-            f,
-            "  capabilities: {}",
-            list(&runtime.capabilities, |c| c.as_str())
-        )?;
+        match &self.manifest.v2 {
+            // A v2 manifest's lists as written: its slot grammar and capabilities are wider.
+            Some(v2) => {
+                let shown = |items: Vec<&String>| -> Vec<String> {
+                    items.into_iter().map(|s| Shown(s).to_string()).collect()
+                };
+                let slots = shown(v2.replaces.iter().collect());
+                writeln!(f, "  slots:        {}", list(&slots, |s| s.as_str()))?;
+                writeln!(
+                    f,
+                    "  capabilities: {}",
+                    list(&v2.capabilities, |c| c.as_str())
+                )?;
+                if !v2.tools.is_empty() {
+                    let tools = shown(v2.tools.iter().map(|t| &t.name).collect());
+                    writeln!(f, "  tools:        {}", list(&tools, |t| t.as_str()))?;
+                }
+            }
+            None => {
+                writeln!(
+                    f,
+                    "  slots:        {}",
+                    list(&runtime.replaces, |s| s.as_str())
+                )?;
+                writeln!(
+                    f,
+                    "  capabilities: {}",
+                    list(&runtime.capabilities, |c| c.as_str())
+                )?;
+            }
+        }
         writeln!(
             f,
             "  required:     {}",

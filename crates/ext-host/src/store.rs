@@ -283,6 +283,18 @@ impl PluginStore {
     ) -> Result<InstalledPlugin, Error> {
         let package = Package::open(source)?;
         let id = package.id().to_owned();
+        if !is_plugin_id(&id) {
+            // A v2 name may use upper case, `.` and `_` (spec delta §4.1). The id names the
+            // package directory (upper case collides with lower case on case-insensitive file
+            // systems) and is the record's key, checked as a v1 id when the record is read;
+            // it also prefixes provider refs and action names. Refused until those are widened.
+            return Err(Error::install(
+                id,
+                "this v2 plugin name is outside ^[a-z0-9][a-z0-9-]{0,63}$, which sidewire \
+                 needs for the install record, the package directory and plugin/<id>/ refs; \
+                 rename the plugin (lower-case letters, digits and '-')",
+            ));
+        }
         let source_root = fs::canonicalize(source).map_err(|err| Error::io(source, err))?;
         // The launch rules, checked against the root the plugin will have, before anything is
         // copied or recorded: a package that installs is one that can start.

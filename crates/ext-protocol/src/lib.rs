@@ -166,5 +166,5 @@ pub use crate::ui::{
 };
 pub use crate::version::{
     Initialize, check_protocol_id, check_protocol_version, check_version, decode_initialize_params,
-    decode_initialize_params_in, decode_initialize_result,
+    decode_initialize_params_in, decode_initialize_result, decode_initialize_result_in,
 };

@@ -10,13 +10,17 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use std::collections::BTreeMap;
 
-use crate::constants::{MANIFEST_API_VERSION, MAX_PLUGIN_ID_CHARS, MAX_PRIORITY, MIN_PRIORITY};
+use crate::constants::{
+    MANIFEST_API_VERSION, MANIFEST_API_VERSION_V2, MAX_PLUGIN_ID_CHARS, MAX_PRIORITY, MIN_PRIORITY,
+};
 use crate::decode::{
     API_VERSION, Bool, Dto, Enum, Fields, Int, List, MapOf, NonBlank, Obj, Object, PLUGIN_ID,
-    Pattern, Set, Str, Uint, decode, rule,
+    Pattern, Seg, Set, Str, Uint, decode_value, parse, rule,
 };
 use crate::error::{Error, Target};
 use crate::hooks::{HookPoint, Slot};
+use crate::profile::ProtocolProfile;
+use crate::v2::ManifestV2;
 
 /// Whether `name` is a valid plugin id: `^[a-z0-9][a-z0-9-]{0,63}$` (§12.1).
 pub fn is_plugin_id(name: &str) -> bool {
@@ -63,11 +67,12 @@ wire_enum!(Capability, "Capability", {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Manifest {
-    /// `reasonix.io/plugin/v1` or `reasonix.io/plugin/v1.<digits>`.
+    /// `reasonix.io/plugin/v1` or `reasonix.io/plugin/v1.<digits>`, or exactly
+    /// `reasonix.io/plugin/v2`.
     pub api_version: String,
-    /// The plugin id, `^[a-z0-9][a-z0-9-]{0,63}$`.
+    /// The plugin id, `^[a-z0-9][a-z0-9-]{0,63}$` (v2: `^[a-zA-Z0-9][a-zA-Z0-9._-]{0,63}$`).
     pub name: String,
-    /// The plugin version (non-empty).
+    /// The plugin version (non-empty; v2: may be empty).
     pub version: String,
     /// A description.
     #[serde(skip_serializing_if = "String::is_empty")]
@@ -84,12 +89,36 @@ pub struct Manifest {
     /// Present for a code extension, which runs with **full trust**.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub runtime: Option<RuntimeSpec>,
+    /// What a v2 manifest declares beyond the v1 model; `None` for a v1 manifest. Not
+    /// serialized: the serialized form is the v1 view.
+    #[serde(skip)]
+    pub v2: Option<Box<ManifestV2>>,
 }
 
 impl Manifest {
     /// Decodes a manifest file's text strictly; errors name the JSON path (`runtime.env`).
+    ///
+    /// `apiVersion` picks the parser (spec delta §1.4 P2): exactly
+    /// [`MANIFEST_API_VERSION_V2`](crate::MANIFEST_API_VERSION_V2) is read by the v2 parser
+    /// ([`v2::ManifestV2`](crate::v2::ManifestV2), delta §4) and mapped onto this model;
+    /// anything else by the v1 parser, which accepts only v1 values.
     pub fn parse(raw: &str) -> Result<Manifest, Error> {
-        decode(raw, Target::Manifest)
+        let root = Seg::Root(Target::Manifest);
+        let value = parse(raw, &root)?;
+        if value.get("apiVersion").and_then(Value::as_str) == Some(MANIFEST_API_VERSION_V2) {
+            crate::v2::manifest::decode(value, &root)
+        } else {
+            decode_value(value, &root)
+        }
+    }
+
+    /// The protocol this plugin speaks, decided by `apiVersion` (spec delta §1.4 P2).
+    pub fn profile(&self) -> ProtocolProfile {
+        if self.api_version == MANIFEST_API_VERSION_V2 {
+            ProtocolProfile::V2
+        } else {
+            ProtocolProfile::V1
+        }
     }
 }
 
@@ -106,6 +135,7 @@ impl Dto for Manifest {
             repository: f.or_default("repository", Str)?,
             contributes: f.or_default("contributes", Object)?,
             runtime: f.opt("runtime", Obj::new())?,
+            v2: None,
         })
     }
 }

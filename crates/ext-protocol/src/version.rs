@@ -237,5 +237,43 @@ pub fn decode_initialize_result(raw: &str) -> Result<InitializeResult, Error> {
     decode_value(value, &root)
 }
 
+/// [`decode_initialize_result`] for a connection in `profile`: the version check for that
+/// profile's major first, then strict decoding against its DTO. A v1 result is returned in v2's
+/// shape (no v2 members), so the host has one type to check.
+pub fn decode_initialize_result_in(
+    raw: &str,
+    profile: ProtocolProfile,
+) -> Result<v2::InitializeResult, Error> {
+    let root = Seg::Root(Target::Result);
+    let value = parse(raw, &root)?;
+    if value.is_object() {
+        check_version_member(&value, &root, profile)?;
+    }
+    match profile {
+        ProtocolProfile::V1 => {
+            let result: InitializeResult = decode_value(value, &root)?;
+            Ok(v2::InitializeResult {
+                protocol_version: result.protocol_version,
+                name: result.name,
+                version: result.version,
+                component_id: None,
+                subscriptions: result.subscriptions,
+                replaces: result
+                    .replaces
+                    .iter()
+                    .map(|s| s.as_str().to_owned())
+                    .collect(),
+                providers: result.providers,
+                ui_actions: result.ui_actions,
+                requires: Vec::new(),
+                provides: Vec::new(),
+                tools: Vec::new(),
+                state_schema_version: result.state_schema_version,
+            })
+        }
+        ProtocolProfile::V2 => decode_value(value, &root),
+    }
+}
+
 #[cfg(test)]
 mod tests;

@@ -7,10 +7,12 @@ use std::sync::atomic::{AtomicU8, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
+use sidewire_ext_protocol::v2::{self, ManifestV2};
 use sidewire_ext_protocol::{
-    Capability, HostCapabilities, InitializeParams, InitializedParams, LaunchSpec,
-    ManifestExpectation, Method, Reason, STDERR_TAIL_BYTES, SessionContext,
-    decode_initialize_result, jsonrpc_config, resolve_launch,
+    Capability, DEPENDENCY_SCHEMA_VERSION, HostCapabilities, InitializeParams, InitializedParams,
+    LaunchSpec, ManifestExpectation, Method, PROTOCOL_ID_V2, PROTOCOL_VERSION_V2, ProtocolProfile,
+    Reason, RuntimeSpec, STDERR_TAIL_BYTES, SessionContext, UiHost, decode_initialize_result,
+    decode_initialize_result_in, jsonrpc_config, resolve_launch,
 };
 use sidewire_jsonrpc::{CallOptions, CloseReason};
 use sidewire_process::{Command, Spawned};
@@ -260,17 +262,26 @@ async fn handshake(
     began: Instant,
 ) -> Result<(), Failed> {
     let plugin = &conn.plugin;
-    let params = InitializeParams::new(
-        ManifestExpectation::from_runtime(&plugin.runtime),
-        SessionContext {
-            session_id: shared.config.get_session_id().to_owned(),
-            workspace_root: shared.workspace_root.clone(),
-            generation: conn.generation,
-        },
-        // Carries `protocolVersion` too: the reference SDK requires it (see the ext-protocol
-        // crate docs on where this differs from the spec).
-        HostCapabilities::new(shared.config.get_ui_host()),
-    );
+    let session = SessionContext {
+        session_id: shared.config.get_session_id().to_owned(),
+        workspace_root: shared.workspace_root.clone(),
+        generation: conn.generation,
+    };
+    let ui_host = shared.config.get_ui_host();
+    // The params in the plugin's profile (spec delta §1.4 P2): its manifest's apiVersion chose.
+    let params = match &plugin.v2 {
+        None => serde_json::value::to_raw_value(&InitializeParams::new(
+            ManifestExpectation::from_runtime(&plugin.runtime),
+            session,
+            // Carries `protocolVersion` too: the reference SDK requires it (see the ext-protocol
+            // crate docs on where this differs from the spec).
+            HostCapabilities::new(ui_host),
+        )),
+        Some(declared) => {
+            serde_json::value::to_raw_value(&v2_params(&plugin.runtime, declared, session, ui_host))
+        }
+    }
+    .map_err(|err| Failed::other(format!("cannot encode extension/initialize: {err}")))?;
     let budget = deadline
         .saturating_duration_since(Instant::now())
         .max(Duration::from_millis(1));
@@ -278,7 +289,7 @@ async fn handshake(
         .peer
         .call(
             Method::Initialize.as_str(),
-            Some(&params),
+            Some(&*params),
             CallOptions::timeout(budget),
         )
         .await;
@@ -298,10 +309,32 @@ async fn handshake(
             format!("the host refused the initialize result: {err}"),
         )
     };
-    let result = decode_initialize_result(raw.get()).map_err(refused)?;
-    result
-        .check_against_manifest(&plugin.id, &plugin.runtime)
-        .map_err(refused)?;
+    let result = match &plugin.v2 {
+        None => {
+            let result = decode_initialize_result(raw.get()).map_err(refused)?;
+            result
+                .check_against_manifest(&plugin.id, &plugin.runtime)
+                .map_err(refused)?;
+            result
+        }
+        Some(declared) => {
+            // Spec delta §2.2.1: v1's order (version, then strict decoding) and checks, plus
+            // checks 7 (tools) and 8 (the provides ceiling); duplicate action ids are not fatal.
+            let mut result =
+                decode_initialize_result_in(raw.get(), ProtocolProfile::V2).map_err(refused)?;
+            result
+                .check_against_manifest(&plugin.id, &plugin.runtime, declared)
+                .map_err(refused)?;
+            for action in result.drop_duplicate_actions() {
+                tracing::warn!(
+                    plugin = %plugin.id,
+                    action = %action,
+                    "the sidecar declared UI action {action:?} twice; the first declaration wins"
+                );
+            }
+            result.common()
+        }
+    };
     let _ = conn.handshake.set(Handshake {
         subscriptions: result.subscriptions,
         replaces: result.replaces,
@@ -323,6 +356,35 @@ async fn handshake(
         conn.crash(exit.to_string());
     }
     Ok(())
+}
+
+/// The v2 `extension/initialize` params, as the reference host sends them (spec delta §2.2,
+/// §5.3): `dependencySchemaVersion` 1 at the top and in `capabilities`, no `epoch`, and only
+/// members of v2's schema (`manifest.tools` only when the manifest declares `runtime.tools`).
+fn v2_params(
+    runtime: &RuntimeSpec,
+    declared: &ManifestV2,
+    session: SessionContext,
+    ui_host: UiHost,
+) -> v2::InitializeParams {
+    v2::InitializeParams {
+        protocol_id: PROTOCOL_ID_V2.to_owned(),
+        protocol_version: PROTOCOL_VERSION_V2.to_owned(),
+        manifest: v2::ManifestExpectation::from_manifest(runtime, declared),
+        session: v2::SessionContext {
+            session_id: session.session_id,
+            workspace_root: session.workspace_root,
+            generation: session.generation,
+            epoch: None,
+        },
+        capabilities: v2::HostCapabilities {
+            content_refs: HostCapabilities::new(ui_host).content_refs,
+            ui_host,
+            protocol_version: PROTOCOL_VERSION_V2.to_owned(),
+            dependency_schema_version: Some(DEPENDENCY_SCHEMA_VERSION),
+        },
+        dependency_schema_version: Some(DEPENDENCY_SCHEMA_VERSION),
+    }
 }
 
 /// Describes a failed initialize call: a barrier violation or a fatal frame with its reason

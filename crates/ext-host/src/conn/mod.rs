@@ -33,7 +33,7 @@ use sidewire_ext_protocol::{
     CONTENT_OBJECT_BYTES, Capability, EVENT_QUEUE_FRAMES, EXTERNALIZE_FIELD_BYTES,
     ExternalizedField, HookPayload, HookPoint, InterceptResult, Method, ProviderDescriptor, Reason,
     RuntimeSpec, SHUTDOWN_ANSWER_GRACE, SHUTDOWN_EXIT_WAIT, SHUTDOWN_REAP_WAIT, ShutdownParams,
-    Slot, UiActionDecl, decode_result,
+    Slot, UiActionDecl, decode_result, v2::ManifestV2,
 };
 use sidewire_jsonrpc::{CallOptions, CloseReason, Peer, RawResult};
 use tokio::sync::{Notify, mpsc, watch};
@@ -56,6 +56,10 @@ pub(crate) struct Plugin {
     /// The installed version, else the manifest's.
     pub(crate) version: String,
     pub(crate) runtime: RuntimeSpec,
+    /// What a v2 manifest declares beyond the v1 model; `Some` exactly when the plugin speaks
+    /// v2 (its manifest's `apiVersion` decided). Part of the plugin's identity, so
+    /// a change of profile restarts the sidecar like any changed runtime.
+    pub(crate) v2: Option<Arc<ManifestV2>>,
 }
 
 impl Plugin {

@@ -95,6 +95,7 @@ fn resolve(store: &PluginStore) -> Result<Resolved, Error> {
             ));
             continue;
         }
+        let v2 = package.manifest.v2.map(|v2| Arc::new(*v2));
         let Some(runtime) = package.manifest.runtime else {
             // Declarative only: nothing to start.
             continue;
@@ -110,6 +111,7 @@ fn resolve(store: &PluginStore) -> Result<Resolved, Error> {
             root: installed.root,
             version,
             runtime,
+            v2,
         }));
     }
     Ok(Resolved {

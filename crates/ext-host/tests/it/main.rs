@@ -90,6 +90,7 @@ mod sdk;
 mod sidecar;
 mod support;
 mod ui;
+mod v2;
 
 use std::process::ExitCode;
 use std::time::Duration;
@@ -198,6 +199,11 @@ fn main() -> ExitCode {
         chains::big_events_are_externalized_and_resource_changes_reach_every_sidecar,
         ui::a_crash_dismisses_open_prompts,
         sdk::the_starter_example_rewrites_input,
+        v2::the_go_starter_replay_is_served_in_v2,
+        v2::the_go_allow_all_replay_overrides_a_denial_and_is_audited,
+        v2::a_v1_and_a_v2_sidecar_share_a_point,
+        v2::v2_handshakes_are_checked_in_the_v2_profile,
+        v2::a_v2_name_outside_the_v1_id_pattern_is_refused_at_install,
         sdk::the_allow_all_example_overrides_a_denial_and_is_audited,
         sdk::the_status_card_example_publishes_at_once_and_answers_its_action,
         audit::an_override_is_never_granted_without_its_record,

@@ -206,6 +206,7 @@ fn script() -> ExitCode {
     let mut next_id = 100u64;
     let mut readings: HashMap<u64, Reading> = HashMap::new();
     let (mut opens, mut catalogs) = (0usize, 0usize);
+    let mut intercepts: HashMap<String, usize> = HashMap::new();
     loop {
         buf.clear();
         match lines.read_line(&mut buf) {
@@ -240,6 +241,14 @@ fn script() -> ExitCode {
                     .or_else(|| script["intercept"].get("*"))
                     .cloned()
                     .unwrap_or_else(|| json!({"decision": "continue"}));
+                // A list answers the point's intercepts in turn (the last one repeats).
+                let count = intercepts.entry(point.clone()).or_insert(0usize);
+                let action = if action.is_array() {
+                    nth(&action, *count)
+                } else {
+                    action
+                };
+                *count += 1;
                 let id = id.unwrap_or(Value::Null);
                 if let Some(reading) = intercept(&out, &frame, id, &action, &mut next_id) {
                     readings.insert(next_id, reading);
@@ -257,6 +266,11 @@ fn script() -> ExitCode {
                     loop {
                         std::thread::sleep(Duration::from_secs(3600));
                     }
+                }
+                if let Some(raw) = script["shutdown"]["raw"].as_str() {
+                    // Written verbatim; then, like the Go SDK, stop reading and exit 0.
+                    out.line(&raw.replace("@id", &id.unwrap_or(Value::Null).to_string()));
+                    return ExitCode::SUCCESS;
                 }
                 out.frame(&json!({"jsonrpc":"2.0","id":id,"result":{"accepted":true}}));
             }

@@ -65,7 +65,7 @@ fn manifest_errors_name_their_json_path() {
             Error::is_unknown,
         ),
         (
-            r#"{"apiVersion":"reasonix.io/plugin/v2","name":"a","version":"1"}"#,
+            r#"{"apiVersion":"reasonix.io/plugin/v3","name":"a","version":"1"}"#,
             "apiVersion",
             Error::is_pattern,
         ),

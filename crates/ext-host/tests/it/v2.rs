@@ -1,0 +1,275 @@
+//! Extension Protocol v2 plugins (spec delta §1.4 P2, §2.2, §5.3): a sidecar that replays the
+//! reference Go SDK's exact answers, byte for byte, behind a `reasonix.io/plugin/v2` manifest;
+//! the frames the host sends it are compared with the reference host's; and a v1 and a v2
+//! sidecar serve the same point in one host.
+
+use serde_json::{Value, json};
+use sidewire_ext_host::{HostConfig, StartupStage};
+use sidewire_ext_protocol::{HookPayload, HookPoint, PermissionPayload, Reason, UiHost, Verdict};
+
+use crate::support::*;
+
+/// The Go SDK's answers of §5.3, verbatim (`@id` is the request's id).
+const STARTER_RESULT: &str = r#"{"jsonrpc":"2.0","id":@id,"result":{"protocolVersion":"2","name":"starter-extension","version":"0.1.0","subscriptions":["input.receive"],"stateSchemaVersion":0}}"#;
+const STARTER_REPLACE: &str = r#"{"jsonrpc":"2.0","id":@id,"result":{"decision":"replace","replacement":{"text":"explain protocols [rewritten by starter-extension]"}}}"#;
+const CONTINUE: &str = r#"{"jsonrpc":"2.0","id":@id,"result":{"decision":"continue"}}"#;
+const SHUTDOWN: &str = r#"{"jsonrpc":"2.0","id":@id,"result":{"accepted":true}}"#;
+const ALLOW_ALL_RESULT: &str = r#"{"jsonrpc":"2.0","id":@id,"result":{"protocolVersion":"2","name":"allow-all","version":"0.1.0","subscriptions":["permission.decision"],"stateSchemaVersion":0}}"#;
+const ALLOW: &str = r#"{"jsonrpc":"2.0","id":@id,"result":{"decision":"allow"}}"#;
+
+/// What the reference host sends (§5.3), with `/home/dev/project` as the workspace root.
+const STARTER_HOST: [&str; 6] = [
+    r#"{"jsonrpc":"2.0","id":1,"method":"extension/initialize","params":{"protocolVersion":"2","protocolId":"reasonix.extension.v2","manifest":{"intercepts":["input.receive"],"capabilities":["interceptors"]},"session":{"sessionId":"s-7f3a","workspaceRoot":"/home/dev/project","generation":1},"capabilities":{"contentRefs":true,"uiHost":"headless","protocolVersion":"2","dependencySchemaVersion":1},"dependencySchemaVersion":1}}"#,
+    r#"{"jsonrpc":"2.0","method":"extension/initialized","params":{}}"#,
+    r#"{"jsonrpc":"2.0","id":2,"method":"extension/intercept","params":{"event":"input.receive","seq":1,"payload":{"text":"starter: explain protocols"},"timeoutMillis":5000}}"#,
+    r#"{"jsonrpc":"2.0","id":3,"method":"extension/intercept","params":{"event":"input.receive","seq":2,"payload":{"text":"hello there"},"timeoutMillis":5000}}"#,
+    r#"{"jsonrpc":"2.0","method":"extension/event","params":{"event":"input.receive","payload":{"text":"starter: an event"}}}"#,
+    r#"{"jsonrpc":"2.0","id":4,"method":"extension/shutdown","params":{"timeoutMillis":5000}}"#,
+];
+
+const ALLOW_ALL_HOST: [&str; 3] = [
+    r#"{"jsonrpc":"2.0","id":1,"method":"extension/initialize","params":{"protocolVersion":"2","protocolId":"reasonix.extension.v2","manifest":{"intercepts":["permission.decision"],"capabilities":["interceptors"]},"session":{"sessionId":"s-7f3a","workspaceRoot":"/home/dev/project","generation":1},"capabilities":{"contentRefs":true,"uiHost":"headless","protocolVersion":"2","dependencySchemaVersion":1},"dependencySchemaVersion":1}}"#,
+    r#"{"jsonrpc":"2.0","method":"extension/initialized","params":{}}"#,
+    r#"{"jsonrpc":"2.0","id":2,"method":"extension/intercept","params":{"event":"permission.decision","seq":1,"payload":{"name":"shell","arguments":"{\"cmd\":\"rm -rf build\"}","hostDecision":"deny"},"timeoutMillis":5000}}"#,
+];
+
+/// A headless host in session `s-7f3a`, as in §5.3.
+fn config(env: &Env) -> HostConfig {
+    HostConfig::new(&env.state, "s-7f3a", env.tmp.path()).ui_host(UiHost::Headless)
+}
+
+/// A scripted plugin with a v2 manifest: `name`, version 0.1.0, intercepting `point`.
+fn v2_plugin<'a>(env: &'a Env, name: &str, point: &str) -> PluginBuilder<'a> {
+    env.plugin(name)
+        .manifest("apiVersion", json!("reasonix.io/plugin/v2"))
+        .manifest("version", json!("0.1.0"))
+        .intercepts(&[point])
+}
+
+/// The frames a sidecar recorded, as JSON.
+fn recorded(env: &Env, file: &str) -> Vec<Value> {
+    std::fs::read_to_string(env.path(file))
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect()
+}
+
+/// The reference host's frames, with this test's workspace root.
+fn expected(env: &Env, frames: &[&str]) -> Vec<Value> {
+    let root = env.tmp.path().display().to_string();
+    frames
+        .iter()
+        .map(|frame| {
+            let mut frame: Value = serde_json::from_str(frame).unwrap();
+            if frame["method"] == "extension/initialize" {
+                frame["params"]["session"]["workspaceRoot"] = json!(root);
+            }
+            frame
+        })
+        .collect()
+}
+
+pub(crate) async fn the_go_starter_replay_is_served_in_v2() {
+    let env = Env::new();
+    v2_plugin(&env, "starter-extension", "input.receive")
+        .script("initialize", json!({ "raw": STARTER_RESULT }))
+        .on(
+            "input.receive",
+            json!([{ "raw": STARTER_REPLACE }, { "raw": CONTINUE }]),
+        )
+        .script("shutdown", json!({ "raw": SHUTDOWN }))
+        .record("starter.jsonl")
+        .install();
+    let (runtime, _events) = env.boot_with(config(&env)).await.unwrap();
+    assert_eq!(runtime.sidecars().len(), 1);
+    let outcome = runtime
+        .intercept(HookPoint::InputReceive, input("starter: explain protocols"))
+        .await
+        .unwrap();
+    assert_eq!(
+        text_of(&outcome.payload),
+        "explain protocols [rewritten by starter-extension]"
+    );
+    assert_eq!(outcome.applied, ["starter-extension"]);
+    let outcome = runtime
+        .intercept(HookPoint::InputReceive, input("hello there"))
+        .await
+        .unwrap();
+    assert_eq!(text_of(&outcome.payload), "hello there");
+    assert!(outcome.applied.is_empty());
+    runtime.event(HookPoint::InputReceive, &input("starter: an event"));
+    env.finish(runtime).await;
+    assert_eq!(
+        recorded(&env, "starter.jsonl"),
+        expected(&env, &STARTER_HOST)
+    );
+}
+
+pub(crate) async fn the_go_allow_all_replay_overrides_a_denial_and_is_audited() {
+    let env = Env::new();
+    v2_plugin(&env, "allow-all", "permission.decision")
+        .script("initialize", json!({ "raw": ALLOW_ALL_RESULT }))
+        .on("permission.decision", json!({ "raw": ALLOW }))
+        .script("shutdown", json!({ "raw": SHUTDOWN }))
+        .record("allow.jsonl")
+        .install();
+    let (runtime, _events) = env.boot_with(config(&env)).await.unwrap();
+    let denied = HookPayload::Permission(PermissionPayload {
+        name: "shell".to_owned(),
+        arguments: r#"{"cmd":"rm -rf build"}"#.to_owned(),
+        read_only: None,
+        host_decision: Verdict::Deny,
+    });
+    let outcome = runtime
+        .intercept(HookPoint::PermissionDecision, denied)
+        .await
+        .unwrap();
+    assert_eq!(outcome.permission, Some(Verdict::Allow));
+    let audit = outcome.audit.clone().expect("audited");
+    assert_eq!(audit.plugin, "allow-all");
+    assert_eq!(audit.extension_decision, "allow");
+    let log = std::fs::read_to_string(env.state.join("audit.jsonl")).unwrap();
+    assert_eq!(log.lines().count(), 1);
+    let record: Value = serde_json::from_str(log.trim()).unwrap();
+    assert_eq!(record["plugin"], "allow-all");
+    assert_eq!(record["point"], "permission.decision");
+    assert_eq!(record["hostDecision"], "deny");
+    assert_eq!(record["extensionDecision"], "allow");
+    env.finish(runtime).await;
+    let frames = recorded(&env, "allow.jsonl");
+    assert_eq!(frames[..3], expected(&env, &ALLOW_ALL_HOST));
+    assert_eq!(frames[3]["method"], "extension/shutdown");
+}
+
+pub(crate) async fn a_v1_and_a_v2_sidecar_share_a_point() {
+    let env = Env::new();
+    env.plugin("alpha")
+        .priority(-1)
+        .intercepts(&["input.receive"])
+        .on(
+            "input.receive",
+            json!({"decision":"replace","replacement":{"text":"from v1"}}),
+        )
+        .record("alpha.jsonl")
+        .install();
+    v2_plugin(&env, "beta", "input.receive")
+        .script(
+            "initialize",
+            json!({ "raw": STARTER_RESULT.replace("starter-extension", "beta") }),
+        )
+        .on(
+            "input.receive",
+            json!({ "raw": r#"{"jsonrpc":"2.0","id":@id,"result":{"decision":"replace","replacement":{"text":"from v1 [v2]"}}}"# }),
+        )
+        .record("beta.jsonl")
+        .install();
+    let (runtime, _events) = env.boot_with(config(&env)).await.unwrap();
+    assert_eq!(runtime.sidecars().len(), 2);
+    let outcome = runtime
+        .intercept(HookPoint::InputReceive, input("typed"))
+        .await
+        .unwrap();
+    assert_eq!(text_of(&outcome.payload), "from v1 [v2]");
+    assert_eq!(outcome.applied, ["alpha", "beta"]);
+    env.finish(runtime).await;
+    let alpha = recorded(&env, "alpha.jsonl");
+    let beta = recorded(&env, "beta.jsonl");
+    assert_eq!(alpha[0]["params"]["protocolId"], "reasonix.extension.v1");
+    assert_eq!(alpha[0]["params"]["protocolVersion"], "1");
+    assert_eq!(beta[0]["params"]["protocolId"], "reasonix.extension.v2");
+    assert_eq!(beta[0]["params"]["protocolVersion"], "2");
+    assert_eq!(beta[0]["params"]["dependencySchemaVersion"], 1);
+    assert_eq!(alpha[2]["params"]["payload"]["text"], "typed");
+    assert_eq!(beta[2]["params"]["payload"]["text"], "from v1");
+}
+
+/// Boots one v2 plugin whose handshake answer is `result` (members over a valid v2 result);
+/// returns the startup failure, if any.
+async fn v2_handshake(
+    result: Value,
+    shape: impl FnOnce(PluginBuilder<'_>) -> PluginBuilder<'_>,
+) -> Option<sidewire_ext_host::StartupFailure> {
+    let env = Env::new();
+    let mut answer = json!({"protocolVersion":"2","name":"v","version":"1","stateSchemaVersion":0});
+    for (key, value) in result.as_object().unwrap() {
+        answer[key] = value.clone();
+    }
+    shape(v2_plugin(&env, "v", "input.receive").required())
+        .script("initialize", json!({ "result": answer }))
+        .install();
+    let outcome = match env.boot_with(config(&env)).await {
+        Ok((runtime, _events)) => {
+            env.finish(runtime).await;
+            None
+        }
+        Err(err) => Some(startup(&err).clone()),
+    };
+    env.assert_no_processes();
+    outcome
+}
+
+pub(crate) async fn v2_handshakes_are_checked_in_the_v2_profile() {
+    let refused = |failure: Option<sidewire_ext_host::StartupFailure>, reason: Reason| {
+        let failure = failure.expect("the handshake is refused");
+        assert_eq!(failure.stage, StartupStage::Handshake, "{failure}");
+        assert_eq!(failure.reason, Some(reason), "{failure}");
+    };
+    // The v2 members are accepted; duplicate action ids are not fatal (the first wins).
+    let ok = v2_handshake(
+        json!({"componentId":"anything","requires":[{"namespace":"n","kind":"k","id":"i"}],
+               "uiActions":[{"actionId":"a"},{"actionId":"a"}]}),
+        |p| p.capabilities(&["interceptors", "ui"]),
+    )
+    .await;
+    assert!(ok.is_none(), "{ok:?}");
+    // Version and strict decoding.
+    refused(
+        v2_handshake(json!({"protocolVersion":"1"}), |p| p).await,
+        Reason::UnsupportedVersion,
+    );
+    refused(
+        v2_handshake(json!({"epoch":"x"}), |p| p).await,
+        Reason::ProtocolError,
+    );
+    // Check 7: tools without the capability, or not in runtime.tools.
+    refused(
+        v2_handshake(json!({"tools":["t"]}), |p| p).await,
+        Reason::CapabilityNotDeclared,
+    );
+    let tool = json!([{"name":"u","description":"d","inputSchema":{"type":"object"}}]);
+    refused(
+        v2_handshake(json!({"tools":["t"]}), |p| {
+            p.capabilities(&["interceptors", "tools"])
+                .runtime("tools", tool)
+        })
+        .await,
+        Reason::CapabilityNotDeclared,
+    );
+    // Check 8: a provided capability outside the manifest's provides.
+    let provides = json!([{"namespace":"n","kind":"k","id":"a","version":"1.0.0"}]);
+    refused(
+        v2_handshake(
+            json!({"provides":[{"namespace":"n","kind":"k","id":"b"}]}),
+            |p| p.manifest("provides", provides),
+        )
+        .await,
+        Reason::CapabilityNotDeclared,
+    );
+}
+
+pub(crate) async fn a_v2_name_outside_the_v1_id_pattern_is_refused_at_install() {
+    let env = Env::new();
+    let root = env
+        .plugin("acme")
+        .manifest("apiVersion", json!("reasonix.io/plugin/v2"))
+        .manifest("name", json!("Acme.Guard"))
+        .package();
+    let err = env
+        .store()
+        .install(&root, sidewire_ext_host::InstallOptions::link())
+        .unwrap_err();
+    assert!(err.is_install(), "{err:?}");
+    assert!(err.to_string().contains("Acme.Guard"), "{err}");
+    assert!(env.store().list().unwrap().is_empty());
+}

@@ -1,0 +1,244 @@
+//! The v2 manifest parser: the §5.3 manifests, strictness, relaxations, and the mapping onto the
+//! plugin model; v1 manifests stay with the v1 parser.
+
+use crate::testkit::Predicate;
+use crate::v2::{ManifestExpectation, is_plugin_name};
+use crate::{Capability, Error, HookPoint, Manifest, ProtocolProfile, Slot};
+
+/// The three manifests of spec delta §5.3.
+const REPLAYS: [(&str, &str, &[Capability]); 3] = [
+    (
+        r#"{"apiVersion":"reasonix.io/plugin/v2","name":"starter-extension","version":"0.1.0",
+            "runtime":{"command":"${REASONIX_PLUGIN_ROOT}/bin/starter-extension",
+            "intercepts":["input.receive"],"capabilities":["interceptors"]}}"#,
+        "starter-extension",
+        &[Capability::Interceptors],
+    ),
+    (
+        r#"{"apiVersion":"reasonix.io/plugin/v2","name":"allow-all","version":"0.1.0",
+            "runtime":{"command":"${REASONIX_PLUGIN_ROOT}/bin/allow-all",
+            "intercepts":["permission.decision"],"capabilities":["interceptors"]}}"#,
+        "allow-all",
+        &[Capability::Interceptors],
+    ),
+    (
+        r#"{"apiVersion":"reasonix.io/plugin/v2","name":"status-card-go","version":"0.1.0",
+            "runtime":{"command":"${REASONIX_PLUGIN_ROOT}/bin/status-card",
+            "intercepts":["input.receive"],"capabilities":["interceptors","ui"]}}"#,
+        "status-card-go",
+        &[Capability::Interceptors, Capability::Ui],
+    ),
+];
+
+#[test]
+fn the_replay_manifests_parse_as_v2_and_map_onto_the_model() {
+    for (json, name, capabilities) in REPLAYS {
+        let manifest = Manifest::parse(json).unwrap();
+        assert_eq!(manifest.profile(), ProtocolProfile::V2);
+        assert_eq!(manifest.name, name);
+        assert_eq!(manifest.version, "0.1.0");
+        let runtime = manifest.runtime.as_ref().unwrap();
+        assert_eq!(runtime.capabilities, capabilities);
+        assert_eq!(runtime.intercepts.len(), 1);
+        let v2 = manifest.v2.as_deref().unwrap();
+        let expectation = ManifestExpectation::from_manifest(runtime, v2);
+        // Exactly the members the reference host sends for these manifests.
+        let sent = serde_json::to_value(&expectation).unwrap();
+        let keys: Vec<&String> = sent.as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["capabilities", "intercepts"], "{sent}");
+    }
+}
+
+#[test]
+fn v1_manifests_keep_the_v1_parser() {
+    let v1 = r#"{"apiVersion":"reasonix.io/plugin/v1","name":"a","version":"1",
+        "runtime":{"command":"/x","intercepts":["input.receive"]}}"#;
+    // v1 still demands the capability, which v2 relaxes.
+    let err = Manifest::parse(v1).unwrap_err();
+    assert_eq!(err.path(), "runtime.intercepts", "{err}");
+    let manifest =
+        Manifest::parse(r#"{"apiVersion":"reasonix.io/plugin/v1.2","name":"a","version":"1"}"#)
+            .unwrap();
+    assert_eq!(manifest.profile(), ProtocolProfile::V1);
+    assert!(manifest.v2.is_none());
+    // Members v1 does not know stay unknown there.
+    for member in [r#""requires":[]"#, r#""skills":"s""#] {
+        let json = format!(
+            r#"{{"apiVersion":"reasonix.io/plugin/v1","name":"a","version":"1",{member}}}"#
+        );
+        assert!(Manifest::parse(&json).unwrap_err().is_unknown(), "{json}");
+    }
+    // Near misses of the v2 apiVersion are v1 pattern errors, not v2 manifests.
+    for api in [
+        "reasonix.io/plugin/v2.0",
+        "reasonix.io/plugin/v2.1",
+        " reasonix.io/plugin/v2",
+    ] {
+        let json = format!(r#"{{"apiVersion":"{api}","name":"a","version":"1"}}"#);
+        let err = Manifest::parse(&json).unwrap_err();
+        assert_eq!(err.path(), "apiVersion", "{json}");
+        assert!(err.is_pattern(), "{err:?}");
+    }
+}
+
+#[test]
+fn v2_relaxations() {
+    let manifest = Manifest::parse(
+        r#"{"apiVersion":"reasonix.io/plugin/v2","name":" Acme.Guard_2 ",
+            "description":" d ",
+            "runtime":{"command":" /bin/x ","args":["a"],
+            "intercepts":["tool.before","tool.before","input.receive"],
+            "replaces":["permission","tool:shell","permission","provider:p"],
+            "capabilities":["tools","ui","tools"],
+            "tools":[{"name":"t","description":"d","inputSchema":{"type":"object"},"readOnly":true}]}}"#,
+    )
+    .unwrap();
+    assert_eq!(manifest.name, "Acme.Guard_2");
+    assert_eq!(manifest.version, "", "version is optional");
+    assert_eq!(manifest.description, "d");
+    let runtime = manifest.runtime.as_ref().unwrap();
+    assert_eq!(runtime.command, "/bin/x");
+    assert_eq!(
+        runtime.intercepts,
+        [HookPoint::ToolBefore, HookPoint::InputReceive]
+    );
+    assert_eq!(runtime.replaces, [Slot::Permission]);
+    assert_eq!(runtime.capabilities, [Capability::Ui]);
+    let v2 = manifest.v2.as_deref().unwrap();
+    assert_eq!(v2.replaces, ["permission", "tool:shell", "provider:p"]);
+    assert_eq!(v2.capabilities, ["tools", "ui"]);
+    assert_eq!(v2.tools[0].name, "t");
+    assert!(v2.tools[0].read_only);
+    let sent = ManifestExpectation::from_manifest(runtime, v2);
+    assert_eq!(sent.tools, ["t"]);
+    assert_eq!(sent.replaces, v2.replaces);
+
+    let manifest = Manifest::parse(
+        r#"{"apiVersion":"reasonix.io/plugin/v2","name":"p","version":"1",
+            "requires":[{"namespace":" n ","kind":"provider","id":"x","versionRange":">=1.0.0","optional":true}],
+            "provides":[{"namespace":"plugin/p","kind":"provider","id":"fake/echo","version":"1.0.0","schemaHash":"sha256:0"},
+                        {"namespace":"plugin/p","kind":"uiaction","id":"refresh","version":"1.0.0","schemaHash":"h"}],
+            "contributes":{"skills":["s"],"hooks":{}},
+            "skills":"legacy","mcpServers":{"srv":{"command":"x"}}}"#,
+    )
+    .unwrap();
+    let v2 = manifest.v2.as_deref().unwrap();
+    assert_eq!(v2.requires[0].namespace, "n");
+    assert!(v2.requires[0].optional);
+    assert_eq!(v2.provides.len(), 2);
+    assert_eq!(manifest.contributes.len(), 2);
+    assert_eq!(v2.legacy.len(), 2);
+    assert!(manifest.runtime.is_none());
+    let sent = ManifestExpectation::from_manifest(&Default::default(), v2);
+    assert_eq!(sent.providers, ["plugin/p/fake/echo"]);
+    assert_eq!(sent.ui_actions, ["refresh"]);
+    assert_eq!(sent.requires[0].version_range.as_deref(), Some(">=1.0.0"));
+    assert!(sent.tools.is_empty());
+}
+
+#[test]
+fn v2_manifests_are_strict_with_json_paths() {
+    const HEAD: &str = r#""apiVersion":"reasonix.io/plugin/v2","name":"a""#;
+    let cases: [(&str, &str, Predicate); 16] = [
+        (r#""nam":"b""#, "nam", Error::is_unknown),
+        (
+            r#""contributes":{"promts":[]}"#,
+            "contributes.promts",
+            Error::is_unknown,
+        ),
+        (
+            r#""runtime":{"command":"/x","intrcepts":[]}"#,
+            "runtime.intrcepts",
+            Error::is_unknown,
+        ),
+        (
+            r#""requires":[{"namespace":"n","kind":"k","id":"i","x":1}]"#,
+            "requires[0].x",
+            Error::is_unknown,
+        ),
+        (
+            r#""requires":[{"namespace":"n","kind":"k"}]"#,
+            "requires[0].id",
+            Error::is_blank,
+        ),
+        (
+            r#""requires":[{"namespace":"n s","kind":"k","id":"i"}]"#,
+            "requires[0].namespace",
+            Error::is_rule,
+        ),
+        (
+            r#""provides":[{"namespace":"n","kind":"k","id":"i"}]"#,
+            "provides[0].version",
+            Error::is_rule,
+        ),
+        (
+            r#""provides":[{"namespace":"n","kind":"tool","id":"i","version":"1.0.0"}]"#,
+            "provides[0].schemaHash",
+            Error::is_rule,
+        ),
+        (
+            r#""provides":[{"namespace":"n","kind":"k","id":"i","version":"1"},{"namespace":"n","kind":"k","id":"i","version":"2"}]"#,
+            "provides[1]",
+            Error::is_rule,
+        ),
+        (
+            r#""runtime":{"command":" "}"#,
+            "runtime.command",
+            Error::is_blank,
+        ),
+        (
+            r#""runtime":{"command":"/x","args":["a",""]}"#,
+            "runtime.args[1]",
+            Error::is_blank,
+        ),
+        (
+            r#""runtime":{"command":"/x","priority":1001}"#,
+            "runtime.priority",
+            Error::is_range,
+        ),
+        (
+            r#""runtime":{"command":"/x","capabilities":["filesystem"]}"#,
+            "runtime.capabilities[0]",
+            Error::is_rule,
+        ),
+        (
+            r#""runtime":{"command":"/x","replaces":["tool:"]}"#,
+            "runtime.replaces[0]",
+            Error::is_rule,
+        ),
+        (
+            r#""runtime":{"command":"/x","tools":[{"name":"t","description":"d","inputSchema":{"type":"object"}}]}"#,
+            "runtime.tools",
+            Error::is_rule,
+        ),
+        (
+            r#""runtime":{"command":"/x","capabilities":["tools"],"tools":[{"name":"a b","description":"d","inputSchema":{"type":"object"}}]}"#,
+            "runtime.tools[0].name",
+            Error::is_rule,
+        ),
+    ];
+    for (member, path, predicate) in cases {
+        let json = format!("{{{HEAD},{member}}}");
+        let err = Manifest::parse(&json).unwrap_err();
+        assert_eq!(err.path(), path, "{json}: {err}");
+        assert!(predicate(&err), "{json}: {err:?}");
+    }
+    let tools = r#""runtime":{"command":"/x","capabilities":["tools"],"tools":[
+        {"name":"t","description":"d","inputSchema":{"type":"object"}},
+        {"name":"t","description":"d","inputSchema":{"type":"object"}}]}"#;
+    let err = Manifest::parse(&format!("{{{HEAD},{tools}}}")).unwrap_err();
+    assert_eq!(err.path(), "runtime.tools[1].name", "{err}");
+    let err = Manifest::parse(r#"{"apiVersion":"reasonix.io/plugin/v2","name":"-a"}"#).unwrap_err();
+    assert_eq!(err.path(), "name");
+    assert!(err.is_pattern(), "{err:?}");
+}
+
+#[test]
+fn v2_names() {
+    for ok in ["a", "A", "a.b_c-d", "0", &"a".repeat(64)] {
+        assert!(is_plugin_name(ok), "{ok}");
+    }
+    for bad in ["", "-a", ".a", "_a", "a b", "a/b", &"a".repeat(65)] {
+        assert!(!is_plugin_name(bad), "{bad}");
+    }
+}
