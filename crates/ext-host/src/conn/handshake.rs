@@ -326,10 +326,13 @@ async fn handshake(
                 .check_against_manifest(&plugin.id, &plugin.runtime, declared)
                 .map_err(refused)?;
             for action in result.drop_duplicate_actions() {
-                tracing::warn!(
-                    plugin = %plugin.id,
-                    action = %action,
-                    "the sidecar declared UI action {action:?} twice; the first declaration wins"
+                shared.warn(
+                    Some(&plugin.id),
+                    &format!(
+                        "{}: the sidecar declared UI action {action:?} twice; the first \
+                         declaration wins",
+                        plugin.id
+                    ),
                 );
             }
             result.common()

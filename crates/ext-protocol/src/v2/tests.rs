@@ -132,3 +132,28 @@ fn duplicate_action_ids_keep_the_first() {
     let labels: Vec<&str> = result.ui_actions.iter().map(|a| a.label.as_str()).collect();
     assert_eq!(labels, ["A", ""]);
 }
+
+/// The reference Go SDK's `fullsidecar` example, built from esengine/DeepSeek-Reasonix at
+/// d314cee5 (`sdk/go/examples/fullsidecar`) and run under a scripted v2 host: its shipped
+/// manifest and the handshake answer it wrote, byte for byte (recorded data, not its code).
+const GO_FULLSIDECAR_MANIFEST: &str = r#"{"apiVersion":"reasonix.io/plugin/v2","name":"full-sidecar","version":"1.0.0","description":"Conformance sidecar for Extension Protocol + plugin v2","provides":[{"namespace":"plugin/full-sidecar","kind":"interceptors","id":"default","version":"1.0.0"},{"namespace":"plugin/full-sidecar","kind":"strategies","id":"system_prompt","version":"1.0.0"},{"namespace":"plugin/full-sidecar","kind":"provider","id":"fake/echo","version":"1.0.0","schemaHash":"sha256:416af537aeb7edd2ff0b96fd2ecb385bc10f900e8b320292857c5279cb5bce50"},{"namespace":"plugin/full-sidecar","kind":"uiaction","id":"demo","version":"1.0.0","schemaHash":"sha256:8532d24af25d5aaeb763c35d8c9d3283d8604a3473f8ddd06a4c910565b86aeb"}],"runtime":{"command":"${REASONIX_PLUGIN_ROOT}/bin/full-sidecar","required":false,"intercepts":["input.receive","tool.before","system_prompt.build","session.start"],"replaces":["system_prompt"],"capabilities":["interceptors","strategies","providers","ui"]}}"#;
+
+const GO_FULLSIDECAR_RESULT: &str = r#"{"protocolVersion":"2","name":"full-sidecar","version":"1.0.0","subscriptions":["input.receive","tool.before","system_prompt.build","session.start"],"replaces":["system_prompt"],"providers":[{"ref":"plugin/full-sidecar/fake/echo","displayName":"fullsidecar fake","model":"echo","contextWindow":64000,"tools":true,"reasoning":true,"efforts":["low","high"],"defaultEffort":"low"}],"uiActions":[{"actionId":"demo","label":"Run the fullsidecar demo"}],"provides":[{"namespace":"plugin/full-sidecar","kind":"interceptors","id":"default","version":"1.0.0"},{"namespace":"plugin/full-sidecar","kind":"strategies","id":"system_prompt","version":"1.0.0"},{"namespace":"plugin/full-sidecar","kind":"provider","id":"fake/echo","version":"1.0.0","schemaHash":"sha256:416af537aeb7edd2ff0b96fd2ecb385bc10f900e8b320292857c5279cb5bce50"},{"namespace":"plugin/full-sidecar","kind":"uiaction","id":"demo","version":"1.0.0","schemaHash":"sha256:8532d24af25d5aaeb763c35d8c9d3283d8604a3473f8ddd06a4c910565b86aeb"}],"stateSchemaVersion":0}"#;
+
+#[test]
+fn the_reference_go_fullsidecar_manifest_and_handshake_pass() {
+    let manifest = Manifest::parse(GO_FULLSIDECAR_MANIFEST).unwrap();
+    assert_eq!(manifest.profile(), ProtocolProfile::V2);
+    let result = decode_initialize_result_in(GO_FULLSIDECAR_RESULT, ProtocolProfile::V2).unwrap();
+    let v2 = manifest.v2.as_deref().unwrap();
+    result
+        .check_against_manifest("full-sidecar", manifest.runtime.as_ref().unwrap(), v2)
+        .unwrap();
+    let common = result.common();
+    assert_eq!(common.subscriptions.len(), 4);
+    assert_eq!(
+        common.providers[0].reference,
+        "plugin/full-sidecar/fake/echo"
+    );
+    assert_eq!(common.ui_actions[0].action_id, "demo");
+}
