@@ -74,7 +74,9 @@ pub fn protocol_decode(data: &[u8]) {
 /// Besides the common invariants: an accepted manifest obeys its own rules (id syntax,
 /// `apiVersion`, priority range, lists that require a capability), every point's effective
 /// budget is within 1 … 60,000 ms, and the `extension/initialize` params the host builds from it
-/// are accepted by the SDK's handshake decoder as they were built.
+/// are accepted by the SDK's handshake decoder as they were built. A Manifest v2 (spec delta §4)
+/// is held to v2's rules instead (its wider names, optional version, relaxations) and its first
+/// frame to the SDK's v2 decoder.
 pub fn manifest_parse(data: &[u8]) {
     check_manifest(data);
 }
@@ -348,6 +350,10 @@ pub(crate) fn check_manifest(data: &[u8]) -> Checked {
             return Checked::Rejected;
         }
     };
+    if manifest.profile() == crate::ProtocolProfile::V2 {
+        check_manifest_v2(&manifest);
+        return Checked::Accepted;
+    }
     encodes_stably(&manifest, Target::Manifest);
     assert!(is_plugin_id(&manifest.name), "{:?}", manifest.name);
     assert!(is_accepted_manifest_api_version(&manifest.api_version));
@@ -387,6 +393,57 @@ pub(crate) fn check_manifest(data: &[u8]) -> Checked {
         .unwrap_or_else(|err| panic!("the SDK refuses the host's {text}: {err}"));
     assert_eq!(decoded, params);
     Checked::Accepted
+}
+
+/// The invariants of a manifest the v2 parser took (spec delta §4): its v1 view is a plugin
+/// model the host can run (a command, priorities in range, no repeated point or slot, budgets
+/// in range), and the v2 host's first frame built from it is accepted by the SDK in v2, as is.
+fn check_manifest_v2(manifest: &Manifest) {
+    assert_eq!(manifest.api_version, crate::MANIFEST_API_VERSION_V2);
+    let declared = manifest
+        .v2
+        .as_deref()
+        .expect("a v2 manifest keeps what v1 has no word for");
+    let Some(runtime) = &manifest.runtime else {
+        return;
+    };
+    assert!(!is_blank(&runtime.command));
+    assert!((MIN_PRIORITY..=MAX_PRIORITY).contains(&runtime.priority));
+    for (i, point) in runtime.intercepts.iter().enumerate() {
+        assert!(!runtime.intercepts[..i].contains(point), "{point} repeated");
+    }
+    for (i, slot) in runtime.replaces.iter().enumerate() {
+        assert!(!runtime.replaces[..i].contains(slot), "{slot} repeated");
+    }
+    for point in HookPoint::ALL {
+        let budget = point.timeout_millis(runtime.timeout_millis);
+        assert!(
+            (1..=MAX_INTERCEPT_TIMEOUT_MILLIS).contains(&budget),
+            "{budget}"
+        );
+    }
+    let params = crate::v2::InitializeParams {
+        protocol_id: crate::PROTOCOL_ID_V2.to_owned(),
+        protocol_version: crate::PROTOCOL_VERSION_V2.to_owned(),
+        manifest: crate::v2::ManifestExpectation::from_manifest(runtime, declared),
+        session: crate::v2::SessionContext {
+            session_id: "s-1".to_owned(),
+            workspace_root: "/w".to_owned(),
+            generation: 1,
+            epoch: None,
+        },
+        capabilities: crate::v2::HostCapabilities {
+            content_refs: true,
+            ui_host: UiHost::Headless,
+            protocol_version: crate::PROTOCOL_VERSION_V2.to_owned(),
+            dependency_schema_version: Some(crate::DEPENDENCY_SCHEMA_VERSION),
+        },
+        dependency_schema_version: Some(crate::DEPENDENCY_SCHEMA_VERSION),
+    };
+    let text = serde_json::to_string(&params).expect("params always encode");
+    let decoded = crate::decode_initialize_params_in(Some(&text), &[crate::ProtocolProfile::V2])
+        .unwrap_or_else(|err| panic!("the SDK refuses the v2 host's {text}: {err}"));
+    assert_eq!(decoded, crate::Initialize::V2(params));
 }
 
 /// A valid payload of `point`, as the host would send it; at `permission.decision` its
