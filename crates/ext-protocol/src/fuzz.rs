@@ -361,23 +361,9 @@ pub(crate) fn check_manifest(data: &[u8]) -> Checked {
     let Some(runtime) = &manifest.runtime else {
         return Checked::Accepted;
     };
-    assert!(!is_blank(&runtime.command));
-    assert!((MIN_PRIORITY..=MAX_PRIORITY).contains(&runtime.priority));
+    runs_as_a_plugin(runtime);
     assert!(runtime.intercepts.is_empty() || runtime.has(Capability::Interceptors));
     assert!(runtime.replaces.is_empty() || runtime.has(Capability::Strategies));
-    for (i, point) in runtime.intercepts.iter().enumerate() {
-        assert!(!runtime.intercepts[..i].contains(point), "{point} repeated");
-    }
-    for (i, slot) in runtime.replaces.iter().enumerate() {
-        assert!(!runtime.replaces[..i].contains(slot), "{slot} repeated");
-    }
-    for point in HookPoint::ALL {
-        let budget = point.timeout_millis(runtime.timeout_millis);
-        assert!(
-            (1..=MAX_INTERCEPT_TIMEOUT_MILLIS).contains(&budget),
-            "{budget}"
-        );
-    }
     // Whatever installs, the host's first frame built from it is accepted by the SDK as is.
     let params = InitializeParams::new(
         ManifestExpectation::from_runtime(runtime),
@@ -395,18 +381,9 @@ pub(crate) fn check_manifest(data: &[u8]) -> Checked {
     Checked::Accepted
 }
 
-/// The invariants of a manifest the v2 parser took (spec delta §4): its v1 view is a plugin
-/// model the host can run (a command, priorities in range, no repeated point or slot, budgets
-/// in range), and the v2 host's first frame built from it is accepted by the SDK in v2, as is.
-fn check_manifest_v2(manifest: &Manifest) {
-    assert_eq!(manifest.api_version, crate::MANIFEST_API_VERSION_V2);
-    let declared = manifest
-        .v2
-        .as_deref()
-        .expect("a v2 manifest keeps what v1 has no word for");
-    let Some(runtime) = &manifest.runtime else {
-        return;
-    };
+/// What every accepted runtime section obeys, whichever parser took it: a command, a priority
+/// in range, no repeated point or slot, every point's budget within 1 … 60,000 ms.
+fn runs_as_a_plugin(runtime: &crate::RuntimeSpec) {
     assert!(!is_blank(&runtime.command));
     assert!((MIN_PRIORITY..=MAX_PRIORITY).contains(&runtime.priority));
     for (i, point) in runtime.intercepts.iter().enumerate() {
@@ -422,6 +399,21 @@ fn check_manifest_v2(manifest: &Manifest) {
             "{budget}"
         );
     }
+}
+
+/// The invariants of a manifest the v2 parser took (spec delta §4): its v1 view is a plugin
+/// model the host can run (a command, priorities in range, no repeated point or slot, budgets
+/// in range), and the v2 host's first frame built from it is accepted by the SDK in v2, as is.
+fn check_manifest_v2(manifest: &Manifest) {
+    assert_eq!(manifest.api_version, crate::MANIFEST_API_VERSION_V2);
+    let declared = manifest
+        .v2
+        .as_deref()
+        .expect("a v2 manifest keeps what v1 has no word for");
+    let Some(runtime) = &manifest.runtime else {
+        return;
+    };
+    runs_as_a_plugin(runtime);
     let params = crate::v2::InitializeParams {
         protocol_id: crate::PROTOCOL_ID_V2.to_owned(),
         protocol_version: crate::PROTOCOL_VERSION_V2.to_owned(),

@@ -100,6 +100,20 @@ impl HookRun {
     }
 }
 
+impl HookRun {
+    /// `EVENT hook `COMMAND` (FILE) WHAT: FAILURE` when the run failed.
+    fn failure_line(&self, what: &str) -> Option<String> {
+        let failure = self.answer.failure.as_ref()?;
+        let hook = &self.armed.hook;
+        Some(format!(
+            "{} hook `{}` ({}) {what}: {failure}",
+            hook.event,
+            cut(&hook.command),
+            hook.source.path.display()
+        ))
+    }
+}
+
 fn cut(text: &str) -> String {
     match text.char_indices().nth(MAX_TRACE_COMMAND_CHARS) {
         Some((at, _)) => format!("{}…", &text[..at]),
@@ -145,15 +159,7 @@ impl Intercepted {
     pub fn warnings(&self) -> impl Iterator<Item = String> + '_ {
         (self.runs.iter())
             .filter(|run| !run.armed.required)
-            .filter_map(|run| {
-                let failure = run.answer.failure.as_ref()?;
-                Some(format!(
-                    "{} hook `{}` ({}) failed, counted as continue: {failure}",
-                    run.armed.hook.event,
-                    cut(&run.armed.hook.command),
-                    run.armed.hook.source.path.display()
-                ))
-            })
+            .filter_map(|run| run.failure_line("failed, counted as continue"))
     }
 }
 
@@ -481,13 +487,8 @@ fn required_failure(runs: &[HookRun]) -> Option<String> {
     (runs.iter())
         .filter(|run| run.armed.required)
         .find_map(|run| {
-            let failure = run.answer.failure.as_ref()?;
-            Some(format!(
-                "required {} hook `{}` ({}) failed: {failure}",
-                run.armed.hook.event,
-                cut(&run.armed.hook.command),
-                run.armed.hook.source.path.display()
-            ))
+            run.failure_line("failed")
+                .map(|line| format!("required {line}"))
         })
 }
 
