@@ -384,3 +384,39 @@ async fn a_gemini_cli_hook_gets_its_own_event_name_and_denies_its_own_way() {
     let input: Value = serde_json::from_str(&std::fs::read_to_string(&seen).unwrap()).unwrap();
     assert_eq!(input["hook_event_name"], "BeforeTool");
 }
+
+#[test]
+fn the_approvals_file_is_bounded_in_hooks_and_bytes() {
+    use sidewire_hooks::{MAX_APPROVALS, MAX_APPROVALS_BYTES, MAX_HOOKS_PER_FILE};
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("hooks.json");
+    let mut approvals = Approvals::load(&path).unwrap();
+    // One hook more than the file holds, from as many files as that takes.
+    let mut approved = 0;
+    let mut file = 0;
+    while approved <= MAX_APPROVALS {
+        let commands: Vec<Value> = (0..MAX_HOOKS_PER_FILE)
+            .map(|n| json!({"type": "command", "command": format!("./guard-{n}.sh")}))
+            .collect();
+        let settings = json!({"hooks": {"PreToolUse": [{"hooks": commands}]}});
+        let at = dir.path().join(format!("p{file}/.claude/settings.json"));
+        for hook in &files_at(&settings, &at, Scope::Project).hooks {
+            let result = approvals.approve(hook, false);
+            if approved < MAX_APPROVALS {
+                result.unwrap();
+            } else {
+                assert!(result.unwrap_err().is_malformed(), "one more is refused");
+            }
+            approved += 1;
+            if approved > MAX_APPROVALS {
+                break;
+            }
+        }
+        file += 1;
+    }
+    approvals.save().unwrap();
+    assert!(Approvals::load(&path).is_ok(), "a full file reads back");
+    // A file over the byte bound is not read.
+    std::fs::write(&path, vec![b' '; MAX_APPROVALS_BYTES + 1]).unwrap();
+    assert!(Approvals::load(&path).unwrap_err().is_file());
+}

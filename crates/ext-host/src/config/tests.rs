@@ -54,3 +54,36 @@ fn the_defaults_are_the_specs_and_the_audit_log_lives_in_the_state_directory() {
         std::path::Path::new("/state/audit.jsonl")
     );
 }
+
+#[test]
+fn in_process_members_are_capped() {
+    #[derive(Debug)]
+    struct Nobody;
+    impl crate::ChainMember for Nobody {
+        fn id(&self) -> &str {
+            "test:nobody"
+        }
+        fn priority(&self) -> i64 {
+            0
+        }
+        fn intercepts(&self, _: sidewire_ext_protocol::HookPoint) -> bool {
+            false
+        }
+        fn intercept<'a>(
+            &'a self,
+            _: sidewire_ext_protocol::HookPoint,
+            _: &'a sidewire_ext_protocol::HookPayload,
+        ) -> crate::MemberFuture<'a> {
+            Box::pin(async {
+                Ok(crate::MemberAnswer::new(
+                    sidewire_ext_protocol::InterceptResult::continue_(),
+                ))
+            })
+        }
+    }
+    let mut config = HostConfig::new("/state", "s", "/w");
+    for _ in 0..=HostConfig::MAX_MEMBERS {
+        config = config.member(std::sync::Arc::new(Nobody));
+    }
+    assert_eq!(config.get_members().len(), HostConfig::MAX_MEMBERS);
+}
