@@ -761,10 +761,30 @@ pub(crate) enum ExtCommand {
         /// The prompt, as the one user message.
         text: String,
     },
-    /// Check that a sidecar speaks Extension Protocol v1: a scripted host runs every
-    /// sidecar-side statement of the spec's conformance checklist against it and reports each.
-    /// Exits 0 only when nothing failed.
+    /// Check that a sidecar speaks Extension Protocol v1 or v2: a scripted host runs every
+    /// sidecar-side statement of the spec's conformance checklist (and, for v2, of the v2
+    /// delta's) against it and reports each. Exits 0 only when nothing failed.
     Conformance(ConformanceArgs),
+}
+
+/// A protocol version on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub(crate) enum ProtocolArg {
+    /// Extension Protocol v1 (`reasonix.extension.v1`).
+    #[value(name = "1")]
+    V1,
+    /// Extension Protocol v2 (`reasonix.extension.v2`).
+    #[value(name = "2")]
+    V2,
+}
+
+impl ProtocolArg {
+    pub(crate) fn profile(self) -> sidewire_ext_conformance::ProtocolProfile {
+        match self {
+            ProtocolArg::V1 => sidewire_ext_conformance::ProtocolProfile::V1,
+            ProtocolArg::V2 => sidewire_ext_conformance::ProtocolProfile::V2,
+        }
+    }
 }
 
 /// `sidewire ext conformance`: what to check and how.
@@ -777,7 +797,8 @@ pub(crate) struct ConformanceArgs {
     #[arg(long, value_name = "FILE")]
     pub(crate) manifest: Option<PathBuf>,
     /// Only the statements of this spec section (`2.3`, `6`), `17` for every checklist item,
-    /// `17.N` for item N, or a statement id (`S-ui`); repeatable.
+    /// `17.N` for item N, `delta` for every item of the v2 delta's checklist, `delta.N` for its
+    /// item N, or a statement id (`S-ui`, `D15`); repeatable.
     #[arg(long, value_name = "SECTION")]
     pub(crate) only: Vec<String>,
     /// List the statements (with what cannot be checked, and why) without running anything.
@@ -786,6 +807,10 @@ pub(crate) struct ConformanceArgs {
     /// Also run the checks that wait for a 30 s spec deadline.
     #[arg(long)]
     pub(crate) slow: bool,
+    /// The protocol version to check against (default: the one the manifest's apiVersion
+    /// picks, as a host does). With --list, only the statements of that version.
+    #[arg(long, value_enum, value_name = "VERSION")]
+    pub(crate) protocol: Option<ProtocolArg>,
     /// The sidecar's command and arguments (with --manifest); a command without `/` is looked
     /// up on PATH.
     #[arg(last = true, value_name = "COMMAND")]

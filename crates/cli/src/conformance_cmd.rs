@@ -24,6 +24,9 @@ pub(crate) async fn run(args: ConformanceArgs, out: &Out) -> anyhow::Result<()> 
     for selector in &args.only {
         options = options.only(selector.clone());
     }
+    if let Some(protocol) = args.protocol {
+        options = options.protocol(protocol.profile());
+    }
     if args.list {
         list(&options, out);
         return Ok(());
@@ -72,9 +75,23 @@ fn sidecar(args: &ConformanceArgs) -> anyhow::Result<Sidecar> {
     })
 }
 
-/// A section's heading.
+/// A section's heading: `§6.1 Handshake sequence`, `v2 delta §2.5 Extension tools`.
+fn section_heading(section: &str) -> String {
+    match section.strip_prefix("delta.") {
+        Some(rest) => format!("v2 delta §{rest} {}", section_title(section)),
+        None => format!("§{section} {}", section_title(section)),
+    }
+}
+
+/// A section's title.
 fn section_title(section: &str) -> &'static str {
     match section {
+        "delta.1.4" => "Identity and negotiation",
+        "delta.2.2" => "Lifecycle DTOs",
+        "delta.2.3" => "Intercepts",
+        "delta.2.5" => "Extension tools",
+        "delta.2.11" => "Provider streams",
+        "delta.3.1" => "Reasons",
         "2.1" => "Process, streams, frames",
         "2.2" => "Envelope",
         "2.3" => "Malformed and unexpected frames",
@@ -100,9 +117,12 @@ fn section_title(section: &str) -> &'static str {
     }
 }
 
-/// Sections in spec order (`2.3` < `10.4`).
+/// Sections in spec order (`2.3` < `10.4`), the v2 delta's after the v1 spec's.
 fn section_key(section: &str) -> Vec<u32> {
-    section.split('.').filter_map(|p| p.parse().ok()).collect()
+    match section.strip_prefix("delta.") {
+        Some(rest) => std::iter::once(u32::MAX).chain(section_key(rest)).collect(),
+        None => section.split('.').filter_map(|p| p.parse().ok()).collect(),
+    }
 }
 
 fn grouped<T>(items: &[T], section: impl Fn(&T) -> &'static str) -> Vec<(&'static str, Vec<&T>)> {
@@ -122,13 +142,14 @@ fn list(options: &RunOptions, out: &Out) {
     let selected: Vec<&Statement> = sidewire_ext_conformance::statements()
         .iter()
         .filter(|s| options.selects(s))
+        .filter(|s| options.protocol.is_none_or(|p| s.applies_to(p)))
         .collect();
     if out.json {
         out.json(&serde_json::json!({ "statements": selected }));
         return;
     }
     for (section, statements) in grouped(&selected, |s| s.section) {
-        out.heading(format!("§{section} {}", section_title(section)));
+        out.heading(section_heading(section));
         for statement in statements {
             let kind = match statement.kind {
                 StatementKind::Checked => "checked".to_owned(),
@@ -148,14 +169,16 @@ fn list(options: &RunOptions, out: &Out) {
 
 fn print(report: &Report, out: &Out) {
     out.heading(format!(
-        "Conformance of {} to Extension Protocol v1 ({} statements, {:.1} s)",
+        "Conformance of {} to Extension Protocol v{} ({}; {} statements, {:.1} s)",
         safe::line(&report.plugin),
+        report.profile.major(),
+        report.profile.protocol_id(),
         report.results.len(),
         report.elapsed.as_secs_f64()
     ));
     for (section, results) in grouped(&report.results, |r| r.statement.section) {
         out.line("");
-        out.heading(format!("§{section} {}", section_title(section)));
+        out.heading(section_heading(section));
         for result in results {
             print_result(result, out);
         }

@@ -12,6 +12,9 @@ mod wire;
 use std::path::PathBuf;
 use std::time::Duration;
 
+/// The protocol versions a sidecar can be checked against ([`RunOptions::protocol`]).
+pub use sidewire_ext_protocol::ProtocolProfile;
+
 pub use crate::error::Error;
 pub use crate::report::{Frame, FrameDirection, Report, StatementResult, StatementVerdict};
 pub use crate::statements::{Statement, StatementKind, statements};
@@ -69,6 +72,9 @@ pub struct RunOptions {
     /// The whole run's budget (`slow` adds 45 s); statements not done by then fail with the
     /// reason.
     pub run_budget: Duration,
+    /// The protocol to check the sidecar against; `None` (the default): the one its
+    /// manifest's `apiVersion` picks, as a host would (spec delta §1.4 P2).
+    pub protocol: Option<ProtocolProfile>,
 }
 
 impl Default for RunOptions {
@@ -81,6 +87,7 @@ impl Default for RunOptions {
             exit_budget: sidewire_ext_protocol::SHUTDOWN_EXIT_WAIT,
             parallel: 4,
             run_budget: Duration::from_secs(60),
+            protocol: None,
         }
     }
 }
@@ -114,6 +121,13 @@ impl RunOptions {
     /// Sets the whole run's budget.
     pub fn run_budget(mut self, budget: Duration) -> Self {
         self.run_budget = budget;
+        self
+    }
+
+    /// Checks against `profile` rather than the one the manifest picks (`sidewire ext
+    /// conformance --protocol 1|2`): a sidecar that speaks both can be checked in each.
+    pub fn protocol(mut self, profile: ProtocolProfile) -> Self {
+        self.protocol = Some(profile);
         self
     }
 

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use serde::Serialize;
-use sidewire_ext_protocol::is_terminal_control;
+use sidewire_ext_protocol::{ProtocolProfile, is_terminal_control};
 
 use crate::statements::{Statement, StatementKind};
 
@@ -99,11 +99,18 @@ pub struct StatementResult {
 pub struct Report {
     /// The plugin id checked.
     pub plugin: String,
+    /// The protocol it was checked against. Serialized as its `protocolId`.
+    #[serde(serialize_with = "protocol_id")]
+    pub profile: ProtocolProfile,
     /// One result per selected statement, in [`statements`](super::statements) order.
     pub results: Vec<StatementResult>,
     /// How long the run took.
     #[serde(serialize_with = "millis")]
     pub elapsed: Duration,
+}
+
+fn protocol_id<S: serde::Serializer>(p: &ProtocolProfile, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(p.protocol_id())
 }
 
 fn millis<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {

@@ -12,8 +12,9 @@ use sha2::{Digest, Sha256};
 use sidewire_ext_protocol::{
     CONTENT_CHUNK_BYTES, Capability, ContentReadParams, HookPoint, HostCapabilities,
     InitializeParams, InitializeResult, ManifestExpectation, Reason, SessionContext, UiHost,
-    UiPublishParams, UiRequestParams, decode_initialize_result, decode_params,
+    UiPublishParams, UiRequestParams, decode_initialize_result_in, decode_params, v2,
 };
+use sidewire_ext_protocol::{DEPENDENCY_SCHEMA_VERSION, ProtocolProfile};
 use tokio::time::Instant;
 
 use super::RunOptions;
@@ -35,6 +36,8 @@ const MAX_NOTES: usize = 4096;
 /// What a whole run shares.
 pub(crate) struct Ctx {
     pub(crate) launch: Launch,
+    /// The profile every connection of the run speaks (`--protocol`, else the manifest's).
+    pub(crate) profile: ProtocolProfile,
     pub(crate) options: RunOptions,
     /// The run's deadline.
     pub(crate) deadline: Instant,
@@ -50,8 +53,57 @@ impl Ctx {
         self.launch.runtime.has(capability)
     }
 
-    /// The standard `extension/initialize` params.
+    /// The standard `extension/initialize` params, in the run's profile.
     pub(crate) fn initialize_params(&self) -> Value {
+        self.initialize_params_in(self.profile)
+    }
+
+    /// The v2 declarations of the manifest: the manifest's own, or (a v1 manifest checked
+    /// against v2) its runtime lists in v2's shape.
+    pub(crate) fn declared_v2(&self) -> v2::ManifestV2 {
+        self.launch.v2.clone().unwrap_or_else(|| {
+            let runtime = &self.launch.runtime;
+            v2::ManifestV2 {
+                replaces: runtime
+                    .replaces
+                    .iter()
+                    .map(|s| s.as_str().to_owned())
+                    .collect(),
+                capabilities: (runtime.capabilities.iter())
+                    .map(|c| c.as_str().to_owned())
+                    .collect(),
+                ..v2::ManifestV2::default()
+            }
+        })
+    }
+
+    /// The `extension/initialize` params a host of `profile` sends: for v2, what the reference
+    /// host sends (spec delta §2.2, §5.3).
+    pub(crate) fn initialize_params_in(&self, profile: ProtocolProfile) -> Value {
+        if profile == ProtocolProfile::V2 {
+            let params = v2::InitializeParams {
+                protocol_id: profile.protocol_id().to_owned(),
+                protocol_version: profile.protocol_version().to_owned(),
+                manifest: v2::ManifestExpectation::from_manifest(
+                    &self.launch.runtime,
+                    &self.declared_v2(),
+                ),
+                session: v2::SessionContext {
+                    session_id: SESSION_ID.to_owned(),
+                    workspace_root: self.launch.spec.cwd.display().to_string(),
+                    generation: GENERATION,
+                    epoch: None,
+                },
+                capabilities: v2::HostCapabilities {
+                    content_refs: true,
+                    ui_host: UiHost::Tui,
+                    protocol_version: profile.protocol_version().to_owned(),
+                    dependency_schema_version: Some(DEPENDENCY_SCHEMA_VERSION),
+                },
+                dependency_schema_version: Some(DEPENDENCY_SCHEMA_VERSION),
+            };
+            return serde_json::to_value(params).expect("v2 InitializeParams serializes");
+        }
         let params = InitializeParams::new(
             ManifestExpectation::from_runtime(&self.launch.runtime),
             SessionContext {
@@ -179,8 +231,10 @@ pub(crate) struct Session<'c> {
     pub(crate) notes: VecDeque<Msg>,
     /// Responses that matched no wait, in order.
     pub(crate) strays: Vec<Msg>,
-    /// The handshake's result once decoded.
+    /// The handshake's result once decoded (its profile-agnostic view).
     pub(crate) handshake: Option<InitializeResult>,
+    /// The tools the handshake says the sidecar serves (v2 only; empty on v1).
+    pub(crate) tools: Vec<String>,
     /// Whether `extension/initialized` was sent.
     ready: bool,
     frames_failed: bool,
@@ -203,6 +257,7 @@ impl<'c> Session<'c> {
             notes: VecDeque::new(),
             strays: Vec::new(),
             handshake: None,
+            tools: Vec::new(),
             ready: false,
             frames_failed: false,
             oversize_seen: false,
@@ -523,6 +578,9 @@ impl<'c> Session<'c> {
                 }
             }
         };
+        if self.ctx.profile == ProtocolProfile::V2 {
+            self.verdict("D25", failure.clone());
+        }
         self.verdict("15", failure);
     }
 
@@ -764,15 +822,12 @@ impl<'c> Session<'c> {
             self.fail("S-handshake", detail.clone());
             return Err(detail);
         };
-        let decoded = decode_initialize_result(&result.to_string()).and_then(|decoded| {
-            decoded
-                .check_against_manifest(&self.ctx.launch.plugin_id, &self.ctx.launch.runtime)
-                .map(|()| decoded)
-        });
+        let decoded = self.decode_initialize_result(result);
         match decoded {
             Ok(decoded) => {
                 self.pass("S-handshake");
-                self.handshake = Some(decoded);
+                self.tools = decoded.tools.clone();
+                self.handshake = Some(decoded.common());
             }
             Err(err) => {
                 self.fail("S-handshake", format!("the initialize result: {err}"));
@@ -786,6 +841,27 @@ impl<'c> Session<'c> {
         self.sync().await?;
         self.strays.clear();
         Ok(())
+    }
+
+    /// Decodes and checks an initialize result as a host of the run's profile does (v1 §6.3;
+    /// for v2 the delta's §2.2.1 checks too).
+    pub(crate) fn decode_initialize_result(
+        &self,
+        result: &Value,
+    ) -> Result<v2::InitializeResult, sidewire_ext_protocol::Error> {
+        let launch = &self.ctx.launch;
+        let decoded = decode_initialize_result_in(&result.to_string(), self.ctx.profile)?;
+        match self.ctx.profile {
+            ProtocolProfile::V2 => decoded.check_against_manifest(
+                &launch.plugin_id,
+                &launch.runtime,
+                &self.ctx.declared_v2(),
+            )?,
+            _ => decoded
+                .common()
+                .check_against_manifest(&launch.plugin_id, &launch.runtime)?,
+        }
+        Ok(decoded)
     }
 
     /// The subscribed points (handshake ∩ manifest).

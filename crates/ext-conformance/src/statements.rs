@@ -2,7 +2,8 @@
 //! the sidecar-side rules of other sections the kit checks, each with its id, section and title,
 //! and whether it can be observed from outside the sidecar.
 
-use serde::Serialize;
+use serde::{Serialize, Serializer};
+use sidewire_ext_protocol::ProtocolProfile;
 
 /// One statement the kit knows about.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -17,6 +18,20 @@ pub struct Statement {
     pub title: &'static str,
     /// How the kit treats it.
     pub kind: StatementKind,
+    /// The one protocol profile it applies to (`None`: every profile). Serialized as the
+    /// profile's `protocolId`.
+    #[serde(serialize_with = "profile_id")]
+    pub profile: Option<ProtocolProfile>,
+}
+
+fn profile_id<S: Serializer>(
+    profile: &Option<ProtocolProfile>,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    match profile {
+        Some(profile) => serializer.serialize_str(profile.protocol_id()),
+        None => serializer.serialize_none(),
+    }
 }
 
 /// How the kit treats a statement.
@@ -39,8 +54,28 @@ impl Statement {
         self.id.bytes().all(|b| b.is_ascii_digit())
     }
 
+    /// Whether this is an item of the v2 delta's §6 checklist (its id is `D` and a number).
+    pub fn is_delta_item(&self) -> bool {
+        self.id
+            .strip_prefix('D')
+            .is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+    }
+
+    /// Whether it applies to a connection speaking `profile`.
+    pub fn applies_to(&self, profile: ProtocolProfile) -> bool {
+        self.profile.is_none_or(|only| only == profile)
+    }
+
+    /// This statement, applying only to `profile`.
+    const fn only(mut self, profile: ProtocolProfile) -> Statement {
+        self.profile = Some(profile);
+        self
+    }
+
     /// Whether `--only <selector>` selects this statement: a section (`2.3` selects 2.3 and
-    /// 2.3.x, `6` every 6.x), `17` (every checklist item), `17.N` (checklist item N), or an id.
+    /// 2.3.x, `6` every 6.x), `17` (every checklist item), `17.N` (checklist item N), `delta`
+    /// (every item of the v2 delta's §6 checklist, ids `D<n>`), `delta.N` (its item N), or an
+    /// id.
     pub fn matches(&self, selector: &str) -> bool {
         let selector = selector.trim().trim_start_matches('§');
         if selector == self.id {
@@ -51,6 +86,12 @@ impl Statement {
         }
         if let Some(item) = selector.strip_prefix("17.") {
             return self.is_checklist_item() && item == self.id;
+        }
+        if selector == "delta" {
+            return self.is_delta_item();
+        }
+        if let Some(item) = selector.strip_prefix("delta.") {
+            return self.is_delta_item() && self.id.strip_prefix('D') == Some(item);
         }
         self.section == selector
             || self
@@ -66,6 +107,7 @@ const fn checked(id: &'static str, section: &'static str, title: &'static str) -
         section,
         title,
         kind: StatementKind::Checked,
+        profile: None,
     }
 }
 
@@ -80,6 +122,7 @@ const fn internal(
         section,
         title,
         kind: StatementKind::NotCheckable(why),
+        profile: None,
     }
 }
 
@@ -184,6 +227,7 @@ static STATEMENTS: &[Statement] = &[
         section: "2.5",
         title: "A `host/content/read` the host never answers fails with `intercept_timeout` after 30 s.",
         kind: StatementKind::Slow("takes 30 s (the spec's content-read deadline); run with --slow"),
+        profile: None,
     },
     checked(
         "20",
@@ -194,17 +238,17 @@ static STATEMENTS: &[Statement] = &[
         "22",
         "6.1",
         "Initialize with protocolId `reasonix.extension.v2` is answered `unsupported_version` and the sidecar exits non-zero.",
-    ),
+    ).only(ProtocolProfile::V1),
     checked(
         "23",
         "6.1",
         "protocolVersion `\"2\"`/`\"0\"` or a missing protocolId is answered `unsupported_version`; `\"x\"`, `\"\"`, `\"01\"`, the number 1 or a missing protocolVersion `protocol_error`; each error answer is followed by exit non-zero.",
-    ),
+    ).only(ProtocolProfile::V1),
     checked(
         "24",
         "6.1",
         "Initialize with a foreign protocolId plus an unknown member is answered `unsupported_version`, not `invalid_params`.",
-    ),
+    ).only(ProtocolProfile::V1),
     checked(
         "S-handshake",
         "6.3",
@@ -291,4 +335,54 @@ static STATEMENTS: &[Statement] = &[
         "14.4",
         "`stream/open` with bad params or an unknown `providerRef` is answered `invalid_params`.",
     ),
+    // The v2 delta's §6 checklist (sidecar-side items), on v2 connections.
+    checked(
+        "D4",
+        "delta.1.4",
+        "Initialize with protocolId `reasonix.extension.v2` and `\"2\"` is answered with protocolVersion `\"2\"`; in the same build the v1 id with `\"1\"` is answered `\"1\"` (or refused `unsupported_version` by a sidecar restricted to v2).",
+    )
+    .only(ProtocolProfile::V2),
+    checked(
+        "D5",
+        "delta.1.4",
+        "The v2 id with `\"1\"`, the v1 id with `\"2\"`, or a third id is answered `unsupported_version` and the sidecar exits non-zero.",
+    )
+    .only(ProtocolProfile::V2),
+    checked(
+        "D6",
+        "delta.2.2",
+        "A v2 initialize carrying every optional member is accepted; one missing `capabilities.protocolVersion` or carrying an unknown member is answered `invalid_params`.",
+    )
+    .only(ProtocolProfile::V2),
+    checked(
+        "D9",
+        "delta.2.3",
+        "`timeoutMillis` 0 in `extension/intercept` and `extension/shutdown` is accepted on v2 (no deadline).",
+    )
+    .only(ProtocolProfile::V2),
+    checked(
+        "D15",
+        "delta.2.5",
+        "Tool calls: the handshake's `tools` are sorted and declared in `runtime.tools`; a served (read-only) tool answers `content` (and `isError` on its own failure) for any JSON `arguments`; an unserved name is `unknown_method`; a missing `name` or `arguments`, or `timeoutMillis` -1, is `invalid_params`.",
+    )
+    .only(ProtocolProfile::V2),
+    checked(
+        "D22",
+        "delta.2.11",
+        "With `seqBase` 1 the first chunk is seq 1 and `lastSeq` equals the chunk count; with `seqBase` 0 the first chunk is also 1.",
+    )
+    .only(ProtocolProfile::V2),
+    internal(
+        "D24",
+        "delta.2.2",
+        "`extension/resources/changed` with `\"paths\":[]` reaches the callback on v2.",
+        "whether a callback ran is not observable from outside; that the notification is neither answered nor fatal is checked by S-events",
+    )
+    .only(ProtocolProfile::V2),
+    checked(
+        "D25",
+        "delta.3.1",
+        "Every error answer on a v2 connection carries a reason of the v2 table (28 reasons) with that table's `retryable`.",
+    )
+    .only(ProtocolProfile::V2),
 ];

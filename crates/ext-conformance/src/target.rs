@@ -7,9 +7,10 @@
 
 use std::path::{Path, PathBuf};
 
+use sidewire_ext_protocol::v2::ManifestV2;
 use sidewire_ext_protocol::{
     ENV_PLUGIN_NAME, ENV_PLUGIN_ROOT, ENV_PLUGIN_VERSION, LaunchSpec, MANIFEST_FILE,
-    MAX_MANIFEST_BYTES, Manifest, RuntimeSpec, resolve_launch,
+    MAX_MANIFEST_BYTES, Manifest, ProtocolProfile, RuntimeSpec, resolve_launch,
 };
 use sidewire_process::file::{self, Symlinks};
 
@@ -25,6 +26,17 @@ pub(crate) struct Launch {
     pub(crate) plugin_id: String,
     /// The manifest's runtime section (lists the host sends and checks against).
     pub(crate) runtime: RuntimeSpec,
+    /// The protocol the manifest's `apiVersion` picks (spec delta §1.4 P2).
+    pub(crate) profile: ProtocolProfile,
+    /// What a v2 manifest declares beyond the v1 model (`None` for a v1 manifest).
+    pub(crate) v2: Option<ManifestV2>,
+}
+
+/// What the checks need of a manifest: its runtime, its profile and its v2 declarations.
+struct Declared {
+    runtime: RuntimeSpec,
+    profile: ProtocolProfile,
+    v2: Option<ManifestV2>,
 }
 
 /// Resolves `sidecar`: reads and decodes its manifest, and forms its launch.
@@ -33,16 +45,16 @@ pub(crate) async fn resolve(sidecar: &Sidecar) -> Result<Launch, Error> {
         Sidecar::Installed { id, root, version } => {
             let root = absolute(root)?;
             let manifest = read_package_manifest(&root)?;
-            let runtime = runtime_of(id, manifest)?;
-            from_manifest(id, &root, version, runtime)
+            let declared = runtime_of(id, manifest)?;
+            from_manifest(id, &root, version, declared)
         }
         Sidecar::Package(dir) => {
             let root = absolute(dir)?;
             let manifest = read_package_manifest(&root)?;
             let id = manifest.name.clone();
             let version = manifest.version.clone();
-            let runtime = runtime_of(&id, manifest)?;
-            from_manifest(&id, &root, &version, runtime)
+            let declared = runtime_of(&id, manifest)?;
+            from_manifest(&id, &root, &version, declared)
         }
         Sidecar::Command {
             manifest,
@@ -56,7 +68,8 @@ pub(crate) async fn resolve(sidecar: &Sidecar) -> Result<Launch, Error> {
             let manifest = read_manifest(&path, Symlinks::Follow)?;
             let id = manifest.name.clone();
             let version = manifest.version.clone();
-            let runtime = runtime_of(&id, manifest)?;
+            let declared = runtime_of(&id, manifest)?;
+            let runtime = declared.runtime;
             let root = path
                 .parent()
                 .map_or_else(|| PathBuf::from("/"), Path::to_path_buf);
@@ -97,6 +110,8 @@ pub(crate) async fn resolve(sidecar: &Sidecar) -> Result<Launch, Error> {
                 },
                 plugin_id: id,
                 runtime,
+                profile: declared.profile,
+                v2: declared.v2,
             })
         }
     }
@@ -125,9 +140,15 @@ fn absolute(path: &Path) -> Result<PathBuf, Error> {
     })
 }
 
-fn runtime_of(id: &str, manifest: Manifest) -> Result<RuntimeSpec, Error> {
-    manifest.runtime.ok_or_else(|| Error::NoRuntime {
+fn runtime_of(id: &str, manifest: Manifest) -> Result<Declared, Error> {
+    let profile = manifest.profile();
+    let runtime = manifest.runtime.ok_or_else(|| Error::NoRuntime {
         plugin: id.to_owned(),
+    })?;
+    Ok(Declared {
+        runtime,
+        profile,
+        v2: manifest.v2.map(|v2| *v2),
     })
 }
 
@@ -135,8 +156,13 @@ fn from_manifest(
     id: &str,
     root: &Path,
     version: &str,
-    runtime: RuntimeSpec,
+    declared: Declared,
 ) -> Result<Launch, Error> {
+    let Declared {
+        runtime,
+        profile,
+        v2,
+    } = declared;
     let spec = resolve_launch(id, root, version, &runtime).map_err(|refused| Error::Refused {
         plugin: id.to_owned(),
         refused,
@@ -145,5 +171,7 @@ fn from_manifest(
         spec,
         plugin_id: id.to_owned(),
         runtime,
+        profile,
+        v2,
     })
 }

@@ -249,3 +249,29 @@ async fn what_cannot_be_launched_is_a_typed_error_before_any_spawn() {
     .await;
     assert!(err.is_program(), "{err}");
 }
+
+#[test]
+fn the_v2_delta_items_apply_to_v2_only_and_have_their_selectors() {
+    let delta: Vec<&str> = statements()
+        .iter()
+        .filter(|s| s.is_delta_item())
+        .map(|s| s.id)
+        .collect();
+    assert_eq!(delta, ["D4", "D5", "D6", "D9", "D15", "D22", "D24", "D25"]);
+    for id in &delta {
+        let s = statement(id);
+        assert!(s.applies_to(ProtocolProfile::V2) && !s.applies_to(ProtocolProfile::V1));
+        assert!(s.matches("delta"));
+        assert!(!s.matches("17"));
+    }
+    assert!(statement("D9").matches("delta.9"));
+    assert!(statement("D9").matches("D9"));
+    assert!(!statement("D9").matches("delta.90"));
+    assert!(!statement("9").matches("delta.9"));
+    // The v1 version cases hold on v1 only (spec delta §1.4 P6); the rest on both.
+    for id in ["22", "23", "24"] {
+        assert!(!statement(id).applies_to(ProtocolProfile::V2));
+    }
+    assert!(statement("6").applies_to(ProtocolProfile::V2));
+    assert!(statement("6").applies_to(ProtocolProfile::V1));
+}

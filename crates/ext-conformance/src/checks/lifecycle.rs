@@ -4,7 +4,7 @@
 //! sidecar's own.
 
 use serde_json::{Value, json};
-use sidewire_ext_protocol::{PROTOCOL_ID, Reason, decode_initialize_result};
+use sidewire_ext_protocol::{PROTOCOL_ID, Reason, decode_initialize_result_in};
 
 use super::super::report::Findings;
 use super::super::session::{Checked, Ctx, Session, UNKNOWN_METHOD};
@@ -269,7 +269,9 @@ pub(super) async fn narrower(ctx: &Ctx) -> Findings {
                 "initialize with an empty manifest was answered with {}",
                 msg.describe()
             )),
-            Some(result) => match decode_initialize_result(&result.to_string()) {
+            Some(result) => match decode_initialize_result_in(&result.to_string(), ctx.profile)
+                .map(|r| r.common())
+            {
                 Err(err) => Checked::Fail(format!("the initialize result: {err}")),
                 Ok(r)
                     if !r.subscriptions.is_empty()

@@ -9,6 +9,7 @@ mod intercept;
 mod lifecycle;
 mod provider;
 mod shutdown;
+mod v2;
 
 use std::future::Future;
 use std::pin::Pin;
@@ -16,7 +17,7 @@ use std::time::Duration;
 
 use futures_util::StreamExt as _;
 use serde_json::{Value, json};
-use sidewire_ext_protocol::HookPoint;
+use sidewire_ext_protocol::{HookPoint, ProtocolProfile};
 use tokio::time::Instant;
 
 use super::RunOptions;
@@ -37,11 +38,21 @@ struct Group {
     /// The statements it can speak to (it runs when one of them is selected).
     ids: &'static [&'static str],
     run: for<'c> fn(&'c Ctx) -> GroupFuture<'c>,
+    /// The one profile it runs on (`None`: every profile).
+    profile: Option<ProtocolProfile>,
 }
 
 macro_rules! group {
     ($name:literal, [$($id:literal),*], $f:path) => {
-        Group { name: $name, ids: &[$($id),*], run: |ctx| Box::pin($f(ctx)) }
+        Group { name: $name, ids: &[$($id),*], run: |ctx| Box::pin($f(ctx)), profile: None }
+    };
+    ($profile:ident: $name:literal, [$($id:literal),*], $f:path) => {
+        Group {
+            name: $name,
+            ids: &[$($id),*],
+            run: |ctx| Box::pin($f(ctx)),
+            profile: Some(ProtocolProfile::$profile),
+        }
     };
 }
 
@@ -68,7 +79,8 @@ fn groups() -> Vec<Group> {
                 "S-events",
                 "S-frames",
                 "S-handshake",
-                "S-barrier"
+                "S-barrier",
+                "D25"
             ],
             envelope::run
         ),
@@ -90,10 +102,15 @@ fn groups() -> Vec<Group> {
         group!("a repeated envelope member", ["7"], framing::duplicate),
         group!("the states of §6.5", ["13", "32"], lifecycle::states),
         group!(
-            "the version checks",
+            V1: "the version checks",
             ["20", "22", "23", "24"],
             lifecycle::versions
         ),
+        group!(V2: "the v2 version checks", ["D4", "D5"], v2::versions),
+        group!(V2: "the v2 initialize params", ["D6"], v2::params),
+        group!(V2: "zero timeouts", ["D9"], v2::zero_timeouts),
+        group!(V2: "tool calls", ["D15"], v2::tools),
+        group!(V2: "v2 stream numbering", ["D22"], provider::v2_numbering),
         group!("a narrower manifest", ["50"], lifecycle::narrower),
         group!("shutdown", ["88"], shutdown::shutdown),
         group!("end of input", ["88"], shutdown::eof),
@@ -110,10 +127,14 @@ fn groups() -> Vec<Group> {
 pub(crate) async fn run(launch: Launch, options: &RunOptions) -> Report {
     let began = Instant::now();
     let plugin = launch.plugin_id.clone();
-    let selected: Vec<&'static Statement> =
-        statements().iter().filter(|s| options.selects(s)).collect();
+    let profile = options.protocol.unwrap_or(launch.profile);
+    let selected: Vec<&'static Statement> = statements()
+        .iter()
+        .filter(|s| options.selects(s) && s.applies_to(profile))
+        .collect();
     let ctx = Ctx {
         launch,
+        profile,
         options: options.clone(),
         // The slow check waits out a 30 s deadline (and 10 s more) on top of the rest.
         deadline: began
@@ -129,6 +150,7 @@ pub(crate) async fn run(launch: Launch, options: &RunOptions) -> Report {
         .into_iter()
         .filter(|g| g.ids.iter().any(|id| selected_ids.contains(id)))
         .filter(|g| g.ids != ["19"] || options.slow)
+        .filter(|g| g.profile.is_none_or(|only| only == profile))
         .collect();
     let ctx_ref = &ctx;
     let findings: Vec<Findings> = futures_util::stream::iter(groups)
@@ -162,6 +184,7 @@ pub(crate) async fn run(launch: Launch, options: &RunOptions) -> Report {
     }
     Report {
         plugin,
+        profile,
         results: all.results(&selected, options.slow),
         elapsed: began.elapsed(),
     }

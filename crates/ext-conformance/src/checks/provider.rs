@@ -7,8 +7,9 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use sidewire_ext_protocol::{
-    Capability, ChunkType, ProviderCatalogResult, Reason, StreamCancelResult, StreamChunkParams,
-    StreamEndParams, StreamOpenResult, decode_params, decode_result, is_plugin_provider_ref,
+    Capability, ChunkType, ProtocolProfile, ProviderCatalogResult, Reason, StreamCancelResult,
+    StreamChunkParams, StreamEndParams, StreamOpenResult, decode_params, decode_result,
+    is_plugin_provider_ref,
 };
 use tokio::time::Instant;
 
@@ -117,6 +118,10 @@ async fn catalog(s: &mut Session<'_>) -> Result<Result<Option<String>, Checked>,
 }
 
 fn open_params(stream_id: &str, reference: &str) -> Value {
+    open_params_from(stream_id, reference, 0)
+}
+
+fn open_params_from(stream_id: &str, reference: &str, seq_base: u64) -> Value {
     json!({
         "streamId": stream_id,
         "providerRef": reference,
@@ -125,7 +130,7 @@ fn open_params(stream_id: &str, reference: &str) -> Value {
             "tools": [],
             "maxTokens": 256,
         },
-        "seqBase": 0,
+        "seqBase": seq_base,
     })
 }
 
@@ -191,10 +196,26 @@ async fn watch(s: &mut Session<'_>, stream_id: &str, seen: &mut Seen) {
 }
 
 async fn one_stream(s: &mut Session<'_>, reference: &str) -> Result<Checked, String> {
+    numbered_stream(s, reference, "conformance-1", 0).await
+}
+
+/// Opens a stream with `seq_base` and reads it to its end: the chunks must be numbered from
+/// the first seq of the connection's profile (v1 §14.4: `seqBase + 1`; v2, delta §2.11:
+/// `max(seqBase, 1)`), one after another, and `stream/end` must name the last.
+async fn numbered_stream(
+    s: &mut Session<'_>,
+    reference: &str,
+    stream_id: &str,
+    seq_base: u64,
+) -> Result<Checked, String> {
+    let first = match s.ctx.profile {
+        ProtocolProfile::V2 => seq_base.max(1),
+        _ => seq_base + 1,
+    };
     let msg = s
         .call(
             "extension/provider/stream/open",
-            open_params("conformance-1", reference),
+            open_params_from(stream_id, reference, seq_base),
         )
         .await?;
     let accepted = msg
@@ -208,26 +229,28 @@ async fn one_stream(s: &mut Session<'_>, reference: &str) -> Result<Checked, Str
         )));
     }
     let mut seen = Seen::default();
-    watch(s, "conformance-1", &mut seen).await;
+    watch(s, stream_id, &mut seen).await;
     if let Some(invalid) = seen.invalid.first() {
         return Ok(Checked::Fail(invalid.clone()));
     }
-    let expected: Vec<u64> = (1..=seen.seqs.len() as u64).collect();
+    let expected: Vec<u64> = (first..first + seen.seqs.len() as u64).collect();
     if seen.seqs != expected {
         return Ok(Checked::Fail(format!(
-            "chunks were numbered {:?} instead of 1, 2, …",
-            seen.seqs
+            "with seqBase {seq_base} chunks were numbered {:?} instead of {first}, {}, …",
+            seen.seqs,
+            first + 1
         )));
     }
     match seen.ends.as_slice() {
         [] => Ok(Checked::Fail(
             "the stream never ended (no stream/end)".to_owned(),
         )),
-        [end] if end.last_seq != seen.seqs.len() as u64 => Ok(Checked::Fail(format!(
-            "stream/end has lastSeq {} after {} chunks",
-            end.last_seq,
-            seen.seqs.len()
-        ))),
+        [end] if Some(&end.last_seq) != seen.seqs.last().or(Some(&0)) => {
+            Ok(Checked::Fail(format!(
+                "stream/end has lastSeq {} after the chunks {:?}",
+                end.last_seq, seen.seqs
+            )))
+        }
         [_] => Ok(Checked::Pass),
         ends => Ok(Checked::Fail(format!(
             "the stream ended {} times",
@@ -353,4 +376,57 @@ async fn refusals(s: &mut Session<'_>, reference: &str) -> Result<Checked, Strin
             )
         })
         .into())
+}
+
+/// Item D22 (spec delta §2.11): on v2, a stream opened with `seqBase` 1 starts at seq 1 and
+/// ends with `lastSeq` equal to its chunk count; one opened with `seqBase` 0 starts at 1 too.
+pub(super) async fn v2_numbering(ctx: &Ctx) -> Findings {
+    const ID: &str = "D22";
+    if !ctx.has(Capability::Providers) {
+        let mut findings = Findings::default();
+        findings.add(
+            ID,
+            super::super::report::Outcome::NotApplicable(
+                "the manifest does not declare capability providers".to_owned(),
+            ),
+        );
+        return findings;
+    }
+    let mut s = match ready(ctx, &[ID]).await {
+        Ok(s) => s,
+        Err(findings) => return findings,
+    };
+    s.mark();
+    let reference = match catalog(&mut s).await {
+        Ok(Ok(Some(reference))) => reference,
+        Ok(Ok(None)) => {
+            s.not_applicable(ID, "the catalog is empty: there is no model to stream from");
+            return s.finish();
+        }
+        Ok(Err(checked)) => {
+            s.record(ID, checked);
+            return s.finish();
+        }
+        Err(why) => {
+            s.fail(ID, why);
+            return s.finish();
+        }
+    };
+    let mut checked = Checked::Pass;
+    for (stream_id, seq_base) in [("conformance-v2-1", 1), ("conformance-v2-0", 0)] {
+        s.mark();
+        match numbered_stream(&mut s, &reference, stream_id, seq_base).await {
+            Ok(Checked::Pass) => {}
+            Ok(other) => {
+                checked = other;
+                break;
+            }
+            Err(why) => {
+                checked = Checked::Fail(why);
+                break;
+            }
+        }
+    }
+    s.record(ID, checked);
+    s.finish()
 }

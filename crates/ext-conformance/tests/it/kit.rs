@@ -14,7 +14,9 @@ use std::time::{Duration, Instant};
 
 use libtest_mimic::Trial;
 use serde_json::{Value, json};
-use sidewire_ext_conformance::{Report, RunOptions, Sidecar, StatementVerdict, statements};
+use sidewire_ext_conformance::{
+    ProtocolProfile, Report, RunOptions, Sidecar, StatementVerdict, statements,
+};
 
 use crate::{Env, within};
 
@@ -70,11 +72,18 @@ async fn check(target: Sidecar, marker: &str, options: RunOptions) -> Report {
 /// A package of one of the SDK's examples: its manifest (plus the marker) and `bin/<name>`
 /// pointing at this binary, which serves the sample under that name.
 fn example_package(env: &Env, example: &str, marker: &str) -> PathBuf {
+    example_package_in(env, example, marker, ProtocolProfile::V1)
+}
+
+/// [`example_package`] with the manifest's `apiVersion` of `profile` (a v1 example's manifest
+/// is a valid Manifest v2 under v2's `apiVersion`).
+fn example_package_in(env: &Env, example: &str, marker: &str, profile: ProtocolProfile) -> PathBuf {
     let source = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../ext-sdk/examples")
         .join(example)
         .join(sidewire_ext_protocol::MANIFEST_FILE);
-    let manifest: Value = serde_json::from_slice(&std::fs::read(&source).unwrap()).unwrap();
+    let mut manifest: Value = serde_json::from_slice(&std::fs::read(&source).unwrap()).unwrap();
+    manifest["apiVersion"] = json!(profile.manifest_api_version());
     let root = env.path(&format!("pkg-{example}"));
     std::fs::create_dir_all(root.join("bin")).unwrap();
     write_manifest(&root, manifest, marker);
@@ -111,7 +120,8 @@ async fn the_sdk_example_passes_everything_applicable(example: &'static str) {
         );
         assert!(report.passed(), "{example}:\n{}", failures(&report));
         // Every statement has a verdict, and the ones that apply to every sidecar passed.
-        assert_eq!(report.results.len(), statements().len());
+        assert_eq!(report.profile, ProtocolProfile::V1);
+        assert_eq!(report.results.len(), applicable(&report));
         for id in [
             "1",
             "2",
@@ -175,6 +185,88 @@ async fn the_sdk_example_passes_everything_applicable(example: &'static str) {
             }
         }
     }
+}
+
+/// How many statements apply to the report's profile.
+fn applicable(report: &Report) -> usize {
+    statements()
+        .iter()
+        .filter(|s| s.applies_to(report.profile))
+        .count()
+}
+
+fn verdict<'r>(report: &'r Report, id: &str) -> &'r sidewire_ext_conformance::StatementResult {
+    report
+        .results
+        .iter()
+        .find(|r| r.statement.id == id)
+        .unwrap_or_else(|| panic!("no result for {id}"))
+}
+
+/// The same examples under a Manifest v2, so checked against v2 (the manifest picks the
+/// profile, as in a host): everything applicable passes, the v2 delta's items included, and no
+/// v1-only statement is run.
+async fn the_sdk_example_passes_everything_applicable_on_v2(example: &'static str) {
+    let env = Env::new();
+    let marker = marker();
+    let root = example_package_in(&env, example, &marker, ProtocolProfile::V2);
+    let report = check(Sidecar::Package(root), &marker, RunOptions::new()).await;
+    assert_eq!(report.profile, ProtocolProfile::V2);
+    assert!(report.passed(), "{example} on v2:\n{}", failures(&report));
+    assert_eq!(report.results.len(), applicable(&report));
+    assert!(report.results.iter().all(|r| r.statement.id != "22"));
+    for id in [
+        "1",
+        "6",
+        "15",
+        "88",
+        "S-frames",
+        "S-handshake",
+        "D4",
+        "D5",
+        "D6",
+        "D9",
+        "D25",
+    ] {
+        let result = verdict(&report, id);
+        assert_eq!(
+            result.verdict,
+            StatementVerdict::Pass,
+            "{example} {id}: {}",
+            result.detail
+        );
+    }
+    let provider = verdict(&report, "D22");
+    if example == "provider" {
+        assert_eq!(
+            provider.verdict,
+            StatementVerdict::Pass,
+            "{}",
+            provider.detail
+        );
+    } else {
+        assert_eq!(provider.verdict, StatementVerdict::NotApplicable);
+    }
+    // No tools in these examples: only the refusals were checked.
+    assert_eq!(
+        verdict(&report, "D15").verdict,
+        StatementVerdict::NotApplicable
+    );
+}
+
+/// A v1 manifest checked with `--protocol 2`: the v2 handshake, and the v2 items.
+async fn a_v1_manifest_is_checked_against_v2_on_request() {
+    let env = Env::new();
+    let marker = marker();
+    let root = example_package(&env, "starter", &marker);
+    let options = RunOptions::new()
+        .protocol(ProtocolProfile::V2)
+        .only("delta");
+    let report = check(Sidecar::Package(root), &marker, options).await;
+    assert_eq!(report.profile, ProtocolProfile::V2);
+    assert!(report.passed(), "{}", failures(&report));
+    assert!(report.results.iter().all(|r| r.statement.is_delta_item()));
+    assert_eq!(verdict(&report, "D4").verdict, StatementVerdict::Pass);
 }
 
 /// The Python fixture's interceptor manifest.
@@ -448,7 +540,7 @@ async fn a_run_stops_at_its_budget() {
         began.elapsed()
     );
     assert!(!report.passed());
-    assert_eq!(report.results.len(), statements().len());
+    assert_eq!(report.results.len(), applicable(&report));
 }
 
 /// Every kit run above as a test of its own, the longest first (a broken fixture's full run, then
@@ -483,6 +575,16 @@ pub(crate) fn trials() -> Vec<Trial> {
             move || crate::run(|| the_sdk_example_passes_everything_applicable(example)),
         ));
     }
+    for example in crate::EXAMPLES {
+        trials.push(Trial::test(
+            format!("kit::the_sdk_example_passes_everything_applicable_on_v2::{example}"),
+            move || crate::run(|| the_sdk_example_passes_everything_applicable_on_v2(example)),
+        ));
+    }
+    trials.push(Trial::test(
+        "kit::a_v1_manifest_is_checked_against_v2_on_request",
+        || crate::run(a_v1_manifest_is_checked_against_v2_on_request),
+    ));
     for case in FLAWS {
         // The flaw's name is its `--flaw` argument.
         trials.push(Trial::test(
