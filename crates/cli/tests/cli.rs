@@ -3167,6 +3167,77 @@ fn ext_conformance_lists_checks_and_exits_by_the_verdict() {
 }
 
 #[test]
+fn ext_conformance_checks_the_v2_delta_with_protocol_2() {
+    let home = home();
+    // --list --protocol 2: the delta's items, not the v1-only version cases.
+    let list = run(
+        home.path(),
+        &["--json", "ext", "conformance", "--list", "--protocol", "2"],
+    );
+    assert!(list.status.success(), "{}", stderr(&list));
+    let listed: Value = serde_json::from_slice(&list.stdout).expect("one JSON document");
+    let ids: Vec<&str> = listed["statements"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"].as_str().unwrap())
+        .collect();
+    assert!(ids.contains(&"D4") && ids.contains(&"D15"), "{ids:?}");
+    assert!(!ids.contains(&"22"), "{ids:?}");
+    let text = stdout(&run(
+        home.path(),
+        &["ext", "conformance", "--list", "--only", "delta"],
+    ));
+    assert!(text.contains("v2 delta §2.5 Extension tools"), "{text}");
+    // The built-in sidecar (sidewire's SDK) checked against v2: the handshake and version
+    // items pass.
+    install_builtin(home.path());
+    let checked = run(
+        home.path(),
+        &[
+            "--json",
+            "ext",
+            "conformance",
+            "sidewire-demo",
+            "--protocol",
+            "2",
+            "--only",
+            "delta.4",
+            "--only",
+            "delta.5",
+            "--only",
+            "delta.6",
+        ],
+    );
+    assert!(
+        checked.status.success(),
+        "{}\n{}",
+        stdout(&checked),
+        stderr(&checked)
+    );
+    let report: Value = serde_json::from_slice(&checked.stdout).expect("one JSON document");
+    assert_eq!(report["profile"], "reasonix.extension.v2");
+    let verdicts: Vec<(&str, &str)> = report["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["statement"]["id"].as_str().unwrap(),
+                r["verdict"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(verdicts, [("D4", "pass"), ("D5", "pass"), ("D6", "pass")]);
+    // A bad version is clap's usage error.
+    let bad = run(
+        home.path(),
+        &["ext", "conformance", "--list", "--protocol", "3"],
+    );
+    assert_eq!(bad.status.code(), Some(2));
+}
+
+#[test]
 fn ext_conformance_usage_errors_exit_2_and_sidecar_text_is_escaped() {
     let home = home();
     for args in [
