@@ -11,8 +11,9 @@ use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use sidewire_ext_protocol::{
     CONTENT_CHUNK_BYTES, Capability, ContentReadParams, HookPoint, HostCapabilities,
-    InitializeParams, InitializeResult, ManifestExpectation, Reason, SessionContext, UiHost,
-    UiPublishParams, UiRequestParams, decode_initialize_result, decode_params,
+    InitializeParams, InitializeResult, ManifestExpectation, ProtocolProfile, Reason,
+    SessionContext, UiHost, UiPublishParams, UiRequestParams, decode_initialize_result,
+    decode_params,
 };
 use tokio::time::Instant;
 
@@ -495,7 +496,7 @@ impl<'c> Session<'c> {
         let reason = data
             .and_then(|d| d.get("reason"))
             .and_then(Value::as_str)
-            .and_then(Reason::parse);
+            .and_then(|wire| Reason::parse_in(wire, ProtocolProfile::V1));
         let failure = match reason {
             None => Some("an error response without a valid data.reason".to_owned()),
             Some(reason) => {

@@ -7,7 +7,7 @@
 
 use std::fmt;
 
-use sidewire_ext_protocol::Reason;
+use sidewire_ext_protocol::{ProtocolProfile, Reason};
 use sidewire_jsonrpc::CloseReason;
 
 /// What can go wrong in a sidecar.
@@ -179,10 +179,15 @@ impl Error {
     }
 
     /// Maps a failed jsonrpc call to this crate's error (§3: a closed connection is
-    /// `provider_interrupted`, a local timeout `intercept_timeout`).
-    pub(crate) fn from_call(method: &'static str, err: sidewire_jsonrpc::Error) -> Self {
+    /// `provider_interrupted`, a local timeout `intercept_timeout`); the host's error is read
+    /// with the reason table of the connection's `profile` (spec delta §3.1).
+    pub(crate) fn from_call(
+        method: &'static str,
+        err: sidewire_jsonrpc::Error,
+        profile: ProtocolProfile,
+    ) -> Self {
         let reason = if let Some(error) = err.remote() {
-            Reason::from_error_object(error)
+            Reason::from_error_object_in(error, profile)
         } else if err.is_closed() {
             Some(Reason::ProviderInterrupted)
         } else if err.is_timeout() {

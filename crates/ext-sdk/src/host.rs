@@ -399,7 +399,10 @@ impl HostHandle {
             .peer()
             .call(method, Some(params), CallOptions::timeout(timeout))
             .await
-            .map_err(|err| Error::from_call(method, err))?;
+            .map_err(|err| {
+                let profile = self.profile().unwrap_or(ProtocolProfile::V1);
+                Error::from_call(method, err, profile)
+            })?;
         decode_result::<M::Result>(raw.get()).map_err(|err| Error::Call {
             method,
             reason: Some(err.reason()),

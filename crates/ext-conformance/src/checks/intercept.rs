@@ -5,7 +5,9 @@
 //! `UIActionResult`. UI calls the sidecar makes meanwhile are checked by the session.
 
 use serde_json::json;
-use sidewire_ext_protocol::{Caller, InterceptResult, Reason, UiActionResult, decode_result};
+use sidewire_ext_protocol::{
+    Caller, InterceptResult, ProtocolProfile, Reason, UiActionResult, decode_result,
+};
 
 use super::super::report::Findings;
 use super::super::session::{Checked, Ctx, Msg, Session};
@@ -60,7 +62,13 @@ pub(super) async fn run(ctx: &Ctx) -> Findings {
                         )
                     })
                     .into(),
-                None if msg.reason().and_then(Reason::parse).is_some() => Checked::Pass,
+                None if msg
+                    .reason()
+                    .and_then(|wire| Reason::parse_in(wire, ProtocolProfile::V1))
+                    .is_some() =>
+                {
+                    Checked::Pass
+                }
                 None => Checked::Fail(format!(
                     "the action {} was answered with {}",
                     action.action_id,
@@ -94,7 +102,11 @@ fn judge(
     let Some(result) = msg.result() else {
         // An error answer is a failure for the host's policy, but legal on the wire when its
         // reason is one of §3's (item 15 checks that).
-        return if msg.reason().and_then(Reason::parse).is_some() {
+        return if msg
+            .reason()
+            .and_then(|wire| Reason::parse_in(wire, ProtocolProfile::V1))
+            .is_some()
+        {
             Checked::Pass
         } else {
             Checked::Fail(format!(

@@ -406,7 +406,7 @@ async fn handshake_error(
     match err {
         E::Timeout { .. } => Failed::other(format!("timeout after {} ms", budget.as_millis())),
         E::Remote { error, .. } => Failed::by_sidecar(
-            Reason::from_error_object(&error),
+            Reason::from_error_object_in(&error, conn.profile()),
             format!(
                 "the sidecar refused extension/initialize: {}",
                 error.message

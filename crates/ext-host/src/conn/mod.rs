@@ -31,9 +31,9 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use sidewire_ext_protocol::{
     CONTENT_OBJECT_BYTES, Capability, EVENT_QUEUE_FRAMES, EXTERNALIZE_FIELD_BYTES,
-    ExternalizedField, HookPayload, HookPoint, InterceptResult, Method, ProviderDescriptor, Reason,
-    RuntimeSpec, SHUTDOWN_ANSWER_GRACE, SHUTDOWN_EXIT_WAIT, SHUTDOWN_REAP_WAIT, ShutdownParams,
-    Slot, UiActionDecl, decode_result, v2::ManifestV2,
+    ExternalizedField, HookPayload, HookPoint, InterceptResult, Method, ProtocolProfile,
+    ProviderDescriptor, Reason, RuntimeSpec, SHUTDOWN_ANSWER_GRACE, SHUTDOWN_EXIT_WAIT,
+    SHUTDOWN_REAP_WAIT, ShutdownParams, Slot, UiActionDecl, decode_result, v2::ManifestV2,
 };
 use sidewire_jsonrpc::{CallOptions, CloseReason, Peer, RawResult};
 use tokio::sync::{Notify, mpsc, watch};
@@ -65,6 +65,16 @@ pub(crate) struct Plugin {
 impl Plugin {
     pub(crate) fn required(&self) -> bool {
         self.runtime.required
+    }
+
+    /// The profile its connections speak (spec delta §1.4 P1–P2): V2 exactly when its
+    /// manifest is a v2 one.
+    pub(crate) fn profile(&self) -> ProtocolProfile {
+        if self.v2.is_some() {
+            ProtocolProfile::V2
+        } else {
+            ProtocolProfile::V1
+        }
     }
 }
 
@@ -253,6 +263,11 @@ impl Connection {
         self.process.pid()
     }
 
+    /// The profile this connection speaks, fixed before its first frame.
+    pub(crate) fn profile(&self) -> ProtocolProfile {
+        self.plugin.profile()
+    }
+
     pub(crate) fn handshake(&self) -> &Handshake {
         static EMPTY: OnceLock<Handshake> = OnceLock::new();
         self.handshake
@@ -330,12 +345,13 @@ impl Connection {
                 )
             }
             E::Remote { error, .. } => {
-                let reason = Reason::from_error_object(&error).unwrap_or(Reason::Internal);
+                // Read with the connection's reason table (spec delta §3.1).
+                let carried = Reason::from_error_object_in(&error, self.profile());
                 (
-                    reason,
+                    carried.unwrap_or(Reason::Internal),
                     format!(
                         "extension {id} answered {what} with an error ({}): {}",
-                        Reason::from_error_object(&error).map_or("no reason", Reason::as_str),
+                        carried.map_or("no reason", Reason::as_str),
                         error.message
                     ),
                 )
