@@ -75,7 +75,11 @@ pub(crate) async fn start(
     let kill = Arc::new(Notify::new());
     let (reader_tx, reader_done) = watch::channel(false);
     let (events_tx, mut events_rx) = mpsc::channel(EVENT_QUEUE);
-    let (streams, cancels) = Streams::new(shared.config.get_stream_gap_timeout());
+    let (streams, cancels) = Streams::new(
+        shared.config.get_stream_gap_timeout(),
+        plugin.profile(),
+        generation,
+    );
     let providers = plugin.runtime.has(Capability::Providers);
     let mut driver_slot = None;
     let conn = Arc::new_cyclic(|weak| {

@@ -92,3 +92,100 @@ pub(crate) async fn peer_errors_are_read_with_the_connections_reason_table() {
         Some(Reason::Internal)
     );
 }
+
+const REF: &str = "plugin/prov/echo/m1";
+
+/// A v2 provider sidecar answering its stream opens as `opens` say.
+fn v2_provider<'a>(env: &'a Env, opens: &[Value]) -> PluginBuilder<'a> {
+    let mut plugin = v2_plugin(env, "prov", "input.receive").providers(&[REF]);
+    for open in opens {
+        plugin = plugin.open(open.clone());
+    }
+    plugin.record("prov.jsonl")
+}
+
+/// Checklist item 21: a V2 stream opens with `seqBase` 1 and is complete when its chunks
+/// start at 1; a sidecar that starts at 2 (v1's numbering behind a v2 host) leaves a gap.
+pub(crate) async fn v2_streams_open_with_seq_base_one() {
+    use sidewire_ext_host::StreamRequest;
+    let env = Env::new();
+    v2_provider(
+        &env,
+        &[
+            json!({"after": [{"stream": 2}]}),
+            json!({"after": [{"c": 2}, {"c": 3}, {"end": 3}]}),
+        ],
+    )
+    .install();
+    let (runtime, _events) = env.boot_with(config(&env)).await.unwrap();
+    let mut stream = runtime
+        .open_stream(StreamRequest::new(REF, ask("hello")))
+        .await
+        .expect("the stream opens");
+    let (chunks, error) = read_stream(&mut stream).await;
+    assert!(error.is_none(), "{error:?}");
+    assert_eq!(texts(&chunks), ["w1", "w2"]);
+    let mut stream = runtime
+        .open_stream(StreamRequest::new(REF, ask("hello")))
+        .await
+        .expect("the stream opens");
+    let (chunks, error) = read_stream(&mut stream).await;
+    assert!(chunks.is_empty());
+    assert_eq!(error.and_then(|e| e.reason()), Some(Reason::StreamGap));
+    env.finish(runtime).await;
+    let opens: Vec<Value> = recorded(&env, "prov.jsonl")
+        .into_iter()
+        .filter(|f| f["method"] == "extension/provider/stream/open")
+        .collect();
+    assert_eq!(opens.len(), 2);
+    for open in opens {
+        assert_eq!(open["params"]["seqBase"], 1, "{open}");
+        assert!(open["params"].get("generation").is_none(), "{open}");
+    }
+}
+
+/// Checklist item 23: a chunk naming a superseded generation is dropped; one without a
+/// generation (or with the current one) is accepted. The sidecar starts in generation 2, so
+/// generation 1 is superseded for it.
+pub(crate) async fn chunks_of_a_superseded_generation_are_dropped() {
+    use sidewire_ext_host::StreamRequest;
+    let env = Env::new();
+    let (runtime, _events) = env.boot_with(config(&env)).await.unwrap();
+    let chunk = |seq: u64, text: &str, outer: Option<u64>, inner: Option<u64>| {
+        let mut chunk = json!({"type": "text", "text": text});
+        if let Some(generation) = inner {
+            chunk["generation"] = json!(generation);
+        }
+        let mut params = json!({"streamId": "@sid", "seq": seq, "chunk": chunk});
+        if let Some(generation) = outer {
+            params["generation"] = json!(generation);
+        }
+        json!({"jsonrpc": "2.0", "method": "extension/provider/stream/chunk", "params": params})
+            .to_string()
+    };
+    let frames = [
+        chunk(1, "stale", Some(1), None),
+        chunk(1, "stale inside", None, Some(1)),
+        chunk(1, "w1", None, None),
+        chunk(2, "stale again", Some(1), Some(2)),
+        chunk(2, "w2", Some(2), Some(1)),
+        chunk(3, "w3", Some(0), Some(0)),
+    ];
+    v2_provider(
+        &env,
+        &[json!({"after": [frames[0], frames[1], frames[2], frames[3], frames[4], frames[5], {"end": 3}]})],
+    )
+    .install();
+    let report = within(WAIT, "reload", runtime.reload()).await.unwrap();
+    drop(report);
+    assert_eq!(runtime.sidecars()[0].generation, 2);
+    let mut stream = runtime
+        .open_stream(StreamRequest::new(REF, ask("hello")))
+        .await
+        .expect("the stream opens");
+    let (chunks, error) = read_stream(&mut stream).await;
+    assert!(error.is_none(), "{error:?}");
+    assert_eq!(texts(&chunks), ["w1", "w2", "w3"]);
+    drop(stream);
+    env.finish(runtime).await;
+}
