@@ -189,3 +189,94 @@ pub(crate) async fn chunks_of_a_superseded_generation_are_dropped() {
     drop(stream);
     env.finish(runtime).await;
 }
+
+/// The outcome of one intercept of a payload over 64 KiB (so it travels externalized) at a
+/// required plugin answering `action`, on a v2 or a v1 connection.
+async fn externalized_answer(
+    v2: bool,
+    action: Value,
+) -> Result<sidewire_ext_host::Outcome, sidewire_ext_host::Error> {
+    let env = Env::new();
+    let plugin = if v2 {
+        v2_plugin(&env, "talker", "input.receive")
+    } else {
+        env.plugin("talker").intercepts(&["input.receive"])
+    };
+    plugin.required().on("input.receive", action).install();
+    let (runtime, _events) = env.boot_with(config(&env)).await.unwrap();
+    let big = "x".repeat(70_000);
+    let outcome = within(
+        WAIT,
+        "the intercept",
+        runtime.intercept(HookPoint::InputReceive, input(&big)),
+    )
+    .await;
+    if let Ok(outcome) = &outcome {
+        assert_eq!(text_of(&outcome.payload), big);
+    }
+    env.finish(runtime).await;
+    outcome
+}
+
+/// Checklist item 18: externalized replacements on V2, in the order of the delta's §2.9.
+pub(crate) async fn externalized_replacements_are_resolved_in_order() {
+    // The intercept's own payload, echoed back as the replacement: resolved, re-validated and
+    // applied.
+    let outcome = externalized_answer(true, json!({"echo_externalized": {}}))
+        .await
+        .unwrap();
+    assert_eq!(outcome.applied, ["talker"]);
+    let failed = |result: Result<sidewire_ext_host::Outcome, sidewire_ext_host::Error>| {
+        result
+            .map(|_| ())
+            .expect_err("the required member fails")
+            .reason()
+    };
+    let cases = [
+        // 1. Inline plus a descriptor.
+        (
+            json!({"echo_externalized": {}, "inline": {"text": "x"}}),
+            Reason::ProtocolError,
+        ),
+        // 2. The wrong pointer, or two descriptors.
+        (
+            json!({"echo_externalized": {"jsonPointer": "/payload"}}),
+            Reason::ProtocolError,
+        ),
+        (
+            json!({"echo_externalized": {}, "twice": true}),
+            Reason::ProtocolError,
+        ),
+        // 3. Over 8 MiB (checked before the ref).
+        (
+            json!({"echo_externalized": {"totalBytes": 8_388_609, "contentRef": "cr_gone"}}),
+            Reason::FrameTooLarge,
+        ),
+        // 4. A ref this connection does not hold (never minted, or evicted).
+        (
+            json!({"echo_externalized": {"contentRef": "cr_0123456789abcdef0123456789abcdef"}}),
+            Reason::ContentRefExpired,
+        ),
+        // 5. The length or the SHA-256 does not match.
+        (
+            json!({"echo_externalized": {"sha256": "0".repeat(64)}}),
+            Reason::ProtocolError,
+        ),
+        (
+            json!({"echo_externalized": {"totalBytes": 12}}),
+            Reason::ProtocolError,
+        ),
+    ];
+    for (action, reason) in cases {
+        assert_eq!(
+            failed(externalized_answer(true, action.clone()).await),
+            Some(reason),
+            "{action}"
+        );
+    }
+    // V1 keeps refusing the member.
+    assert_eq!(
+        failed(externalized_answer(false, json!({"echo_externalized": {}})).await),
+        Some(Reason::ProtocolError)
+    );
+}
