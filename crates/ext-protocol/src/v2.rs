@@ -22,6 +22,7 @@ use crate::manifest::{Capability, RuntimeSpec};
 use crate::provider::{ProviderDescriptor, is_plugin_provider_ref};
 
 pub(crate) mod manifest;
+pub mod ui;
 mod wire;
 
 pub use self::manifest::{
