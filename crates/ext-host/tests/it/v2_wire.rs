@@ -280,3 +280,133 @@ pub(crate) async fn externalized_replacements_are_resolved_in_order() {
         Some(Reason::ProtocolError)
     );
 }
+
+fn publish(id: u64, kind: &str, payload: Value) -> Value {
+    json!({"jsonrpc":"2.0","id":id,"method":"host/ui/publish","params":{
+        "surfaceId":format!("s{id}"),"sessionId":"s-test","generation":1,"kind":kind,"payload":payload}})
+}
+
+/// The answer the sidecar recorded for its request `id`.
+async fn answer(env: &Env, file: &str, id: u64) -> Value {
+    let mut found = None;
+    eventually(&format!("the answer to request {id}"), || {
+        found = recorded(env, file)
+            .into_iter()
+            .find(|f| f["id"] == id && f.get("method").is_none());
+        found.is_some()
+    })
+    .await;
+    found.unwrap()
+}
+
+fn reason(answer: &Value) -> Option<&str> {
+    answer["error"]["data"]["reason"].as_str()
+}
+
+/// Checklist items 19, 20 and 29: panels and views from a V2 sidecar, shown as cards (a view
+/// as its redacted lines), their rules enforced; V1 refuses both kinds; `ui` is still needed.
+pub(crate) async fn v2_panels_and_views_are_shown_and_checked() {
+    use sidewire_ext_host::HostEvent;
+    use sidewire_ext_protocol::SurfacePayload;
+    let env = Env::new();
+    let texts =
+        |n: usize| Value::Array((0..n).map(|_| json!({"kind":"text","value":"v"})).collect());
+    v2_plugin(&env, "viewer", "input.receive")
+        .capabilities(&["interceptors", "ui"])
+        .script(
+            "ui_actions",
+            json!([{"actionId":"stop","label":"Stop"},{"actionId":"refresh","label":"Refresh"}]),
+        )
+        .script(
+            "after_init",
+            json!([
+                publish(1, "panel", json!({"title":"Build","text":"running","progress":0.5,
+                    "fields":[{"key":"k","value":"Bearer sekrit-token-value"}],
+                    "actions":[{"actionId":"stop","label":"Stop"}]})),
+                publish(2, "panel", json!({"markdown":"**x**"})),
+                publish(3, "view", json!({"slot":"composer-trailing","body":[
+                    {"kind":"stack","children":[
+                        {"kind":"kv","key":"token","value":"Bearer sekrit-token-value"},
+                        {"kind":"row","children":[{"kind":"pip","tone":"ok"},{"kind":"text","value":"green"}]},
+                        {"kind":"button","actionId":"refresh","label":"Refresh"}
+                    ]}]})),
+                publish(4, "view", json!({"body": texts(201)})),
+                publish(5, "view", json!({"body":[{"kind":"button","actionId":"undeclared","label":"Go"}]})),
+                publish(6, "view", json!({"anchor":"tool:c","slot":"x","body":[{"kind":"divider"}]})),
+                publish(7, "view", json!({"body":[{"kind":"meter","progress":1.5}]})),
+                publish(8, "panel", json!({"actions":[{"actionId":"undeclared","label":"Go"}]})),
+            ]),
+        )
+        .record("viewer.jsonl")
+        .install();
+    // V1 refuses the kinds; V2 without capability `ui` is refused before its params are read.
+    env.plugin("classic")
+        .capabilities(&["ui"])
+        .script(
+            "after_init",
+            json!([publish(1, "panel", json!({"title":"x"}))]),
+        )
+        .record("classic.jsonl")
+        .install();
+    v2_plugin(&env, "no-ui", "input.receive")
+        .script(
+            "after_init",
+            json!([publish(1, "panel", json!({"title":"x"}))]),
+        )
+        .record("no-ui.jsonl")
+        .install();
+    let (runtime, mut events) = env.boot().await;
+    assert_eq!(
+        answer(&env, "viewer.jsonl", 1).await["result"],
+        json!({"accepted": true})
+    );
+    for id in [2, 4, 5, 6, 7, 8] {
+        assert_eq!(
+            reason(&answer(&env, "viewer.jsonl", id).await),
+            Some("invalid_params"),
+            "publish {id}"
+        );
+    }
+    assert_eq!(
+        answer(&env, "viewer.jsonl", 3).await["result"],
+        json!({"accepted": true})
+    );
+    assert_eq!(
+        reason(&answer(&env, "classic.jsonl", 1).await),
+        Some("invalid_params")
+    );
+    assert_eq!(
+        reason(&answer(&env, "no-ui.jsonl", 1).await),
+        Some("capability_not_declared")
+    );
+    let mut shown = std::collections::BTreeMap::new();
+    while shown.len() < 2 {
+        let surface = next_event(&mut events, "a surface", |e| match e {
+            HostEvent::Surface(s) => Some(s),
+            _ => None,
+        })
+        .await;
+        shown.insert(surface.surface_id.clone(), surface);
+    }
+    let SurfacePayload::Card(panel) = &shown["s1"].payload else {
+        panic!("a panel is shown as a card: {:?}", shown["s1"])
+    };
+    assert_eq!(panel.title, "Build");
+    assert_eq!(panel.progress, Some(0.5));
+    assert_eq!(panel.actions[0].action_id, "stop");
+    assert!(!panel.fields[0].value.contains("sekrit"), "{panel:?}");
+    let SurfacePayload::Card(view) = &shown["s3"].payload else {
+        panic!("a view is shown as a card: {:?}", shown["s3"])
+    };
+    let lines: Vec<&str> = view.text.lines().collect();
+    assert_eq!(lines.len(), 3, "{lines:?}");
+    assert!(lines[0].starts_with("  token: Bearer "), "{lines:?}");
+    assert!(
+        !view.text.contains("sekrit"),
+        "redacted at every leaf: {view:?}"
+    );
+    assert_eq!(lines[1], "  ● (ok)  green");
+    assert_eq!(lines[2], "  [Refresh]");
+    assert_eq!(view.actions[0].action_id, "refresh");
+    env.finish(runtime).await;
+}
