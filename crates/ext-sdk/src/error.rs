@@ -38,6 +38,18 @@ pub enum Error {
         /// The method that was not called.
         method: &'static str,
     },
+    /// A feature of a later protocol version was used on a connection whose host picked an
+    /// earlier one (spec delta §1.4 P5): `panel` and `view` publishes need v2. Nothing was
+    /// written.
+    #[error("{what} needs {needs}; the host speaks {profile}")]
+    NotInProfile {
+        /// What was attempted: `host/ui/publish kind "panel"`, ….
+        what: &'static str,
+        /// The profile it needs.
+        needs: ProtocolProfile,
+        /// The profile of this connection.
+        profile: ProtocolProfile,
+    },
     /// A host call failed: the host answered an error, the call timed out, its frame was too
     /// large, the answer was malformed, or the connection closed.
     #[error("{method} failed ({}): {message}", reason_name(*.reason))]
@@ -132,7 +144,11 @@ impl Error {
             Error::Handshake { reason, .. } | Error::Invalid { reason, .. } => Some(*reason),
             Error::Call { reason, .. } => *reason,
             Error::Content { .. } => Some(Reason::ProtocolError),
-            Error::NotReady { .. } | Error::Config(_) | Error::Callback(_) | Error::Io(_) => None,
+            Error::NotReady { .. }
+            | Error::NotInProfile { .. }
+            | Error::Config(_)
+            | Error::Callback(_)
+            | Error::Io(_) => None,
         }
     }
 
@@ -145,6 +161,11 @@ impl Error {
     /// A host call was attempted before the connection was ready.
     pub fn is_not_ready(&self) -> bool {
         matches!(self, Error::NotReady { .. })
+    }
+
+    /// A feature of a later protocol version was used on an earlier one's connection.
+    pub fn is_not_in_profile(&self) -> bool {
+        matches!(self, Error::NotInProfile { .. })
     }
 
     /// A deadline ran out (`intercept_timeout`).

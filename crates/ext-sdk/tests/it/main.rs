@@ -45,6 +45,7 @@
 //! | 22 | `v2::v2_streams_number_from_max_seq_base_one` (and the stream members `generation`/`epoch`) |
 //! | 24 | `v2::empty_resource_paths_reach_the_callback_on_v2` |
 //! | 25 (S) | the unit test `error::tests::host_errors_are_read_with_the_connection_profile` |
+//! | §1.4 P5, §2.7 | `v2::panels_are_published_on_v2_and_refused_locally_on_v1`, `v2::views_are_checked_locally_before_they_are_sent` |
 //!
 //! Interoperability with the reference host (issue 11; the deltas from the spec are listed in
 //! `sidewire-ext-protocol`'s crate docs): `lifecycle::the_reference_hosts_first_frame_is_answered_and_the_session_runs`

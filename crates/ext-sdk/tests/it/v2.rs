@@ -252,3 +252,132 @@ async fn v2_streams_number_from_max_seq_base_one() {
     assert_error(&answer, &json!(4), Reason::InvalidParams);
     sidecar.finish().await;
 }
+
+/// An interceptor that publishes a panel and reports how that went.
+fn panel_publisher() -> (Extension, mpsc::UnboundedReceiver<Result<bool, Error>>) {
+    use sidewire_ext_protocol::v2::ui::PanelPayload;
+    let (tx, rx) = mpsc::unbounded_channel();
+    let extension = Extension::new("panels", "1").on_intercept(
+        point::INPUT_RECEIVE,
+        move |ctx: sidewire_ext_sdk::Context, _input: InputPayload| {
+            let tx = tx.clone();
+            async move {
+                let panel = PanelPayload {
+                    title: "Build".to_owned(),
+                    progress: Some(0.5),
+                    ..PanelPayload::default()
+                };
+                tx.send(ctx.host().publish_panel("build", panel).await)
+                    .unwrap();
+                Ok(Decision::Continue)
+            }
+        },
+    );
+    (extension, rx)
+}
+
+#[tokio::test]
+async fn panels_are_published_on_v2_and_refused_locally_on_v1() {
+    // Spec delta §1.4 P5, §2.7.2.
+    let (extension, mut outcomes) = panel_publisher();
+    let mut sidecar = Sidecar::start(extension);
+    handshake(
+        &mut sidecar,
+        true,
+        &["input.receive"],
+        &["interceptors", "ui"],
+    )
+    .await;
+    let params = intercept("input.receive", 1, json!({"text": "hi"}), 5000);
+    sidecar
+        .host
+        .send_json(&json!({"jsonrpc":"2.0","id":2,"method":"extension/intercept","params":params}))
+        .await;
+    let publish = sidecar.host.recv().await;
+    assert_eq!(publish["method"], "host/ui/publish", "{publish}");
+    assert_eq!(
+        publish["params"],
+        json!({"surfaceId":"build","sessionId":"s-1","generation":1,"kind":"panel",
+            "payload":{"title":"Build","progress":0.5}})
+    );
+    sidecar
+        .host
+        .reply(&publish, json!({"accepted": true}))
+        .await;
+    assert_eq!(sidecar.host.recv().await["result"]["decision"], "continue");
+    assert!(
+        within("the publish", outcomes.recv())
+            .await
+            .unwrap()
+            .unwrap()
+    );
+    sidecar.finish().await;
+
+    let (extension, mut outcomes) = panel_publisher();
+    let mut sidecar = Sidecar::start(extension);
+    handshake(
+        &mut sidecar,
+        false,
+        &["input.receive"],
+        &["interceptors", "ui"],
+    )
+    .await;
+    let params = intercept("input.receive", 1, json!({"text": "hi"}), 5000);
+    let answer = sidecar.host.call(2, "extension/intercept", params).await;
+    // Nothing but the intercept's answer was written.
+    assert_eq!(answer["result"]["decision"], "continue", "{answer}");
+    let err = within("the publish", outcomes.recv())
+        .await
+        .unwrap()
+        .unwrap_err();
+    assert!(err.is_not_in_profile(), "{err}");
+    sidecar.finish().await;
+}
+
+#[tokio::test]
+async fn views_are_checked_locally_before_they_are_sent() {
+    use sidewire_ext_protocol::v2::ui::{NodeKind, UiNode, ViewPayload};
+    let (tx, mut outcomes) = mpsc::unbounded_channel();
+    let extension = Extension::new("views", "1").on_intercept(
+        point::INPUT_RECEIVE,
+        move |ctx: sidewire_ext_sdk::Context, _input: InputPayload| {
+            let tx = tx.clone();
+            async move {
+                // A meter without progress breaks the view's rules.
+                let view = ViewPayload {
+                    body: vec![UiNode {
+                        kind: NodeKind::Meter,
+                        value: String::new(),
+                        key: String::new(),
+                        label: "half".to_owned(),
+                        tone: None,
+                        progress: None,
+                        action_id: String::new(),
+                        children: Vec::new(),
+                    }],
+                    ..ViewPayload::default()
+                };
+                tx.send(ctx.host().publish_view("v", view).await).unwrap();
+                Ok(Decision::Continue)
+            }
+        },
+    );
+    let mut sidecar = Sidecar::start(extension);
+    handshake(
+        &mut sidecar,
+        true,
+        &["input.receive"],
+        &["interceptors", "ui"],
+    )
+    .await;
+    let params = intercept("input.receive", 1, json!({"text": "hi"}), 5000);
+    let answer = sidecar.host.call(2, "extension/intercept", params).await;
+    assert_eq!(answer["result"]["decision"], "continue", "{answer}");
+    let err = within("the publish", outcomes.recv())
+        .await
+        .unwrap()
+        .unwrap_err();
+    assert!(err.is_invalid(), "{err}");
+    assert_eq!(err.reason(), Some(Reason::InvalidParams));
+    sidecar.finish().await;
+}
