@@ -21,6 +21,7 @@ use crate::lifecycle::{self, UiActionDecl, UiHost};
 use crate::manifest::{Capability, RuntimeSpec};
 use crate::provider::{ProviderDescriptor, is_plugin_provider_ref};
 
+pub mod browser;
 pub(crate) mod manifest;
 pub mod ui;
 mod wire;

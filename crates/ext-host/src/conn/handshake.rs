@@ -83,7 +83,11 @@ pub(crate) async fn start(
     let providers = plugin.runtime.has(Capability::Providers);
     let mut driver_slot = None;
     let conn = Arc::new_cyclic(|weak| {
-        let router = super::router::router(weak.clone(), providers.then(|| Arc::clone(&streams)));
+        let router = super::router::router(
+            weak.clone(),
+            providers.then(|| Arc::clone(&streams)),
+            plugin.profile() == ProtocolProfile::V2,
+        );
         let (peer, driver) = sidewire_jsonrpc::connect(
             Barrier::new(frames, Arc::clone(&gate)),
             sink,

@@ -210,6 +210,7 @@ fn main() -> ExitCode {
         v2_wire::chunks_of_a_superseded_generation_are_dropped,
         v2_wire::externalized_replacements_are_resolved_in_order,
         v2_wire::v2_panels_and_views_are_shown_and_checked,
+        v2_wire::browser_requests_are_v2_only_and_refused,
         sdk::the_allow_all_example_overrides_a_denial_and_is_audited,
         sdk::the_status_card_example_publishes_at_once_and_answers_its_action,
         audit::an_override_is_never_granted_without_its_record,

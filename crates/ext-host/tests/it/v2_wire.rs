@@ -2,6 +2,16 @@
 //! reason table (§3.1), provider streams (§2.11), externalized replacements (§2.9), the v2 UI
 //! kinds (§2.7) and the browser methods (§2.4), each against a scripted v2 sidecar, with the
 //! same traffic on a V1 connection where the tables differ.
+//!
+//! | Delta §6 item | Test (and unit tests beside it) |
+//! | --- | --- |
+//! | 8 (H) | `browser_requests_are_v2_only_and_refused`; `sidewire-ext-protocol`'s `v2::browser::tests` |
+//! | 16 | `browser_requests_are_v2_only_and_refused`, `conn::router::tests::params_first_then_the_requirement_then_unavailable` (the `browser_unavailable` case: such a plugin is Inactive, never spawned) |
+//! | 18 | `externalized_replacements_are_resolved_in_order` |
+//! | 19, 20, 29 | `v2_panels_and_views_are_shown_and_checked`; `v2::ui::tests` in `sidewire-ext-protocol` (every view limit at and past it) |
+//! | 21 | `v2_streams_open_with_seq_base_one` |
+//! | 23 | `chunks_of_a_superseded_generation_are_dropped` |
+//! | 25 (H), 26 | `peer_errors_are_read_with_the_connections_reason_table` |
 
 use serde_json::{Value, json};
 use sidewire_ext_host::HostConfig;
@@ -408,5 +418,57 @@ pub(crate) async fn v2_panels_and_views_are_shown_and_checked() {
     assert_eq!(lines[1], "  ● (ok)  green");
     assert_eq!(lines[2], "  [Refresh]");
     assert_eq!(view.actions[0].action_id, "refresh");
+    env.finish(runtime).await;
+}
+
+/// Checklist items 8 and 16 (host side): the browser requests are registered on V2 only and
+/// answered by this browser-less host in the reference's order.
+pub(crate) async fn browser_requests_are_v2_only_and_refused() {
+    let call = |id: u64, method: &str, params: Value| json!({"jsonrpc":"2.0","id":id,"method":method,"params":params});
+    let frames = json!([
+        call(1, "host/browser/tab/list", json!({})),
+        call(
+            2,
+            "host/browser/tab/open",
+            json!({"url":"ftp://x","disposition":"foreground"})
+        ),
+        call(
+            3,
+            "host/browser/tab/wait",
+            json!({"tabId":"t","waitUntil":"soon"})
+        ),
+        call(
+            4,
+            "host/browser/tab/act",
+            json!({"tabId":"t","expectedOrigin":"https://a.b","action":"press","key":"F13"})
+        ),
+        call(5, "host/browser/tab/snapshot", json!({"tabId":"t"})),
+    ]);
+    let env = Env::new();
+    v2_plugin(&env, "browsing", "input.receive")
+        .manifest(
+            "requires",
+            json!([{"namespace":"reasonix","kind":"browser","id":"companion","optional":true}]),
+        )
+        .script("after_init", frames.clone())
+        .record("v2.jsonl")
+        .install();
+    env.plugin("classic")
+        .script("after_init", frames)
+        .record("v1.jsonl")
+        .install();
+    let (runtime, _events) = env.boot().await;
+    let v2 = |id| answer(&env, "v2.jsonl", id);
+    assert_eq!(reason(&v2(1).await), Some("capability_not_declared"));
+    for id in [2, 3, 4] {
+        assert_eq!(reason(&v2(id).await), Some("invalid_params"), "call {id}");
+    }
+    assert_eq!(reason(&v2(5).await), Some("capability_not_declared"));
+    for id in 1..=5 {
+        let answer = answer(&env, "v1.jsonl", id).await;
+        assert_eq!(answer["error"]["code"], -32601, "{answer}");
+        assert_eq!(reason(&answer), Some("unknown_method"), "{answer}");
+    }
+    assert_eq!(runtime.sidecars().len(), 2);
     env.finish(runtime).await;
 }
