@@ -194,13 +194,25 @@ impl Dto for InterceptResult {
     const NAME: &'static str = "InterceptResult";
 
     fn describe(f: &mut Fields<'_>) -> Result<Self, Error> {
+        let decision = f.req("decision", Enum::new())?;
+        let reason = f.or_default("reason", Str)?;
+        let replacement = f.opt("replacement", Nullable(Any))?;
         let result = InterceptResult {
-            decision: f.req("decision", Enum::new())?,
-            reason: f.or_default("reason", Str)?,
-            replacement: f.opt("replacement", Nullable(Any))?.flatten(),
+            decision,
+            reason,
+            replacement: replacement.clone().flatten(),
             externalized: f.or_default("externalized", List(Obj::new()))?,
         };
-        f.check(|at| check_replacement(&result, at))?;
+        f.check(|at| {
+            // `null` stands only for an externalized replacement.
+            if replacement == Some(None) && result.externalized.is_empty() {
+                return Err(rule(
+                    &at.key("replacement"),
+                    "is null but nothing is externalized",
+                ));
+            }
+            check_replacement(&result, at)
+        })?;
         Ok(result)
     }
 }

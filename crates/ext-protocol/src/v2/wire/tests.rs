@@ -132,6 +132,9 @@ fn externalized_replacements_are_v2_results() {
         // A descriptor on another decision.
         json!({"decision":"continue","externalized":[descriptor("/replacement")]}),
         json!({"decision":"continue","replacement":{"text":"x"}}),
+        // `null` only stands for an externalized replacement.
+        json!({"decision":"continue","replacement":null}),
+        json!({"decision":"replace","replacement":null}),
     ];
     for bad in refused {
         let err = decode_result::<v2::InterceptResult>(&text(&bad)).unwrap_err();
