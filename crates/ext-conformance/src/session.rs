@@ -550,7 +550,7 @@ impl<'c> Session<'c> {
         let reason = data
             .and_then(|d| d.get("reason"))
             .and_then(Value::as_str)
-            .and_then(Reason::parse);
+            .and_then(|wire| Reason::parse_in(wire, self.ctx.profile));
         let failure = match reason {
             None => Some("an error response without a valid data.reason".to_owned()),
             Some(reason) => {

@@ -73,6 +73,14 @@ impl ContentStore {
         field
     }
 
+    /// The bytes of a stored object, if `content_ref` names one (not evicted).
+    pub(crate) fn get(&self, content_ref: &str) -> Option<Bytes> {
+        self.objects
+            .iter()
+            .find(|s| s.reference == content_ref)
+            .map(|s| s.bytes.clone())
+    }
+
     /// How many objects and bytes are stored.
     #[cfg(test)]
     pub(crate) fn held(&self) -> (usize, usize) {

@@ -10,7 +10,7 @@
 //!   (`invalid_params`, host-local). Connections without capability `providers` get no stream
 //!   handlers at all, so their stream notifications are dropped.
 //! * **Streams** ([`stream`]): the host mints `streamId`, registers the stream before writing
-//!   `stream/open` (`seqBase` 0, the 30 s deadline of §2.5), and reorders, checks and delivers
+//!   `stream/open` (`seqBase` 0, or 1 on a v2 connection; the 30 s deadline of §2.5), and reorders, checks and delivers
 //!   the chunks through the sans-IO [`reorder`] state machine to a [`ProviderStream`]. A
 //!   stream that goes idle (nothing new within its idle bound, 60 s by default, the host's own
 //!   rule) fails `Error::is_stream_idle` and is cancelled on the sidecar; a chunk that does not
@@ -24,8 +24,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use sidewire_ext_protocol::{
-    Method, ProviderDescriptor, ProviderRequest, Reason, StreamOpenParams, StreamOpenResult,
-    decode_result,
+    Method, ProtocolProfile, ProviderDescriptor, ProviderRequest, Reason, StreamOpenParams,
+    StreamOpenResult, decode_result,
 };
 use tokio::sync::OwnedRwLockReadGuard;
 
@@ -146,7 +146,12 @@ pub(crate) async fn open(
         model: request.model,
         effort: request.effort,
         request: request.request,
-        seq_base: 0,
+        // v1 numbers chunks from `seqBase + 1` and hosts send 0; a v2 host sends 1 and
+        // expects the first chunk to be 1 (spec delta §2.11): the first seq is 1 either way.
+        seq_base: match conn.profile() {
+            ProtocolProfile::V2 => 1,
+            _ => 0,
+        },
     };
     let timeout = conn.shared.config.get_provider_call_timeout();
     let what = Method::StreamOpen.as_str();

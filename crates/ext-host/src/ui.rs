@@ -23,10 +23,15 @@ use std::sync::{Arc, Mutex, Weak};
 
 use serde_json::Value;
 use serde_json::value::RawValue;
+use sidewire_ext_protocol::v2::{
+    self,
+    ui::{NodeKind, UiNode, ViewPayload},
+};
 use sidewire_ext_protocol::{
-    Capability, HELD_UI_CALLS_PER_CONNECTION, Method, Reason, SurfaceKind, SurfacePayload,
-    UiActionParams, UiActionResult, UiFormField, UiHost, UiPublishParams, UiPublishResult,
-    UiRequestParams, UiRequestResult, UiSubmitParams, UiSubmitResult, decode_params, decode_result,
+    Capability, CardAction, CardPayload, HELD_UI_CALLS_PER_CONNECTION, Method, ProtocolProfile,
+    Reason, SurfaceKind, SurfacePayload, UiActionParams, UiActionResult, UiFormField, UiHost,
+    UiPublishParams, UiPublishResult, UiRequestParams, UiRequestResult, UiSubmitParams,
+    UiSubmitResult, decode_params, decode_result,
 };
 use sidewire_jsonrpc::ErrorObject;
 use tokio::sync::oneshot;
@@ -222,11 +227,25 @@ pub(crate) fn publish(
 ) -> Result<impl Future<Output = Result<UiPublishResult, ErrorObject>> + Send + use<>, ErrorObject>
 {
     gate_errors(&conn)?;
-    let params: UiPublishParams = decode_redacted(raw, &conn.shared.redactor())?;
-    check_surface_id(&params.surface_id)?;
-    params
-        .check_card_actions(&conn.handshake().ui_actions)
-        .map_err(|err| err.to_error_object())?;
+    let params = match conn.profile() {
+        ProtocolProfile::V2 => {
+            // v2's kinds `panel` and `view` (spec delta §2.7), every string redacted.
+            let params: v2::ui::UiPublishParams = decode_redacted(raw, &conn.shared.redactor())?;
+            check_surface_id(&params.surface_id)?;
+            params
+                .check_actions(&conn.handshake().ui_actions)
+                .map_err(|err| err.to_error_object())?;
+            shown_as_card(params)
+        }
+        _ => {
+            let params: UiPublishParams = decode_redacted(raw, &conn.shared.redactor())?;
+            check_surface_id(&params.surface_id)?;
+            params
+                .check_card_actions(&conn.handshake().ui_actions)
+                .map_err(|err| err.to_error_object())?;
+            params
+        }
+    };
     headless(&conn)?;
     Ok(async move {
         if !is_live(&conn, &params.session_id, params.generation).await {
@@ -282,6 +301,95 @@ pub(crate) fn publish(
         }
         Ok(UiPublishResult { accepted: shown })
     })
+}
+
+/// A v2 publish as the application sees it: v1's kinds as they are; a `panel` as a card (it
+/// is one, updated in place by publishing its surface id again, without `markdown`); a `view`
+/// as a card whose text is the tree rendered as plain lines ([`view_lines`]) and whose actions
+/// are its buttons. A view's `slot` and `anchor` have no place in this host's UI model: a slot
+/// falls back to the default place as the delta says of unknown slots, and an anchored view is
+/// shown on its own.
+fn shown_as_card(params: v2::ui::UiPublishParams) -> UiPublishParams {
+    use v2::ui::SurfacePayload as V2;
+    let payload = match params.payload {
+        V2::Common(payload) => payload,
+        V2::Panel(panel) => SurfacePayload::Card(CardPayload {
+            title: panel.title,
+            markdown: String::new(),
+            text: panel.text,
+            fields: panel.fields,
+            progress: panel.progress,
+            actions: panel.actions,
+        }),
+        V2::View(view) => SurfacePayload::Card(CardPayload {
+            text: view_lines(&view).join("\n"),
+            actions: view
+                .nodes()
+                .into_iter()
+                .filter(|node| node.kind == NodeKind::Button)
+                .map(|node| CardAction {
+                    action_id: node.action_id.clone(),
+                    label: node.label.clone(),
+                })
+                .collect(),
+            ..CardPayload::default()
+        }),
+    };
+    UiPublishParams {
+        surface_id: params.surface_id,
+        session_id: params.session_id,
+        generation: params.generation,
+        kind: payload.kind(),
+        payload,
+    }
+}
+
+/// A view's tree as plain lines: each top-level node and each child of a `stack` on a line of
+/// its own (indented by its depth), a `row`'s children side by side on one line. Bounded by
+/// the view's limits (200 nodes of at most 4,000 bytes each).
+pub(crate) fn view_lines(view: &ViewPayload) -> Vec<String> {
+    let mut lines = Vec::new();
+    for node in &view.body {
+        push_lines(node, 0, &mut lines);
+    }
+    lines
+}
+
+fn push_lines(node: &UiNode, depth: usize, lines: &mut Vec<String>) {
+    if node.kind == NodeKind::Stack {
+        for child in &node.children {
+            push_lines(child, depth + 1, lines);
+        }
+        return;
+    }
+    lines.push(format!("{}{}", "  ".repeat(depth), inline(node)));
+}
+
+/// One node on one line.
+fn inline(node: &UiNode) -> String {
+    let tone = node
+        .tone
+        .map(|t| format!("({}) ", t.as_str()))
+        .unwrap_or_default();
+    match node.kind {
+        NodeKind::Text | NodeKind::Markdown => format!("{tone}{}", node.value),
+        NodeKind::Kv => format!("{tone}{}: {}", node.key, node.value),
+        NodeKind::Meter => {
+            let percent = (node.progress.unwrap_or(0.0) * 100.0).round();
+            format!("{tone}{} {percent}%", node.label)
+                .trim_start()
+                .to_owned()
+        }
+        NodeKind::Pip => format!("● {tone}{}", node.label).trim_end().to_owned(),
+        NodeKind::Button => format!("[{}]", node.label),
+        NodeKind::Divider => "────".to_owned(),
+        NodeKind::Row | NodeKind::Stack => node
+            .children
+            .iter()
+            .map(inline)
+            .collect::<Vec<_>>()
+            .join("  "),
+    }
 }
 
 /// `host/ui/request`: the gate, then a [`UiPrompt`] the application answers.

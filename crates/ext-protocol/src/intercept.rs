@@ -42,12 +42,19 @@ impl Dto for InterceptParams {
     const NAME: &'static str = "InterceptParams";
 
     fn describe(f: &mut Fields<'_>) -> Result<Self, Error> {
+        InterceptParams::read(f, Uint::POSITIVE)
+    }
+}
+
+impl InterceptParams {
+    /// The members, with `timeoutMillis` of at least `timeout` (v1: ≥ 1; v2: ≥ 0).
+    pub(crate) fn read(f: &mut Fields<'_>, timeout: Uint) -> Result<Self, Error> {
         let event = f.req("event", Enum::new())?;
         let params = InterceptParams {
             event,
             seq: f.req("seq", Uint::POSITIVE)?,
             payload: f.req("payload", Nullable(PayloadOf(event)))?,
-            timeout_millis: f.req("timeoutMillis", Uint::POSITIVE)?,
+            timeout_millis: f.req("timeoutMillis", timeout)?,
             externalized: f.or_default("externalized", List(Obj::new()))?,
         };
         f.check(|at| check_externalized(params.payload.is_some(), &params.externalized, at))?;
@@ -182,6 +189,15 @@ impl Dto for ResourcesChangedParams {
     fn describe(f: &mut Fields<'_>) -> Result<Self, Error> {
         Ok(ResourcesChangedParams {
             paths: f.req("paths", NonEmptyList(Str))?,
+        })
+    }
+}
+
+impl ResourcesChangedParams {
+    /// The members with `paths` allowed to be empty (v2, spec delta §2.2).
+    pub(crate) fn read_maybe_empty(f: &mut Fields<'_>) -> Result<Self, Error> {
+        Ok(ResourcesChangedParams {
+            paths: f.req("paths", List(Str))?,
         })
     }
 }

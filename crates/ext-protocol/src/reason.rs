@@ -4,13 +4,23 @@
 //! short default message of our own. It converts to a [`sidewire_jsonrpc::ErrorObject`] carrying
 //! `data: {"reason", "retryable"}` and back; an error whose `data` is missing or wrong has no
 //! reason (§3). This is not the crate's Rust error type; that is [`Error`](crate::Error).
+//!
+//! The table depends on the connection's [`ProtocolProfile`] (spec delta §3.1): the V1 table is
+//! v1's 15 reasons, exactly; the V2 table is their union with v2's 13 (five lifecycle reasons and
+//! eight browser reasons, all -32000), 28 in all, so that peers of every v2 variant are
+//! understood. A reason outside the connection's table is, when received, "an error without a
+//! reason" ([`Reason::from_error_object_in`]).
 
 use serde_json::{Map, Value};
 use sidewire_jsonrpc::ErrorObject;
 
-/// An error reason of §3.
+use crate::profile::ProtocolProfile;
+
+/// An error reason of §3, or of the v2 table (spec delta §3.1).
 ///
-/// The table is frozen with v1 (§1), so the enum is exhaustive: callers may match every reason.
+/// The v1 table is frozen (§1) and v2's is the reference's union, so the enum is exhaustive:
+/// callers may match every reason. Which reasons a connection may send or receive is its
+/// profile's table, [`Reason::in_profile`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Reason {
     /// `protocol_error` (-32600): malformed envelope, bad line, non-canonical version, invalid
@@ -45,9 +55,46 @@ pub enum Reason {
     ProviderInterrupted,
     /// `intercept_timeout` (retryable): a deadline of §2.5 or §7.9 expired.
     InterceptTimeout,
-    /// `stale_generation` (host-local): a user action targets a stale surface.
+    /// `stale_generation` (host-local in v1; v2 hosts may send it): a user action targets a
+    /// stale surface.
     StaleGeneration,
+    /// `dependency_unsatisfied` (v2 only): a required dependency is missing or not
+    /// version-compatible.
+    DependencyUnsatisfied,
+    /// `dependency_cycle` (v2 only): the dependency graph contains a required cycle.
+    DependencyCycle,
+    /// `schema_mismatch` (v2 only): a capability schema hash does not match the expected pin.
+    SchemaMismatch,
+    /// `activation_failed` (v2 only): component activation failed; the new generation was not
+    /// published.
+    ActivationFailed,
+    /// `cleanup_failed` (v2 only, retryable): component cleanup failed while disposing scoped
+    /// effects.
+    CleanupFailed,
+    /// `browser_unavailable` (v2 only, retryable): the browser host API is unavailable or the
+    /// companion cannot start.
+    BrowserUnavailable,
+    /// `browser_tab_not_found` (v2 only): the tab does not exist or does not belong to this chat.
+    BrowserTabNotFound,
+    /// `browser_tab_busy` (v2 only, retryable): the tab, renderer, lease, or pending request
+    /// limit is exhausted.
+    BrowserTabBusy,
+    /// `browser_stale_ref` (v2 only): the element ref is no longer valid after navigation.
+    BrowserStaleRef,
+    /// `browser_origin_mismatch` (v2 only): the tab origin does not match the expected origin.
+    BrowserOriginMismatch,
+    /// `browser_permission_denied` (v2 only): the browser action was denied by a
+    /// sensitive-field, permission, or human-input gate.
+    BrowserPermissionDenied,
+    /// `browser_timeout` (v2 only, retryable): the browser wait or action timed out.
+    BrowserTimeout,
+    /// `browser_cancelled` (v2 only): the browser call was cancelled by runtime drain, sidecar
+    /// disconnect, or the caller.
+    BrowserCancelled,
 }
+
+/// How many reasons the v1 table has; they come first in [`Reason::ALL`].
+const V1_REASONS: usize = 15;
 
 wire_enum!(Reason, "Reason", {
     ProtocolError => "protocol_error",
@@ -65,6 +112,19 @@ wire_enum!(Reason, "Reason", {
     ProviderInterrupted => "provider_interrupted",
     InterceptTimeout => "intercept_timeout",
     StaleGeneration => "stale_generation",
+    DependencyUnsatisfied => "dependency_unsatisfied",
+    DependencyCycle => "dependency_cycle",
+    SchemaMismatch => "schema_mismatch",
+    ActivationFailed => "activation_failed",
+    CleanupFailed => "cleanup_failed",
+    BrowserUnavailable => "browser_unavailable",
+    BrowserTabNotFound => "browser_tab_not_found",
+    BrowserTabBusy => "browser_tab_busy",
+    BrowserStaleRef => "browser_stale_ref",
+    BrowserOriginMismatch => "browser_origin_mismatch",
+    BrowserPermissionDenied => "browser_permission_denied",
+    BrowserTimeout => "browser_timeout",
+    BrowserCancelled => "browser_cancelled",
 });
 
 impl Reason {
@@ -90,7 +150,30 @@ impl Reason {
                 | Reason::ProviderFailed
                 | Reason::ProviderInterrupted
                 | Reason::InterceptTimeout
+                | Reason::CleanupFailed
+                | Reason::BrowserUnavailable
+                | Reason::BrowserTabBusy
+                | Reason::BrowserTimeout
         )
+    }
+
+    /// The reason table of `profile`, in the order of its spec table: v1's 15 for
+    /// [`ProtocolProfile::V1`]; those and v2's 13 for [`ProtocolProfile::V2`].
+    pub fn in_profile(profile: ProtocolProfile) -> &'static [Reason] {
+        match profile {
+            ProtocolProfile::V1 => &Reason::ALL[..V1_REASONS],
+            ProtocolProfile::V2 => Reason::ALL,
+        }
+    }
+
+    /// Whether this reason is in `profile`'s table.
+    pub fn is_in(self, profile: ProtocolProfile) -> bool {
+        Reason::in_profile(profile).contains(&self)
+    }
+
+    /// The reason of `profile`'s table with this exact wire spelling, if any.
+    pub fn parse_in(wire: &str, profile: ProtocolProfile) -> Option<Reason> {
+        Reason::parse(wire).filter(|reason| reason.is_in(profile))
     }
 
     /// A short default message of our own (receivers never branch on messages, §3).
@@ -111,6 +194,19 @@ impl Reason {
             Reason::ProviderInterrupted => "provider interrupted",
             Reason::InterceptTimeout => "intercept timed out",
             Reason::StaleGeneration => "stale generation",
+            Reason::DependencyUnsatisfied => "dependency unsatisfied",
+            Reason::DependencyCycle => "dependency cycle",
+            Reason::SchemaMismatch => "schema mismatch",
+            Reason::ActivationFailed => "activation failed",
+            Reason::CleanupFailed => "cleanup failed",
+            Reason::BrowserUnavailable => "browser unavailable",
+            Reason::BrowserTabNotFound => "browser tab not found",
+            Reason::BrowserTabBusy => "browser tab busy",
+            Reason::BrowserStaleRef => "browser element ref is stale",
+            Reason::BrowserOriginMismatch => "browser origin mismatch",
+            Reason::BrowserPermissionDenied => "browser permission denied",
+            Reason::BrowserTimeout => "browser timed out",
+            Reason::BrowserCancelled => "browser call cancelled",
         }
     }
 
@@ -132,15 +228,23 @@ impl Reason {
         ErrorObject::new(self.code(), message).with_data(self.data())
     }
 
-    /// The reason a received error carries, or `None` when it has none (§3): `data` missing, not
-    /// an object, `data.reason` not a listed reason, `data.retryable` not the table's boolean, or
-    /// a `code` other than the reason's. Extra members of `data` are ignored.
+    /// The reason a received error carries on a v1 connection:
+    /// [`from_error_object_in`](Reason::from_error_object_in) with [`ProtocolProfile::V1`].
+    pub fn from_error_object(error: &ErrorObject) -> Option<Reason> {
+        Reason::from_error_object_in(error, ProtocolProfile::V1)
+    }
+
+    /// The reason a received error carries on a connection of `profile`, or `None` when it has
+    /// none (§3, spec delta §3.1): `data` missing, not an object, `data.reason` not in the
+    /// profile's table ([`Reason::in_profile`]; a v2-only reason on a v1 connection has none),
+    /// `data.retryable` not the table's boolean, or a `code` other than the reason's. Extra
+    /// members of `data` are ignored.
     ///
     /// The spec does not say what a code mismatch means; treating it as "no reason" is the safe
     /// choice because such a call is then never retried automatically.
-    pub fn from_error_object(error: &ErrorObject) -> Option<Reason> {
+    pub fn from_error_object_in(error: &ErrorObject, profile: ProtocolProfile) -> Option<Reason> {
         let data = error.data.as_ref()?.as_object()?;
-        let reason = Reason::parse(data.get("reason")?.as_str()?)?;
+        let reason = Reason::parse_in(data.get("reason")?.as_str()?, profile)?;
         let retryable = data.get("retryable")?.as_bool()?;
         (retryable == reason.retryable() && error.code == reason.code()).then_some(reason)
     }

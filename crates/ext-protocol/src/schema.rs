@@ -150,7 +150,7 @@ pub fn protocol_schema() -> Value {
     }
 
     let mut reasons = Map::new();
-    for reason in Reason::ALL {
+    for reason in Reason::in_profile(crate::ProtocolProfile::V1) {
         reasons.insert(
             reason.as_str().into(),
             json!({"code": reason.code(), "retryable": reason.retryable()}),

@@ -21,10 +21,17 @@ use crate::lifecycle::{self, UiActionDecl, UiHost};
 use crate::manifest::{Capability, RuntimeSpec};
 use crate::provider::{ProviderDescriptor, is_plugin_provider_ref};
 
+pub mod browser;
 pub(crate) mod manifest;
+pub mod ui;
+mod wire;
 
 pub use self::manifest::{
     CAPABILITIES, CapabilityRef, ManifestV2, NAME_PATTERN, RuntimeTool, is_plugin_name, is_slot_v2,
+};
+pub use self::wire::{
+    InterceptParams, InterceptResult, ProviderChunk, REPLACEMENT_POINTER, ResourcesChangedParams,
+    ShutdownParams, StreamChunkParams, StreamOpenParams,
 };
 
 /// `InitializeParams` (H→E) of a v2 host.

@@ -7,7 +7,7 @@
 
 use std::fmt;
 
-use sidewire_ext_protocol::Reason;
+use sidewire_ext_protocol::{ProtocolProfile, Reason};
 use sidewire_jsonrpc::CloseReason;
 
 /// What can go wrong in a sidecar.
@@ -37,6 +37,18 @@ pub enum Error {
     NotReady {
         /// The method that was not called.
         method: &'static str,
+    },
+    /// A feature of a later protocol version was used on a connection whose host picked an
+    /// earlier one (spec delta §1.4 P5): `panel` and `view` publishes need v2. Nothing was
+    /// written.
+    #[error("{what} needs {needs}; the host speaks {profile}")]
+    NotInProfile {
+        /// What was attempted: `host/ui/publish kind "panel"`, ….
+        what: &'static str,
+        /// The profile it needs.
+        needs: ProtocolProfile,
+        /// The profile of this connection.
+        profile: ProtocolProfile,
     },
     /// A host call failed: the host answered an error, the call timed out, its frame was too
     /// large, the answer was malformed, or the connection closed.
@@ -132,7 +144,11 @@ impl Error {
             Error::Handshake { reason, .. } | Error::Invalid { reason, .. } => Some(*reason),
             Error::Call { reason, .. } => *reason,
             Error::Content { .. } => Some(Reason::ProtocolError),
-            Error::NotReady { .. } | Error::Config(_) | Error::Callback(_) | Error::Io(_) => None,
+            Error::NotReady { .. }
+            | Error::NotInProfile { .. }
+            | Error::Config(_)
+            | Error::Callback(_)
+            | Error::Io(_) => None,
         }
     }
 
@@ -145,6 +161,11 @@ impl Error {
     /// A host call was attempted before the connection was ready.
     pub fn is_not_ready(&self) -> bool {
         matches!(self, Error::NotReady { .. })
+    }
+
+    /// A feature of a later protocol version was used on an earlier one's connection.
+    pub fn is_not_in_profile(&self) -> bool {
+        matches!(self, Error::NotInProfile { .. })
     }
 
     /// A deadline ran out (`intercept_timeout`).
@@ -179,10 +200,15 @@ impl Error {
     }
 
     /// Maps a failed jsonrpc call to this crate's error (§3: a closed connection is
-    /// `provider_interrupted`, a local timeout `intercept_timeout`).
-    pub(crate) fn from_call(method: &'static str, err: sidewire_jsonrpc::Error) -> Self {
+    /// `provider_interrupted`, a local timeout `intercept_timeout`); the host's error is read
+    /// with the reason table of the connection's `profile` (spec delta §3.1).
+    pub(crate) fn from_call(
+        method: &'static str,
+        err: sidewire_jsonrpc::Error,
+        profile: ProtocolProfile,
+    ) -> Self {
         let reason = if let Some(error) = err.remote() {
-            Reason::from_error_object(error)
+            Reason::from_error_object_in(error, profile)
         } else if err.is_closed() {
             Some(Reason::ProviderInterrupted)
         } else if err.is_timeout() {

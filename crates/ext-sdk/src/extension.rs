@@ -65,7 +65,8 @@ impl Context {
     }
 
     /// The intercept's budget, `timeoutMillis` (§7.9); the callback is cancelled and answered
-    /// `intercept_timeout` when it overruns. `None` for an event.
+    /// `intercept_timeout` when it overruns. `None` for an event, and for an intercept of a v2
+    /// host that sent `timeoutMillis` 0 (no deadline, spec delta §2.3).
     pub fn budget(&self) -> Option<Duration> {
         self.budget
     }

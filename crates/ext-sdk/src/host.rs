@@ -13,11 +13,13 @@ use std::time::Duration;
 
 use serde_json::Value;
 use sidewire_ext_protocol::methods::{ContentRead, RequestMethod, UiPublish, UiRequest};
+use sidewire_ext_protocol::v2::ui::{self as v2ui, PanelPayload, ViewPayload};
 use sidewire_ext_protocol::{
     CALL_TIMEOUT, CardPayload, ContentReadParams, Dto, ExternalizedField, FieldKind,
     HostCapabilities, InitializeParams, ManifestExpectation, NotificationPayload, ProtocolProfile,
     Reason, SessionContext, StatusPayload, SurfacePayload, Target, UiActionDecl, UiFormField,
-    UiFormPayload, UiPublishParams, UiRequestParams, UiRequestResult, decode, decode_result,
+    UiFormPayload, UiPublishParams, UiPublishResult, UiRequestParams, UiRequestResult, decode,
+    decode_result,
 };
 use sidewire_jsonrpc::{CallOptions, Peer};
 
@@ -181,6 +183,98 @@ impl HostHandle {
             .check_card_actions(&handshake.ui_actions)
             .map_err(|err| invalid("host/ui/publish params", &err))?;
         let result = self.call::<UiPublish>(&params, CALL_TIMEOUT).await?;
+        Ok(result.accepted)
+    }
+
+    /// Publishes (or updates in place) a v2 `panel` surface (spec delta §2.7.2); `Ok(false)`
+    /// when the host found it stale. Its actions must be declared, as a card's.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NotInProfile`] on a v1 connection (nothing is sent); otherwise as for
+    /// [`publish`](HostHandle::publish).
+    ///
+    /// # Cancel safety
+    ///
+    /// As for [`publish`](HostHandle::publish).
+    pub async fn publish_panel(
+        &self,
+        surface_id: &str,
+        panel: PanelPayload,
+    ) -> Result<bool, Error> {
+        self.publish_v2(
+            surface_id,
+            v2ui::SurfaceKind::Panel,
+            v2ui::SurfacePayload::Panel(panel),
+        )
+        .await
+    }
+
+    /// Publishes (or replaces) a v2 `view` surface composed of host primitives (spec delta
+    /// §2.7.3); `Ok(false)` when the host found it stale. The tree is checked locally against
+    /// the view's rules and limits, and its buttons' actions must be declared.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::NotInProfile`] on a v1 connection (nothing is sent); otherwise as for
+    /// [`publish`](HostHandle::publish).
+    ///
+    /// # Cancel safety
+    ///
+    /// As for [`publish`](HostHandle::publish).
+    pub async fn publish_view(&self, surface_id: &str, view: ViewPayload) -> Result<bool, Error> {
+        self.publish_v2(
+            surface_id,
+            v2ui::SurfaceKind::View,
+            v2ui::SurfacePayload::View(view),
+        )
+        .await
+    }
+
+    async fn publish_v2(
+        &self,
+        surface_id: &str,
+        kind: v2ui::SurfaceKind,
+        payload: v2ui::SurfacePayload,
+    ) -> Result<bool, Error> {
+        let method = UiPublish::METHOD.as_str();
+        let handshake = self.handshake(method)?;
+        if handshake.profile != ProtocolProfile::V2 {
+            return Err(Error::NotInProfile {
+                what: match kind {
+                    v2ui::SurfaceKind::Panel => "host/ui/publish kind \"panel\"",
+                    _ => "host/ui/publish kind \"view\"",
+                },
+                needs: ProtocolProfile::V2,
+                profile: handshake.profile,
+            });
+        }
+        let params = v2ui::UiPublishParams {
+            surface_id: surface_id.to_owned(),
+            session_id: handshake.params.session.session_id.clone(),
+            generation: handshake.params.session.generation,
+            kind,
+            payload,
+        };
+        check_outbound(&params, "host/ui/publish params")?;
+        params
+            .check_actions(&handshake.ui_actions)
+            .map_err(|err| invalid("host/ui/publish params", &err))?;
+        let text = serde_json::value::to_raw_value(&params).map_err(|err| Error::Invalid {
+            what: "host/ui/publish params",
+            detail: err.to_string(),
+            reason: Reason::InvalidParams,
+        })?;
+        let raw = self
+            .peer()
+            .call(method, Some(&*text), CallOptions::timeout(CALL_TIMEOUT))
+            .await
+            .map_err(|err| Error::from_call(method, err, ProtocolProfile::V2))?;
+        let result = decode_result::<UiPublishResult>(raw.get()).map_err(|err| Error::Call {
+            method,
+            reason: Some(err.reason()),
+            message: err.to_string(),
+        })?;
         Ok(result.accepted)
     }
 
@@ -399,7 +493,10 @@ impl HostHandle {
             .peer()
             .call(method, Some(params), CallOptions::timeout(timeout))
             .await
-            .map_err(|err| Error::from_call(method, err))?;
+            .map_err(|err| {
+                let profile = self.profile().unwrap_or(ProtocolProfile::V1);
+                Error::from_call(method, err, profile)
+            })?;
         decode_result::<M::Result>(raw.get()).map_err(|err| Error::Call {
             method,
             reason: Some(err.reason()),

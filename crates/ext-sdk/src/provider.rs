@@ -37,8 +37,8 @@ use futures_util::{Stream, StreamExt as _};
 use serde::Serialize;
 use serde_json::value::RawValue;
 use sidewire_ext_protocol::{
-    ChunkType, ENV_PLUGIN_NAME, Method, ProviderCatalogResult, ProviderChunk, ProviderDescriptor,
-    StreamEndParams, StreamOpenParams, Target, decode, is_plugin_provider_ref,
+    ChunkType, ENV_PLUGIN_NAME, Method, ProtocolProfile, ProviderCatalogResult, ProviderChunk,
+    ProviderDescriptor, StreamEndParams, StreamOpenParams, Target, decode, is_plugin_provider_ref,
 };
 use sidewire_jsonrpc::{Peer, lock};
 use tokio_util::sync::CancellationToken;
@@ -432,16 +432,23 @@ fn end_error(message: String) -> String {
 ///
 /// Each chunk is sent with backpressure (it waits for room in the writer's queue) and the wait
 /// is abandoned, sending nothing, when the stream is cancelled meanwhile.
+///
+/// Numbering follows the connection's `profile`: v1 numbers from `seqBase + 1` and an empty
+/// stream ends with `lastSeq` = `seqBase` (§14.4); v2 numbers from `max(seqBase, 1)` and
+/// `lastSeq` is the last seq sent, 0 if none (spec delta §2.11).
 pub(crate) async fn produce(
     peer: Peer,
     logger: Logger,
     reservation: Reservation,
-    seq_base: u64,
+    (seq_base, profile): (u64, ProtocolProfile),
     producer: Option<ChunkStream>,
 ) {
     let token = reservation.token.clone();
     let id = Arc::clone(&reservation.id);
-    let mut last = seq_base;
+    let (mut last, mut next) = match profile {
+        ProtocolProfile::V2 => (0, Some(seq_base.max(1))),
+        _ => (seq_base, seq_base.checked_add(1)),
+    };
     let mut failure = String::new();
     if let Some(mut producer) = producer {
         loop {
@@ -458,7 +465,7 @@ pub(crate) async fn produce(
                 }
                 Some(Ok(chunk)) => chunk,
             };
-            let (seq, raw) = match (last.checked_add(1), checked_chunk(&chunk)) {
+            let (seq, raw) = match (next, checked_chunk(&chunk)) {
                 (Some(seq), Ok(raw)) => (seq, raw),
                 (None, _) => {
                     logger.log(&format!(
@@ -487,7 +494,7 @@ pub(crate) async fn produce(
                 sent = peer.notify_untyped(Method::StreamChunk.as_str(), Some(&frame)) => sent,
             };
             match sent {
-                Ok(()) => last = seq,
+                Ok(()) => (last, next) = (seq, seq.checked_add(1)),
                 // Nothing more can be written; the host sees the connection end.
                 Err(err) if err.is_closed() => return,
                 Err(err) => {

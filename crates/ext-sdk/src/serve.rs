@@ -20,13 +20,13 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use sidewire_ext_protocol::{
-    CALL_TIMEOUT, Caller, DecisionKind, ENV_PLUGIN_NAME, ENV_PLUGIN_VERSION, EVENT_QUEUE_FRAMES,
-    EventParams, ExternalizedField, HookPayload, HookPoint, InitializeResult, InitializedParams,
-    InterceptParams, InterceptResult, MIN_CONCURRENT_CALLBACKS, Method, ProtocolProfile,
-    ProviderCatalogParams, ProviderCatalogResult, Reason, ResourcesChangedParams, ShutdownParams,
-    ShutdownResult, StreamCancelParams, StreamCancelResult, StreamOpenParams, StreamOpenResult,
-    UiActionParams, UiActionResult, UiSubmitParams, UiSubmitResult, decode_initialize_params_in,
-    decode_params, jsonrpc_config,
+    CALL_TIMEOUT, Caller, DecisionKind, Dto, ENV_PLUGIN_NAME, ENV_PLUGIN_VERSION,
+    EVENT_QUEUE_FRAMES, EventParams, ExternalizedField, HookPayload, HookPoint, InitializeResult,
+    InitializedParams, InterceptParams, InterceptResult, MIN_CONCURRENT_CALLBACKS, Method,
+    ProtocolProfile, ProviderCatalogParams, ProviderCatalogResult, Reason, ResourcesChangedParams,
+    ShutdownParams, ShutdownResult, StreamCancelParams, StreamCancelResult, StreamOpenParams,
+    StreamOpenResult, UiActionParams, UiActionResult, UiSubmitParams, UiSubmitResult,
+    decode_initialize_params_in, decode_params, jsonrpc_config, v2,
 };
 use sidewire_jsonrpc::{ErrorObject, Router, lock};
 
@@ -48,6 +48,9 @@ const WAITING_CALLBACKS: usize = 1024;
 /// How long in-flight work gets to finish after a failed handshake before the connection is
 /// closed. The error answer itself is already queued by then; this only bounds the rest.
 const FATAL_GRACE: Duration = Duration::from_secs(1);
+
+/// "No bound" for a wait: tokio treats an unrepresentable deadline as never.
+const NO_BOUND: Duration = Duration::MAX;
 
 /// How [`serve`] runs.
 #[derive(Debug, Clone)]
@@ -333,6 +336,26 @@ impl Connection {
             .unwrap_or_else(|| EMPTY.get_or_init(Plan::default))
     }
 
+    /// The profile the host picked (V1 until `extension/initialize`, which no request routed
+    /// here precedes).
+    fn profile(&self) -> ProtocolProfile {
+        self.host.profile().unwrap_or(ProtocolProfile::V1)
+    }
+
+    /// Decodes params with the member set of the connection's profile: `V1` as it is, or `V2`
+    /// turned into v1's type by `common` (spec delta §1.4 P1).
+    fn decode_in<V1: Dto, V2: Dto>(
+        &self,
+        params: Option<&RawValue>,
+        common: impl FnOnce(V2) -> V1,
+    ) -> Result<V1, sidewire_ext_protocol::Error> {
+        let raw = params.map(RawValue::get);
+        match self.profile() {
+            ProtocolProfile::V2 => decode_params::<V2>(raw).map(common),
+            _ => decode_params::<V1>(raw),
+        }
+    }
+
     /// §6.5 step 3: a registered request the current state does not serve.
     fn gate(&self, method: Method) -> Result<(), ErrorObject> {
         let state = self.state();
@@ -471,15 +494,20 @@ impl Connection {
 
     fn shutdown(self: &Arc<Self>, params: Option<&RawValue>) -> Routed<ShutdownResult> {
         self.gate(Method::Shutdown)?;
-        let params: ShutdownParams =
-            decode_params(params.map(RawValue::get)).map_err(|err| err.to_error_object())?;
+        let params: ShutdownParams = self
+            .decode_in(params, |v2: v2::ShutdownParams| v2.0)
+            .map_err(|err| err.to_error_object())?;
         // Enter `shutdown` now, on the driver: every later request is refused, and no stream
         // sends another chunk (each ends `interrupted`).
         self.host.inner.state.shut_down();
         self.streams.cancel_all();
         let conn = Arc::clone(self);
         Ok(Box::pin(async move {
-            let budget = Duration::from_millis(params.timeout_millis);
+            // A v2 host's 0 puts no bound on the hook (spec delta §2.2); a v1 host sends ≥ 1.
+            let budget = match params.timeout_millis {
+                0 => NO_BOUND,
+                millis => Duration::from_millis(millis),
+            };
             let mut overran = false;
             if let Some(hook) = conn.ext.on_shutdown.clone() {
                 match tokio::time::timeout(budget, hook(conn.host.clone())).await {
@@ -501,19 +529,22 @@ impl Connection {
 
     fn intercept(self: &Arc<Self>, params: Option<&RawValue>) -> Routed<InterceptResult> {
         self.gate(Method::Intercept)?;
-        let params: InterceptParams =
-            decode_params(params.map(RawValue::get)).map_err(|err| err.to_error_object())?;
+        let params: InterceptParams = self
+            .decode_in(params, |v2: v2::InterceptParams| v2.0)
+            .map_err(|err| err.to_error_object())?;
         // The budget runs from the moment the intercept is routed, so waiting for a callback
-        // slot counts against it, as it does on the host's side.
-        let budget = Duration::from_millis(params.timeout_millis);
-        let deadline = Instant::now().checked_add(budget);
+        // slot counts against it, as it does on the host's side. A v2 host's 0 sets no deadline
+        // (spec delta §2.3); a v1 host sends ≥ 1.
+        let budget =
+            (params.timeout_millis != 0).then(|| Duration::from_millis(params.timeout_millis));
+        let deadline = budget.and_then(|budget| Instant::now().checked_add(budget));
         Ok(self.guarded(deadline, Arc::clone(self).run_intercept(params, budget)))
     }
 
     async fn run_intercept(
         self: Arc<Self>,
         params: InterceptParams,
-        budget: Duration,
+        budget: Option<Duration>,
     ) -> Result<InterceptResult, ErrorObject> {
         let point = params.event;
         let plan = self.plan();
@@ -531,7 +562,7 @@ impl Connection {
             host: self.host.clone(),
             point,
             seq: Some(params.seq),
-            budget: Some(budget),
+            budget,
             strategy,
         };
         // Kept for re-validation: at `permission.decision` a chain member's replacement must
@@ -776,8 +807,10 @@ impl Connection {
     ) -> Routed<StreamOpenResult> {
         self.gate(Method::StreamOpen)?;
         let provider = self.live_provider()?;
-        let params: StreamOpenParams =
-            decode_params(params.map(RawValue::get)).map_err(|err| err.to_error_object())?;
+        // A v2 host's `generation` and `epoch` are accepted and not used (spec delta §2.11).
+        let params: StreamOpenParams = self
+            .decode_in(params, |v2: v2::StreamOpenParams| v2.open)
+            .map_err(|err| err.to_error_object())?;
         if !self.streams.in_catalog(&params.provider_ref) {
             return Err(Reason::InvalidParams.error_object_with(format!(
                 "provider ref {:?} is not in this extension's catalog",
@@ -831,7 +864,7 @@ impl Connection {
                 conn.host.peer().clone(),
                 conn.logger.clone(),
                 reservation,
-                seq_base,
+                (seq_base, conn.profile()),
                 producer,
             );
             // The receiver lives as long as the serve loop, which outlives the driver.
@@ -903,9 +936,11 @@ impl Connection {
         if !self.state().handles(Method::ResourcesChanged) || self.ext.on_resources.is_none() {
             return;
         }
-        let Ok(params) = decode_params::<ResourcesChangedParams>(params.map(RawValue::get)) else {
+        // A v2 host may send `"paths":[]` (spec delta §2.2); it reaches the callback.
+        let Ok(params) = self.decode_in(params, |v2: v2::ResourcesChangedParams| v2.0) else {
             return;
         };
+        let params: ResourcesChangedParams = params;
         if events.try_send(Work::Resources(params.paths)).is_err() {
             self.log("the event queue is full; dropped a resources/changed notification");
         }

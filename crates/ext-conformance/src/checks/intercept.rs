@@ -5,7 +5,9 @@
 //! `UIActionResult`. UI calls the sidecar makes meanwhile are checked by the session.
 
 use serde_json::json;
-use sidewire_ext_protocol::{Caller, InterceptResult, Reason, UiActionResult, decode_result};
+use sidewire_ext_protocol::{
+    Caller, InterceptResult, ProtocolProfile, Reason, UiActionResult, decode_result, v2,
+};
 
 use super::super::report::Findings;
 use super::super::session::{Checked, Ctx, Msg, Session};
@@ -60,7 +62,13 @@ pub(super) async fn run(ctx: &Ctx) -> Findings {
                         )
                     })
                     .into(),
-                None if msg.reason().and_then(Reason::parse).is_some() => Checked::Pass,
+                None if msg
+                    .reason()
+                    .and_then(|wire| Reason::parse_in(wire, s.ctx.profile))
+                    .is_some() =>
+                {
+                    Checked::Pass
+                }
                 None => Checked::Fail(format!(
                     "the action {} was answered with {}",
                     action.action_id,
@@ -94,7 +102,11 @@ fn judge(
     let Some(result) = msg.result() else {
         // An error answer is a failure for the host's policy, but legal on the wire when its
         // reason is one of §3's (item 15 checks that).
-        return if msg.reason().and_then(Reason::parse).is_some() {
+        return if msg
+            .reason()
+            .and_then(|wire| Reason::parse_in(wire, s.ctx.profile))
+            .is_some()
+        {
             Checked::Pass
         } else {
             Checked::Fail(format!(
@@ -104,7 +116,19 @@ fn judge(
             ))
         };
     };
-    let decoded: InterceptResult = match decode_result(&result.to_string()) {
+    // A v2 answer may externalize its replacement (spec delta §2.9): the decision is judged,
+    // the replacement only when inline.
+    let decoded: Result<InterceptResult, _> = match s.ctx.profile {
+        ProtocolProfile::V2 => {
+            decode_result::<v2::InterceptResult>(&result.to_string()).map(|r| InterceptResult {
+                decision: r.decision,
+                reason: r.reason,
+                replacement: r.replacement,
+            })
+        }
+        _ => decode_result(&result.to_string()),
+    };
+    let decoded: InterceptResult = match decoded {
         Ok(decoded) => decoded,
         Err(err) => {
             return Checked::Fail(format!(

@@ -75,11 +75,19 @@ pub(crate) async fn start(
     let kill = Arc::new(Notify::new());
     let (reader_tx, reader_done) = watch::channel(false);
     let (events_tx, mut events_rx) = mpsc::channel(EVENT_QUEUE);
-    let (streams, cancels) = Streams::new(shared.config.get_stream_gap_timeout());
+    let (streams, cancels) = Streams::new(
+        shared.config.get_stream_gap_timeout(),
+        plugin.profile(),
+        generation,
+    );
     let providers = plugin.runtime.has(Capability::Providers);
     let mut driver_slot = None;
     let conn = Arc::new_cyclic(|weak| {
-        let router = super::router::router(weak.clone(), providers.then(|| Arc::clone(&streams)));
+        let router = super::router::router(
+            weak.clone(),
+            providers.then(|| Arc::clone(&streams)),
+            plugin.profile() == ProtocolProfile::V2,
+        );
         let (peer, driver) = sidewire_jsonrpc::connect(
             Barrier::new(frames, Arc::clone(&gate)),
             sink,
@@ -406,7 +414,7 @@ async fn handshake_error(
     match err {
         E::Timeout { .. } => Failed::other(format!("timeout after {} ms", budget.as_millis())),
         E::Remote { error, .. } => Failed::by_sidecar(
-            Reason::from_error_object(&error),
+            Reason::from_error_object_in(&error, conn.profile()),
             format!(
                 "the sidecar refused extension/initialize: {}",
                 error.message

@@ -31,9 +31,9 @@ use serde::Serialize;
 use serde_json::value::RawValue;
 use sidewire_ext_protocol::{
     CONTENT_OBJECT_BYTES, Capability, EVENT_QUEUE_FRAMES, EXTERNALIZE_FIELD_BYTES,
-    ExternalizedField, HookPayload, HookPoint, InterceptResult, Method, ProviderDescriptor, Reason,
-    RuntimeSpec, SHUTDOWN_ANSWER_GRACE, SHUTDOWN_EXIT_WAIT, SHUTDOWN_REAP_WAIT, ShutdownParams,
-    Slot, UiActionDecl, decode_result, v2::ManifestV2,
+    ExternalizedField, HookPayload, HookPoint, InterceptResult, Method, ProtocolProfile,
+    ProviderDescriptor, Reason, RuntimeSpec, SHUTDOWN_ANSWER_GRACE, SHUTDOWN_EXIT_WAIT,
+    SHUTDOWN_REAP_WAIT, ShutdownParams, Slot, UiActionDecl, decode_result, v2, v2::ManifestV2,
 };
 use sidewire_jsonrpc::{CallOptions, CloseReason, Peer, RawResult};
 use tokio::sync::{Notify, mpsc, watch};
@@ -65,6 +65,16 @@ pub(crate) struct Plugin {
 impl Plugin {
     pub(crate) fn required(&self) -> bool {
         self.runtime.required
+    }
+
+    /// The profile its connections speak (spec delta §1.4 P1–P2): V2 exactly when its
+    /// manifest is a v2 one.
+    pub(crate) fn profile(&self) -> ProtocolProfile {
+        if self.v2.is_some() {
+            ProtocolProfile::V2
+        } else {
+            ProtocolProfile::V1
+        }
     }
 }
 
@@ -253,6 +263,11 @@ impl Connection {
         self.process.pid()
     }
 
+    /// The profile this connection speaks, fixed before its first frame.
+    pub(crate) fn profile(&self) -> ProtocolProfile {
+        self.plugin.profile()
+    }
+
     pub(crate) fn handshake(&self) -> &Handshake {
         static EMPTY: OnceLock<Handshake> = OnceLock::new();
         self.handshake
@@ -330,12 +345,13 @@ impl Connection {
                 )
             }
             E::Remote { error, .. } => {
-                let reason = Reason::from_error_object(&error).unwrap_or(Reason::Internal);
+                // Read with the connection's reason table (spec delta §3.1).
+                let carried = Reason::from_error_object_in(&error, self.profile());
                 (
-                    reason,
+                    carried.unwrap_or(Reason::Internal),
                     format!(
                         "extension {id} answered {what} with an error ({}): {}",
-                        Reason::from_error_object(&error).map_or("no reason", Reason::as_str),
+                        carried.map_or("no reason", Reason::as_str),
                         error.message
                     ),
                 )
@@ -436,12 +452,77 @@ impl Connection {
             Poll::Pending => call.await,
         }
         .map_err(|err| self.call_error(what, err))?;
-        decode_result::<InterceptResult>(raw.get()).map_err(|err| CallError {
+        let invalid = |err: sidewire_ext_protocol::Error| CallError {
             reason: Reason::ProtocolError,
             message: self.shared.redact(&format!(
                 "extension {} sent an invalid {what} result: {err}",
                 self.plugin.id
             )),
+        };
+        match self.profile() {
+            ProtocolProfile::V2 => {
+                let result = decode_result::<v2::InterceptResult>(raw.get()).map_err(invalid)?;
+                self.resolve_externalized(result, what)
+            }
+            _ => decode_result::<InterceptResult>(raw.get()).map_err(invalid),
+        }
+    }
+
+    /// A v2 result whose replacement is externalized, resolved against this connection's
+    /// content store (spec delta §2.9 steps 3–5; the decoder did steps 1–2): a descriptor over
+    /// 8 MiB is `frame_too_large`, a ref this store does not hold (unknown, evicted, another
+    /// connection's) is `content_ref_expired`, a length or SHA-256 that does not match the
+    /// object is `protocol_error`. The bytes become the replacement, which the chain then
+    /// re-validates as any other (step 6).
+    fn resolve_externalized(
+        &self,
+        result: v2::InterceptResult,
+        what: &str,
+    ) -> Result<InterceptResult, CallError> {
+        let id = &self.plugin.id;
+        let Some(field) = result.externalized.first() else {
+            return Ok(InterceptResult {
+                decision: result.decision,
+                reason: result.reason,
+                replacement: result.replacement,
+            });
+        };
+        let fail = |reason: Reason, why: String| CallError {
+            reason,
+            message: self.shared.redact(&format!(
+                "extension {id}'s externalized {what} replacement {why}"
+            )),
+        };
+        if field.total_bytes > CONTENT_OBJECT_BYTES as u64 {
+            return Err(fail(
+                Reason::FrameTooLarge,
+                format!(
+                    "declares {} bytes, over the {CONTENT_OBJECT_BYTES}-byte limit",
+                    field.total_bytes
+                ),
+            ));
+        }
+        let Some(bytes) = lock(&self.content).get(&field.content_ref) else {
+            return Err(fail(
+                Reason::ContentRefExpired,
+                "names a content ref this connection does not hold".to_owned(),
+            ));
+        };
+        if bytes.len() as u64 != field.total_bytes || sha256_hex(&bytes) != field.sha256 {
+            return Err(fail(
+                Reason::ProtocolError,
+                "does not match its object's length or SHA-256".to_owned(),
+            ));
+        }
+        let replacement = std::str::from_utf8(&bytes)
+            .ok()
+            .and_then(|text| sidewire_jsonrpc::parse_unique(text).ok())
+            .filter(|value| !value.is_null())
+            .ok_or_else(|| fail(Reason::ProtocolError, "is not one JSON value".to_owned()))?;
+        Ok(InterceptResult {
+            decision: result.decision,
+            reason: result.reason,
+            replacement: Some(replacement),
         })
     }
 

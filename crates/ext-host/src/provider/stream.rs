@@ -24,8 +24,8 @@ use futures_util::StreamExt;
 use futures_util::stream::FuturesUnordered;
 use serde_json::value::RawValue;
 use sidewire_ext_protocol::{
-    Method, ProviderChunk, Reason, STREAM_REORDER_WINDOW, StreamCancelParams, StreamChunkParams,
-    StreamEndParams, decode_params,
+    Method, ProtocolProfile, ProviderChunk, Reason, STREAM_REORDER_WINDOW, StreamCancelParams,
+    StreamChunkParams, StreamEndParams, decode_params, v2,
 };
 use sidewire_jsonrpc::{CallOptions, Peer};
 use tokio::sync::{OwnedRwLockReadGuard, mpsc};
@@ -126,6 +126,12 @@ pub(crate) struct Streams {
     table: Mutex<Table>,
     cancels: mpsc::Sender<String>,
     gap_timeout: Duration,
+    /// The connection's profile: which `stream/chunk` member set is decoded (spec delta
+    /// §2.11).
+    profile: ProtocolProfile,
+    /// The generation the sidecar was told at its handshake. On a v2 connection a chunk
+    /// naming an older one names a superseded generation and is dropped.
+    generation: u64,
 }
 
 impl std::fmt::Debug for Streams {
@@ -193,7 +199,11 @@ impl NamedChunk {
 pub(crate) type Cancels = mpsc::Receiver<String>;
 
 impl Streams {
-    pub(crate) fn new(gap_timeout: Duration) -> (Arc<Streams>, Cancels) {
+    pub(crate) fn new(
+        gap_timeout: Duration,
+        profile: ProtocolProfile,
+        generation: u64,
+    ) -> (Arc<Streams>, Cancels) {
         // Twice the streams: a finished stream's cancel may still wait in the channel while a
         // new stream takes its place.
         let (cancels, rx) = mpsc::channel(2 * MAX_STREAMS);
@@ -201,6 +211,8 @@ impl Streams {
             table: Mutex::new(Table::default()),
             cancels,
             gap_timeout,
+            profile,
+            generation,
         };
         (Arc::new(streams), rx)
     }
@@ -251,8 +263,27 @@ impl Streams {
     /// gap later, naming neither). `Err` when the connection's queue overflowed.
     pub(crate) fn on_chunk(&self, params: Option<&RawValue>) -> Result<(), Overflow> {
         let text = params.map_or("{}", RawValue::get);
-        let chunk = match decode_params::<StreamChunkParams>(Some(text)) {
-            Ok(chunk) => chunk,
+        let decoded = match self.profile {
+            ProtocolProfile::V2 => decode_params::<v2::StreamChunkParams>(Some(text)).map(|v2| {
+                let generation = v2.generation();
+                (v2.common(), generation)
+            }),
+            _ => decode_params::<StreamChunkParams>(Some(text)).map(|v1| (v1, None)),
+        };
+        let chunk = match decoded {
+            Ok((chunk, None)) => chunk,
+            Ok((chunk, Some(generation))) if generation >= self.generation => chunk,
+            Ok((chunk, Some(generation))) => {
+                // Spec delta §2.11: a chunk of a superseded generation is dropped (a missing
+                // seq then fails the stream as a gap).
+                tracing::debug!(
+                    stream = chunk.stream_id,
+                    seq = chunk.seq,
+                    generation,
+                    "dropped a chunk of a superseded generation"
+                );
+                return Ok(());
+            }
             Err(err) => {
                 self.on_invalid_chunk(text, &err);
                 return Ok(());

@@ -483,7 +483,7 @@ impl ExtensionHost {
     /// Opens a provider stream (§14.3) on the sidecar whose catalog lists
     /// `request.provider_ref`, pinning a turn for the stream's life (a reload waits until the
     /// stream is over, as for a turn). The stream is registered before `stream/open` is written
-    /// (`seqBase` 0, 30 s deadline, [`HostConfig::provider_call_timeout`]).
+    /// (`seqBase` 0, 1 for a v2 sidecar; 30 s deadline, [`HostConfig::provider_call_timeout`]).
     ///
     /// # Errors
     ///

@@ -91,6 +91,7 @@ mod sidecar;
 mod support;
 mod ui;
 mod v2;
+mod v2_wire;
 
 use std::process::ExitCode;
 use std::time::Duration;
@@ -204,6 +205,12 @@ fn main() -> ExitCode {
         v2::a_v1_and_a_v2_sidecar_share_a_point,
         v2::v2_handshakes_are_checked_in_the_v2_profile,
         v2::a_v2_name_outside_the_v1_id_pattern_is_refused_at_install,
+        v2_wire::peer_errors_are_read_with_the_connections_reason_table,
+        v2_wire::v2_streams_open_with_seq_base_one,
+        v2_wire::chunks_of_a_superseded_generation_are_dropped,
+        v2_wire::externalized_replacements_are_resolved_in_order,
+        v2_wire::v2_panels_and_views_are_shown_and_checked,
+        v2_wire::browser_requests_are_v2_only_and_refused,
         sdk::the_allow_all_example_overrides_a_denial_and_is_audited,
         sdk::the_status_card_example_publishes_at_once_and_answers_its_action,
         audit::an_override_is_never_granted_without_its_record,

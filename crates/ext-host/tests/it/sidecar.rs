@@ -710,6 +710,23 @@ fn intercept(
             single: true,
         });
     }
+    if let Some(echo) = action.get("echo_externalized") {
+        // A v2 externalized replacement (spec delta §2.9) echoing this intercept's own
+        // descriptor, pointed at `/replacement`, with `echo`'s members over it; `"twice"`
+        // sends two, `"inline"` adds this inline replacement.
+        let mut field = params["externalized"][0].clone();
+        field["jsonPointer"] = json!("/replacement");
+        for (key, value) in echo.as_object().into_iter().flatten() {
+            field[key] = value.clone();
+        }
+        let count = if action["twice"] == json!(true) { 2 } else { 1 };
+        let mut result = json!({"decision": "replace", "externalized": vec![field; count]});
+        if let Some(inline) = action.get("inline") {
+            result["replacement"] = inline.clone();
+        }
+        reply(out, id, result);
+        return None;
+    }
     if let Some(raw) = action.get("raw").and_then(Value::as_str) {
         out.line(&raw.replace("@id", &id.to_string()));
         return None;

@@ -22,7 +22,7 @@ fn a_fatal_oversized_frame_says_frame() {
 
 #[test]
 fn host_call_failures_map_to_their_reasons() {
-    let map = |err| Error::from_call("host/content/read", err);
+    let map = |err| Error::from_call("host/content/read", err, ProtocolProfile::V1);
     let remote = map(sidewire_jsonrpc::Error::Remote {
         method: "host/content/read".to_owned(),
         error: Reason::ContentRefExpired.error_object(),
@@ -54,6 +54,26 @@ fn host_call_failures_map_to_their_reasons() {
         reason: "both result and error".into(),
     });
     assert_eq!(invalid.reason(), Some(Reason::ProtocolError));
+}
+
+#[test]
+fn host_errors_are_read_with_the_connection_profile() {
+    let remote = |profile| {
+        Error::from_call(
+            "host/ui/publish",
+            sidewire_jsonrpc::Error::Remote {
+                method: "host/ui/publish".to_owned(),
+                error: Reason::BrowserUnavailable.error_object(),
+            },
+            profile,
+        )
+    };
+    // Spec delta §3.1: a v2-only reason is understood on V2 and is no reason on V1.
+    assert_eq!(
+        remote(ProtocolProfile::V2).reason(),
+        Some(Reason::BrowserUnavailable)
+    );
+    assert_eq!(remote(ProtocolProfile::V1).reason(), None);
 }
 
 #[test]

@@ -178,7 +178,7 @@ async fn a_cancel_abandons_a_chunk_waiting_for_room() {
         peer,
         Logger::new(|_| {}),
         reservation,
-        0,
+        (0, sidewire_ext_protocol::ProtocolProfile::V1),
         Some(counting_flood(Arc::clone(&made))),
     ));
     sidewire_test_support::eventually(std::time::Duration::from_secs(10), "two chunks", || {

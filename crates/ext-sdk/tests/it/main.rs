@@ -37,6 +37,16 @@
 //! | 89 | `provider::chunks_are_numbered_from_seq_base_and_one_end_follows`, `provider::the_catalog_is_answered_checked_and_refreshes_the_served_refs` (`[]`), `process::the_provider_example_streams_the_scripted_model` |
 //! | 90 | `provider::a_cancel_stops_the_stream_drops_the_producer_and_the_end_says_interrupted`, `provider::no_chunk_follows_a_processed_cancel_even_mid_flood`, the unit test `provider::tests::a_cancel_abandons_a_chunk_waiting_for_room` (a chunk waiting for room when the cancel is processed is never sent), `provider::a_producer_error_ends_the_stream_with_end_error_and_no_error_chunk` |
 //!
+//! Extension Protocol v2 (spec delta §6, S items of the per-connection tables) → tests in `v2`:
+//!
+//! | # | Test |
+//! | --- | --- |
+//! | 9 | `v2::a_zero_intercept_timeout_means_no_deadline_on_v2_and_is_invalid_on_v1`, `v2::a_zero_shutdown_timeout_puts_no_bound_on_the_hook_on_v2_only` |
+//! | 22 | `v2::v2_streams_number_from_max_seq_base_one` (and the stream members `generation`/`epoch`) |
+//! | 24 | `v2::empty_resource_paths_reach_the_callback_on_v2` |
+//! | 25 (S) | the unit test `error::tests::host_errors_are_read_with_the_connection_profile` |
+//! | §1.4 P5, §2.7 | `v2::panels_are_published_on_v2_and_refused_locally_on_v1`, `v2::views_are_checked_locally_before_they_are_sent` |
+//!
 //! Interoperability with the reference host (issue 11; the deltas from the spec are listed in
 //! `sidewire-ext-protocol`'s crate docs): `lifecycle::the_reference_hosts_first_frame_is_answered_and_the_session_runs`
 //! replays its first frame verbatim, `lifecycle::a_capabilities_version_that_is_not_the_negotiated_one_is_refused_and_fatal`
@@ -58,3 +68,4 @@ mod process;
 mod provider;
 mod support;
 mod ui;
+mod v2;
