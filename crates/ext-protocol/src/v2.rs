@@ -21,10 +21,15 @@ use crate::lifecycle::{self, UiActionDecl, UiHost};
 use crate::manifest::{Capability, RuntimeSpec};
 use crate::provider::{ProviderDescriptor, is_plugin_provider_ref};
 
+mod deps;
 pub(crate) mod manifest;
 
+pub use self::deps::{
+    MAX_RANGE_CLAUSES, RangeError, VersionRange, is_capability_version, satisfies,
+};
 pub use self::manifest::{
-    CAPABILITIES, CapabilityRef, ManifestV2, NAME_PATTERN, RuntimeTool, is_plugin_name, is_slot_v2,
+    CAPABILITIES, CapabilityRef, ManifestV2, NAME_PATTERN, RuntimeTool, SlotForm, is_plugin_name,
+    is_slot_v2,
 };
 
 /// `InitializeParams` (H→E) of a v2 host.

@@ -3,17 +3,17 @@
 //! for. [`Manifest::parse`] picks this parser when `apiVersion` is exactly
 //! [`MANIFEST_API_VERSION_V2`]; every other value goes to the v1 parser, unchanged.
 //!
-//! What is checked (delta §4.1–§4.2): unknown members at every level (errors name the JSON path),
-//! the wider name pattern, `requires`/`provides` as [`CapabilityRef`] (key parts non-empty and
-//! without whitespace; in `provides` a version and, for kinds `provider`, `tool`, `ui` and
-//! `uiaction`, a schema hash, and no duplicate keys), `contributes` member names, and `runtime`
-//! with v2's relaxations (intercepts and replaces need no capability, duplicates are dropped,
-//! args must be non-blank, capability `tools`, `runtime.tools`).
+//! What is checked (delta §4.1–§4.2, §2.6, §2.8): unknown members at every level (errors name the
+//! JSON path), the wider name pattern, `requires`/`provides` as [`CapabilityRef`] (key parts
+//! non-empty and without whitespace; in `provides` a semver version and, for kinds `provider`,
+//! `tool`, `ui` and `uiaction`, a schema hash, and no duplicate keys; in `requires` a semver
+//! `version` and a [`VersionRange`] when set), `contributes` member names, and `runtime` with
+//! v2's relaxations (intercepts and replaces need no capability, duplicates are dropped, args
+//! must be non-blank, capability `tools`, `runtime.tools`) and its slot grammar ([`SlotForm`]).
 //!
 //! Not yet: the values inside `contributes` and the legacy root members (`skills`, `commands`,
 //! `hooks`, `mcpServers`) are kept as opaque JSON (no path-list, hook or server validation, no
-//! merge of the legacy members into `contributes`); `version` in `provides` must only be
-//! non-blank (not checked as semver).
+//! merge of the legacy members into `contributes`).
 
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -27,6 +27,7 @@ use crate::decode::{
 use crate::error::Error;
 use crate::hooks::{HookPoint, Slot};
 use crate::manifest::{Capability, Manifest, RuntimeSpec};
+use crate::v2::deps::{VersionRange, is_capability_version};
 
 /// The v2 name pattern (delta §3.3, PP), wider than v1's plugin id.
 pub const NAME_PATTERN: &str = "^[a-zA-Z0-9][a-zA-Z0-9._-]{0,63}$";
@@ -214,7 +215,7 @@ impl Dto for Doc {
         let description = trimmed(f.or_default("description", Str)?);
         let homepage = trimmed(f.or_default("homepage", Str)?);
         let repository = trimmed(f.or_default("repository", Str)?);
-        let requires = f.or_default("requires", List(Obj::new()))?;
+        let requires: Vec<CapabilityRef> = f.or_default("requires", List(Obj::new()))?;
         let provides: Vec<CapabilityRef> = f.or_default("provides", List(Obj::new()))?;
         let contributes = (f.opt("contributes", Obj::<Contributes>::new())?)
             .map(Contributes::into_map)
@@ -230,6 +231,10 @@ impl Dto for Doc {
             if !is_plugin_name(&name) {
                 return Err(mismatch(&at.key("name"), &name, NAME_PATTERN));
             }
+            let here = at.key("requires");
+            for (i, requirement) in requires.iter().enumerate() {
+                check_requirement(requirement, &here.index(i))?;
+            }
             let at = at.key("provides");
             for (i, capability) in provides.iter().enumerate() {
                 let here = at.index(i);
@@ -237,6 +242,12 @@ impl Dto for Doc {
                     return Err(rule(
                         &here.key("version"),
                         "a provided capability needs a version",
+                    ));
+                }
+                if !is_capability_version(&capability.version) {
+                    return Err(rule(
+                        &here.key("version"),
+                        "must be a semver version (a leading v allowed)",
                     ));
                 }
                 if HASHED_KINDS.contains(&capability.kind.as_str())
@@ -270,6 +281,22 @@ impl Dto for Doc {
             runtime,
         })
     }
+}
+
+/// The requirement rules of delta §2.6 beyond the key: `version` semver when set, and
+/// `versionRange` in the reference's clause grammar when set.
+fn check_requirement(requirement: &CapabilityRef, at: &Seg<'_>) -> Result<(), Error> {
+    if !requirement.version.is_empty() && !is_capability_version(&requirement.version) {
+        return Err(rule(
+            &at.key("version"),
+            "must be a semver version (a leading v allowed)",
+        ));
+    }
+    if !requirement.version_range.is_empty() {
+        VersionRange::parse(&requirement.version_range)
+            .map_err(|err| rule(&at.key("versionRange"), err.to_string()))?;
+    }
+    Ok(())
 }
 
 /// `contributes`: strict member names, opaque values.
@@ -375,7 +402,10 @@ fn check_runtime(runtime: &RuntimeDoc, at: &Seg<'_>) -> Result<(), Error> {
         if !is_slot_v2(slot) {
             return Err(rule(
                 &here.index(i),
-                format!("unknown slot {slot:?} (want a named slot, tool:<name> or provider:<id>)"),
+                format!(
+                    "unknown slot {slot:?} (want a named slot, tool:<name>, \
+                     provider:<name>/<model> or provider:plugin/<pluginId>/<name>/<model>)"
+                ),
             ));
         }
     }
@@ -409,14 +439,39 @@ fn check_runtime(runtime: &RuntimeDoc, at: &Seg<'_>) -> Result<(), Error> {
     Ok(())
 }
 
-/// A slot in v2's grammar (delta §2.8): one of the eight names, or `tool:`/`provider:` with a
-/// non-blank rest.
+/// A slot in v2's grammar (delta §2.8): one of the eight names, `tool:<name>` (a non-empty name
+/// without whitespace), or `provider:<name>/<model>` or `provider:plugin/<pluginId>/<name>/<model>`
+/// (every part non-empty and without whitespace).
 pub fn is_slot_v2(slot: &str) -> bool {
-    Slot::parse(slot).is_some()
-        || ["tool:", "provider:"].iter().any(|prefix| {
-            slot.strip_prefix(prefix)
-                .is_some_and(|rest| !rest.trim().is_empty())
-        })
+    Slot::parse(slot).is_some() || SlotForm::parse(slot).is_some()
+}
+
+/// The two slot forms only v2 has (delta §2.8). Each has at most one owner across the installed
+/// plugins; sidewire calls nobody for them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum SlotForm {
+    /// `tool:<name>`.
+    Tool,
+    /// `provider:<ref>`.
+    Provider,
+}
+
+impl SlotForm {
+    /// The form of `slot` when it is a valid `tool:…` or `provider:…` slot.
+    pub fn parse(slot: &str) -> Option<SlotForm> {
+        let part = |s: &str| !s.is_empty() && !s.chars().any(char::is_whitespace);
+        if let Some(name) = slot.strip_prefix("tool:") {
+            return part(name).then_some(SlotForm::Tool);
+        }
+        let rest = slot.strip_prefix("provider:")?;
+        let parts: Vec<&str> = rest.split('/').collect();
+        let ok = match parts.as_slice() {
+            ["plugin", rest @ ..] => rest.len() == 3 && rest.iter().all(|p| part(p)),
+            [name, model] => part(name) && part(model),
+            _ => false,
+        };
+        ok.then_some(SlotForm::Provider)
+    }
 }
 
 fn dedupe<T: PartialEq>(items: &mut Vec<T>) {

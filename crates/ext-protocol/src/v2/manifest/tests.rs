@@ -2,7 +2,7 @@
 //! plugin model; v1 manifests stay with the v1 parser.
 
 use crate::testkit::Predicate;
-use crate::v2::{ManifestExpectation, is_plugin_name};
+use crate::v2::{ManifestExpectation, is_plugin_name, is_slot_v2};
 use crate::{Capability, Error, HookPoint, Manifest, ProtocolProfile, Slot};
 
 /// The three manifests of spec delta §5.3.
@@ -88,7 +88,7 @@ fn v2_relaxations() {
             "description":" d ",
             "runtime":{"command":" /bin/x ","args":["a"],
             "intercepts":["tool.before","tool.before","input.receive"],
-            "replaces":["permission","tool:shell","permission","provider:p"],
+            "replaces":["permission","tool:shell","permission","provider:p/m"],
             "capabilities":["tools","ui","tools"],
             "tools":[{"name":"t","description":"d","inputSchema":{"type":"object"},"readOnly":true}]}}"#,
     )
@@ -105,7 +105,7 @@ fn v2_relaxations() {
     assert_eq!(runtime.replaces, [Slot::Permission]);
     assert_eq!(runtime.capabilities, [Capability::Ui]);
     let v2 = manifest.v2.as_deref().unwrap();
-    assert_eq!(v2.replaces, ["permission", "tool:shell", "provider:p"]);
+    assert_eq!(v2.replaces, ["permission", "tool:shell", "provider:p/m"]);
     assert_eq!(v2.capabilities, ["tools", "ui"]);
     assert_eq!(v2.tools[0].name, "t");
     assert!(v2.tools[0].read_only);
@@ -177,7 +177,7 @@ fn v2_manifests_are_strict_with_json_paths() {
             Error::is_rule,
         ),
         (
-            r#""provides":[{"namespace":"n","kind":"k","id":"i","version":"1"},{"namespace":"n","kind":"k","id":"i","version":"2"}]"#,
+            r#""provides":[{"namespace":"n","kind":"k","id":"i","version":"1.0.0"},{"namespace":"n","kind":"k","id":"i","version":"2.0.0"}]"#,
             "provides[1]",
             Error::is_rule,
         ),
@@ -241,4 +241,195 @@ fn v2_names() {
     for bad in ["", "-a", ".a", "_a", "a b", "a/b", &"a".repeat(65)] {
         assert!(!is_plugin_name(bad), "{bad}");
     }
+}
+
+/// Checklist item 30: only `reasonix.io/plugin/v2` exactly is a v2 manifest; the near misses are
+/// refused naming the apiVersion.
+#[test]
+fn api_versions() {
+    let parse = |api: &str| {
+        Manifest::parse(&format!(
+            r#"{{"apiVersion":{api},"name":"a","version":"1"}}"#
+        ))
+    };
+    assert_eq!(
+        parse(r#""reasonix.io/plugin/v2""#).unwrap().profile(),
+        ProtocolProfile::V2
+    );
+    for api in [
+        r#""reasonix.io/plugin/v2.1""#,
+        r#""reasonix.io/plugin/v2.0""#,
+        r#""reasonix.io/plugin/v0""#,
+        r#""reasonix.io/plugin/v10.2""#,
+        r#""reasonix.io/plugin/vX""#,
+        r#""foo""#,
+        "42",
+    ] {
+        let err = parse(api).unwrap_err();
+        assert_eq!(err.path(), "apiVersion", "{api}: {err}");
+    }
+}
+
+/// Checklist item 34: the 17 points and the 10 slot forms in one v2 runtime without the
+/// capabilities `interceptors` or `strategies`; the same runtime in a v1 manifest is refused.
+#[test]
+fn every_point_and_slot_form_without_capabilities() {
+    let points: Vec<String> = HookPoint::ALL
+        .iter()
+        .map(|p| format!("{:?}", p.as_str()))
+        .collect();
+    let mut slots: Vec<String> = Slot::ALL
+        .iter()
+        .map(|s| format!("{:?}", s.as_str()))
+        .collect();
+    slots.extend([
+        r#""tool:bash""#.to_owned(),
+        r#""provider:openai/gpt-5""#.to_owned(),
+    ]);
+    assert_eq!((points.len(), slots.len()), (17, 10));
+    let manifest = |api: &str| {
+        format!(
+            r#"{{"apiVersion":"{api}","name":"a","version":"1","runtime":{{"command":"/x",
+            "intercepts":[{}],"replaces":[{}]}}}}"#,
+            points.join(","),
+            slots.join(",")
+        )
+    };
+    let parsed = Manifest::parse(&manifest("reasonix.io/plugin/v2")).unwrap();
+    let runtime = parsed.runtime.as_ref().unwrap();
+    assert_eq!(runtime.intercepts.len(), 17);
+    assert_eq!(runtime.replaces.len(), 8);
+    assert_eq!(parsed.v2.as_deref().unwrap().replaces.len(), 10);
+    Manifest::parse(&manifest("reasonix.io/plugin/v1")).unwrap_err();
+    // A v1 manifest that would otherwise pass still refuses the two v2 forms.
+    for form in ["tool:bash", "provider:openai/gpt-5"] {
+        let v1 = format!(
+            r#"{{"apiVersion":"reasonix.io/plugin/v1","name":"a","version":"1","runtime":{{"command":"/x",
+            "capabilities":["strategies"],"replaces":["{form}"]}}}}"#
+        );
+        let err = Manifest::parse(&v1).unwrap_err();
+        assert_eq!(err.path(), "runtime.replaces[0]", "{form}: {err}");
+    }
+}
+
+/// Delta §2.8: the grammar of `tool:` and `provider:` slots.
+#[test]
+fn slot_forms() {
+    use crate::v2::SlotForm;
+    for (slot, form) in [
+        ("tool:bash", SlotForm::Tool),
+        ("provider:openai/gpt-5", SlotForm::Provider),
+        ("provider:plugin/demo/fake/x", SlotForm::Provider),
+        ("provider:plugin/Foo.Bar_1/fake/x", SlotForm::Provider),
+    ] {
+        assert_eq!(SlotForm::parse(slot), Some(form), "{slot}");
+        assert!(is_slot_v2(slot), "{slot}");
+    }
+    for bad in [
+        "tool:",
+        "tool:a b",
+        "tool:a\tb",
+        "provider:",
+        "provider:openai",
+        "provider:openai/x/y",
+        "provider:/x",
+        "provider:openai/",
+        "provider:plugin/demo/fake",
+        "provider:plugin//fake/x",
+        "provider:plugin/ /fake/x",
+        "provider:plugin/demo/fake/x/y",
+        "tools:bash",
+        "Permission",
+    ] {
+        assert_eq!(SlotForm::parse(bad), None, "{bad}");
+        assert!(!is_slot_v2(bad), "{bad}");
+        let json = format!(
+            r#"{{"apiVersion":"reasonix.io/plugin/v2","name":"a","runtime":{{"command":"/x","replaces":[{bad:?}]}}}}"#
+        );
+        let err = Manifest::parse(&json).unwrap_err();
+        assert_eq!(err.path(), "runtime.replaces[0]", "{bad}: {err}");
+        assert!(err.is_rule(), "{bad}: {err:?}");
+    }
+    assert!(is_slot_v2("permission"));
+}
+
+/// Checklist item 35 and delta §2.6: capability and requirement rules.
+#[test]
+fn dependency_rules() {
+    const HEAD: &str = r#""apiVersion":"reasonix.io/plugin/v2","name":"a""#;
+    let parse = |member: &str| Manifest::parse(&format!("{{{HEAD},{member}}}"));
+    let refused: [(&str, &str); 14] = [
+        (
+            r#""provides":[{"namespace":"n","kind":"provider","id":"i","version":"1.0.0"}]"#,
+            "provides[0].schemaHash",
+        ),
+        (
+            r#""provides":[{"namespace":"n","kind":"ui","id":"i","version":"1.0.0"}]"#,
+            "provides[0].schemaHash",
+        ),
+        (
+            r#""provides":[{"namespace":"n","kind":"uiaction","id":"i","version":"1.0.0","schemaHash":" "}]"#,
+            "provides[0].schemaHash",
+        ),
+        (
+            r#""provides":[{"namespace":"n","kind":"k","id":"i","version":"one"}]"#,
+            "provides[0].version",
+        ),
+        (
+            r#""provides":[{"namespace":"n","kind":"k","id":"i","version":"1.0"}]"#,
+            "provides[0].version",
+        ),
+        (
+            r#""provides":[{"namespace":"n","kind":"k","id":"i","version":"1.0.0"},{"namespace":"n","kind":"k","id":"i","version":"2.0.0"}]"#,
+            "provides[1]",
+        ),
+        (
+            r#""provides":[{"namespace":"n","kind":"k","id":"a\tb","version":"1.0.0"}]"#,
+            "provides[0].id",
+        ),
+        (
+            r#""requires":[{"namespace":"n","kind":"k","id":"i","version":"latest"}]"#,
+            "requires[0].version",
+        ),
+        (
+            r#""requires":[{"namespace":"n","kind":"k","id":"i","versionRange":">=x"}]"#,
+            "requires[0].versionRange",
+        ),
+        (
+            r#""requires":[{"namespace":"n","kind":"k","id":"i","versionRange":">=1.0.0,"}]"#,
+            "requires[0].versionRange",
+        ),
+        (
+            r#""requires":[{"namespace":"n","kind":"k","id":"i","versionRange":"^1.0.0"}]"#,
+            "requires[0].versionRange",
+        ),
+        (
+            r#""requires":[{"namespace":"n","kind":"k","id":"i","versionRange":"1.x"}]"#,
+            "requires[0].versionRange",
+        ),
+        (
+            r#""requires":[{"namespace":"n","kind":"","id":"i"}]"#,
+            "requires[0].kind",
+        ),
+        (
+            r#""requires":[{"namespace":"n","kind":"k","id":"i"},{"namespace":"n","kind":"k","id":"i","version":"v"}]"#,
+            "requires[1].version",
+        ),
+    ];
+    for (member, path) in refused {
+        let err = parse(member).unwrap_err();
+        assert_eq!(err.path(), path, "{member}: {err}");
+    }
+    let schema_hash = parse(refused[0].0).unwrap_err().to_string();
+    assert!(schema_hash.contains("schemaHash"), "{schema_hash}");
+    let ok = parse(
+        r#""requires":[{"namespace":"reasonix","kind":"browser","id":"companion","versionRange":">=1.0.0,<2.0.0"},
+                       {"namespace":"n","kind":"k","id":"i","version":"v1.2.3","versionRange":"=1.2.3","optional":true}],
+           "provides":[{"namespace":"n","kind":"provider","id":"i","version":"v1.0.0-rc.1","schemaHash":"h"},
+                       {"namespace":"n","kind":"other","id":"i","version":"2.0.0"}]"#,
+    )
+    .unwrap();
+    let v2 = ok.v2.as_deref().unwrap();
+    assert_eq!(v2.requires[0].key(), "reasonix/browser/companion");
+    assert_eq!(v2.provides.len(), 2);
 }
