@@ -335,7 +335,48 @@ async fn check(only: Option<&str>, out: &Out) -> anyhow::Result<()> {
         for line in declared.lines() {
             out.line(format!("     {}", safe::line(line)));
         }
-        plugins.push(json!({ "plugin": sidecar.plugin, "pid": sidecar.pid, "ok": true, "declared": declared }));
+        let mut notes = Vec::new();
+        for (_, slot) in report
+            .unused_slots
+            .iter()
+            .filter(|(plugin, _)| *plugin == sidecar.plugin)
+        {
+            notes.push(format!("{slot}: slot accepted, not used by this host"));
+        }
+        for unmet in report
+            .unmet_optional
+            .iter()
+            .filter(|u| u.plugin == sidecar.plugin)
+        {
+            notes.push(format!(
+                "warning: optional capability {} is not available on this host",
+                unmet.capability
+            ));
+        }
+        for note in &notes {
+            out.line(format!("     {}", safe::line(note)));
+        }
+        plugins.push(json!({ "plugin": sidecar.plugin, "pid": sidecar.pid, "ok": true, "declared": declared, "notes": notes }));
+    }
+    // v2 plugins that were resolved but not started (spec delta §2.6): not a failure, and the
+    // reason is the reference's text.
+    for inactive in report
+        .inactive
+        .iter()
+        .filter(|p| only.is_none_or(|name| p.plugin == name))
+    {
+        out.line(format!(
+            "inactive {}: {}",
+            safe::line(&inactive.plugin),
+            safe::line(&inactive.reason.to_string())
+        ));
+        plugins.push(json!({
+            "plugin": inactive.plugin,
+            "ok": true,
+            "inactive": true,
+            "reason": inactive.reason.to_string(),
+            "missing": inactive.reason.missing(),
+        }));
     }
     for failure in &failed {
         // The failure's text carries the sidecar's cause and stderr tail over several lines.

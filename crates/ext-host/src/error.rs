@@ -95,6 +95,17 @@ pub enum Error {
         /// The other plugin id.
         second: String,
     },
+    /// Two enabled v2 plugins claim the same `tool:<name>` or `provider:<ref>` slot (spec delta
+    /// §2.8); nothing was spawned. The slot is shown quoted, as the manifest wrote it.
+    #[error("slot {slot:?} is claimed by both {first} and {second}")]
+    SlotFormConflict {
+        /// The slot, `tool:…` or `provider:…`.
+        slot: String,
+        /// The plugin id that comes first.
+        first: String,
+        /// The other plugin id.
+        second: String,
+    },
     /// An extension made an intercepted operation fail (§7.10).
     #[error(transparent)]
     Operation(Box<OperationFailure>),
@@ -201,9 +212,12 @@ impl Error {
         matches!(self, Error::Startup(_))
     }
 
-    /// Two plugins claim one slot.
+    /// Two plugins claim one slot: a named one, or a v2 `tool:`/`provider:` one.
     pub fn is_slot_conflict(&self) -> bool {
-        matches!(self, Error::SlotConflict { .. })
+        matches!(
+            self,
+            Error::SlotConflict { .. } | Error::SlotFormConflict { .. }
+        )
     }
 
     /// An extension made the operation fail.
@@ -295,6 +309,10 @@ pub enum StartupStage {
     Spawn,
     /// The handshake failed: timeout, early exit, an error answer or a validation rule.
     Handshake,
+    /// Not started: a required v2 plugin is inactive, a non-optional requirement of its
+    /// manifest being unmet (spec delta §2.6; see
+    /// [`InactivePlugin`](crate::InactivePlugin)).
+    Inactive,
 }
 
 impl StartupStage {
@@ -306,6 +324,7 @@ impl StartupStage {
             StartupStage::Pipes => "pipes",
             StartupStage::Spawn => "spawn",
             StartupStage::Handshake => "handshake",
+            StartupStage::Inactive => "inactive",
         }
     }
 }
