@@ -45,6 +45,12 @@ pub(crate) fn run(command: PluginCommand, out: &Out) -> anyhow::Result<()> {
             let package = Package::open(&path)
                 .with_context(|| format!("reading the plugin at {}", path.display()))?;
             package.check_installable()?;
+            // A v2 manifest's contributed paths: refused before consent is asked for; what is
+            // only worth saying (a missing path) is said with the summary.
+            let warnings = package.check_contributions()?;
+            for warning in &warnings {
+                out.note(format!("warning: {}", safe::line(&warning.to_string())));
+            }
             // Said before consent is asked for, and naming the flag (the store refuses it too).
             if !replace {
                 let installed = store.list().context("reading the plugin store")?;

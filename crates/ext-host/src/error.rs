@@ -79,6 +79,19 @@ pub enum Error {
         /// Which rule it breaks.
         refusal: Refusal,
     },
+    /// A path a v2 manifest contributes breaks a rule only the file system shows (spec delta
+    /// §4.1): it leaves the plugin root through a symlink, or a theme is not a regular file.
+    #[error("cannot install {plugin}: contributes.{} path {path:?} {refusal}", kind.as_str())]
+    Contribution {
+        /// The plugin id.
+        plugin: String,
+        /// The list the path is in.
+        kind: sidewire_ext_protocol::v2::PathKind,
+        /// The path, normalised.
+        path: String,
+        /// Which rule it breaks.
+        refusal: crate::ContributionRefusal,
+    },
     /// The plugin is not in the installed-plugin store.
     #[error("plugin {0} is not installed")]
     NotInstalled(String),
@@ -200,6 +213,11 @@ impl Error {
             Error::Refused { field, refusal, .. } => Some((field, refusal)),
             _ => None,
         }
+    }
+
+    /// A contributed path was refused: see [`Error::Contribution`].
+    pub fn is_contribution(&self) -> bool {
+        matches!(self, Error::Contribution { .. })
     }
 
     /// The plugin is not installed.

@@ -19,6 +19,12 @@ use sidewire_process::file::{self, Symlinks};
 
 use crate::Error;
 
+mod contrib;
+
+pub use self::contrib::{
+    ContributionRefusal, ContributionWarning, MAX_GLOB_ENTRIES, MAX_GLOB_MATCHES,
+};
+
 /// A plugin package: a directory holding `reasonix-plugin.json`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Package {
@@ -85,6 +91,30 @@ impl Package {
             },
             field: refused.field,
             refusal: refused.refusal,
+        })
+    }
+
+    /// Checks the paths a v2 manifest contributes against this package's directory (spec
+    /// delta §4.1): an existing path must resolve inside the directory through symlinks and a
+    /// theme must be a regular file (or a glob whose matches are); a missing path, or a glob
+    /// that matches nothing, is returned as a warning. A v1 manifest contributes nothing
+    /// checked here. Reads metadata and, for theme globs, at most [`MAX_GLOB_ENTRIES`]
+    /// directory entries.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Contribution`] naming the list, the path and the rule.
+    pub fn check_contributions(&self) -> Result<Vec<ContributionWarning>, Error> {
+        let Some(v2) = &self.manifest.v2 else {
+            return Ok(Vec::new());
+        };
+        contrib::check(&self.root, &v2.contributions).map_err(|(kind, path, refusal)| {
+            Error::Contribution {
+                plugin: self.manifest.name.clone(),
+                kind,
+                path,
+                refusal,
+            }
         })
     }
 

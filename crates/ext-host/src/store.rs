@@ -275,8 +275,9 @@ impl PluginStore {
     /// [`Error::Manifest`] for a manifest that does not decode, [`Error::Refused`] for one that
     /// breaks the install and launch rules ([`Package::check_installable`]: a control
     /// character in a shown member, a relative or shell command), [`Error::Install`] when the
-    /// id is installed and `replace` is not set, or for a symlink leaving the package, and the
-    /// store's own errors.
+    /// id is installed and `replace` is not set, or for a symlink leaving the package,
+    /// [`Error::Contribution`] for a v2 manifest's contributed path that leaves the package or
+    /// a theme that is not a file, and the store's own errors.
     pub fn install(
         &self,
         source: &Path,
@@ -294,6 +295,10 @@ impl PluginStore {
             ));
         }
         let source_root = fs::canonicalize(source).map_err(|err| Error::io(source, err))?;
+        // A v2 manifest's contributed paths, where the files are now (a copy keeps them, and
+        // refuses a symlink leaving the package anyway). Warnings are the caller's to show
+        // (`Package::check_contributions`).
+        package.check_contributions()?;
         // The launch rules, checked against the root the plugin will have, before anything is
         // copied or recorded: a package that installs is one that can start.
         let root = if options.link {

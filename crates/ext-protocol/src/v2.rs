@@ -21,9 +21,11 @@ use crate::lifecycle::{self, UiActionDecl, UiHost};
 use crate::manifest::{Capability, RuntimeSpec};
 use crate::provider::{ProviderDescriptor, is_plugin_provider_ref};
 
+mod contributes;
 mod deps;
 pub(crate) mod manifest;
 
+pub use self::contributes::{Contributions, PathKind, is_glob};
 pub use self::deps::{
     MAX_RANGE_CLAUSES, RangeError, VersionRange, is_capability_version, satisfies,
 };

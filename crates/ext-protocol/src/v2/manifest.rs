@@ -11,9 +11,8 @@
 //! v2's relaxations (intercepts and replaces need no capability, duplicates are dropped, args
 //! must be non-blank, capability `tools`, `runtime.tools`) and its slot grammar ([`SlotForm`]).
 //!
-//! Not yet: the values inside `contributes` and the legacy root members (`skills`, `commands`,
-//! `hooks`, `mcpServers`) are kept as opaque JSON (no path-list, hook or server validation, no
-//! merge of the legacy members into `contributes`).
+//! `contributes` and the legacy root members (`skills`, `commands`, `hooks`, `mcpServers`) are
+//! validated and merged by [`contributes`](super::contributes) into [`Contributions`].
 
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -21,12 +20,13 @@ use std::collections::BTreeMap;
 
 use crate::constants::{MANIFEST_API_VERSION_V2, MAX_PRIORITY, MIN_PRIORITY};
 use crate::decode::{
-    Any, Bool, Dto, Enum, Exact, Fields, Int, List, MapOf, NonBlank, Obj, Object, Seg, Str, Uint,
-    blank, mismatch, rule,
+    Bool, Dto, Enum, Exact, Fields, Int, List, MapOf, NonBlank, Obj, Object, Seg, Str, Uint, blank,
+    mismatch, rule,
 };
 use crate::error::Error;
 use crate::hooks::{HookPoint, Slot};
 use crate::manifest::{Capability, Manifest, RuntimeSpec};
+use crate::v2::contributes::{self, ContributesDoc, Contributions, Legacy};
 use crate::v2::deps::{VersionRange, is_capability_version};
 
 /// The v2 name pattern (delta §3.3, PP), wider than v1's plugin id.
@@ -59,9 +59,10 @@ pub struct ManifestV2 {
     /// `provides`, trimmed, keys unique.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub provides: Vec<CapabilityRef>,
-    /// The legacy root members `skills`, `commands`, `hooks` and `mcpServers`, opaque.
-    #[serde(skip_serializing_if = "Map::is_empty")]
-    pub legacy: Map<String, Value>,
+    /// `contributes` merged with the legacy root members `skills`, `commands`, `hooks` and
+    /// `mcpServers`, validated (delta §4.1); [`Manifest::contributes`] holds the same as JSON.
+    #[serde(skip_serializing_if = "Contributions::is_empty")]
+    pub contributions: Contributions,
     /// `runtime.replaces` in v2's grammar (the eight names, `tool:…`, `provider:…`), without
     /// duplicates, in manifest order. [`RuntimeSpec::replaces`] holds only the eight names.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -199,8 +200,7 @@ struct Doc {
     repository: String,
     requires: Vec<CapabilityRef>,
     provides: Vec<CapabilityRef>,
-    contributes: Map<String, Value>,
-    legacy: Map<String, Value>,
+    contributions: Contributions,
     runtime: Option<RuntimeDoc>,
 }
 
@@ -217,17 +217,12 @@ impl Dto for Doc {
         let repository = trimmed(f.or_default("repository", Str)?);
         let requires: Vec<CapabilityRef> = f.or_default("requires", List(Obj::new()))?;
         let provides: Vec<CapabilityRef> = f.or_default("provides", List(Obj::new()))?;
-        let contributes = (f.opt("contributes", Obj::<Contributes>::new())?)
-            .map(Contributes::into_map)
-            .unwrap_or_default();
-        let mut legacy = Map::new();
-        for member in ["skills", "commands", "hooks", "mcpServers"] {
-            if let Some(value) = f.opt(member, Any)? {
-                legacy.insert(member.to_owned(), value);
-            }
-        }
+        let contributes: Option<ContributesDoc> = f.opt("contributes", Obj::new())?;
+        let legacy = Legacy::read(f)?;
         let runtime = f.opt("runtime", Obj::new())?;
+        let mut contributions = Contributions::default();
         f.check(|at| {
+            contributions = contributes::merge(contributes, legacy, at)?;
             if !is_plugin_name(&name) {
                 return Err(mismatch(&at.key("name"), &name, NAME_PATTERN));
             }
@@ -276,8 +271,7 @@ impl Dto for Doc {
             repository,
             requires,
             provides,
-            contributes,
-            legacy,
+            contributions,
             runtime,
         })
     }
@@ -297,51 +291,6 @@ fn check_requirement(requirement: &CapabilityRef, at: &Seg<'_>) -> Result<(), Er
             .map_err(|err| rule(&at.key("versionRange"), err.to_string()))?;
     }
     Ok(())
-}
-
-/// `contributes`: strict member names, opaque values.
-#[derive(Debug, Default, Serialize)]
-#[serde(rename_all = "camelCase")]
-struct Contributes {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    skills: Option<Value>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    agents: Option<Value>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    commands: Option<Value>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    prompts: Option<Value>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    themes: Option<Value>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    hooks: Option<Value>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    mcp_servers: Option<Value>,
-}
-
-impl Contributes {
-    fn into_map(self) -> Map<String, Value> {
-        match serde_json::to_value(self) {
-            Ok(Value::Object(map)) => map,
-            _ => Map::new(),
-        }
-    }
-}
-
-impl Dto for Contributes {
-    const NAME: &'static str = "Contributes";
-
-    fn describe(f: &mut Fields<'_>) -> Result<Self, Error> {
-        Ok(Contributes {
-            skills: f.opt("skills", Any)?,
-            agents: f.opt("agents", Any)?,
-            commands: f.opt("commands", Any)?,
-            prompts: f.opt("prompts", Any)?,
-            themes: f.opt("themes", Any)?,
-            hooks: f.opt("hooks", Any)?,
-            mcp_servers: f.opt("mcpServers", Any)?,
-        })
-    }
 }
 
 /// `runtime` of a v2 manifest, as read.
@@ -517,12 +466,15 @@ pub(crate) fn decode(value: Value, at: &Seg<'_>) -> Result<Manifest, Error> {
         description: doc.description,
         homepage: doc.homepage,
         repository: doc.repository,
-        contributes: doc.contributes,
+        contributes: match serde_json::to_value(&doc.contributions) {
+            Ok(Value::Object(map)) => map,
+            _ => Map::new(),
+        },
         runtime,
         v2: Some(Box::new(ManifestV2 {
             requires: doc.requires,
             provides: doc.provides,
-            legacy: doc.legacy,
+            contributions: doc.contributions,
             replaces,
             capabilities,
             tools,

@@ -127,7 +127,8 @@ fn v2_relaxations() {
     assert!(v2.requires[0].optional);
     assert_eq!(v2.provides.len(), 2);
     assert_eq!(manifest.contributes.len(), 2);
-    assert_eq!(v2.legacy.len(), 2);
+    assert_eq!(v2.contributions.skills, ["legacy", "s"]);
+    assert_eq!(v2.contributions.mcp_servers.len(), 1);
     assert!(manifest.runtime.is_none());
     let sent = ManifestExpectation::from_manifest(&Default::default(), v2);
     assert_eq!(sent.providers, ["plugin/p/fake/echo"]);
@@ -432,4 +433,113 @@ fn dependency_rules() {
     let v2 = ok.v2.as_deref().unwrap();
     assert_eq!(v2.requires[0].key(), "reasonix/browser/companion");
     assert_eq!(v2.provides.len(), 2);
+}
+
+/// Checklist item 31 (the entry levels) and 37 (the text rules and the legacy merge).
+#[test]
+fn contributes_is_strict_and_merges_the_legacy_members() {
+    const HEAD: &str = r#""apiVersion":"reasonix.io/plugin/v2","name":"a""#;
+    let parse = |member: &str| Manifest::parse(&format!("{{{HEAD},{member}}}"));
+    let refused: [(&str, &str, Predicate); 14] = [
+        (
+            r#""contributes":{"hooks":{"PreToolUse":[{"command":"x","comand":"y"}]}}"#,
+            "contributes.hooks.PreToolUse[0].comand",
+            Error::is_unknown,
+        ),
+        (
+            r#""hooks":{"PreToolUse":[{"command":"x","comand":"y"}]}"#,
+            "hooks.PreToolUse[0].comand",
+            Error::is_unknown,
+        ),
+        (
+            r#""mcpServers":{"srv":{"command":"x","bogus":1}}"#,
+            "mcpServers.srv.bogus",
+            Error::is_unknown,
+        ),
+        (
+            r#""contributes":{"mcpServers":{"srv":{"command":"x","autoStart":true}}}"#,
+            "contributes.mcpServers.srv.autoStart",
+            Error::is_unknown,
+        ),
+        (
+            r#""contributes":{"skills":[{"path":"s","name":"n"}]}"#,
+            "contributes.skills[0].name",
+            Error::is_unknown,
+        ),
+        (
+            r#""contributes":{"hooks":{"E":[{"async":"yes"}]}}"#,
+            "contributes.hooks.E[0].async",
+            Error::is_type,
+        ),
+        (
+            r#""contributes":{"skills":7}"#,
+            "contributes.skills",
+            Error::is_type,
+        ),
+        (
+            r#""contributes":{"skills":["../outside"]}"#,
+            "contributes.skills[0]",
+            Error::is_rule,
+        ),
+        (
+            r#""contributes":{"prompts":"/etc/passwd"}"#,
+            "contributes.prompts",
+            Error::is_rule,
+        ),
+        (
+            r#""contributes":{"themes":["C:\\themes\\x"]}"#,
+            "contributes.themes[0]",
+            Error::is_rule,
+        ),
+        (
+            r#""commands":["\\\\server\\share\\x"]"#,
+            "commands[0]",
+            Error::is_rule,
+        ),
+        (
+            r#""contributes":{"agents":[{"path":"a/../../b"}]}"#,
+            "contributes.agents[0]",
+            Error::is_rule,
+        ),
+        (
+            r#""contributes":{"hooks":{"E":[{"command":"a"}]}},"hooks":{"E":[{"command":"b"}]}"#,
+            "hooks.E",
+            Error::is_rule,
+        ),
+        (
+            r#""contributes":{"mcpServers":{"srv":{"command":"a"}}},"mcpServers":{"srv":{"command":"b"}}"#,
+            "mcpServers.srv",
+            Error::is_rule,
+        ),
+    ];
+    for (member, path, predicate) in refused {
+        let err = parse(member).unwrap_err();
+        assert_eq!(err.path(), path, "{member}: {err}");
+        assert!(predicate(&err), "{member}: {err:?}");
+    }
+    let escape = parse(refused[7].0).unwrap_err().to_string();
+    assert!(
+        escape.contains("must be relative and stay inside the plugin root"),
+        "{escape}"
+    );
+    let manifest = parse(
+        r#""contributes":{"skills":["skills/b","./skills/a/",{"path":"skills\\b"}],
+            "themes":"themes/*.reasonix-theme",
+            "hooks":{"E":[{"match":"m","command":"c","args":["x"],"async":true,"timeout":5,"env":{"K":"V"}}]},
+            "mcpServers":{"srv":{"type":"stdio","command":"c","auto_start":true,"headers":{"h":"v"}}}},
+          "skills":"skills/c","commands":["cmd"],
+          "hooks":{"E":[{"match":"m","command":"c","args":["x"],"async":true,"timeout":5,"env":{"K":"V"}}],
+                   "F":[{"command":"f"}]},
+          "mcpServers":{"srv":{"type":"stdio","command":"c","auto_start":true,"headers":{"h":"v"}},
+                        "other":{"url":"https://x"}}"#,
+    )
+    .unwrap();
+    let c = &manifest.v2.as_deref().unwrap().contributions;
+    assert_eq!(c.skills, ["skills/a", "skills/b", "skills/c"]);
+    assert_eq!(c.commands, ["cmd"]);
+    assert_eq!(c.themes, ["themes/*.reasonix-theme"]);
+    assert_eq!(c.hooks.keys().collect::<Vec<_>>(), ["E", "F"]);
+    assert_eq!(c.hooks["E"].len(), 1, "identical entries dedupe");
+    assert_eq!(c.mcp_servers.keys().collect::<Vec<_>>(), ["other", "srv"]);
+    assert_eq!(manifest.contributes["skills"][2], "skills/c");
 }
