@@ -103,12 +103,14 @@ impl Package {
     ///
     /// # Errors
     ///
-    /// [`Error::Contribution`] naming the list, the path and the rule.
+    /// [`Error::Contribution`] naming the list, the path and the rule; [`Error::Io`] when the
+    /// package directory cannot be resolved.
     pub fn check_contributions(&self) -> Result<Vec<ContributionWarning>, Error> {
         let Some(v2) = &self.manifest.v2 else {
             return Ok(Vec::new());
         };
-        contrib::check(&self.root, &v2.contributions).map_err(|(kind, path, refusal)| {
+        let root = std::fs::canonicalize(&self.root).map_err(|err| Error::io(&self.root, err))?;
+        contrib::check(&root, &v2.contributions).map_err(|(kind, path, refusal)| {
             Error::Contribution {
                 plugin: self.manifest.name.clone(),
                 kind,

@@ -89,18 +89,11 @@ impl fmt::Display for ContributionWarning {
 /// A refused path: its list, the path, and why.
 pub(crate) type Refused = (PathKind, String, ContributionRefusal);
 
-/// Checks every contributed path against `root` (canonical or not).
+/// Checks every contributed path against `canonical`, the plugin root made canonical.
 pub(crate) fn check(
-    root: &Path,
+    canonical: &Path,
     contributions: &Contributions,
 ) -> Result<Vec<ContributionWarning>, Refused> {
-    let canonical = std::fs::canonicalize(root).map_err(|err| {
-        (
-            PathKind::Skill,
-            ".".to_owned(),
-            ContributionRefusal::Unreadable(err.to_string()),
-        )
-    })?;
     let mut warnings = Vec::new();
     let mut budget = Budget {
         entries: MAX_GLOB_ENTRIES,
@@ -109,18 +102,18 @@ pub(crate) fn check(
     for (kind, path) in contributions.paths() {
         let refuse = |why| (kind, path.to_owned(), why);
         if kind == PathKind::Theme && is_glob(path) {
-            let matches = glob(&canonical, path, &mut budget).map_err(refuse)?;
+            let matches = glob(canonical, path, &mut budget).map_err(refuse)?;
             if matches.is_empty() {
                 warnings.push(ContributionWarning::NoMatch {
                     pattern: path.to_owned(),
                 });
             }
             for found in matches {
-                check_one(&canonical, &found, kind).map_err(refuse)?;
+                check_one(canonical, &found, kind).map_err(refuse)?;
             }
             continue;
         }
-        match check_one(&canonical, &canonical.join(path), kind).map_err(refuse)? {
+        match check_one(canonical, &canonical.join(path), kind).map_err(refuse)? {
             Exists::Yes => {}
             Exists::No => warnings.push(ContributionWarning::Missing {
                 kind,

@@ -26,6 +26,7 @@ use crate::schema::Defs;
 /// path list normalised, deduplicated and sorted.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
+#[non_exhaustive]
 pub struct Contributions {
     /// Skill paths.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -52,6 +53,7 @@ pub struct Contributions {
 
 /// Which list a contributed path is in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[non_exhaustive]
 pub enum PathKind {
     /// `skills`.
     Skill,

@@ -398,6 +398,7 @@ pub fn is_slot_v2(slot: &str) -> bool {
 /// The two slot forms only v2 has (delta §2.8). Each has at most one owner across the installed
 /// plugins; sidewire calls nobody for them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[non_exhaustive]
 pub enum SlotForm {
     /// `tool:<name>`.
     Tool,
