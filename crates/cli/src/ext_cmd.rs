@@ -321,10 +321,12 @@ async fn check(only: Option<&str>, out: &Out) -> anyhow::Result<()> {
         .collect();
     let mut plugins = Vec::new();
     for sidecar in &running {
-        let declared = installed
+        let package = installed
             .iter()
             .find(|p| p.id == sidecar.plugin)
-            .and_then(|p| sidewire_ext_host::Package::open(&p.root).ok())
+            .and_then(|p| sidewire_ext_host::Package::open(&p.root).ok());
+        let declared = package
+            .as_ref()
             .map(|package| package.trust_summary().to_string())
             .unwrap_or_default();
         out.line(format!(
@@ -352,6 +354,15 @@ async fn check(only: Option<&str>, out: &Out) -> anyhow::Result<()> {
                 "warning: optional capability {} is not available on this host",
                 unmet.capability
             ));
+        }
+        // A v2 manifest's contributed paths, as install checked them (a linked package may
+        // have changed since).
+        match package.as_ref().map(|p| p.check_contributions()) {
+            Some(Ok(warnings)) => {
+                notes.extend(warnings.iter().map(|w| format!("warning: {w}")));
+            }
+            Some(Err(err)) => notes.push(format!("warning: {err}")),
+            None => {}
         }
         for note in &notes {
             out.line(format!("     {}", safe::line(note)));

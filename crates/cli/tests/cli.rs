@@ -3495,6 +3495,17 @@ fn ext_check_shows_an_inactive_v2_plugin_and_its_reason() {
         text.contains("tool:bash: slot accepted, not used by this host"),
         "{text}"
     );
+    // `plugin list` says so without booting anything.
+    let out = run(home.path(), &["plugin", "list"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains(
+            "browser-tool unversioned (linked) (inactive: missing required capability \
+             reasonix/browser/companion; browser host is unavailable on this frontend)"
+        ),
+        "{}",
+        stdout(&out)
+    );
     let out = run(home.path(), &["--json", "ext", "check"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let doc: Value = serde_json::from_str(&stdout(&out)).expect("one JSON document");

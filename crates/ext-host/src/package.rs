@@ -120,6 +120,15 @@ impl Package {
         })
     }
 
+    /// Whether this package, installed and enabled, would be inactive (spec delta §2.6): a v2
+    /// manifest with a runtime and a non-optional requirement the host cannot satisfy. What a
+    /// runtime build decides, without booting anything.
+    pub fn inactive(&self) -> Option<crate::InactivePlugin> {
+        let v2 = self.manifest.v2.as_deref()?;
+        self.manifest.runtime.as_ref()?;
+        crate::runtime::activation::activation(&self.manifest.name, v2).inactive
+    }
+
     /// The plugin id: the manifest `name`.
     pub fn id(&self) -> &str {
         &self.manifest.name

@@ -7,7 +7,7 @@
 //! made while it waits join it). The fast path of a point nobody intercepts is one atomic load
 //! and a bit test.
 
-mod activation;
+pub(crate) mod activation;
 mod build;
 
 use std::collections::BTreeMap;
