@@ -543,3 +543,43 @@ fn contributes_is_strict_and_merges_the_legacy_members() {
     assert_eq!(c.mcp_servers.keys().collect::<Vec<_>>(), ["other", "srv"]);
     assert_eq!(manifest.contributes["skills"][2], "skills/c");
 }
+
+/// Checklist item 33: each runtime error of delta §4.2 is refused at its member's path.
+#[test]
+fn runtime_errors_name_their_member() {
+    const HEAD: &str = r#""apiVersion":"reasonix.io/plugin/v2","name":"a""#;
+    let tool = |extra: &str| {
+        format!(
+            r#""runtime":{{"command":"/x","capabilities":["tools"],"tools":[{{"name":"t","description":"d","inputSchema":{{"type":"object"}}{extra}}}]}}"#
+        )
+    };
+    let cases: Vec<(String, &str, Predicate)> = vec![
+        (r#""runtime":{"command":" "}"#.into(), "runtime.command", Error::is_blank),
+        (r#""runtime":{"args":[]}"#.into(), "runtime.command", Error::is_missing),
+        (r#""runtime":{"command":"/x","args":["a",""]}"#.into(), "runtime.args[1]", Error::is_blank),
+        (r#""runtime":{"command":"/x","env":{"":"v"}}"#.into(), "runtime.env[\"\"]", Error::is_blank),
+        (r#""runtime":{"command":"/x","priority":1001}"#.into(), "runtime.priority", Error::is_range),
+        (r#""runtime":{"command":"/x","priority":-1001}"#.into(), "runtime.priority", Error::is_range),
+        (r#""runtime":{"command":"/x","intercepts":["input.recieve"]}"#.into(), "runtime.intercepts[0]", Error::is_enum),
+        (r#""runtime":{"command":"/x","replaces":["systemprompt"]}"#.into(), "runtime.replaces[0]", Error::is_rule),
+        (r#""runtime":{"command":"/x","replaces":["tool:"]}"#.into(), "runtime.replaces[0]", Error::is_rule),
+        (r#""runtime":{"command":"/x","replaces":["provider:openai"]}"#.into(), "runtime.replaces[0]", Error::is_rule),
+        (r#""runtime":{"command":"/x","capabilities":["filesystem"]}"#.into(), "runtime.capabilities[0]", Error::is_rule),
+        (
+            r#""runtime":{"command":"/x","tools":[{"name":"t","description":"d","inputSchema":{"type":"object"}}]}"#.into(),
+            "runtime.tools",
+            Error::is_rule,
+        ),
+        (tool("").replace(r#""name":"t""#, r#""name":"a b""#), "runtime.tools[0].name", Error::is_rule),
+        (tool("").replace(r#""description":"d""#, r#""description":" ""#), "runtime.tools[0].description", Error::is_blank),
+        (tool("").replace(r#"{"type":"object"}"#, r#""object""#), "runtime.tools[0].inputSchema", Error::is_type),
+        (tool("").replace(r#"{"type":"object"}"#, r#"{"type":"string"}"#), "runtime.tools[0].inputSchema", Error::is_rule),
+        (tool(r#","exec":"rm""#), "runtime.tools[0].exec", Error::is_unknown),
+    ];
+    for (member, path, predicate) in cases {
+        let json = format!("{{{HEAD},{member}}}");
+        let err = Manifest::parse(&json).unwrap_err();
+        assert_eq!(err.path(), path, "{json}: {err}");
+        assert!(predicate(&err), "{json}: {err:?}");
+    }
+}
