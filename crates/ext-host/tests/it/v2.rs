@@ -373,6 +373,25 @@ pub(crate) async fn a_v2_plugin_with_an_unmet_requirement_is_inactive_and_never_
     let report = within(WAIT, "reload", runtime.reload()).await.unwrap();
     assert_eq!(report.inactive[0].plugin, "browser-tool");
     assert_eq!(env.pids().len(), 1);
+    // A running linked plugin whose requirement becomes non-optional is retired at the next
+    // reload and not started again.
+    let hopeful = running[0].pid;
+    v2_plugin(&env, "hopeful", "input.receive")
+        .manifest(
+            "requires",
+            json!([{"namespace":"reasonix","kind":"browser","id":"companion"}]),
+        )
+        .package();
+    let report = within(WAIT, "reload", runtime.reload()).await.unwrap();
+    let inactive: Vec<&str> = report.inactive.iter().map(|p| p.plugin.as_str()).collect();
+    assert_eq!(inactive, ["browser-tool", "hopeful"]);
+    assert!(
+        report.started.is_empty() && report.adopted.is_empty(),
+        "{report:?}"
+    );
+    assert!(runtime.sidecars().is_empty());
+    eventually("the retired sidecar exits", || !alive(hopeful)).await;
+    assert_eq!(env.pids().len(), 1);
     env.finish(runtime).await;
 
     // A required plugin that is inactive fails the build, and nothing is spawned.
