@@ -321,10 +321,12 @@ async fn check(only: Option<&str>, out: &Out) -> anyhow::Result<()> {
         .collect();
     let mut plugins = Vec::new();
     for sidecar in &running {
-        let declared = installed
+        let package = installed
             .iter()
             .find(|p| p.id == sidecar.plugin)
-            .and_then(|p| sidewire_ext_host::Package::open(&p.root).ok())
+            .and_then(|p| sidewire_ext_host::Package::open(&p.root).ok());
+        let declared = package
+            .as_ref()
             .map(|package| package.trust_summary().to_string())
             .unwrap_or_default();
         out.line(format!(
@@ -335,7 +337,57 @@ async fn check(only: Option<&str>, out: &Out) -> anyhow::Result<()> {
         for line in declared.lines() {
             out.line(format!("     {}", safe::line(line)));
         }
-        plugins.push(json!({ "plugin": sidecar.plugin, "pid": sidecar.pid, "ok": true, "declared": declared }));
+        let mut notes = Vec::new();
+        for (_, slot) in report
+            .unused_slots
+            .iter()
+            .filter(|(plugin, _)| *plugin == sidecar.plugin)
+        {
+            notes.push(format!("{slot}: slot accepted, not used by this host"));
+        }
+        for unmet in report
+            .unmet_optional
+            .iter()
+            .filter(|u| u.plugin == sidecar.plugin)
+        {
+            notes.push(format!(
+                "warning: optional capability {} is not available on this host",
+                unmet.capability
+            ));
+        }
+        // A v2 manifest's contributed paths, as install checked them (a linked package may
+        // have changed since).
+        match package.as_ref().map(|p| p.check_contributions()) {
+            Some(Ok(warnings)) => {
+                notes.extend(warnings.iter().map(|w| format!("warning: {w}")));
+            }
+            Some(Err(err)) => notes.push(format!("warning: {err}")),
+            None => {}
+        }
+        for note in &notes {
+            out.line(format!("     {}", safe::line(note)));
+        }
+        plugins.push(json!({ "plugin": sidecar.plugin, "pid": sidecar.pid, "ok": true, "declared": declared, "notes": notes }));
+    }
+    // v2 plugins that were resolved but not started (spec delta §2.6): not a failure, and the
+    // reason is the reference's text.
+    for inactive in report
+        .inactive
+        .iter()
+        .filter(|p| only.is_none_or(|name| p.plugin == name))
+    {
+        out.line(format!(
+            "inactive {}: {}",
+            safe::line(&inactive.plugin),
+            safe::line(&inactive.reason.to_string())
+        ));
+        plugins.push(json!({
+            "plugin": inactive.plugin,
+            "ok": true,
+            "inactive": true,
+            "reason": inactive.reason.to_string(),
+            "missing": inactive.reason.missing(),
+        }));
     }
     for failure in &failed {
         // The failure's text carries the sidecar's cause and stderr tail over several lines.

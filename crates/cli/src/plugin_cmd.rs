@@ -45,6 +45,12 @@ pub(crate) fn run(command: PluginCommand, out: &Out) -> anyhow::Result<()> {
             let package = Package::open(&path)
                 .with_context(|| format!("reading the plugin at {}", path.display()))?;
             package.check_installable()?;
+            // A v2 manifest's contributed paths: refused before consent is asked for; what is
+            // only worth saying (a missing path) is said with the summary.
+            let warnings = package.check_contributions()?;
+            for warning in &warnings {
+                out.note(format!("warning: {}", safe::line(&warning.to_string())));
+            }
             // Said before consent is asked for, and naming the flag (the store refuses it too).
             if !replace {
                 let installed = store.list().context("reading the plugin store")?;
@@ -96,19 +102,40 @@ pub(crate) fn run(command: PluginCommand, out: &Out) -> anyhow::Result<()> {
             if plugins.is_empty() {
                 out.line("no plugins installed");
             }
-            for plugin in &plugins {
+            // A v2 plugin that would not start (spec delta §2.6), and why; a package that
+            // cannot be read is `ext check`'s to report.
+            let inactive: Vec<Option<String>> = plugins
+                .iter()
+                .map(|p| {
+                    Package::open(&p.root)
+                        .ok()
+                        .and_then(|package| package.inactive())
+                        .map(|inactive| inactive.reason.to_string())
+                })
+                .collect();
+            for (plugin, inactive) in plugins.iter().zip(&inactive) {
                 // The record file is ours, but a hand-edited one must not reach the terminal
                 // raw either.
                 out.line(format!(
-                    "{} {}{}{}",
+                    "{} {}{}{}{}",
                     safe::line(&plugin.id),
-                    safe::line(&plugin.version),
+                    // A v2 manifest may omit its version (spec delta §4.3).
+                    if plugin.version.is_empty() {
+                        "unversioned".into()
+                    } else {
+                        safe::line(&plugin.version)
+                    },
                     if plugin.enabled { "" } else { " (disabled)" },
-                    if plugin.linked { " (linked)" } else { "" }
+                    if plugin.linked { " (linked)" } else { "" },
+                    match inactive {
+                        Some(reason) => format!(" (inactive: {})", safe::line(reason)),
+                        None => String::new(),
+                    }
                 ));
             }
-            out.json(&json!({ "plugins": plugins.iter().map(|p| json!({
+            out.json(&json!({ "plugins": plugins.iter().zip(&inactive).map(|(p, inactive)| json!({
                 "id": p.id, "version": p.version, "enabled": p.enabled, "linked": p.linked, "root": p.root,
+                "inactive": inactive,
             })).collect::<Vec<_>>() }));
             Ok(())
         }

@@ -3517,3 +3517,80 @@ mod gateway;
 
 #[path = "cli/hooks.rs"]
 mod hooks;
+
+/// Spec delta §2.6 and §2.8 (checklist items 17, 34): `ext check` shows a v2 plugin with an
+/// unmet non-optional requirement as inactive, with the reference's reason, without starting
+/// it; and a `tool:` slot as accepted and unused.
+#[test]
+fn ext_check_shows_an_inactive_v2_plugin_and_its_reason() {
+    let home = home();
+    let v2 = |name: &str, members: Value| {
+        let package = home.path().join(name);
+        std::fs::create_dir_all(&package).unwrap();
+        let mut manifest = json!({
+            "apiVersion": "reasonix.io/plugin/v2",
+            "name": name,
+            "runtime": {
+                "command": EXE,
+                "args": ["__sidecar"],
+                "intercepts": ["input.receive"],
+                "capabilities": ["interceptors"]
+            }
+        });
+        for (key, value) in members.as_object().unwrap() {
+            manifest[key] = value.clone();
+        }
+        std::fs::write(package.join("reasonix-plugin.json"), manifest.to_string()).unwrap();
+        install_linked(home.path(), &package);
+    };
+    v2(
+        "browser-tool",
+        json!({"requires": [{"namespace": "reasonix", "kind": "browser", "id": "companion"}]}),
+    );
+    v2(
+        "Slotty.Tools",
+        json!({"runtime": {"command": EXE, "args": ["__sidecar"], "replaces": ["tool:bash"]}}),
+    );
+    let out = run(home.path(), &["ext", "check"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains(
+            "inactive browser-tool: missing required capability reasonix/browser/companion; \
+             browser host is unavailable on this frontend"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("ok   Slotty.Tools"), "{text}");
+    assert!(
+        text.contains("tool:bash: slot accepted, not used by this host"),
+        "{text}"
+    );
+    // `plugin list` says so without booting anything.
+    let out = run(home.path(), &["plugin", "list"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains(
+            "browser-tool unversioned (linked) (inactive: missing required capability \
+             reasonix/browser/companion; browser host is unavailable on this frontend)"
+        ),
+        "{}",
+        stdout(&out)
+    );
+    let out = run(home.path(), &["--json", "ext", "check"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc: Value = serde_json::from_str(&stdout(&out)).expect("one JSON document");
+    let plugins = doc["plugins"].as_array().unwrap();
+    let inactive = plugins
+        .iter()
+        .find(|p| p["plugin"] == "browser-tool")
+        .unwrap();
+    assert_eq!(inactive["inactive"], true, "{doc}");
+    assert_eq!(inactive["missing"], json!(["reasonix/browser/companion"]));
+    assert!(inactive.get("pid").is_none(), "never started: {doc}");
+    let running = plugins
+        .iter()
+        .find(|p| p["plugin"] == "Slotty.Tools")
+        .unwrap();
+    assert!(running["pid"].as_u64().is_some(), "{doc}");
+}

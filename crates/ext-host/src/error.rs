@@ -79,6 +79,19 @@ pub enum Error {
         /// Which rule it breaks.
         refusal: Refusal,
     },
+    /// A path a v2 manifest contributes breaks a rule only the file system shows (spec delta
+    /// §4.1): it leaves the plugin root through a symlink, or a theme is not a regular file.
+    #[error("cannot install {plugin}: contributes.{} path {path:?} {refusal}", kind.as_str())]
+    Contribution {
+        /// The plugin id.
+        plugin: String,
+        /// The list the path is in.
+        kind: sidewire_ext_protocol::v2::PathKind,
+        /// The path, normalised.
+        path: String,
+        /// Which rule it breaks.
+        refusal: crate::ContributionRefusal,
+    },
     /// The plugin is not in the installed-plugin store.
     #[error("plugin {0} is not installed")]
     NotInstalled(String),
@@ -90,6 +103,17 @@ pub enum Error {
     SlotConflict {
         /// The slot.
         slot: Slot,
+        /// The plugin id that comes first.
+        first: String,
+        /// The other plugin id.
+        second: String,
+    },
+    /// Two enabled v2 plugins claim the same `tool:<name>` or `provider:<ref>` slot (spec delta
+    /// §2.8); nothing was spawned. The slot is shown quoted, as the manifest wrote it.
+    #[error("slot {slot:?} is claimed by both {first} and {second}")]
+    SlotFormConflict {
+        /// The slot, `tool:…` or `provider:…`.
+        slot: String,
         /// The plugin id that comes first.
         first: String,
         /// The other plugin id.
@@ -191,6 +215,11 @@ impl Error {
         }
     }
 
+    /// A contributed path was refused: see [`Error::Contribution`].
+    pub fn is_contribution(&self) -> bool {
+        matches!(self, Error::Contribution { .. })
+    }
+
     /// The plugin is not installed.
     pub fn is_not_installed(&self) -> bool {
         matches!(self, Error::NotInstalled(_))
@@ -201,9 +230,12 @@ impl Error {
         matches!(self, Error::Startup(_))
     }
 
-    /// Two plugins claim one slot.
+    /// Two plugins claim one slot: a named one, or a v2 `tool:`/`provider:` one.
     pub fn is_slot_conflict(&self) -> bool {
-        matches!(self, Error::SlotConflict { .. })
+        matches!(
+            self,
+            Error::SlotConflict { .. } | Error::SlotFormConflict { .. }
+        )
     }
 
     /// An extension made the operation fail.
@@ -295,6 +327,10 @@ pub enum StartupStage {
     Spawn,
     /// The handshake failed: timeout, early exit, an error answer or a validation rule.
     Handshake,
+    /// Not started: a required v2 plugin is inactive, a non-optional requirement of its
+    /// manifest being unmet (spec delta §2.6; see
+    /// [`InactivePlugin`](crate::InactivePlugin)).
+    Inactive,
 }
 
 impl StartupStage {
@@ -306,6 +342,7 @@ impl StartupStage {
             StartupStage::Pipes => "pipes",
             StartupStage::Spawn => "spawn",
             StartupStage::Handshake => "handshake",
+            StartupStage::Inactive => "inactive",
         }
     }
 }

@@ -216,9 +216,15 @@ pub use crate::error::{
 };
 pub use crate::events::{HostEvent, HostEvents, PublishedSurface, UiPrompt};
 pub use crate::member::{ChainMember, MemberAnswer, MemberFailure, MemberFuture};
-pub use crate::package::{Package, TrustSummary};
+pub use crate::package::{
+    ContributionRefusal, ContributionWarning, MAX_GLOB_ENTRIES, MAX_GLOB_MATCHES, Package,
+    TrustSummary,
+};
 pub use crate::provider::{CatalogEntry, ProviderStream, StreamRequest};
-pub use crate::runtime::{ExtensionHost, GenerationReport, SidecarInfo, Turn};
+pub use crate::runtime::{
+    ExtensionHost, GenerationReport, InactivePlugin, InactiveReason, SidecarInfo, Turn,
+    UnmetOptional,
+};
 pub use crate::store::{InstallOptions, InstalledPlugin, PluginStore};
 
 /// For binaries only, since both are process-global: become a child subreaper at start (so

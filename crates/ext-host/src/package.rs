@@ -19,6 +19,12 @@ use sidewire_process::file::{self, Symlinks};
 
 use crate::Error;
 
+mod contrib;
+
+pub use self::contrib::{
+    ContributionRefusal, ContributionWarning, MAX_GLOB_ENTRIES, MAX_GLOB_MATCHES,
+};
+
 /// A plugin package: a directory holding `reasonix-plugin.json`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Package {
@@ -86,6 +92,41 @@ impl Package {
             field: refused.field,
             refusal: refused.refusal,
         })
+    }
+
+    /// Checks the paths a v2 manifest contributes against this package's directory (spec
+    /// delta §4.1): an existing path must resolve inside the directory through symlinks and a
+    /// theme must be a regular file (or a glob whose matches are); a missing path, or a glob
+    /// that matches nothing, is returned as a warning. A v1 manifest contributes nothing
+    /// checked here. Reads metadata and, for theme globs, at most [`MAX_GLOB_ENTRIES`]
+    /// directory entries.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Contribution`] naming the list, the path and the rule; [`Error::Io`] when the
+    /// package directory cannot be resolved.
+    pub fn check_contributions(&self) -> Result<Vec<ContributionWarning>, Error> {
+        let Some(v2) = &self.manifest.v2 else {
+            return Ok(Vec::new());
+        };
+        let root = std::fs::canonicalize(&self.root).map_err(|err| Error::io(&self.root, err))?;
+        contrib::check(&root, &v2.contributions).map_err(|(kind, path, refusal)| {
+            Error::Contribution {
+                plugin: self.manifest.name.clone(),
+                kind,
+                path,
+                refusal,
+            }
+        })
+    }
+
+    /// Whether this package, installed and enabled, would be inactive (spec delta §2.6): a v2
+    /// manifest with a runtime and a non-optional requirement the host cannot satisfy. What a
+    /// runtime build decides, without booting anything.
+    pub fn inactive(&self) -> Option<crate::InactivePlugin> {
+        let v2 = self.manifest.v2.as_deref()?;
+        self.manifest.runtime.as_ref()?;
+        crate::runtime::activation::activation(&self.manifest.name, v2).inactive
     }
 
     /// The plugin id: the manifest `name`.

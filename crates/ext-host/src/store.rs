@@ -19,7 +19,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
-use sidewire_ext_protocol::is_plugin_id;
+use sidewire_ext_protocol::v2::is_plugin_name;
 
 use crate::{Error, Package};
 
@@ -202,7 +202,8 @@ impl PluginStore {
         }
         let mut seen = std::collections::BTreeSet::new();
         for plugin in &record.plugins {
-            if !is_plugin_id(&plugin.id) {
+            // v2's pattern, a superset of v1's (spec delta §4.1).
+            if !is_plugin_name(&plugin.id) {
                 return Err(corrupt(format!("{:?} is not a plugin id", plugin.id)));
             }
             if !seen.insert(plugin.id.as_str()) {
@@ -274,8 +275,9 @@ impl PluginStore {
     /// [`Error::Manifest`] for a manifest that does not decode, [`Error::Refused`] for one that
     /// breaks the install and launch rules ([`Package::check_installable`]: a control
     /// character in a shown member, a relative or shell command), [`Error::Install`] when the
-    /// id is installed and `replace` is not set, or for a symlink leaving the package, and the
-    /// store's own errors.
+    /// id is installed and `replace` is not set, or for a symlink leaving the package,
+    /// [`Error::Contribution`] for a v2 manifest's contributed path that leaves the package or
+    /// a theme that is not a file, and the store's own errors.
     pub fn install(
         &self,
         source: &Path,
@@ -283,19 +285,20 @@ impl PluginStore {
     ) -> Result<InstalledPlugin, Error> {
         let package = Package::open(source)?;
         let id = package.id().to_owned();
-        if !is_plugin_id(&id) {
-            // A v2 name may use upper case, `.` and `_` (spec delta §4.1). The id names the
-            // package directory (upper case collides with lower case on case-insensitive file
-            // systems) and is the record's key, checked as a v1 id when the record is read;
-            // it also prefixes provider refs and action names. Refused until those are widened.
+        // The manifest parser held the name to its pattern: v1's, or v2's wider
+        // `^[a-zA-Z0-9][a-zA-Z0-9._-]{0,63}$` (spec delta §4.1). Checked again here because the
+        // id names the package directory: it can never be empty, `.`, `..` or hold a `/`.
+        if !is_plugin_name(&id) {
             return Err(Error::install(
                 id,
-                "this v2 plugin name is outside ^[a-z0-9][a-z0-9-]{0,63}$, which sidewire \
-                 needs for the install record, the package directory and plugin/<id>/ refs; \
-                 rename the plugin (lower-case letters, digits and '-')",
+                "the plugin name is outside ^[a-zA-Z0-9][a-zA-Z0-9._-]{0,63}$",
             ));
         }
         let source_root = fs::canonicalize(source).map_err(|err| Error::io(source, err))?;
+        // A v2 manifest's contributed paths, where the files are now (a copy keeps them, and
+        // refuses a symlink leaving the package anyway). Warnings are the caller's to show
+        // (`Package::check_contributions`).
+        package.check_contributions()?;
         // The launch rules, checked against the root the plugin will have, before anything is
         // copied or recorded: a package that installs is one that can start.
         let root = if options.link {
@@ -308,6 +311,19 @@ impl PluginStore {
         let _lock = self.lock_exclusive()?;
         let mut record = self.read_record()?;
         let existing = record.plugins.iter().position(|p| p.id == id);
+        // Ids that differ only by case would share a package directory on a case-insensitive
+        // file system, and are confusable on every screen that lists them.
+        if let Some(other) =
+            (record.plugins.iter()).find(|p| p.id != id && p.id.eq_ignore_ascii_case(&id))
+        {
+            return Err(Error::install(
+                &id,
+                format!(
+                    "{} is installed, and plugin ids that differ only by case are refused",
+                    other.id
+                ),
+            ));
+        }
         if existing.is_some() && !options.replace {
             return Err(Error::install(
                 &id,

@@ -410,6 +410,25 @@ fn check_manifest_v2(manifest: &Manifest) {
         .v2
         .as_deref()
         .expect("a v2 manifest keeps what v1 has no word for");
+    assert!(
+        crate::v2::is_plugin_name(&manifest.name),
+        "{:?}",
+        manifest.name
+    );
+    for provided in &declared.provides {
+        assert!(crate::v2::is_capability_version(&provided.version));
+    }
+    for slot in &declared.replaces {
+        assert!(crate::v2::is_slot_v2(slot), "{slot:?}");
+    }
+    // Every contributed path stays inside the root by its text.
+    for (_, path) in declared.contributions.paths() {
+        assert!(!path.starts_with('/') && !path.contains('\\'), "{path:?}");
+        assert!(
+            path.split('/').all(|s| s != ".." && !s.is_empty()),
+            "{path:?}"
+        );
+    }
     let Some(runtime) = &manifest.runtime else {
         return;
     };

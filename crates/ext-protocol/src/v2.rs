@@ -22,12 +22,19 @@ use crate::manifest::{Capability, RuntimeSpec};
 use crate::provider::{ProviderDescriptor, is_plugin_provider_ref};
 
 pub mod browser;
+mod contributes;
+mod deps;
 pub(crate) mod manifest;
 pub mod ui;
 mod wire;
 
+pub use self::contributes::{Contributions, PathKind, is_glob};
+pub use self::deps::{
+    MAX_RANGE_CLAUSES, RangeError, VersionRange, is_capability_version, satisfies,
+};
 pub use self::manifest::{
-    CAPABILITIES, CapabilityRef, ManifestV2, NAME_PATTERN, RuntimeTool, is_plugin_name, is_slot_v2,
+    CAPABILITIES, CapabilityRef, ManifestV2, NAME_PATTERN, RuntimeTool, SlotForm, is_plugin_name,
+    is_slot_v2,
 };
 pub use self::wire::{
     InterceptParams, InterceptResult, ProviderChunk, REPLACEMENT_POINTER, ResourcesChangedParams,

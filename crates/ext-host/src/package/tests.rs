@@ -347,3 +347,121 @@ fn a_manifest_linked_to_a_file_inside_its_package_is_read() {
     });
     assert_eq!(open_on_a_thread(root).unwrap().id(), "acme");
 }
+
+/// Checklist item 37, the file-system half: an escaping symlink is refused, an in-root one
+/// accepted, a missing path is a warning, a directory listed as a theme is refused, a theme
+/// glob matches regular files; install applies the same checks.
+#[test]
+fn contributed_paths_are_checked_against_the_plugin_root() {
+    let tmp = tempfile::tempdir().unwrap();
+    let outside = tmp.path().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("secret.md"), "s").unwrap();
+    let v2 = |name: &str, contributes: serde_json::Value, make: &dyn Fn(&Path)| {
+        let root = write_package(
+            tmp.path(),
+            name,
+            json!({"apiVersion": "reasonix.io/plugin/v2", "name": name, "contributes": contributes}),
+        );
+        make(&root);
+        Package::open(&root).unwrap()
+    };
+    let refusal = |package: &Package| match package.check_contributions().unwrap_err() {
+        Error::Contribution {
+            kind,
+            path,
+            refusal,
+            ..
+        } => (kind, path, refusal),
+        other => panic!("{other:?}"),
+    };
+    use crate::ContributionRefusal;
+    use sidewire_ext_protocol::v2::PathKind;
+
+    let escaping = v2("escaping", json!({"skills": ["skills/leak"]}), &|root| {
+        std::fs::create_dir_all(root.join("skills")).unwrap();
+        std::os::unix::fs::symlink(&outside, root.join("skills/leak")).unwrap();
+    });
+    assert_eq!(
+        refusal(&escaping),
+        (
+            PathKind::Skill,
+            "skills/leak".to_owned(),
+            ContributionRefusal::SymlinkEscape
+        )
+    );
+    // Under an escaping directory, even a path that does not exist is refused.
+    let under = v2("under", json!({"prompts": ["out/missing.md"]}), &|root| {
+        std::os::unix::fs::symlink(&outside, root.join("out")).unwrap();
+    });
+    assert_eq!(refusal(&under).2, ContributionRefusal::SymlinkEscape);
+    let store = PluginStore::new(tmp.path().join("state"));
+    let err = store
+        .install(&escaping.root, InstallOptions::link())
+        .unwrap_err();
+    assert!(err.is_contribution(), "{err:?}");
+    assert!(store.list().unwrap().is_empty());
+
+    let dir_theme = v2("dir-theme", json!({"themes": "themes/dark"}), &|root| {
+        std::fs::create_dir_all(root.join("themes/dark")).unwrap();
+    });
+    assert_eq!(refusal(&dir_theme).2, ContributionRefusal::ThemeNotAFile);
+
+    let fine = v2(
+        "fine",
+        json!({"skills": ["skills/real", "skills/alias", "skills/missing"],
+               "themes": ["themes/*.reasonix-theme", "none/*.reasonix-theme"]}),
+        &|root| {
+            std::fs::create_dir_all(root.join("skills/real")).unwrap();
+            std::os::unix::fs::symlink("real", root.join("skills/alias")).unwrap();
+            std::fs::create_dir_all(root.join("themes")).unwrap();
+            std::fs::write(root.join("themes/dark.reasonix-theme"), "{}").unwrap();
+            std::fs::write(root.join("themes/notes.txt"), "").unwrap();
+        },
+    );
+    let warnings = fine.check_contributions().unwrap();
+    assert_eq!(
+        warnings,
+        [
+            crate::ContributionWarning::Missing {
+                kind: PathKind::Skill,
+                path: "skills/missing".to_owned()
+            },
+            crate::ContributionWarning::NoMatch {
+                pattern: "none/*.reasonix-theme".to_owned()
+            },
+        ]
+    );
+    store.install(&fine.root, InstallOptions::link()).unwrap();
+    // A glob whose match is a directory is refused like a listed one.
+    let glob_dir = v2("glob-dir", json!({"themes": ["themes/*"]}), &|root| {
+        std::fs::create_dir_all(root.join("themes/sub")).unwrap();
+    });
+    assert_eq!(refusal(&glob_dir).2, ContributionRefusal::ThemeNotAFile);
+}
+
+/// The theme globs' bound: more than `MAX_GLOB_ENTRIES` entries read refuses the package.
+#[test]
+fn theme_globs_read_a_bounded_number_of_entries() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = write_package(
+        tmp.path(),
+        "many",
+        json!({"apiVersion": "reasonix.io/plugin/v2", "name": "many",
+               "contributes": {"themes": "themes/*.none"}}),
+    );
+    std::fs::create_dir_all(root.join("themes")).unwrap();
+    for i in 0..crate::MAX_GLOB_ENTRIES {
+        std::fs::write(root.join(format!("themes/{i}")), "").unwrap();
+    }
+    let package = Package::open(&root).unwrap();
+    // At the bound: read in full, nothing matches.
+    assert_eq!(package.check_contributions().unwrap().len(), 1);
+    std::fs::write(root.join("themes/one-more"), "").unwrap();
+    match package.check_contributions().unwrap_err() {
+        Error::Contribution { refusal, .. } => {
+            assert_eq!(refusal, crate::ContributionRefusal::TooManyEntries);
+        }
+        other => panic!("{other:?}"),
+    }
+}

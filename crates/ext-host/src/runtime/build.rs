@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use futures_util::future::join_all;
+use sidewire_ext_protocol::v2::SlotForm;
 use sidewire_ext_protocol::{MAX_CONCURRENT_BOOTS, Slot};
 use tokio::sync::Semaphore;
 use tokio::time::Instant;
@@ -14,6 +15,7 @@ use crate::Redactor;
 use crate::conn::{self, Connection, Plugin, UiState};
 use crate::error::{StartupFailure, StartupStage};
 use crate::generation::Generation;
+use crate::runtime::activation::{self, InactivePlugin, UnmetOptional};
 use crate::shared::Shared;
 use crate::store::PluginStore;
 use crate::{Error, Package};
@@ -31,6 +33,17 @@ pub struct GenerationReport {
     /// Optional plugins that failed to start (each was also reported as a warning); a reload
     /// tries them again.
     pub failed: Vec<StartupFailure>,
+    /// Enabled v2 plugins that were not started because a non-optional requirement is unmet
+    /// (spec delta §2.6), in plugin-id order; each was also reported as a warning. A required
+    /// one fails the build instead (stage [`Inactive`](StartupStage::Inactive)).
+    pub inactive: Vec<InactivePlugin>,
+    /// Optional requirements of started v2 plugins that the host cannot satisfy (each was
+    /// also reported as a warning).
+    pub unmet_optional: Vec<UnmetOptional>,
+    /// `tool:<name>` and `provider:<ref>` slots that started v2 plugins own (spec delta §2.8):
+    /// accepted, unique, and not used by this host. Pairs of plugin id and slot, in plugin-id
+    /// order.
+    pub unused_slots: Vec<(String, String)>,
 }
 
 /// A built generation, not yet published.
@@ -47,16 +60,29 @@ pub(crate) struct Built {
 /// does not even decode: the install record alone cannot vouch for the flag).
 type Unresolved = (StartupFailure, bool);
 
-/// The resolved plugins, the ones that failed, and every manifest `env` pair (for redaction).
+/// The resolved plugins, the ones that failed, the inactive ones (and whether each is
+/// required), the unmet optional requirements, and every manifest `env` pair (for redaction).
 struct Resolved {
     plugins: Vec<Arc<Plugin>>,
     failures: Vec<Unresolved>,
+    inactive: Vec<(InactivePlugin, bool)>,
+    unmet_optional: Vec<UnmetOptional>,
     env: Vec<(String, String)>,
+}
+
+/// What one enabled plugin resolves to.
+enum Resolution {
+    /// It starts (or is adopted).
+    Active(Plugin),
+    /// It does not start (spec delta §2.6); whether it is required.
+    Inactive(InactivePlugin, bool),
 }
 
 fn resolve(store: &PluginStore) -> Result<Resolved, Error> {
     let mut plugins = Vec::new();
     let mut failures = Vec::new();
+    let mut inactive = Vec::new();
+    let mut unmet_optional = Vec::new();
     let mut env = Vec::new();
     for installed in store.list()? {
         if !installed.enabled {
@@ -106,25 +132,45 @@ fn resolve(store: &PluginStore) -> Result<Resolved, Error> {
         } else {
             installed.version
         };
-        plugins.push(Arc::new(Plugin {
+        let mut resolution = Resolution::Active(Plugin {
             id: installed.id,
             root: installed.root,
             version,
             runtime,
             v2,
-        }));
+        });
+        if let Resolution::Active(plugin) = &resolution
+            && let Some(v2) = &plugin.v2
+        {
+            let activation = activation::activation(&plugin.id, v2);
+            if let Some(inactive) = activation.inactive {
+                resolution = Resolution::Inactive(inactive, plugin.required());
+            } else {
+                unmet_optional.extend(activation.unmet_optional);
+            }
+        }
+        match resolution {
+            Resolution::Active(plugin) => plugins.push(Arc::new(plugin)),
+            Resolution::Inactive(plugin, required) => inactive.push((plugin, required)),
+        }
     }
     Ok(Resolved {
         plugins,
         failures,
+        inactive,
+        unmet_optional,
         env,
     })
 }
 
 /// §7.7: each slot has at most one owner among the enabled plugins; checked from manifests
 /// before anything is spawned.
-fn check_slots(plugins: &[Arc<Plugin>]) -> Result<(), Error> {
+/// v2's `tool:<name>` and `provider:<ref>` slots follow the same rule (delta §2.8); the pairs
+/// of plugin id and such slot are returned for the report.
+fn check_slots(plugins: &[Arc<Plugin>]) -> Result<Vec<(String, String)>, Error> {
     let mut owners: BTreeMap<Slot, &str> = BTreeMap::new();
+    let mut form_owners: BTreeMap<&str, &str> = BTreeMap::new();
+    let mut forms = Vec::new();
     for plugin in plugins {
         for slot in &plugin.runtime.replaces {
             if let Some(first) = owners.insert(*slot, &plugin.id) {
@@ -135,8 +181,19 @@ fn check_slots(plugins: &[Arc<Plugin>]) -> Result<(), Error> {
                 });
             }
         }
+        let v2_slots = plugin.v2.iter().flat_map(|v2| &v2.replaces);
+        for slot in v2_slots.filter(|s| SlotForm::parse(s).is_some()) {
+            if let Some(first) = form_owners.insert(slot, &plugin.id) {
+                return Err(Error::SlotFormConflict {
+                    slot: slot.clone(),
+                    first: first.to_owned(),
+                    second: plugin.id.clone(),
+                });
+            }
+            forms.push((plugin.id.clone(), slot.clone()));
+        }
     }
-    Ok(())
+    Ok(forms)
 }
 
 /// Builds generation `number`. `previous` offers sidecars to adopt; `ui` is the standing of the
@@ -152,6 +209,8 @@ pub(crate) async fn build(
     let Resolved {
         plugins,
         failures: resolve_failures,
+        inactive,
+        unmet_optional,
         env,
     } = resolve(store)?;
     let mut required: BTreeMap<String, bool> = plugins
@@ -164,7 +223,28 @@ pub(crate) async fn build(
             .map(|(failure, required)| (failure.plugin.clone(), *required)),
     );
     shared.set_redactor(base_redactor.with(env));
-    check_slots(&plugins)?;
+    let unused_slots = check_slots(&plugins)?;
+    // A required plugin that cannot be active fails the build before anything is spawned:
+    // its failures would fail operations, so running without it must not go unnoticed.
+    let mut inactive_report = Vec::new();
+    for (plugin, required) in inactive {
+        if required {
+            return Err(Error::Startup(Box::new(StartupFailure {
+                plugin: plugin.plugin.clone(),
+                stage: StartupStage::Inactive,
+                elapsed: std::time::Duration::ZERO,
+                reason: None,
+                refused_by: None,
+                cause: plugin.reason.to_string(),
+                stderr_tail: String::new(),
+            })));
+        }
+        shared.warn(Some(&plugin.plugin), &plugin.to_string());
+        inactive_report.push(plugin);
+    }
+    for unmet in &unmet_optional {
+        shared.warn(Some(&unmet.plugin), &unmet.to_string());
+    }
     let mut adopted = BTreeMap::new();
     let mut to_start = Vec::new();
     for plugin in &plugins {
@@ -228,6 +308,9 @@ pub(crate) async fn build(
         started: Vec::new(),
         adopted: adopted.keys().cloned().collect(),
         failed: Vec::new(),
+        inactive: inactive_report,
+        unmet_optional,
+        unused_slots,
     };
     let mut conns = adopted;
     let mut fatal = None;

@@ -7,6 +7,7 @@
 //! made while it waits join it). The fast path of a point nobody intercepts is one atomic load
 //! and a bit test.
 
+pub(crate) mod activation;
 mod build;
 
 use std::collections::BTreeMap;
@@ -33,6 +34,7 @@ use crate::store::PluginStore;
 use crate::util::lock;
 use crate::{Error, ui};
 
+pub use self::activation::{InactivePlugin, InactiveReason, UnmetOptional};
 pub use self::build::GenerationReport;
 
 /// The extension host of one session: the installed plugins' sidecars, running.

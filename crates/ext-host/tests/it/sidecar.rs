@@ -577,8 +577,10 @@ fn initialize(script: &Value, out: &Out, frame: &Value) -> bool {
         out.frame(&json!({"jsonrpc":"2.0","id":id,"error":error}));
         return true;
     }
+    // The profile the host chose (a v1 or a v2 manifest), answered in kind.
+    let version = frame["params"]["protocolVersion"].as_str().unwrap_or("1");
     let mut result = json!({
-        "protocolVersion": "1",
+        "protocolVersion": version,
         "name": env_var("REASONIX_PLUGIN_NAME"),
         "version": "0.0.1",
         "stateSchemaVersion": 0,

@@ -182,6 +182,12 @@ impl PluginBuilder<'_> {
         self
     }
 
+    /// Removes a root member of the manifest.
+    pub(crate) fn without(mut self, key: &str) -> Self {
+        self.manifest.as_object_mut().unwrap().remove(key);
+        self
+    }
+
     /// Sets a member of the sidecar's script (see `sidecar.rs`).
     pub(crate) fn script(mut self, key: &str, value: Value) -> Self {
         self.script[key] = value;

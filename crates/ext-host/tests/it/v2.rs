@@ -4,7 +4,7 @@
 //! sidecar serve the same point in one host.
 
 use serde_json::{Value, json};
-use sidewire_ext_host::{HostConfig, StartupStage};
+use sidewire_ext_host::{Error, HostConfig, HostEvent, InactiveReason, StartupStage};
 use sidewire_ext_protocol::{HookPayload, HookPoint, PermissionPayload, Reason, UiHost, Verdict};
 
 use crate::support::*;
@@ -44,15 +44,6 @@ fn v2_plugin<'a>(env: &'a Env, name: &str, point: &str) -> PluginBuilder<'a> {
         .manifest("apiVersion", json!("reasonix.io/plugin/v2"))
         .manifest("version", json!("0.1.0"))
         .intercepts(&[point])
-}
-
-/// The frames a sidecar recorded, as JSON.
-fn recorded(env: &Env, file: &str) -> Vec<Value> {
-    std::fs::read_to_string(env.path(file))
-        .unwrap()
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect()
 }
 
 /// The reference host's frames, with this test's workspace root.
@@ -258,18 +249,254 @@ pub(crate) async fn v2_handshakes_are_checked_in_the_v2_profile() {
     );
 }
 
-pub(crate) async fn a_v2_name_outside_the_v1_id_pattern_is_refused_at_install() {
+/// Checklist item 32 and spec delta §4.1: v2's wider names install, boot and name their
+/// provider refs and package directories; ids that differ only by case are refused; a v2
+/// manifest without `version` installs.
+pub(crate) async fn v2_names_wider_than_v1_install_and_start() {
     let env = Env::new();
-    let root = env
-        .plugin("acme")
-        .manifest("apiVersion", json!("reasonix.io/plugin/v2"))
-        .manifest("name", json!("Acme.Guard"))
+    let root = v2_plugin(&env, "wide", "input.receive")
+        .manifest("name", json!("Foo.Bar_1"))
+        .without("version")
+        .on(
+            "input.receive",
+            json!({"decision":"replace","replacement":{"text":"wide"}}),
+        )
         .package();
-    let err = env
-        .store()
+    let store = env.store();
+    let installed = store
         .install(&root, sidewire_ext_host::InstallOptions::link())
-        .unwrap_err();
-    assert!(err.is_install(), "{err:?}");
-    assert!(err.to_string().contains("Acme.Guard"), "{err}");
-    assert!(env.store().list().unwrap().is_empty());
+        .unwrap();
+    assert_eq!(installed.id, "Foo.Bar_1");
+    assert_eq!(installed.version, "", "a v2 manifest may omit its version");
+    assert_eq!(store.list().unwrap()[0].id, "Foo.Bar_1");
+    // A copy lands in a directory named by the id.
+    let copied = store
+        .install(&root, sidewire_ext_host::InstallOptions::copy().replacing())
+        .unwrap();
+    assert!(copied.root.ends_with("plugins/Foo.Bar_1"), "{copied:?}");
+    store
+        .install(&root, sidewire_ext_host::InstallOptions::link().replacing())
+        .unwrap();
+    // Another package whose name differs only by case is refused, linked or copied.
+    let twin = v2_plugin(&env, "twin", "input.receive")
+        .manifest("name", json!("foo.bar_1"))
+        .package();
+    for options in [
+        sidewire_ext_host::InstallOptions::link(),
+        sidewire_ext_host::InstallOptions::copy().replacing(),
+    ] {
+        let err = store.install(&twin, options).unwrap_err();
+        assert!(err.is_install(), "{err:?}");
+    }
+    assert_eq!(store.list().unwrap().len(), 1);
+    // Names outside the v2 pattern do not parse.
+    for bad in ["-x", "a b", &"a".repeat(65), ".", ".."] {
+        let root = v2_plugin(&env, "bad", "input.receive")
+            .manifest("name", json!(bad))
+            .package();
+        let err = store
+            .install(&root, sidewire_ext_host::InstallOptions::link())
+            .unwrap_err();
+        assert!(err.is_manifest(), "{bad:?}: {err:?}");
+    }
+    let (runtime, _events) = env.boot_with(config(&env)).await.unwrap();
+    assert_eq!(runtime.sidecars()[0].plugin, "Foo.Bar_1");
+    let outcome = runtime
+        .intercept(HookPoint::InputReceive, input("x"))
+        .await
+        .unwrap();
+    assert_eq!(outcome.applied, ["Foo.Bar_1"]);
+    env.finish(runtime).await;
+}
+
+/// Checklist item 17 and spec delta §2.6: a v2 plugin with a non-optional requirement the host
+/// cannot satisfy is Inactive, never spawned, and reported with the reference's reason; an
+/// optional one only warns; a required plugin that is inactive fails the build unspawned.
+pub(crate) async fn a_v2_plugin_with_an_unmet_requirement_is_inactive_and_never_spawned() {
+    let env = Env::new();
+    v2_plugin(&env, "browser-tool", "input.receive")
+        .manifest(
+            "requires",
+            json!([{"namespace":"reasonix","kind":"browser","id":"companion"},
+                   {"namespace":"acme","kind":"db","id":"main","versionRange":">=1.0.0,<2.0.0"}]),
+        )
+        .install();
+    v2_plugin(&env, "hopeful", "input.receive")
+        .manifest(
+            "requires",
+            json!([{"namespace":"reasonix","kind":"browser","id":"companion","optional":true}]),
+        )
+        .install();
+    let (runtime, mut events) = env.boot_with(config(&env)).await.unwrap();
+    let report = runtime.report();
+    assert_eq!(report.started, ["hopeful"]);
+    assert_eq!(report.inactive.len(), 1);
+    let inactive = &report.inactive[0];
+    assert_eq!(inactive.plugin, "browser-tool");
+    assert_eq!(
+        inactive.reason,
+        InactiveReason::MissingCapabilities(vec![
+            "reasonix/browser/companion".to_owned(),
+            "acme/db/main".to_owned()
+        ])
+    );
+    assert_eq!(
+        inactive.reason.to_string(),
+        "missing required capability reasonix/browser/companion; browser host is unavailable \
+         on this frontend; missing required capability acme/db/main"
+    );
+    assert!(report.failed.is_empty());
+    assert_eq!(report.unmet_optional.len(), 1);
+    assert_eq!(report.unmet_optional[0].plugin, "hopeful");
+    assert_eq!(
+        report.unmet_optional[0].capability,
+        "reasonix/browser/companion"
+    );
+    // Both were reported as warnings, naming the plugin.
+    let warned: Vec<Option<String>> = drain(&mut events)
+        .into_iter()
+        .filter_map(|event| match event {
+            HostEvent::Warning { plugin, .. } => Some(plugin),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        warned.contains(&Some("browser-tool".to_owned())),
+        "{warned:?}"
+    );
+    assert!(warned.contains(&Some("hopeful".to_owned())), "{warned:?}");
+    // Only the active plugin ever ran: one process recorded its pid.
+    let running = runtime.sidecars();
+    assert_eq!(running.len(), 1);
+    assert_eq!(env.pids(), [running[0].pid]);
+    // A reload keeps it inactive, still unspawned.
+    let report = within(WAIT, "reload", runtime.reload()).await.unwrap();
+    assert_eq!(report.inactive[0].plugin, "browser-tool");
+    assert_eq!(env.pids().len(), 1);
+    // A running linked plugin whose requirement becomes non-optional is retired at the next
+    // reload and not started again.
+    let hopeful = running[0].pid;
+    v2_plugin(&env, "hopeful", "input.receive")
+        .manifest(
+            "requires",
+            json!([{"namespace":"reasonix","kind":"browser","id":"companion"}]),
+        )
+        .package();
+    let report = within(WAIT, "reload", runtime.reload()).await.unwrap();
+    let inactive: Vec<&str> = report.inactive.iter().map(|p| p.plugin.as_str()).collect();
+    assert_eq!(inactive, ["browser-tool", "hopeful"]);
+    assert!(
+        report.started.is_empty() && report.adopted.is_empty(),
+        "{report:?}"
+    );
+    assert!(runtime.sidecars().is_empty());
+    eventually("the retired sidecar exits", || !alive(hopeful)).await;
+    assert_eq!(env.pids().len(), 1);
+    env.finish(runtime).await;
+
+    // A required plugin that is inactive fails the build, and nothing is spawned.
+    let env = Env::new();
+    v2_plugin(&env, "strict", "input.receive")
+        .required()
+        .manifest(
+            "requires",
+            json!([{"namespace":"reasonix","kind":"browser","id":"companion"}]),
+        )
+        .install();
+    v2_plugin(&env, "bystander", "input.receive").install();
+    let err = env.boot_with(config(&env)).await.unwrap_err();
+    let failure = startup(&err);
+    assert_eq!(failure.plugin, "strict");
+    assert_eq!(failure.stage, StartupStage::Inactive);
+    assert!(env.pids().is_empty(), "{:?}", env.pids());
+}
+
+/// Checklist item 38 and spec delta §2.8: `tool:` and `provider:` slots have one owner across
+/// the plugins; a second claimant fails the build naming both, before anything is spawned; a
+/// lone claim is accepted and reported as unused.
+pub(crate) async fn v2_tool_and_provider_slots_have_one_owner() {
+    for slot in ["tool:bash", "provider:openai/gpt-5"] {
+        let env = Env::new();
+        for name in ["first", "second"] {
+            v2_plugin(&env, name, "input.receive")
+                .runtime("replaces", json!([slot]))
+                .install();
+        }
+        let err = env.boot_with(config(&env)).await.unwrap_err();
+        assert!(err.is_slot_conflict(), "{err:?}");
+        match &err {
+            Error::SlotFormConflict {
+                slot: claimed,
+                first,
+                second,
+            } => {
+                assert_eq!(
+                    (claimed.as_str(), first.as_str(), second.as_str()),
+                    (slot, "first", "second")
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(env.pids().is_empty(), "{:?}", env.pids());
+    }
+    // One owner each: accepted, unused, and the named slots are not claimed by them.
+    let env = Env::new();
+    v2_plugin(&env, "first", "input.receive")
+        .runtime("replaces", json!(["tool:bash"]))
+        .install();
+    v2_plugin(&env, "second", "input.receive")
+        .runtime("replaces", json!(["provider:openai/gpt-5", "tool:grep"]))
+        .install();
+    let (runtime, _events) = env.boot_with(config(&env)).await.unwrap();
+    let report = runtime.report();
+    assert_eq!(report.started, ["first", "second"]);
+    assert_eq!(
+        report.unused_slots,
+        [
+            ("first".to_owned(), "tool:bash".to_owned()),
+            ("second".to_owned(), "provider:openai/gpt-5".to_owned()),
+            ("second".to_owned(), "tool:grep".to_owned()),
+        ]
+    );
+    env.finish(runtime).await;
+}
+
+/// Checklist item 39 and spec delta §1.4 P2: a linked plugin whose manifest changes from v1 to
+/// v2, nothing else changing, gets its sidecar restarted with the V2 profile at the next
+/// reload.
+pub(crate) async fn a_linked_plugin_moving_from_v1_to_v2_restarts_in_v2() {
+    let env = Env::new();
+    let plugin = || {
+        env.plugin("mover")
+            .intercepts(&["input.receive"])
+            .record("mover.jsonl")
+    };
+    plugin().install();
+    let (runtime, _events) = env.boot().await;
+    let before = runtime.sidecars()[0].pid;
+    let frames = recorded(&env, "mover.jsonl");
+    assert_eq!(frames[0]["params"]["protocolId"], "reasonix.extension.v1");
+    // Unchanged: adopted.
+    let report = within(WAIT, "reload", runtime.reload()).await.unwrap();
+    assert_eq!(report.adopted, ["mover"]);
+    plugin()
+        .manifest("apiVersion", json!("reasonix.io/plugin/v2"))
+        .package();
+    let report = within(WAIT, "reload", runtime.reload()).await.unwrap();
+    assert_eq!(report.started, ["mover"]);
+    assert!(report.adopted.is_empty());
+    let after = runtime.sidecars()[0].pid;
+    assert_ne!(after, before);
+    assert!(!alive(before), "the v1 sidecar was shut down");
+    let initializes: Vec<Value> = recorded(&env, "mover.jsonl")
+        .into_iter()
+        .filter(|f| f["method"] == "extension/initialize")
+        .collect();
+    assert_eq!(initializes.len(), 2);
+    assert_eq!(
+        initializes[1]["params"]["protocolId"],
+        "reasonix.extension.v2"
+    );
+    assert_eq!(initializes[1]["params"]["protocolVersion"], "2");
+    env.finish(runtime).await;
 }

@@ -3,17 +3,16 @@
 //! for. [`Manifest::parse`] picks this parser when `apiVersion` is exactly
 //! [`MANIFEST_API_VERSION_V2`]; every other value goes to the v1 parser, unchanged.
 //!
-//! What is checked (delta §4.1–§4.2): unknown members at every level (errors name the JSON path),
-//! the wider name pattern, `requires`/`provides` as [`CapabilityRef`] (key parts non-empty and
-//! without whitespace; in `provides` a version and, for kinds `provider`, `tool`, `ui` and
-//! `uiaction`, a schema hash, and no duplicate keys), `contributes` member names, and `runtime`
-//! with v2's relaxations (intercepts and replaces need no capability, duplicates are dropped,
-//! args must be non-blank, capability `tools`, `runtime.tools`).
+//! What is checked (delta §4.1–§4.2, §2.6, §2.8): unknown members at every level (errors name the
+//! JSON path), the wider name pattern, `requires`/`provides` as [`CapabilityRef`] (key parts
+//! non-empty and without whitespace; in `provides` a semver version and, for kinds `provider`,
+//! `tool`, `ui` and `uiaction`, a schema hash, and no duplicate keys; in `requires` a semver
+//! `version` and a [`VersionRange`] when set), `contributes` member names, and `runtime` with
+//! v2's relaxations (intercepts and replaces need no capability, duplicates are dropped, args
+//! must be non-blank, capability `tools`, `runtime.tools`) and its slot grammar ([`SlotForm`]).
 //!
-//! Not yet: the values inside `contributes` and the legacy root members (`skills`, `commands`,
-//! `hooks`, `mcpServers`) are kept as opaque JSON (no path-list, hook or server validation, no
-//! merge of the legacy members into `contributes`); `version` in `provides` must only be
-//! non-blank (not checked as semver).
+//! `contributes` and the legacy root members (`skills`, `commands`, `hooks`, `mcpServers`) are
+//! validated and merged by [`contributes`](super::contributes) into [`Contributions`].
 
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -21,12 +20,14 @@ use std::collections::BTreeMap;
 
 use crate::constants::{MANIFEST_API_VERSION_V2, MAX_PRIORITY, MIN_PRIORITY};
 use crate::decode::{
-    Any, Bool, Dto, Enum, Exact, Fields, Int, List, MapOf, NonBlank, Obj, Object, Seg, Str, Uint,
-    blank, mismatch, rule,
+    Bool, Dto, Enum, Exact, Fields, Int, List, MapOf, NonBlank, Obj, Object, Seg, Str, Uint, blank,
+    mismatch, rule,
 };
 use crate::error::Error;
 use crate::hooks::{HookPoint, Slot};
 use crate::manifest::{Capability, Manifest, RuntimeSpec};
+use crate::v2::contributes::{self, ContributesDoc, Contributions, Legacy};
+use crate::v2::deps::{VersionRange, is_capability_version};
 
 /// The v2 name pattern (delta §3.3, PP), wider than v1's plugin id.
 pub const NAME_PATTERN: &str = "^[a-zA-Z0-9][a-zA-Z0-9._-]{0,63}$";
@@ -58,9 +59,10 @@ pub struct ManifestV2 {
     /// `provides`, trimmed, keys unique.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub provides: Vec<CapabilityRef>,
-    /// The legacy root members `skills`, `commands`, `hooks` and `mcpServers`, opaque.
-    #[serde(skip_serializing_if = "Map::is_empty")]
-    pub legacy: Map<String, Value>,
+    /// `contributes` merged with the legacy root members `skills`, `commands`, `hooks` and
+    /// `mcpServers`, validated (delta §4.1); [`Manifest::contributes`] holds the same as JSON.
+    #[serde(skip_serializing_if = "Contributions::is_empty")]
+    pub contributions: Contributions,
     /// `runtime.replaces` in v2's grammar (the eight names, `tool:…`, `provider:…`), without
     /// duplicates, in manifest order. [`RuntimeSpec::replaces`] holds only the eight names.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -198,8 +200,7 @@ struct Doc {
     repository: String,
     requires: Vec<CapabilityRef>,
     provides: Vec<CapabilityRef>,
-    contributes: Map<String, Value>,
-    legacy: Map<String, Value>,
+    contributions: Contributions,
     runtime: Option<RuntimeDoc>,
 }
 
@@ -214,21 +215,20 @@ impl Dto for Doc {
         let description = trimmed(f.or_default("description", Str)?);
         let homepage = trimmed(f.or_default("homepage", Str)?);
         let repository = trimmed(f.or_default("repository", Str)?);
-        let requires = f.or_default("requires", List(Obj::new()))?;
+        let requires: Vec<CapabilityRef> = f.or_default("requires", List(Obj::new()))?;
         let provides: Vec<CapabilityRef> = f.or_default("provides", List(Obj::new()))?;
-        let contributes = (f.opt("contributes", Obj::<Contributes>::new())?)
-            .map(Contributes::into_map)
-            .unwrap_or_default();
-        let mut legacy = Map::new();
-        for member in ["skills", "commands", "hooks", "mcpServers"] {
-            if let Some(value) = f.opt(member, Any)? {
-                legacy.insert(member.to_owned(), value);
-            }
-        }
+        let contributes: Option<ContributesDoc> = f.opt("contributes", Obj::new())?;
+        let legacy = Legacy::read(f)?;
         let runtime = f.opt("runtime", Obj::new())?;
+        let mut contributions = Contributions::default();
         f.check(|at| {
+            contributions = contributes::merge(contributes, legacy, at)?;
             if !is_plugin_name(&name) {
                 return Err(mismatch(&at.key("name"), &name, NAME_PATTERN));
+            }
+            let here = at.key("requires");
+            for (i, requirement) in requires.iter().enumerate() {
+                check_requirement(requirement, &here.index(i))?;
             }
             let at = at.key("provides");
             for (i, capability) in provides.iter().enumerate() {
@@ -237,6 +237,12 @@ impl Dto for Doc {
                     return Err(rule(
                         &here.key("version"),
                         "a provided capability needs a version",
+                    ));
+                }
+                if !is_capability_version(&capability.version) {
+                    return Err(rule(
+                        &here.key("version"),
+                        "must be a semver version (a leading v allowed)",
                     ));
                 }
                 if HASHED_KINDS.contains(&capability.kind.as_str())
@@ -265,56 +271,26 @@ impl Dto for Doc {
             repository,
             requires,
             provides,
-            contributes,
-            legacy,
+            contributions,
             runtime,
         })
     }
 }
 
-/// `contributes`: strict member names, opaque values.
-#[derive(Debug, Default, Serialize)]
-#[serde(rename_all = "camelCase")]
-struct Contributes {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    skills: Option<Value>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    agents: Option<Value>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    commands: Option<Value>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    prompts: Option<Value>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    themes: Option<Value>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    hooks: Option<Value>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    mcp_servers: Option<Value>,
-}
-
-impl Contributes {
-    fn into_map(self) -> Map<String, Value> {
-        match serde_json::to_value(self) {
-            Ok(Value::Object(map)) => map,
-            _ => Map::new(),
-        }
+/// The requirement rules of delta §2.6 beyond the key: `version` semver when set, and
+/// `versionRange` in the reference's clause grammar when set.
+fn check_requirement(requirement: &CapabilityRef, at: &Seg<'_>) -> Result<(), Error> {
+    if !requirement.version.is_empty() && !is_capability_version(&requirement.version) {
+        return Err(rule(
+            &at.key("version"),
+            "must be a semver version (a leading v allowed)",
+        ));
     }
-}
-
-impl Dto for Contributes {
-    const NAME: &'static str = "Contributes";
-
-    fn describe(f: &mut Fields<'_>) -> Result<Self, Error> {
-        Ok(Contributes {
-            skills: f.opt("skills", Any)?,
-            agents: f.opt("agents", Any)?,
-            commands: f.opt("commands", Any)?,
-            prompts: f.opt("prompts", Any)?,
-            themes: f.opt("themes", Any)?,
-            hooks: f.opt("hooks", Any)?,
-            mcp_servers: f.opt("mcpServers", Any)?,
-        })
+    if !requirement.version_range.is_empty() {
+        VersionRange::parse(&requirement.version_range)
+            .map_err(|err| rule(&at.key("versionRange"), err.to_string()))?;
     }
+    Ok(())
 }
 
 /// `runtime` of a v2 manifest, as read.
@@ -375,7 +351,10 @@ fn check_runtime(runtime: &RuntimeDoc, at: &Seg<'_>) -> Result<(), Error> {
         if !is_slot_v2(slot) {
             return Err(rule(
                 &here.index(i),
-                format!("unknown slot {slot:?} (want a named slot, tool:<name> or provider:<id>)"),
+                format!(
+                    "unknown slot {slot:?} (want a named slot, tool:<name>, \
+                     provider:<name>/<model> or provider:plugin/<pluginId>/<name>/<model>)"
+                ),
             ));
         }
     }
@@ -409,14 +388,40 @@ fn check_runtime(runtime: &RuntimeDoc, at: &Seg<'_>) -> Result<(), Error> {
     Ok(())
 }
 
-/// A slot in v2's grammar (delta §2.8): one of the eight names, or `tool:`/`provider:` with a
-/// non-blank rest.
+/// A slot in v2's grammar (delta §2.8): one of the eight names, `tool:<name>` (a non-empty name
+/// without whitespace), or `provider:<name>/<model>` or `provider:plugin/<pluginId>/<name>/<model>`
+/// (every part non-empty and without whitespace).
 pub fn is_slot_v2(slot: &str) -> bool {
-    Slot::parse(slot).is_some()
-        || ["tool:", "provider:"].iter().any(|prefix| {
-            slot.strip_prefix(prefix)
-                .is_some_and(|rest| !rest.trim().is_empty())
-        })
+    Slot::parse(slot).is_some() || SlotForm::parse(slot).is_some()
+}
+
+/// The two slot forms only v2 has (delta §2.8). Each has at most one owner across the installed
+/// plugins; sidewire calls nobody for them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[non_exhaustive]
+pub enum SlotForm {
+    /// `tool:<name>`.
+    Tool,
+    /// `provider:<ref>`.
+    Provider,
+}
+
+impl SlotForm {
+    /// The form of `slot` when it is a valid `tool:…` or `provider:…` slot.
+    pub fn parse(slot: &str) -> Option<SlotForm> {
+        let part = |s: &str| !s.is_empty() && !s.chars().any(char::is_whitespace);
+        if let Some(name) = slot.strip_prefix("tool:") {
+            return part(name).then_some(SlotForm::Tool);
+        }
+        let rest = slot.strip_prefix("provider:")?;
+        let parts: Vec<&str> = rest.split('/').collect();
+        let ok = match parts.as_slice() {
+            ["plugin", rest @ ..] => rest.len() == 3 && rest.iter().all(|p| part(p)),
+            [name, model] => part(name) && part(model),
+            _ => false,
+        };
+        ok.then_some(SlotForm::Provider)
+    }
 }
 
 fn dedupe<T: PartialEq>(items: &mut Vec<T>) {
@@ -462,12 +467,15 @@ pub(crate) fn decode(value: Value, at: &Seg<'_>) -> Result<Manifest, Error> {
         description: doc.description,
         homepage: doc.homepage,
         repository: doc.repository,
-        contributes: doc.contributes,
+        contributes: match serde_json::to_value(&doc.contributions) {
+            Ok(Value::Object(map)) => map,
+            _ => Map::new(),
+        },
         runtime,
         v2: Some(Box::new(ManifestV2 {
             requires: doc.requires,
             provides: doc.provides,
-            legacy: doc.legacy,
+            contributions: doc.contributions,
             replaces,
             capabilities,
             tools,
