@@ -13,7 +13,15 @@ fn params(raw: &str) -> Result<ToolCallParams, Reason> {
 
 #[test]
 fn params_take_any_arguments_verbatim() {
-    for arguments in ["null", "{}", "[]", "\"text\"", "7", "true", r#"{"a":[1,{"b":null}]}"#] {
+    for arguments in [
+        "null",
+        "{}",
+        "[]",
+        "\"text\"",
+        "7",
+        "true",
+        r#"{"a":[1,{"b":null}]}"#,
+    ] {
         let raw = format!(r#"{{"name":"echo","arguments":{arguments},"timeoutMillis":0}}"#);
         let decoded = params(&raw).unwrap();
         assert_eq!(decoded.name, "echo");
@@ -21,7 +29,10 @@ fn params_take_any_arguments_verbatim() {
         let expected: serde_json::Value = serde_json::from_str(arguments).unwrap();
         assert_eq!(decoded.arguments, expected);
         // What the host writes is what it decoded, `null` arguments included.
-        assert_eq!(serde_json::to_value(&decoded).unwrap()["arguments"], expected);
+        assert_eq!(
+            serde_json::to_value(&decoded).unwrap()["arguments"],
+            expected
+        );
     }
 }
 
