@@ -205,6 +205,7 @@ mod runtime;
 mod shared;
 mod store;
 mod text;
+mod tool;
 mod ui;
 mod util;
 
@@ -220,6 +221,9 @@ pub use crate::package::{Package, TrustSummary};
 pub use crate::provider::{CatalogEntry, ProviderStream, StreamRequest};
 pub use crate::runtime::{ExtensionHost, GenerationReport, SidecarInfo, Turn};
 pub use crate::store::{InstallOptions, InstalledPlugin, PluginStore};
+pub use crate::tool::{
+    ExtensionTool, MAX_TOOL_NAME_LEN, TOOL_NAME_PREFIX, is_model_tool_name, tool_name,
+};
 
 /// For binaries only, since both are process-global: become a child subreaper at start (so
 /// sidecars' `setsid()` daemons are re-parented to the binary, not PID 1), and kill and reap

@@ -204,6 +204,8 @@ fn main() -> ExitCode {
         v2::a_v1_and_a_v2_sidecar_share_a_point,
         v2::v2_handshakes_are_checked_in_the_v2_profile,
         v2::a_v2_name_outside_the_v1_id_pattern_is_refused_at_install,
+        v2::served_v2_tools_are_cataloged_and_called,
+        v2::a_tool_call_is_bounded_and_a_crashed_sidecar_fails_fast,
         sdk::the_allow_all_example_overrides_a_denial_and_is_audited,
         sdk::the_status_card_example_publishes_at_once_and_answers_its_action,
         audit::an_override_is_never_granted_without_its_record,
