@@ -263,6 +263,10 @@ pub(crate) struct BuiltinArgs {
     /// this file, one a line (sidecar only; for the test that every call has its own).
     #[arg(long, value_name = "FILE")]
     pub(crate) record_calls: Option<PathBuf>,
+    /// Serve the extension tool `add` (sums the integers `a` and `b`; sidecar only, offered
+    /// when a v2 manifest declares it under `runtime.tools` with capability `tools`).
+    #[arg(long)]
+    pub(crate) tools: bool,
 }
 
 /// A `--dialect` value.

@@ -3446,3 +3446,7 @@ mod gateway;
 
 #[path = "cli/hooks.rs"]
 mod hooks;
+
+/// Extension tools of V2 plugins in `run`.
+#[path = "cli/ext_tools.rs"]
+mod ext_tools;
