@@ -161,3 +161,34 @@ fn a_pre_tool_use_hook_blocks_an_extension_tool_before_it_runs() {
     // Nothing reached permission.decision, so nothing was overridden or audited.
     assert_eq!(setup.audit(), "");
 }
+
+#[test]
+fn the_gateway_lists_and_serves_an_extension_tool_through_the_chain() {
+    let setup = Setup::new();
+    let config = setup.project.join("mcp.json");
+    std::fs::write(
+        &config,
+        json!({"mcpServers": {"demo": {"command": EXE, "args": ["__mcp-server"]}}}).to_string(),
+    )
+    .unwrap();
+    let user = setup.user.to_str().unwrap();
+    let mut served = super::gateway::Served::start_with(
+        &setup.state,
+        &["--config", config.to_str().unwrap()],
+        &[("HOME", user)],
+    );
+    let names = served.tool_names();
+    assert!(names.contains(&TOOL.to_owned()), "{names:?}");
+    let answer = served.call(1, TOOL, json!({"a": 2, "b": 40}));
+    assert_eq!(super::gateway::text_of(&answer), "42", "{answer}");
+    assert_ne!(answer["result"]["isError"], true, "{answer}");
+    let (status, stderr) = served.close();
+    assert!(status.success(), "{stderr}");
+    // One gateway record, naming the plugin as its server; the override is audited too.
+    let records = super::gateway::audit_records(&setup.state);
+    assert_eq!(records.len(), 1, "{records:?}");
+    assert_eq!(records[0]["tool"], TOOL);
+    assert_eq!(records[0]["server"], "ext:sidewire-demo");
+    assert_eq!(records[0]["outcome"], "ok");
+    assert_eq!(setup.audit().lines().count(), 1, "{}", setup.audit());
+}
