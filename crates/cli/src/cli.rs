@@ -748,6 +748,9 @@ pub(crate) enum ExtCommand {
     },
     /// The models the extensions serve (their provider catalog), by ref.
     Providers,
+    /// The tools Extension Protocol v2 plugins serve (`ext__<plugin>__<tool>`), offered to
+    /// `run`'s model and by `mcp serve` beside the MCP tools.
+    Tools,
     /// Stream one completion from a provider: the answer as it arrives, then the usage.
     /// Ctrl-C cancels the stream.
     Complete {
@@ -915,6 +918,10 @@ mod tests {
         assert!(matches!(
             parse(&["ext", "providers", "--json"]).unwrap().command,
             Command::Ext(ExtCommand::Providers)
+        ));
+        assert!(matches!(
+            parse(&["ext", "tools"]).unwrap().command,
+            Command::Ext(ExtCommand::Tools)
         ));
         let Command::Run {
             model, max_rounds, ..

@@ -132,6 +132,30 @@ fn run_offers_an_extension_tool_and_calls_it_through_the_chain() {
 }
 
 #[test]
+fn ext_tools_lists_the_served_tools() {
+    let setup = Setup::new();
+    let out = setup.sidewire(&["ext", "tools"], "");
+    let text = stdout(&out);
+    assert!(out.status.success(), "{text}\n{}", stderr(&out));
+    assert!(
+        text.contains(&format!(
+            "{TOOL}  Adds two integers.  (plugin sidewire-demo)"
+        )),
+        "{text}"
+    );
+    let out = setup.sidewire(&["--json", "ext", "tools"], "");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let listed: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let tool = &listed["tools"][0];
+    assert_eq!(tool["name"], TOOL, "{listed}");
+    assert_eq!(tool["tool"], "add", "{listed}");
+    assert_eq!(
+        tool["inputSchema"]["properties"]["a"]["type"], "integer",
+        "{listed}"
+    );
+}
+
+#[test]
 fn a_pre_tool_use_hook_blocks_an_extension_tool_before_it_runs() {
     let setup = Setup::new();
     let settings = json!({"hooks": {"PreToolUse": [{"matcher": "ext__.*",
