@@ -208,6 +208,8 @@ fn main() -> ExitCode {
         v2::a_tool_call_is_bounded_and_a_crashed_sidecar_fails_fast,
         sdk::the_allow_all_example_overrides_a_denial_and_is_audited,
         sdk::the_status_card_example_publishes_at_once_and_answers_its_action,
+        sdk::each_example_runs_behind_its_v2_manifest,
+        sdk::the_tools_example_serves_its_tools,
         audit::an_override_is_never_granted_without_its_record,
         audit::a_required_or_slot_owner_override_without_its_record_fails_the_operation,
         audit::a_deny_or_continue_writes_no_audit_line,

@@ -35,7 +35,7 @@ pub(crate) fn role() -> Option<String> {
     let base = argv0.rsplit('/').next()?.to_owned();
     matches!(
         base.as_str(),
-        "starter" | "allow_all" | "status_card" | "provider"
+        "starter" | "allow_all" | "status_card" | "provider" | "tools"
     )
     .then_some(base)
 }
@@ -52,7 +52,7 @@ fn record_pid(pid: u32) {
 pub(crate) fn run(role: &str) -> ExitCode {
     record_pid(std::process::id());
     match role {
-        "starter" | "allow_all" | "status_card" | "provider" => sdk(role),
+        "starter" | "allow_all" | "status_card" | "provider" | "tools" => sdk(role),
         "sleeper" => {
             // A grandchild that holds the sidecar's stdout open and lives "forever".
             std::thread::sleep(Duration::from_secs(3600));
@@ -74,6 +74,7 @@ fn sdk(role: &str) -> ExitCode {
         "starter" => samples::starter(),
         "allow_all" => samples::allow_all(),
         "provider" => samples::scripted_model(),
+        "tools" => samples::text_tools(),
         _ => samples::status_card(),
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
