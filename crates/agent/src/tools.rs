@@ -412,28 +412,26 @@ impl<T: ToolHost> ToolHost for WithExtensionTools<'_, T> {
         }
     }
 
-    fn call(
+    async fn call(
         &self,
         name: &str,
         arguments: Value,
         options: ToolCallOptions,
-    ) -> impl Future<Output = Result<CallToolResult, Error>> + Send {
-        async move {
-            if self.extension(name).is_none() {
-                return self.inner.call(name, arguments, options).await;
-            }
-            let result = self
-                .turn
-                .call_tool(name, Some(arguments))
-                .await
-                .map_err(|source| Error::ExtensionTool {
-                    tool: name.to_owned(),
-                    source: Box::new(source),
-                })?;
-            let mut answer = CallToolResult::text(result.content);
-            answer.is_error = result.is_error;
-            Ok(answer)
+    ) -> Result<CallToolResult, Error> {
+        if self.extension(name).is_none() {
+            return self.inner.call(name, arguments, options).await;
         }
+        let result = self
+            .turn
+            .call_tool(name, Some(arguments))
+            .await
+            .map_err(|source| Error::ExtensionTool {
+                tool: name.to_owned(),
+                source: Box::new(source),
+            })?;
+        let mut answer = CallToolResult::text(result.content);
+        answer.is_error = result.is_error;
+        Ok(answer)
     }
 }
 
@@ -526,20 +524,18 @@ impl ToolHost for McpHost {
         Some(tool.tool.hint("readOnlyHint").unwrap_or(false))
     }
 
-    fn call(
+    async fn call(
         &self,
         name: &str,
         arguments: Value,
         options: ToolCallOptions,
-    ) -> impl Future<Output = Result<CallToolResult, Error>> + Send {
-        async move {
-            self.call_tool(name, arguments, options)
-                .await
-                .map_err(|source| Error::Tool {
-                    tool: name.to_owned(),
-                    source: Box::new(source),
-                })
-        }
+    ) -> Result<CallToolResult, Error> {
+        self.call_tool(name, arguments, options)
+            .await
+            .map_err(|source| Error::Tool {
+                tool: name.to_owned(),
+                source: Box::new(source),
+            })
     }
 }
 
