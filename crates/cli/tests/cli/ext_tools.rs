@@ -99,9 +99,17 @@ const TOOL: &str = "ext__sidewire-demo__add";
 #[test]
 fn run_offers_an_extension_tool_and_calls_it_through_the_chain() {
     let setup = Setup::new();
-    let out = setup.sidewire(&["run", "--model", SCRIPTED], "add 2 and 40\n/quit\n");
+    let out = setup.sidewire(
+        &["run", "--model", SCRIPTED],
+        "/tools\nadd 2 and 40\n/quit\n",
+    );
     let text = stdout(&out);
     assert!(out.status.success(), "{text}\n{}", stderr(&out));
+    // `/tools` lists it after the MCP tools (there are none here).
+    assert!(
+        text.contains(&format!("{TOOL}  Adds two integers.")),
+        "{text}"
+    );
     // The host denied (not read-only), the sidecar's allow-all allowed, the tool answered.
     assert!(
         text.contains(&format!(
