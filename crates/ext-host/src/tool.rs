@@ -164,3 +164,33 @@ pub(crate) async fn call(
         )),
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_fit_the_model_rule_and_stay_distinct() {
+        assert_eq!(tool_name("notes", "search"), "ext__notes__search");
+        // Exactly 64 bytes is kept as it is; one more is cut and hashed to 64.
+        let fits = "t".repeat(MAX_TOOL_NAME_LEN - "ext__p__".len());
+        assert_eq!(tool_name("p", &fits).len(), MAX_TOOL_NAME_LEN);
+        assert_eq!(tool_name("p", &fits), format!("ext__p__{fits}"));
+        let long = format!("{fits}t");
+        let cut = tool_name("p", &long);
+        assert_eq!(cut.len(), MAX_TOOL_NAME_LEN);
+        assert!(is_model_tool_name(&cut), "{cut}");
+        // Names that sanitise or cut alike still differ.
+        for (a, b) in [("a.b", "a_b"), ("a.b", "a:b"), ("über", "_ber")] {
+            let (x, y) = (tool_name("p", a), tool_name("p", b));
+            assert!(is_model_tool_name(&x) && is_model_tool_name(&y), "{x} {y}");
+            assert_ne!(x, y);
+        }
+        assert_ne!(
+            tool_name("p", &format!("{long}1")),
+            tool_name("p", &format!("{long}2"))
+        );
+        assert!(!is_model_tool_name(""));
+        assert!(!is_model_tool_name(&"a".repeat(MAX_TOOL_NAME_LEN + 1)));
+    }
+}
