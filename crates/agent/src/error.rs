@@ -50,6 +50,17 @@ pub enum Error {
         #[source]
         source: Box<sidewire_mcp::Error>,
     },
+    /// The call of an extension tool (`ext__<plugin>__<tool>`, spec delta §2.5) failed: the
+    /// sidecar could not run it at all (a tool that reports a failure of its own work answers
+    /// a result with `isError`, which goes back to the model). [`Error::reason`] says why.
+    #[error("calling {tool}")]
+    ExtensionTool {
+        /// The tool's model name.
+        tool: String,
+        /// The host's error (boxed, as above).
+        #[source]
+        source: Box<sidewire_ext_host::Error>,
+    },
     /// A tool call's arguments are not a JSON object: the model's, or those `tool.before` left.
     #[error("the arguments of {tool} are not a JSON object: {detail}")]
     InvalidArguments {
@@ -81,6 +92,11 @@ impl Error {
         matches!(self, Error::Tool { .. })
     }
 
+    /// The call of an extension tool failed.
+    pub fn is_extension_tool(&self) -> bool {
+        matches!(self, Error::ExtensionTool { .. })
+    }
+
     /// A tool call's arguments are not a JSON object.
     pub fn is_invalid_arguments(&self) -> bool {
         matches!(self, Error::InvalidArguments { .. })
@@ -90,7 +106,9 @@ impl Error {
     /// (`provider_failed`, `provider_interrupted`, `stream_cancelled`, `intercept_timeout`, ...).
     pub fn reason(&self) -> Option<Reason> {
         match self {
-            Error::Hook { source, .. } | Error::Provider { source, .. } => source.reason(),
+            Error::Hook { source, .. }
+            | Error::Provider { source, .. }
+            | Error::ExtensionTool { source, .. } => source.reason(),
             _ => None,
         }
     }

@@ -40,7 +40,18 @@ impl Agent {
             turn: &turn,
             agent: self,
         };
-        run(self, &turn, &model, mcp, conversation, input, &mut on_event).await
+        // The MCP tools and, after them, the extension tools of the pinned generation.
+        let tools = crate::tools::WithExtensionTools::new(mcp, &turn);
+        run(
+            self,
+            &turn,
+            &model,
+            &tools,
+            conversation,
+            input,
+            &mut on_event,
+        )
+        .await
     }
 }
 

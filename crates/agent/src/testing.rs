@@ -244,7 +244,7 @@ impl ToolHost for FakeTools {
         name: &str,
         arguments: Value,
         _options: ToolCallOptions,
-    ) -> impl Future<Output = Result<CallToolResult, sidewire_mcp::Error>> + Send {
+    ) -> impl Future<Output = Result<CallToolResult, crate::Error>> + Send {
         let tool = self
             .tools
             .iter()

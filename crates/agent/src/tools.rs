@@ -1,5 +1,11 @@
-//! The chained tool call: `tool.before` → `permission.decision` → the MCP call →
-//! `tool.after`, recorded stage by stage in a [`ToolCallReport`].
+//! The chained tool call: `tool.before` → `permission.decision` → the MCP call (or the
+//! extension tool call) → `tool.after`, recorded stage by stage in a [`ToolCallReport`].
+//!
+//! Extension tools (spec delta §2.5: `ext__<plugin>__<tool>`, served by V2 sidecars of the
+//! turn's pinned generation) are offered beside the MCP tools and take exactly the same path:
+//! the same points, the same policy (their manifest `readOnly` is the read-only hint), the
+//! same audit of overrides. Only the call in the middle differs: `extension/tool/call`, whose
+//! `content` becomes one text item and whose `isError` is the result's.
 //!
 //! This is how an agent host runs one tool call a model (or a user's `/call`) asked for. The
 //! host's own permission verdict comes from a [`ToolPolicy`]: tools whose annotations say
@@ -16,7 +22,7 @@ use sidewire_ext_host::protocol::{
     HookPayload, HookPoint, PermissionPayload, ProviderToolSchema, ToolAfterPayload,
     ToolBeforePayload, Verdict,
 };
-use sidewire_ext_host::{Outcome, Turn};
+use sidewire_ext_host::{ExtensionTool, Outcome, Turn};
 use sidewire_mcp::{CallToolResult, McpHost, ToolCallOptions};
 
 use crate::error::Error;
@@ -301,12 +307,7 @@ impl ToolCallReport {
         let result_raw = tools
             .call(&self.tool, self.arguments.clone(), options)
             .await
-            .map_err(|source| {
-                ToolStop::Failed(Error::Tool {
-                    tool: self.tool.clone(),
-                    source: Box::new(source),
-                })
-            })?;
+            .map_err(ToolStop::Failed)?;
         let result = &*self.result.insert(ToolResult::new(&result_raw));
         self.call_result = Some(result_raw);
         let payload = HookPayload::ToolAfter(ToolAfterPayload {
@@ -323,7 +324,8 @@ impl ToolCallReport {
 
 /// Runs one tool call through the chain on `turn`'s generation: `tool.before` (which may block
 /// or rewrite the arguments) → `permission.decision` (starting from `policy`'s verdict) → the
-/// MCP call of the tool on `mcp` → `tool.after`. The call's id is the `callId` both
+/// MCP call of the tool on `mcp`, or the call of the extension tool of that name on `turn`'s
+/// generation ([`Turn::tools`]) → `tool.after`. The call's id is the `callId` both
 /// `tool.before` and `tool.after` carry. Never fails: the report says how far it got and
 /// why it stopped (an unknown tool is [`ToolStop::UnknownTool`], with nothing run).
 ///
@@ -339,7 +341,8 @@ pub async fn chained_tool_call(
     policy: ToolPolicy,
     options: ToolCallOptions,
 ) -> ToolCallReport {
-    chained_call(turn, mcp, call, policy, options).await
+    let tools = WithExtensionTools::new(mcp, turn);
+    chained_call(turn, &tools, call, policy, options).await
 }
 
 /// [`chained_tool_call`] where the MCP call goes to `target`, another host name of the same
@@ -364,7 +367,72 @@ pub async fn chained_tool_call_to(
         from: call.name.clone(),
         to: target.to_owned(),
     };
-    chained_call(turn, &redirect, call, policy, options).await
+    let tools = WithExtensionTools::new(&redirect, turn);
+    chained_call(turn, &tools, call, policy, options).await
+}
+
+/// Another tool host's tools plus the extension tools of a pinned generation, offered after
+/// them (their `ext__` names never clash with the MCP `mcp__` ones).
+pub(crate) struct WithExtensionTools<'a, T> {
+    inner: &'a T,
+    turn: &'a Turn,
+    /// The catalog when this was made: one turn sees one list.
+    extension: Vec<ExtensionTool>,
+}
+
+impl<'a, T: ToolHost> WithExtensionTools<'a, T> {
+    pub(crate) fn new(inner: &'a T, turn: &'a Turn) -> Self {
+        WithExtensionTools {
+            inner,
+            turn,
+            extension: turn.tools(),
+        }
+    }
+
+    fn extension(&self, name: &str) -> Option<&ExtensionTool> {
+        self.extension.iter().find(|tool| tool.name == name)
+    }
+}
+
+impl<T: ToolHost> ToolHost for WithExtensionTools<'_, T> {
+    fn schemas(&self) -> Vec<ProviderToolSchema> {
+        let mut schemas = self.inner.schemas();
+        schemas.extend(self.extension.iter().map(|tool| ProviderToolSchema {
+            name: tool.name.clone(),
+            description: tool.description.clone(),
+            parameters: tool.input_schema.clone(),
+        }));
+        schemas
+    }
+
+    fn read_only(&self, name: &str) -> Option<bool> {
+        match self.extension(name) {
+            Some(tool) => Some(tool.read_only),
+            None => self.inner.read_only(name),
+        }
+    }
+
+    async fn call(
+        &self,
+        name: &str,
+        arguments: Value,
+        options: ToolCallOptions,
+    ) -> Result<CallToolResult, Error> {
+        if self.extension(name).is_none() {
+            return self.inner.call(name, arguments, options).await;
+        }
+        let result = self
+            .turn
+            .call_tool(name, Some(arguments))
+            .await
+            .map_err(|source| Error::ExtensionTool {
+                tool: name.to_owned(),
+                source: Box::new(source),
+            })?;
+        let mut answer = CallToolResult::text(result.content);
+        answer.is_error = result.is_error;
+        Ok(answer)
+    }
 }
 
 /// The host, with one tool name's calls sent to another name.
@@ -388,12 +456,16 @@ impl ToolHost for Redirect<'_> {
         name: &str,
         arguments: Value,
         options: ToolCallOptions,
-    ) -> impl Future<Output = Result<CallToolResult, sidewire_mcp::Error>> + Send {
+    ) -> impl Future<Output = Result<CallToolResult, Error>> + Send {
         let to = (name == self.from).then_some(self.to.as_str());
         async move {
             self.host
                 .call_tool(to.unwrap_or(name), arguments, options)
                 .await
+                .map_err(|source| Error::Tool {
+                    tool: name.to_owned(),
+                    source: Box::new(source),
+                })
         }
     }
 }
@@ -419,13 +491,13 @@ pub(crate) trait ToolHost: Sync {
     fn schemas(&self) -> Vec<ProviderToolSchema>;
     /// Whether a tool is read-only; `None` when there is no such tool.
     fn read_only(&self, name: &str) -> Option<bool>;
-    /// Calls a tool.
+    /// Calls a tool; a failure is [`Error::Tool`] (MCP) or [`Error::ExtensionTool`].
     fn call(
         &self,
         name: &str,
         arguments: Value,
         options: ToolCallOptions,
-    ) -> impl Future<Output = Result<CallToolResult, sidewire_mcp::Error>> + Send;
+    ) -> impl Future<Output = Result<CallToolResult, Error>> + Send;
 }
 
 impl ToolHost for McpHost {
@@ -452,13 +524,18 @@ impl ToolHost for McpHost {
         Some(tool.tool.hint("readOnlyHint").unwrap_or(false))
     }
 
-    fn call(
+    async fn call(
         &self,
         name: &str,
         arguments: Value,
         options: ToolCallOptions,
-    ) -> impl Future<Output = Result<CallToolResult, sidewire_mcp::Error>> + Send {
+    ) -> Result<CallToolResult, Error> {
         self.call_tool(name, arguments, options)
+            .await
+            .map_err(|source| Error::Tool {
+                tool: name.to_owned(),
+                source: Box::new(source),
+            })
     }
 }
 

@@ -198,6 +198,18 @@ pub(crate) fn extension(args: &BuiltinArgs) -> Extension {
         }
         None => extension,
     };
+    let extension = if args.tools {
+        extension.tool("add", |_host, arguments: Value| async move {
+            let term = |key: &str| {
+                arguments[key].as_i64().ok_or_else(|| {
+                    sidewire_ext_sdk::Error::callback(format!("{key} is not an integer"))
+                })
+            };
+            Ok((term("a")? + term("b")?).to_string())
+        })
+    } else {
+        extension
+    };
     extension
         .on_intercept(
             point::INPUT_RECEIVE,

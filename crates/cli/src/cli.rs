@@ -263,6 +263,10 @@ pub(crate) struct BuiltinArgs {
     /// this file, one a line (sidecar only; for the test that every call has its own).
     #[arg(long, value_name = "FILE")]
     pub(crate) record_calls: Option<PathBuf>,
+    /// Serve the extension tool `add` (sums the integers `a` and `b`; sidecar only, offered
+    /// when a v2 manifest declares it under `runtime.tools` with capability `tools`).
+    #[arg(long)]
+    pub(crate) tools: bool,
 }
 
 /// A `--dialect` value.
@@ -744,6 +748,9 @@ pub(crate) enum ExtCommand {
     },
     /// The models the extensions serve (their provider catalog), by ref.
     Providers,
+    /// The tools Extension Protocol v2 plugins serve (`ext__<plugin>__<tool>`), offered to
+    /// `run`'s model and by `mcp serve` beside the MCP tools.
+    Tools,
     /// Stream one completion from a provider: the answer as it arrives, then the usage.
     /// Ctrl-C cancels the stream.
     Complete {
@@ -936,6 +943,10 @@ mod tests {
         assert!(matches!(
             parse(&["ext", "providers", "--json"]).unwrap().command,
             Command::Ext(ExtCommand::Providers)
+        ));
+        assert!(matches!(
+            parse(&["ext", "tools"]).unwrap().command,
+            Command::Ext(ExtCommand::Tools)
         ));
         let Command::Run {
             model, max_rounds, ..

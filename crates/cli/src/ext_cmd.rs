@@ -32,6 +32,7 @@ pub(crate) async fn run(
         ExtCommand::Event { point, payload } => event(&point, &payload, out).await,
         ExtCommand::Conformance(args) => crate::conformance_cmd::run(args, out).await,
         ExtCommand::Providers => providers(out).await,
+        ExtCommand::Tools => tools(out).await,
         ExtCommand::Complete {
             provider,
             max_tokens,
@@ -88,6 +89,28 @@ async fn providers(out: &Out) -> anyhow::Result<()> {
         rows.push(row);
     }
     out.json(&json!({ "providers": rows }));
+    Ok(())
+}
+
+/// `ext tools`: the extension tools of the ready V2 sidecars, by plugin id, then each
+/// sidecar's order. Every text is the manifest's or the sidecar's, so it is made safe first.
+async fn tools(out: &Out) -> anyhow::Result<()> {
+    let (extensions, _events) = boot().await?;
+    let tools = extensions.tools();
+    extensions.shutdown().await;
+    if tools.is_empty() {
+        out.line("no extension serves a tool");
+    }
+    for tool in &tools {
+        let read_only = if tool.read_only { " [read-only]" } else { "" };
+        out.line(format!(
+            "{}{read_only}  {}  (plugin {})",
+            safe::line(&tool.name),
+            safe::line(&tool.description),
+            safe::line(&tool.plugin)
+        ));
+    }
+    out.json(&json!({ "tools": tools }));
     Ok(())
 }
 

@@ -3594,3 +3594,7 @@ fn ext_check_shows_an_inactive_v2_plugin_and_its_reason() {
         .unwrap();
     assert!(running["pid"].as_u64().is_some(), "{doc}");
 }
+
+/// Extension tools of V2 plugins in `run`.
+#[path = "cli/ext_tools.rs"]
+mod ext_tools;

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use sidewire_ext_protocol::{
     CALL_TIMEOUT, GENERATION_BOOT_BUDGET, HANDSHAKE_TIMEOUT, SHUTDOWN_TIMEOUT_MILLIS,
-    STREAM_CANCEL_TIMEOUT, STREAM_GAP_TIMEOUT, UiHost,
+    STREAM_CANCEL_TIMEOUT, STREAM_GAP_TIMEOUT, TOOL_CALL_TIMEOUT, UiHost,
 };
 
 use crate::member::{ChainMember, Members};
@@ -52,6 +52,9 @@ pub struct HostConfig {
     /// The deadline of `extension/provider/catalog` and `extension/provider/stream/open`
     /// (spec: 30 s).
     provider_call_timeout: Duration,
+    /// The budget of one `extension/tool/call`: sent as its `timeoutMillis` and the call's
+    /// deadline (default [`TOOL_CALL_TIMEOUT`], 5 minutes).
+    tool_call_timeout: Duration,
     /// How long a chunk may still be missing after `stream/end` (spec: 1 s).
     stream_gap_timeout: Duration,
     /// The best-effort deadline of `extension/provider/stream/cancel` (spec: 2 s).
@@ -92,6 +95,7 @@ impl HostConfig {
             prompt_timeout: PROMPT_TIMEOUT,
             prompts_per_connection: PROMPTS_PER_CONNECTION,
             provider_call_timeout: CALL_TIMEOUT,
+            tool_call_timeout: TOOL_CALL_TIMEOUT,
             stream_gap_timeout: STREAM_GAP_TIMEOUT,
             stream_cancel_timeout: STREAM_CANCEL_TIMEOUT,
             stream_idle_timeout: Self::DEFAULT_STREAM_IDLE_TIMEOUT,
@@ -145,6 +149,13 @@ impl HostConfig {
     /// runs at most 32 requests at once anyway).
     pub fn prompts_per_connection(mut self, prompts: usize) -> Self {
         self.prompts_per_connection = prompts.clamp(1, 32);
+        self
+    }
+
+    /// With another budget for `extension/tool/call` (sent as `timeoutMillis`, and the call's
+    /// deadline; at least 1 ms, so that it is never "no deadline").
+    pub fn tool_call_timeout(mut self, timeout: Duration) -> Self {
+        self.tool_call_timeout = timeout.max(Duration::from_millis(1));
         self
     }
 
@@ -239,6 +250,11 @@ impl HostConfig {
     /// How many prompts one connection may have open at once (1 to 32).
     pub fn get_prompts_per_connection(&self) -> usize {
         self.prompts_per_connection
+    }
+
+    /// The budget of `extension/tool/call`.
+    pub fn get_tool_call_timeout(&self) -> Duration {
+        self.tool_call_timeout
     }
 
     /// The deadline of `extension/provider/catalog` and `…/stream/open`.

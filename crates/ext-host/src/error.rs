@@ -145,6 +145,18 @@ pub enum Error {
     /// not in the catalog (refused before anything is sent).
     #[error(transparent)]
     Provider(Box<ProviderFailure>),
+    /// An extension tool call (spec delta §2.5) could not run: no such tool
+    /// (`invalid_params`, nothing sent), a crashed or not-ready sidecar
+    /// (`provider_interrupted`, nothing sent), an invalid result (`protocol_error`), the
+    /// deadline (`intercept_timeout`) or the sidecar's error answer (its reason). A tool that
+    /// reports a failure of its own work is not this: that is a result with `is_error`.
+    #[error("{detail}")]
+    Tool {
+        /// The reason.
+        reason: Reason,
+        /// What happened, redacted.
+        detail: String,
+    },
     /// The host was shut down.
     #[error("the extension host is shut down")]
     ShutDown,
@@ -303,7 +315,7 @@ impl Error {
         match self {
             Error::Startup(failure) => failure.reason,
             Error::Operation(failure) => failure.reason,
-            Error::Ui { reason, .. } => Some(*reason),
+            Error::Ui { reason, .. } | Error::Tool { reason, .. } => Some(*reason),
             Error::Provider(failure) => Some(failure.reason),
             Error::Reload { source, .. } => source.reason(),
             Error::ShutDown => Some(Reason::ProviderInterrupted),

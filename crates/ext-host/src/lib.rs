@@ -205,6 +205,7 @@ mod runtime;
 mod shared;
 mod store;
 mod text;
+mod tool;
 mod ui;
 mod util;
 
@@ -226,6 +227,9 @@ pub use crate::runtime::{
     UnmetOptional,
 };
 pub use crate::store::{InstallOptions, InstalledPlugin, PluginStore};
+pub use crate::tool::{
+    ExtensionTool, MAX_TOOL_NAME_LEN, TOOL_NAME_PREFIX, is_model_tool_name, tool_name,
+};
 
 /// For binaries only, since both are process-global: become a child subreaper at start (so
 /// sidecars' `setsid()` daemons are re-parented to the binary, not PID 1), and kill and reap

@@ -194,6 +194,7 @@ fn decode_for(method: Method, target: Target, body: &str) -> Checked {
         Method::StreamCancel => request!(m::StreamCancel),
         Method::StreamChunk => notification!(m::StreamChunk),
         Method::StreamEnd => notification!(m::StreamEnd),
+        Method::ToolCall => request!(m::ToolCall),
     }
 }
 

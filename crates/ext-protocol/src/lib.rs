@@ -95,6 +95,7 @@ mod profile;
 mod provider;
 mod reason;
 mod schema;
+mod tool;
 mod ui;
 pub mod v2;
 mod version;
@@ -158,6 +159,7 @@ pub use crate::provider::{
 };
 pub use crate::reason::Reason;
 pub use crate::schema::{SCHEMA_SHA256, protocol_schema, protocol_schema_json};
+pub use crate::tool::{TOOL_CALL_TIMEOUT, ToolCallParams, ToolCallResult};
 pub use crate::ui::{
     CardAction, CardField, CardPayload, FieldKind, NotificationPayload, Severity, StatusPayload,
     SurfaceKind, SurfacePayload, UiActionParams, UiActionResult, UiFormField, UiFormPayload,

@@ -9,7 +9,8 @@ use std::time::Duration;
 
 use crate::constants::{CALL_TIMEOUT, HANDSHAKE_TIMEOUT, STREAM_CANCEL_TIMEOUT};
 use crate::decode::Dto;
-use crate::{content, intercept, lifecycle, provider, ui};
+use crate::profile::ProtocolProfile;
+use crate::{content, intercept, lifecycle, provider, tool, ui};
 
 /// Who sends a method.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -64,6 +65,9 @@ pub enum Method {
     StreamChunk,
     /// `extension/provider/stream/end`.
     StreamEnd,
+    /// `extension/tool/call` (spec delta §2.5): registered in the V2 profile only, and not in
+    /// [`Method::ALL`] (the v1 table).
+    ToolCall,
 }
 
 wire_enum!(Method, "Method", {
@@ -83,6 +87,8 @@ wire_enum!(Method, "Method", {
     StreamCancel => "extension/provider/stream/cancel",
     StreamChunk => "extension/provider/stream/chunk",
     StreamEnd => "extension/provider/stream/end",
+}, later {
+    ToolCall => "extension/tool/call",
 });
 
 impl Method {
@@ -110,11 +116,33 @@ impl Method {
         }
     }
 
-    /// The method registered under `name` for `direction` and `kind`, if any (§2.3, §5): a
-    /// request for a notification-only method, or a method received in the wrong direction, is
-    /// unregistered.
+    /// The method registered under `name` for `direction` and `kind` in the v1 registry, if any
+    /// (§2.3, §5): a request for a notification-only method, or a method received in the wrong
+    /// direction, is unregistered. [`Method::lookup_in`] asks another profile's registry.
     pub fn lookup(name: &str, direction: Direction, kind: MethodKind) -> Option<Method> {
-        Method::parse(name).filter(|m| m.direction() == direction && m.kind() == kind)
+        Method::lookup_in(ProtocolProfile::V1, name, direction, kind)
+    }
+
+    /// [`Method::lookup`] in `profile`'s registry (spec delta §2.1): a method the profile does
+    /// not register (`extension/tool/call` on V1) is unregistered.
+    pub fn lookup_in(
+        profile: ProtocolProfile,
+        name: &str,
+        direction: Direction,
+        kind: MethodKind,
+    ) -> Option<Method> {
+        Method::parse(name).filter(|m| {
+            m.is_registered_in(profile) && m.direction() == direction && m.kind() == kind
+        })
+    }
+
+    /// Whether `profile`'s registry has this method: the v1 table ([`Method::ALL`]) is in every
+    /// profile; v2 adds `extension/tool/call`.
+    pub fn is_registered_in(self, profile: ProtocolProfile) -> bool {
+        match self {
+            Method::ToolCall => profile >= ProtocolProfile::V2,
+            _ => true,
+        }
     }
 
     /// Whether it belongs to the optional Provider extensions part (§14).
@@ -157,6 +185,7 @@ impl Method {
             Method::StreamCancel => provider::StreamCancelParams::NAME,
             Method::StreamChunk => provider::StreamChunkParams::NAME,
             Method::StreamEnd => provider::StreamEndParams::NAME,
+            Method::ToolCall => tool::ToolCallParams::NAME,
         }
     }
 
@@ -174,6 +203,7 @@ impl Method {
             Method::ProviderCatalog => provider::ProviderCatalogResult::NAME,
             Method::StreamOpen => provider::StreamOpenResult::NAME,
             Method::StreamCancel => provider::StreamCancelResult::NAME,
+            Method::ToolCall => tool::ToolCallResult::NAME,
             Method::Initialized
             | Method::Event
             | Method::ResourcesChanged
@@ -184,6 +214,8 @@ impl Method {
 
     /// The caller's fixed deadline for this request (§2.5, §6.1, §14.5), or `None` when it has
     /// none of its own: `extension/intercept` uses the point's budget (§7.9),
+    /// `extension/tool/call` the host's tool budget ([`TOOL_CALL_TIMEOUT`](crate::TOOL_CALL_TIMEOUT), sent in
+    /// `timeoutMillis`),
     /// `extension/shutdown` waits `timeoutMillis` plus
     /// [`SHUTDOWN_ANSWER_GRACE`](crate::SHUTDOWN_ANSWER_GRACE) (§6.6), `host/ui/request` waits
     /// for the user, and notifications are never answered. The handshake deadline is further
@@ -374,6 +406,16 @@ pub struct StreamEnd;
 impl NotificationMethod for StreamEnd {
     const METHOD: Method = Method::StreamEnd;
     type Params = provider::StreamEndParams;
+}
+
+/// `extension/tool/call` (request, H→E; V2 only, spec delta §2.5).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ToolCall;
+
+impl RequestMethod for ToolCall {
+    const METHOD: Method = Method::ToolCall;
+    type Params = tool::ToolCallParams;
+    type Result = tool::ToolCallResult;
 }
 
 #[cfg(test)]

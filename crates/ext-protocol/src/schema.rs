@@ -99,6 +99,8 @@ fn method_refs(method: Method, defs: &mut Defs) -> (Value, Option<Value>) {
         Method::StreamCancel => req::<m::StreamCancel>(defs),
         Method::StreamChunk => note::<m::StreamChunk>(defs),
         Method::StreamEnd => note::<m::StreamEnd>(defs),
+        // Not in `Method::ALL`, so never reached for the v1 schema.
+        Method::ToolCall => req::<m::ToolCall>(defs),
     }
 }
 

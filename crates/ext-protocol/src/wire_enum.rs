@@ -6,8 +6,14 @@
 //! never declares a type.
 
 /// Implements the wire spelling of an enum: `wire_enum!(Type, "SchemaName", { Variant => "wire" })`.
+///
+/// An optional trailing `later { Variant => "wire" }` group names values that have a wire
+/// spelling but are not part of `ALL` (the v1 table): values a later protocol profile adds
+/// (`Method::ToolCall`), so that `ALL`, the schema and everything else built from the v1 table
+/// stay exactly v1's.
 macro_rules! wire_enum {
-    ($ty:ident, $name:literal, { $($variant:ident => $wire:literal),+ $(,)? }) => {
+    ($ty:ident, $name:literal, { $($variant:ident => $wire:literal),+ $(,)? }
+        $(, later { $($later:ident => $later_wire:literal),+ $(,)? })? $(,)?) => {
         impl $ty {
             /// Every value, in the order of the spec's table.
             pub const ALL: &'static [$ty] = &[$($ty::$variant),+];
@@ -16,6 +22,7 @@ macro_rules! wire_enum {
             pub fn as_str(self) -> &'static str {
                 match self {
                     $($ty::$variant => $wire,)+
+                    $($($ty::$later => $later_wire,)+)?
                 }
             }
 
@@ -23,6 +30,7 @@ macro_rules! wire_enum {
             pub fn parse(wire: &str) -> Option<Self> {
                 match wire {
                     $($wire => Some($ty::$variant),)+
+                    $($($later_wire => Some($ty::$later),)+)?
                     _ => None,
                 }
             }

@@ -36,6 +36,8 @@ pub(crate) type SubmitFn = Arc<
 >;
 pub(crate) type ResourcesFn =
     Arc<dyn Fn(HostHandle, Vec<String>) -> BoxFuture<Result<(), Error>> + Send + Sync>;
+pub(crate) type ToolFn =
+    Arc<dyn Fn(HostHandle, serde_json::Value) -> BoxFuture<Result<String, Error>> + Send + Sync>;
 
 /// What an interceptor or event observer is called with: the host handle and the call's
 /// particulars. Cheap to clone.
@@ -106,6 +108,8 @@ pub struct Extension {
     pub(crate) on_shutdown: Option<HostFn>,
     pub(crate) on_resources: Option<ResourcesFn>,
     pub(crate) provider: Option<ProviderFn>,
+    /// Extension tools by name (spec delta §2.5; served on V2 connections only).
+    pub(crate) tools: BTreeMap<String, ToolFn>,
     pub(crate) problems: Vec<String>,
 }
 
@@ -129,6 +133,7 @@ impl Extension {
             on_shutdown: None,
             on_resources: None,
             provider: None,
+            tools: BTreeMap::new(),
             problems: Vec::new(),
         }
     }
@@ -319,6 +324,67 @@ impl Extension {
         self
     }
 
+    /// Serves the extension tool `name` (`extension/tool/call`, spec delta §2.5): the callback
+    /// gets the model's arguments exactly as the host sent them (any JSON value, `null`
+    /// included) and answers the text the model reads; an `Err` is answered as a tool error
+    /// (`{"content": <its text>, "isError": true}`), not as a JSON-RPC error. The call is
+    /// bounded by the host's `timeoutMillis` (0: no deadline) and answered `intercept_timeout`
+    /// when it overruns.
+    ///
+    /// Tools exist in Extension Protocol v2 only. On a V2 connection whose installed manifest
+    /// has capability `tools` and lists `name` under `runtime.tools`, the name goes into the
+    /// handshake's `tools` (sorted); otherwise the SDK says so on stderr and a call for it is
+    /// answered `unknown_method`. On a V1 connection no tool is offered and
+    /// `extension/tool/call` is unregistered (`-32601`).
+    ///
+    /// `name` must be non-blank, without whitespace, and registered once.
+    pub fn tool<F, Fut>(mut self, name: impl Into<String>, callback: F) -> Self
+    where
+        F: Fn(HostHandle, serde_json::Value) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Result<String, Error>> + Send + 'static,
+    {
+        let name = name.into();
+        if name.is_empty() || name.chars().any(char::is_whitespace) {
+            self.problems.push(format!(
+                "tool name {name:?} must be non-empty and without whitespace"
+            ));
+        }
+        let callback: ToolFn = Arc::new(move |host, arguments| Box::pin(callback(host, arguments)));
+        if self.tools.insert(name.clone(), callback).is_some() {
+            self.problems
+                .push(format!("tool {name:?} is registered twice"));
+        }
+        self
+    }
+
+    /// The tools offered on a V2 connection whose manifest declares capability `tools` (when
+    /// `capable`) and the tool names `declared`: the registered ones it declares, sorted; a
+    /// warning for each registered tool left out.
+    pub(crate) fn plan_tools(
+        &self,
+        capable: bool,
+        declared: &[String],
+        warnings: &mut Vec<String>,
+    ) -> BTreeSet<String> {
+        let mut offered = BTreeSet::new();
+        for name in self.tools.keys() {
+            if !capable {
+                warnings.push(format!(
+                    "tool {name:?} is registered, but the manifest lacks capability \"tools\"; \
+                     not offered"
+                ));
+            } else if !declared.contains(name) {
+                warnings.push(format!(
+                    "tool {name:?} is registered but not in the manifest's runtime.tools; \
+                     not offered"
+                ));
+            } else {
+                offered.insert(name.clone());
+            }
+        }
+        offered
+    }
+
     /// The registration mistakes, as one error.
     pub(crate) fn check(&self) -> Result<(), Error> {
         if self.name.trim().is_empty() || self.version.trim().is_empty() {
@@ -407,6 +473,7 @@ impl Extension {
             strategy,
             ui,
             providers: providers && self.provider.is_some(),
+            tools: BTreeSet::new(),
             warnings,
         }
     }
@@ -433,6 +500,7 @@ impl fmt::Debug for Extension {
             )
             .field("submit", &self.submit.is_some())
             .field("provider", &self.provider.is_some())
+            .field("tools", &self.tools.keys().collect::<Vec<_>>())
             .finish_non_exhaustive()
     }
 }
@@ -455,6 +523,9 @@ pub(crate) struct Plan {
     /// Whether a provider is registered and the manifest has capability `providers`, so the
     /// provider methods are live.
     pub(crate) providers: bool,
+    /// The extension tools offered in the handshake's `tools` (V2 only), sorted; a call for
+    /// another name is `unknown_method`.
+    pub(crate) tools: BTreeSet<String>,
     /// What the manifest does not back, for stderr.
     pub(crate) warnings: Vec<String>,
 }

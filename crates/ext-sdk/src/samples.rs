@@ -79,6 +79,33 @@ pub fn allow_all() -> Extension {
     )
 }
 
+/// The text-tools extension's plugin id.
+pub const TEXT_TOOLS_NAME: &str = "text-tools";
+/// The text-tools extension's read-only tool: the number of words of `text`.
+pub const WORD_COUNT_TOOL: &str = "word_count";
+/// The text-tools extension's other tool: `text` with its words in reverse order.
+pub const REVERSE_WORDS_TOOL: &str = "reverse_words";
+
+/// `text-tools`: two extension tools (Extension Protocol v2 only; manifest capability `tools`
+/// and both under `runtime.tools`), each taking `{"text": "…"}`: `word_count` answers the
+/// number of words, `reverse_words` the words in reverse order. Arguments without a string
+/// `text` are a tool error (`isError`), not a protocol error.
+pub fn text_tools() -> Extension {
+    fn text(arguments: &serde_json::Value) -> Result<&str, crate::Error> {
+        arguments["text"]
+            .as_str()
+            .ok_or_else(|| crate::Error::callback("the arguments need a string member \"text\""))
+    }
+    Extension::new(TEXT_TOOLS_NAME, SAMPLE_VERSION)
+        .tool(WORD_COUNT_TOOL, |_host, arguments| async move {
+            Ok(text(&arguments)?.split_whitespace().count().to_string())
+        })
+        .tool(REVERSE_WORDS_TOOL, |_host, arguments| async move {
+            let words: Vec<&str> = text(&arguments)?.split_whitespace().rev().collect();
+            Ok(words.join(" "))
+        })
+}
+
 /// The surface id of the status-card extension's status line.
 pub const STATUS_SURFACE: &str = "status";
 /// The status-card extension's action id.

@@ -21,14 +21,15 @@ use tokio_util::sync::CancellationToken;
 
 use sidewire_ext_protocol::{
     CALL_TIMEOUT, Caller, DecisionKind, Dto, ENV_PLUGIN_NAME, ENV_PLUGIN_VERSION,
-    EVENT_QUEUE_FRAMES, EventParams, ExternalizedField, HookPayload, HookPoint, InitializeResult,
-    InitializedParams, InterceptParams, InterceptResult, MIN_CONCURRENT_CALLBACKS, Method,
-    ProtocolProfile, ProviderCatalogParams, ProviderCatalogResult, Reason, ResourcesChangedParams,
-    ShutdownParams, ShutdownResult, StreamCancelParams, StreamCancelResult, StreamOpenParams,
-    StreamOpenResult, UiActionParams, UiActionResult, UiSubmitParams, UiSubmitResult,
-    decode_initialize_params_in, decode_params, jsonrpc_config, v2,
+    EVENT_QUEUE_FRAMES, EventParams, ExternalizedField, HookPayload, HookPoint, Initialize,
+    InitializeResult, InitializedParams, InterceptParams, InterceptResult,
+    MIN_CONCURRENT_CALLBACKS, Method, ProtocolProfile, ProviderCatalogParams,
+    ProviderCatalogResult, Reason, ResourcesChangedParams, ShutdownParams, ShutdownResult,
+    StreamCancelParams, StreamCancelResult, StreamOpenParams, StreamOpenResult, ToolCallParams,
+    ToolCallResult, UiActionParams, UiActionResult, UiSubmitParams, UiSubmitResult,
+    decode_initialize_params_in, decode_params, jsonrpc_config, reason_of, v2,
 };
-use sidewire_jsonrpc::{ErrorObject, Router, lock};
+use sidewire_jsonrpc::{ErrorObject, LocalError, Router, lock};
 
 use crate::extension::{BoxFuture, Plan};
 use crate::host::Handshake;
@@ -237,6 +238,39 @@ where
     outcome.map_err(Error::Connection)
 }
 
+/// The answer to `extension/initialize` in the connection's profile: v1's member set, or v2's
+/// (the same members, plus the served `tools`).
+#[derive(serde::Serialize)]
+#[serde(untagged)]
+enum InitializeAnswer {
+    V1(InitializeResult),
+    V2(v2::InitializeResult),
+}
+
+impl InitializeAnswer {
+    fn new(profile: ProtocolProfile, result: InitializeResult, tools: Vec<String>) -> Self {
+        match profile {
+            ProtocolProfile::V1 => InitializeAnswer::V1(result),
+            _ => InitializeAnswer::V2(v2::InitializeResult {
+                protocol_version: result.protocol_version,
+                name: result.name,
+                version: result.version,
+                component_id: None,
+                subscriptions: result.subscriptions,
+                replaces: (result.replaces.iter())
+                    .map(|slot| slot.as_str().to_owned())
+                    .collect(),
+                providers: result.providers,
+                ui_actions: result.ui_actions,
+                requires: Vec::new(),
+                provides: Vec::new(),
+                tools,
+                state_schema_version: result.state_schema_version,
+            }),
+        }
+    }
+}
+
 /// Work for the ordered event worker.
 enum Work {
     Event(EventParams),
@@ -285,6 +319,7 @@ impl Connection {
         let open = Arc::clone(self);
         let open_jobs = jobs.clone();
         let cancel = Arc::clone(self);
+        let tool = Arc::clone(self);
         Router::new()
             .request_raw(Method::Initialize.as_str(), move |params, _| {
                 init.initialize(params)
@@ -309,6 +344,11 @@ impl Connection {
             })
             .request_raw(Method::StreamCancel.as_str(), move |params, _| {
                 cancel.stream_cancel(params)
+            })
+            // Registered in the V2 profile only: on a V1 connection (or before the handshake
+            // picked a profile) the handler answers exactly what an unregistered method gets.
+            .request_raw(Method::ToolCall.as_str(), move |params, _| {
+                tool.tool_call(params)
             })
             // Notifications run on the driver in arrival order, so the state they set is in
             // force before the next frame is routed (§6.5).
@@ -410,7 +450,7 @@ impl Connection {
         Box::pin(crate::guard::guarded(work, deadline, self.cancel.clone()))
     }
 
-    fn initialize(self: &Arc<Self>, params: Option<&RawValue>) -> Routed<InitializeResult> {
+    fn initialize(self: &Arc<Self>, params: Option<&RawValue>) -> Routed<InitializeAnswer> {
         self.gate(Method::Initialize)?;
         // §6.1 step 2: the identity check runs before strict decoding, inside this decoder; the
         // host's `protocolId` picks the profile among those this sidecar speaks (spec delta
@@ -425,7 +465,19 @@ impl Connection {
             .inner
             .state
             .advance(State::New, State::Initializing);
-        let plan = self.ext.plan(&params.manifest);
+        let mut plan = self.ext.plan(&params.manifest);
+        match &initialize {
+            Initialize::V2(v2) => {
+                let capable = v2.manifest.capabilities.iter().any(|c| c == "tools");
+                plan.tools = (self.ext).plan_tools(capable, &v2.manifest.tools, &mut plan.warnings);
+            }
+            _ if !self.ext.tools.is_empty() => plan.warnings.push(
+                "tools are registered, but the host speaks Extension Protocol v1, which has \
+                 none; not offered"
+                    .to_owned(),
+            ),
+            _ => {}
+        }
         for warning in &plan.warnings {
             self.log(warning);
         }
@@ -436,6 +488,7 @@ impl Connection {
             ui_actions: plan.ui_actions.clone(),
         });
         let offers_providers = plan.providers;
+        let tools: Vec<String> = plan.tools.iter().cloned().collect();
         let mut result = InitializeResult {
             protocol_version: profile.protocol_version().to_owned(),
             name: self.ext.name.clone(),
@@ -468,9 +521,58 @@ impl Connection {
                 // A shutdown arrived meanwhile; it cancels in-flight work without an answer.
                 return std::future::pending().await;
             }
-            Ok(result)
+            Ok(InitializeAnswer::new(profile, result, tools))
         };
         Ok(self.guarded(None, work))
+    }
+
+    /// `extension/tool/call` (spec delta §2.5). On a V1 connection, or before the handshake,
+    /// the method is unregistered: the answer is the one the router gives any unregistered
+    /// method (`-32601`, byte for byte). On V2: the state gate; no tool offered →
+    /// `unknown_method` before decoding; strict decoding (`invalid_params`, nothing run); a
+    /// name not offered → `unknown_method`; else the callback, bounded by `timeoutMillis` (0:
+    /// no deadline), its error answered as `isError` content.
+    fn tool_call(self: &Arc<Self>, params: Option<&RawValue>) -> Routed<ToolCallResult> {
+        let v2 = (self.host.inner.handshake.get())
+            .is_some_and(|handshake| Method::ToolCall.is_registered_in(handshake.profile));
+        if !v2 {
+            let mut answer = ErrorObject::new(ErrorObject::METHOD_NOT_FOUND, "method not found");
+            answer.data = Some(reason_of(LocalError::MethodNotFound).data());
+            return Err(answer);
+        }
+        self.gate(Method::ToolCall)?;
+        if self.plan().tools.is_empty() {
+            return Err(Reason::UnknownMethod.error_object_with("this extension serves no tools"));
+        }
+        let params: ToolCallParams =
+            decode_params(params.map(RawValue::get)).map_err(|err| err.to_error_object())?;
+        let callback = match self.ext.tools.get(&params.name) {
+            Some(callback) if self.plan().tools.contains(&params.name) => Arc::clone(callback),
+            _ => {
+                return Err(Reason::UnknownMethod.error_object_with(format!(
+                    "this extension serves no tool {:?}",
+                    params.name
+                )));
+            }
+        };
+        let deadline = match params.timeout_millis {
+            0 => None,
+            millis => Instant::now().checked_add(Duration::from_millis(millis)),
+        };
+        let conn = Arc::clone(self);
+        Ok(self.guarded(deadline, async move {
+            let _permit = conn.permits.acquire().await;
+            Ok(match callback(conn.host.clone(), params.arguments).await {
+                Ok(content) => ToolCallResult {
+                    content,
+                    is_error: false,
+                },
+                Err(err) => ToolCallResult {
+                    content: err.to_string(),
+                    is_error: true,
+                },
+            })
+        }))
     }
 
     /// Warns when the self-description differs from what the host launched; the name and

@@ -578,6 +578,9 @@ impl std::fmt::Debug for Gateway {
     }
 }
 
+/// The `server` an extension tool's route and audit records name: `ext:<plugin>`.
+const EXTENSION_SERVER_PREFIX: &str = "ext:";
+
 /// Where a tool of the view goes.
 #[derive(Debug, Clone)]
 struct Route {
@@ -983,6 +986,33 @@ impl Gateway {
             let mut tool = named.item.clone();
             tool.name = name;
             view.tools.push(tool);
+        }
+        // The extension tools of the published generation (spec delta §2.5), by their own
+        // `ext__<plugin>__<tool>` names (already model-safe, and never `mcp__…`), after the MCP
+        // tools; their calls take the same chained call. A reload that changes them is seen at
+        // the next rebuild of the view, not announced by itself.
+        for tool in inner.extensions.tools() {
+            if !inner.policy.shows(&tool.name) {
+                continue;
+            }
+            let route = Route {
+                server: format!("{EXTENSION_SERVER_PREFIX}{}", tool.plugin),
+                host_name: tool.name.clone(),
+                upstream: tool.tool.clone(),
+            };
+            if view.tool_routes.insert(tool.name.clone(), route).is_some() {
+                view.collisions.push(tool.name);
+                continue;
+            }
+            let mut item = Tool::new(
+                &tool.name,
+                &tool.description,
+                Value::Object(tool.input_schema),
+            );
+            if tool.read_only {
+                item.annotations = Some(json!({"readOnlyHint": true}).into());
+            }
+            view.tools.push(item);
         }
         for named in snapshot.prompts() {
             let Some(alias) = inner.aliases.get(named.server) else {

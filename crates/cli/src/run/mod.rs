@@ -464,10 +464,22 @@ impl Repl<'_> {
                         )
                     ));
                 }
+                // Then the extension tools of v2 plugins, as the model sees them.
+                let extension_tools = self.extensions.tools();
+                for tool in &extension_tools {
+                    out.line(format!(
+                        "{}  {}",
+                        safe::line(&tool.name),
+                        safe::block(tool.description.trim_end(), "    ")
+                    ));
+                }
                 if out.json {
-                    let tools: Vec<Value> = (tools.iter())
+                    let mut tools: Vec<Value> = (tools.iter())
                         .map(|t| json!({ "name": t.name, "server": t.server, "description": t.tool.description }))
                         .collect();
+                    tools.extend(extension_tools.iter().map(|t| {
+                        json!({ "name": t.name, "plugin": t.plugin, "description": t.description })
+                    }));
                     out.json_line(&json!({ "event": "tools", "tools": tools }));
                 }
             }

@@ -96,7 +96,7 @@ impl Served {
         }
     }
 
-    fn tool_names(&mut self) -> Vec<String> {
+    pub(super) fn tool_names(&mut self) -> Vec<String> {
         let listed = self.request(90, "tools/list", json!({}));
         let tools = listed["result"]["tools"].as_array().expect("tools").clone();
         tools
@@ -182,7 +182,7 @@ fn gone_within(pids: &[i32], within: Duration) -> bool {
     }
 }
 
-fn audit_records(home: &Path) -> Vec<Value> {
+pub(super) fn audit_records(home: &Path) -> Vec<Value> {
     let text = std::fs::read_to_string(home.join("mcp-serve-audit.jsonl")).unwrap_or_default();
     text.lines()
         .map(|line| serde_json::from_str(line).expect("an audit line is JSON"))

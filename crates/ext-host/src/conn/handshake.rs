@@ -317,13 +317,13 @@ async fn handshake(
             format!("the host refused the initialize result: {err}"),
         )
     };
-    let result = match &plugin.v2 {
+    let (result, tools) = match &plugin.v2 {
         None => {
             let result = decode_initialize_result(raw.get()).map_err(refused)?;
             result
                 .check_against_manifest(&plugin.id, &plugin.runtime)
                 .map_err(refused)?;
-            result
+            (result, Vec::new())
         }
         Some(declared) => {
             // Spec delta §2.2.1: v1's order (version, then strict decoding) and checks, plus
@@ -343,7 +343,8 @@ async fn handshake(
                     ),
                 );
             }
-            result.common()
+            let tools = std::mem::take(&mut result.tools);
+            (result.common(), tools)
         }
     };
     let _ = conn.handshake.set(Handshake {
@@ -351,6 +352,7 @@ async fn handshake(
         replaces: result.replaces,
         ui_actions: result.ui_actions,
         providers: result.providers,
+        tools,
     });
     // The handshake's list is the initial catalog (§14.2).
     conn.set_catalog(conn.handshake().providers.clone());

@@ -86,6 +86,8 @@ pub(crate) struct Handshake {
     pub(crate) ui_actions: Vec<UiActionDecl>,
     /// The initial provider catalog (§14.2).
     pub(crate) providers: Vec<ProviderDescriptor>,
+    /// The extension tools served (V2 only; each in the manifest's `runtime.tools`, checked).
+    pub(crate) tools: Vec<String>,
 }
 
 /// Where a connection stands towards the UI hub (§10.5).

@@ -17,8 +17,8 @@ use std::sync::{Arc, Mutex, RwLock};
 use futures_util::future::join_all;
 use serde_json::Value;
 use sidewire_ext_protocol::{
-    HookPayload, HookPoint, Method, ResourcesChangedParams, UiActionDecl, UiActionResult,
-    UiSubmitResult,
+    HookPayload, HookPoint, Method, ResourcesChangedParams, ToolCallResult, UiActionDecl,
+    UiActionResult, UiSubmitResult,
 };
 use tokio::sync::OwnedRwLockReadGuard;
 
@@ -31,6 +31,7 @@ use crate::generation::{Generation, bit};
 use crate::provider::{self, CatalogEntry, ProviderStream, StreamRequest};
 use crate::shared::Shared;
 use crate::store::PluginStore;
+use crate::tool::ExtensionTool;
 use crate::util::lock;
 use crate::{Error, ui};
 
@@ -236,6 +237,28 @@ impl Turn {
     /// As for [`ExtensionHost::open_stream`].
     pub async fn open_stream(&self, request: StreamRequest) -> Result<ProviderStream, Error> {
         provider::open(&self.generation, &self.pin, request).await
+    }
+
+    /// The extension tools of the pinned generation (see [`ExtensionHost::tools`]).
+    pub fn tools(&self) -> Vec<ExtensionTool> {
+        crate::tool::entries(&self.generation)
+    }
+
+    /// Calls an extension tool on the pinned generation (see [`ExtensionHost::call_tool`]).
+    ///
+    /// # Errors
+    ///
+    /// As for [`ExtensionHost::call_tool`].
+    ///
+    /// # Cancel safety
+    ///
+    /// As for [`ExtensionHost::call_tool`].
+    pub async fn call_tool(
+        &self,
+        name: &str,
+        arguments: Option<Value>,
+    ) -> Result<ToolCallResult, Error> {
+        crate::tool::call(&self.generation, name, arguments).await
     }
 }
 
@@ -449,6 +472,42 @@ impl ExtensionHost {
         values: BTreeMap<String, Value>,
     ) -> Result<UiSubmitResult, Error> {
         ui::submit(&self.inner.shared.hub, plugin, surface_id, values).await
+    }
+
+    /// The extension tools of the published generation (spec delta §2.5): each tool a ready V2
+    /// sidecar serves (its handshake's `tools`, within its manifest's `runtime.tools`), named
+    /// `ext__<plugin>__<tool>` ([`tool_name`](crate::tool_name)), with the manifest's
+    /// description, input schema and `readOnly`; by plugin id, then the handshake's order.
+    pub fn tools(&self) -> Vec<ExtensionTool> {
+        crate::tool::entries(&self.current())
+    }
+
+    /// Calls the extension tool the model knows as `name` (`extension/tool/call`): the
+    /// sidecar gets the tool's own name, `arguments` (`{}` when `None`) and the host's budget
+    /// in `timeoutMillis` ([`HostConfig::tool_call_timeout`], 5 minutes), and the call is
+    /// bounded by the same budget. A tool that reports a failure of its own work answers
+    /// `Ok` with [`ToolCallResult::is_error`].
+    ///
+    /// # Errors
+    ///
+    /// [`Error::Tool`]: `invalid_params` when no sidecar serves `name` (nothing is sent);
+    /// `provider_interrupted` when the sidecar that serves it crashed or is shut down
+    /// (nothing is sent); `intercept_timeout` after the budget; `protocol_error` for a result
+    /// that fails strict decoding; the reason of the sidecar's error answer.
+    /// [`Error::ShutDown`] after [`shutdown`](Self::shutdown).
+    ///
+    /// # Cancel safety
+    ///
+    /// Dropping the future abandons the call; a late answer is ignored.
+    pub async fn call_tool(
+        &self,
+        name: &str,
+        arguments: Option<Value>,
+    ) -> Result<ToolCallResult, Error> {
+        if self.inner.shut.load(Ordering::Acquire) {
+            return Err(Error::ShutDown);
+        }
+        crate::tool::call(&self.current(), name, arguments).await
     }
 
     /// The aggregated provider catalog of the published generation (§14.2): every ready

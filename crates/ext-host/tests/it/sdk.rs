@@ -112,3 +112,74 @@ pub(crate) async fn the_status_card_example_publishes_at_once_and_answers_its_ac
     let _ = BTreeMap::<String, String>::new();
     env.finish(runtime).await;
 }
+
+/// Each example behind its Manifest v2 twin (`reasonix-plugin.v2.json`): the sidecar answers
+/// the V2 handshake (a v1 answer would fail it) and serves as it does under v1.
+pub(crate) async fn each_example_runs_behind_its_v2_manifest() {
+    const V2: &str = "reasonix-plugin.v2.json";
+    let env = Env::new();
+    for example in ["starter", "allow_all", "status_card", "provider"] {
+        env.install_example_with(example, V2);
+    }
+    let (runtime, mut events) = env.boot().await;
+    let sidecars = runtime.sidecars();
+    assert_eq!(sidecars.len(), 4, "{sidecars:?}");
+    assert!(sidecars.iter().all(|s| s.ready), "{sidecars:?}");
+    let outcome = runtime
+        .intercept(HookPoint::InputReceive, input("starter: fix it"))
+        .await
+        .unwrap();
+    assert_eq!(
+        text_of(&outcome.payload),
+        "fix it [rewritten by starter-extension]"
+    );
+    let outcome = runtime
+        .intercept(HookPoint::PermissionDecision, permission(Verdict::Deny))
+        .await
+        .unwrap();
+    assert_eq!(outcome.permission, Some(Verdict::Allow));
+    assert!(outcome.audit.is_some());
+    next_event(&mut events, "the status surface", |e| match e {
+        HostEvent::Surface(s) if s.plugin == "status-card" => Some(s),
+        _ => None,
+    })
+    .await;
+    let refs: Vec<String> = (runtime.providers().iter())
+        .map(|entry| entry.descriptor.reference.clone())
+        .collect();
+    assert_eq!(refs, ["plugin/scripted-model/scripted/echo-1"]);
+    env.finish(runtime).await;
+}
+
+/// The tools example (a v2 plugin): its two tools are cataloged and answer.
+pub(crate) async fn the_tools_example_serves_its_tools() {
+    let env = Env::new();
+    env.install_example("tools");
+    let (runtime, _events) = env.boot().await;
+    let tools = runtime.tools();
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+    // In the handshake's order (the SDK sorts it).
+    assert_eq!(
+        names,
+        [
+            "ext__text-tools__reverse_words",
+            "ext__text-tools__word_count"
+        ]
+    );
+    assert!(!tools[0].read_only && tools[1].read_only);
+    let result = runtime
+        .call_tool(
+            "ext__text-tools__word_count",
+            Some(serde_json::json!({"text": "one two three"})),
+        )
+        .await
+        .unwrap();
+    assert_eq!((result.content.as_str(), result.is_error), ("3", false));
+    // No arguments: the host sends `{}`, which has no `text`: a tool error, not a failure.
+    let result = runtime
+        .call_tool("ext__text-tools__reverse_words", None)
+        .await
+        .unwrap();
+    assert!(result.is_error, "{result:?}");
+    env.finish(runtime).await;
+}

@@ -35,7 +35,7 @@ pub(crate) fn role() -> Option<String> {
     let base = argv0.rsplit('/').next()?.to_owned();
     matches!(
         base.as_str(),
-        "starter" | "allow_all" | "status_card" | "provider"
+        "starter" | "allow_all" | "status_card" | "provider" | "tools"
     )
     .then_some(base)
 }
@@ -52,7 +52,7 @@ fn record_pid(pid: u32) {
 pub(crate) fn run(role: &str) -> ExitCode {
     record_pid(std::process::id());
     match role {
-        "starter" | "allow_all" | "status_card" | "provider" => sdk(role),
+        "starter" | "allow_all" | "status_card" | "provider" | "tools" => sdk(role),
         "sleeper" => {
             // A grandchild that holds the sidecar's stdout open and lives "forever".
             std::thread::sleep(Duration::from_secs(3600));
@@ -74,6 +74,7 @@ fn sdk(role: &str) -> ExitCode {
         "starter" => samples::starter(),
         "allow_all" => samples::allow_all(),
         "provider" => samples::scripted_model(),
+        "tools" => samples::text_tools(),
         _ => samples::status_card(),
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -206,6 +207,7 @@ fn script() -> ExitCode {
     let mut next_id = 100u64;
     let mut readings: HashMap<u64, Reading> = HashMap::new();
     let (mut opens, mut catalogs) = (0usize, 0usize);
+    let mut tool_calls = 0usize;
     let mut intercepts: HashMap<String, usize> = HashMap::new();
     loop {
         buf.clear();
@@ -320,6 +322,21 @@ fn script() -> ExitCode {
                     .to_owned();
                 reply(&out, id.unwrap_or(Value::Null), json!({"cancelled": true}));
                 provider_frames(&out, &sid, &script["cancel"]["then"]);
+            }
+            "extension/tool/call" => {
+                // `tool`: the answers in turn (the last repeats): a result, `{"error": …}`,
+                // `"hang"` (never answered) or `"exit:<code>"` (exits at once).
+                let answer = nth(&script["tool"], tool_calls);
+                tool_calls += 1;
+                match answer.get("error") {
+                    _ if answer.as_str() == Some("hang") => {}
+                    _ if answer.as_str().is_some_and(|a| a.starts_with("exit:")) => {
+                        let code = answer.as_str().unwrap_or("")[5..].parse().unwrap_or(3);
+                        std::process::exit(code);
+                    }
+                    Some(error) => out.frame(&json!({"jsonrpc":"2.0","id":id,"error":error})),
+                    None => reply(&out, id.unwrap_or(Value::Null), answer),
+                }
             }
             "extension/ui/action" | "extension/ui/submit" => {
                 if script["ui_action"].as_str() == Some("hang") {

@@ -69,10 +69,16 @@ impl Env {
     /// `bin/<name>` pointing at this binary (which serves the sample when started under that
     /// name). Linked, since the binary lives outside the package.
     pub(crate) fn install_example(&self, example: &str) -> PathBuf {
+        self.install_example_with(example, sidewire_ext_protocol::MANIFEST_FILE)
+    }
+
+    /// [`install_example`](Self::install_example) with the example's manifest `file` (such as
+    /// its Manifest v2 twin, `reasonix-plugin.v2.json`) installed as `reasonix-plugin.json`.
+    pub(crate) fn install_example_with(&self, example: &str, file: &str) -> PathBuf {
         let source = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../ext-sdk/examples")
             .join(example)
-            .join(sidewire_ext_protocol::MANIFEST_FILE);
+            .join(file);
         let root = self.path(&format!("pkg-{example}"));
         std::fs::create_dir_all(root.join("bin")).unwrap();
         std::fs::copy(&source, root.join(sidewire_ext_protocol::MANIFEST_FILE))

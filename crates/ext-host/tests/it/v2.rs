@@ -500,3 +500,143 @@ pub(crate) async fn a_linked_plugin_moving_from_v1_to_v2_restarts_in_v2() {
     assert_eq!(initializes[1]["params"]["protocolVersion"], "2");
     env.finish(runtime).await;
 }
+
+/// A v2 plugin `acme-notes` declaring the tools `search.all` (read-only; a name with a
+/// character model APIs refuse) and `write`, whose handshake serves `search.all` only; its tool
+/// calls are answered with `answers` in turn.
+fn tool_plugin<'a>(env: &'a Env, answers: Value) -> PluginBuilder<'a> {
+    let tools = json!([
+        {"name": "search.all", "description": "Search the notes.", "readOnly": true,
+         "inputSchema": {"type": "object", "properties": {"q": {"type": "string"}}}},
+        {"name": "write", "description": "Write a note.", "inputSchema": {"type": "object"}}
+    ]);
+    env.plugin("acme-notes")
+        .manifest("apiVersion", json!("reasonix.io/plugin/v2"))
+        .manifest("version", json!("0.1.0"))
+        .capabilities(&["tools"])
+        .runtime("tools", tools)
+        .script(
+            "initialize",
+            json!({"result": {"protocolVersion": "2", "name": "acme-notes", "version": "0.1.0",
+                "tools": ["search.all"], "stateSchemaVersion": 0}}),
+        )
+        .script("tool", answers)
+        .record("tools.jsonl")
+}
+
+pub(crate) async fn served_v2_tools_are_cataloged_and_called() {
+    // Checklist items 12 and 14 (spec delta §2.5).
+    let env = Env::new();
+    let answers = json!([
+        {"content": "found 2 notes"},
+        {"content": "the index is locked", "isError": true},
+        {"content": "x", "extra": 1},
+        {"error": {"code": -32602, "message": "bad query",
+                   "data": {"reason": "invalid_params", "retryable": false}}},
+    ]);
+    tool_plugin(&env, answers).install();
+    let (runtime, _events) = env.boot_with(config(&env)).await.unwrap();
+    let tools = runtime.tools();
+    assert_eq!(tools.len(), 1, "{tools:?}");
+    let tool = &tools[0];
+    let name = sidewire_ext_host::tool_name("acme-notes", "search.all");
+    assert!(sidewire_ext_host::is_model_tool_name(&name), "{name}");
+    assert!(name.starts_with("ext__acme-notes__search_all_"), "{name}");
+    assert_eq!(tool.name, name);
+    assert_eq!(
+        (tool.plugin.as_str(), tool.tool.as_str()),
+        ("acme-notes", "search.all")
+    );
+    assert_eq!(tool.description, "Search the notes.");
+    assert!(tool.read_only);
+    assert_eq!(tool.input_schema["properties"]["q"]["type"], "string");
+
+    // No arguments: `{}` is sent, with the host's budget.
+    let result = runtime.call_tool(&name, None).await.unwrap();
+    assert_eq!(
+        (result.content.as_str(), result.is_error),
+        ("found 2 notes", false)
+    );
+    // `isError` is a result, not a failure.
+    let result = runtime
+        .call_tool(&name, Some(json!({"q": "rust"})))
+        .await
+        .unwrap();
+    assert!(result.is_error);
+    // A result with an unknown member fails the call.
+    let err = runtime.call_tool(&name, Some(json!({}))).await.unwrap_err();
+    assert_eq!(err.reason(), Some(Reason::ProtocolError), "{err}");
+    // A peer error keeps its reason.
+    let err = runtime.call_tool(&name, Some(json!({}))).await.unwrap_err();
+    assert_eq!(err.reason(), Some(Reason::InvalidParams), "{err}");
+    // A tool that is declared but not served, or not declared at all, is not called.
+    for unknown in [
+        sidewire_ext_host::tool_name("acme-notes", "write"),
+        "ext__acme-notes__nope".to_owned(),
+    ] {
+        let err = runtime.call_tool(&unknown, None).await.unwrap_err();
+        assert!(
+            matches!(err, sidewire_ext_host::Error::Tool { .. }),
+            "{err}"
+        );
+        assert_eq!(err.reason(), Some(Reason::InvalidParams), "{err}");
+    }
+    env.finish(runtime).await;
+    let calls: Vec<Value> = recorded(&env, "tools.jsonl")
+        .into_iter()
+        .filter(|f| f["method"] == "extension/tool/call")
+        .map(|f| f["params"].clone())
+        .collect();
+    let budget = sidewire_ext_protocol::TOOL_CALL_TIMEOUT.as_millis() as u64;
+    assert_eq!(budget, 300_000);
+    assert_eq!(calls.len(), 4, "{calls:?}");
+    assert_eq!(
+        calls[0],
+        json!({"name": "search.all", "arguments": {}, "timeoutMillis": budget})
+    );
+    assert_eq!(calls[1]["arguments"], json!({"q": "rust"}));
+    // The initialize asked for the manifest's tools by name.
+    let init = recorded(&env, "tools.jsonl")
+        .into_iter()
+        .find(|f| f["method"] == "extension/initialize")
+        .unwrap();
+    assert_eq!(
+        init["params"]["manifest"]["tools"],
+        json!(["search.all", "write"])
+    );
+}
+
+pub(crate) async fn a_tool_call_is_bounded_and_a_crashed_sidecar_fails_fast() {
+    let env = Env::new();
+    tool_plugin(&env, json!(["hang", "exit:3"])).install();
+    let budget = std::time::Duration::from_millis(200);
+    let (runtime, mut events) = env
+        .boot_with(config(&env).tool_call_timeout(budget))
+        .await
+        .unwrap();
+    let name = sidewire_ext_host::tool_name("acme-notes", "search.all");
+    let err = runtime.call_tool(&name, None).await.unwrap_err();
+    assert_eq!(err.reason(), Some(Reason::InterceptTimeout), "{err}");
+    let calls: Vec<Value> = recorded(&env, "tools.jsonl")
+        .into_iter()
+        .filter(|f| f["method"] == "extension/tool/call")
+        .collect();
+    assert_eq!(calls[0]["params"]["timeoutMillis"], 200);
+    // A crash fails the call in flight, and later calls fail at once without being sent.
+    let err = runtime.call_tool(&name, None).await.unwrap_err();
+    assert_eq!(err.reason(), Some(Reason::ProviderInterrupted), "{err}");
+    next_event(&mut events, "the crash", |e| match e {
+        sidewire_ext_host::HostEvent::Crashed { .. } => Some(()),
+        _ => None,
+    })
+    .await;
+    assert!(runtime.tools().is_empty());
+    let err = runtime.call_tool(&name, None).await.unwrap_err();
+    assert_eq!(err.reason(), Some(Reason::ProviderInterrupted), "{err}");
+    env.finish(runtime).await;
+    let calls = recorded(&env, "tools.jsonl")
+        .into_iter()
+        .filter(|f| f["method"] == "extension/tool/call")
+        .count();
+    assert_eq!(calls, 2);
+}

@@ -53,6 +53,11 @@
 //! and `lifecycle::the_reference_hosts_v1_era_manifest_lists_are_accepted_and_nothing_else_is`
 //! hold the edges.
 //!
+//! Spec delta §6 (v2): item 15 and the SDK side of item 8 are in `tools` (served tools,
+//! callback errors as `isError`, unserved names, invalid params without the callback, any JSON
+//! for `arguments`, sorted handshake `tools`, `timeoutMillis` 0 as no deadline, and V1 where the
+//! method is unregistered).
+//!
 //! Beyond the checklist: the handshake gate (`lifecycle::the_handshake_answers_and_nothing_is_written_before_initialized`),
 //! the shutdown hook's budget, replacements and decisions refused locally
 //! (`intercept::invalid_answers_are_refused_locally`), the concurrency limit, the samples and
@@ -67,5 +72,6 @@ mod lifecycle;
 mod process;
 mod provider;
 mod support;
+mod tools;
 mod ui;
 mod v2;

@@ -244,3 +244,112 @@ fn the_example_manifests_are_valid_and_match_the_samples() {
         assert!(!runtime.required);
     }
 }
+
+/// The Manifest v2 twin of each example's manifest: the same plugin, in `reasonix.io/plugin/v2`.
+const V2_MANIFEST_FILE: &str = "reasonix-plugin.v2.json";
+
+#[test]
+fn each_example_has_a_v2_twin_of_its_manifest() {
+    for example in ["starter", "allow_all", "status_card", "provider"] {
+        let dir = format!("{}/examples/{example}", env!("CARGO_MANIFEST_DIR"));
+        let read = |file: &str| {
+            let path = format!("{dir}/{file}");
+            let text = std::fs::read_to_string(&path).expect("the manifest exists");
+            Manifest::parse(&text).unwrap_or_else(|err| panic!("{path}: {err}"))
+        };
+        let (v1, v2) = (read(MANIFEST_FILE), read(V2_MANIFEST_FILE));
+        assert_eq!(v1.api_version, "reasonix.io/plugin/v1");
+        assert_eq!(v2.api_version, "reasonix.io/plugin/v2");
+        assert!(v2.v2.is_some(), "{example}");
+        assert_eq!(
+            (&v2.name, &v2.version),
+            (&v1.name, &v1.version),
+            "{example}"
+        );
+        assert_eq!(v2.runtime, v1.runtime, "{example}");
+    }
+}
+
+#[test]
+fn the_tools_example_manifest_declares_what_the_sample_serves() {
+    let path = format!(
+        "{}/examples/tools/{MANIFEST_FILE}",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let text = std::fs::read_to_string(&path).expect("the manifest exists");
+    let manifest = Manifest::parse(&text).unwrap_or_else(|err| panic!("{path}: {err}"));
+    assert_eq!(manifest.name, samples::TEXT_TOOLS_NAME);
+    assert_eq!(manifest.version, samples::SAMPLE_VERSION);
+    let v2 = manifest.v2.expect("a v2 manifest");
+    assert!(v2.has("tools"));
+    let names: Vec<&str> = v2.tools.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [samples::WORD_COUNT_TOOL, samples::REVERSE_WORDS_TOOL]
+    );
+    assert_eq!(
+        manifest.runtime.expect("a code extension").command,
+        format!("{PLUGIN_ROOT_PLACEHOLDER}/bin/tools")
+    );
+}
+
+#[tokio::test]
+async fn the_tools_example_serves_its_tools_on_v2_and_none_on_v1() {
+    let v2_init = json!({
+        "protocolId": "reasonix.extension.v2",
+        "protocolVersion": "2",
+        "manifest": {"capabilities": ["tools"], "tools": ["word_count", "reverse_words"]},
+        "session": {"sessionId": "s-1", "workspaceRoot": "/work", "generation": 1},
+        "capabilities": {"contentRefs": true, "uiHost": "headless", "protocolVersion": "2"}
+    });
+    let mut process = Process::spawn("tools");
+    let host = &mut process.host;
+    let answer = host.call(1, "extension/initialize", v2_init).await;
+    assert_eq!(
+        answer["result"]["tools"],
+        json!(["reverse_words", "word_count"]),
+        "{answer}"
+    );
+    host.notify("extension/initialized", json!({})).await;
+    let call = |name: &str, arguments: serde_json::Value| json!({"name": name, "arguments": arguments, "timeoutMillis": 300000});
+    let answer = host
+        .call(
+            2,
+            "extension/tool/call",
+            call("word_count", json!({"text": "one two  three"})),
+        )
+        .await;
+    assert_eq!(answer["result"], json!({"content": "3"}), "{answer}");
+    let answer = host
+        .call(
+            3,
+            "extension/tool/call",
+            call("reverse_words", json!({"text": "a b c"})),
+        )
+        .await;
+    assert_eq!(answer["result"], json!({"content": "c b a"}), "{answer}");
+    let answer = host
+        .call(4, "extension/tool/call", call("word_count", json!(7)))
+        .await;
+    assert_eq!(answer["result"]["isError"], true, "{answer}");
+    process.host.close_input();
+    let (code, _) = process.exit().await;
+    assert_eq!(code, 0);
+
+    // On v1 nothing is offered and the method is unregistered.
+    let mut process = Process::spawn("tools");
+    let host = &mut process.host;
+    let result = host.handshake(&[], &[]).await;
+    assert!(result.get("tools").is_none(), "{result}");
+    let answer = host
+        .call(
+            2,
+            "extension/tool/call",
+            call("word_count", json!({"text": "x"})),
+        )
+        .await;
+    assert_error(&answer, &json!(2), Reason::UnknownMethod);
+    process.host.close_input();
+    let (code, _) = process.exit().await;
+    assert_eq!(code, 0);
+}
