@@ -75,15 +75,21 @@ fn example_package(env: &Env, example: &str, marker: &str) -> PathBuf {
     example_package_in(env, example, marker, ProtocolProfile::V1)
 }
 
-/// [`example_package`] with the manifest's `apiVersion` of `profile` (a v1 example's manifest
-/// is a valid Manifest v2 under v2's `apiVersion`).
+/// [`example_package`] under the example's manifest for `profile`: `reasonix-plugin.json` for
+/// v1; for v2 its Manifest v2 twin `reasonix-plugin.v2.json`, or the one manifest of an example
+/// that exists only as a v2 plugin.
 fn example_package_in(env: &Env, example: &str, marker: &str, profile: ProtocolProfile) -> PathBuf {
-    let source = Path::new(env!("CARGO_MANIFEST_DIR"))
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../ext-sdk/examples")
-        .join(example)
-        .join(sidewire_ext_protocol::MANIFEST_FILE);
-    let mut manifest: Value = serde_json::from_slice(&std::fs::read(&source).unwrap()).unwrap();
-    manifest["apiVersion"] = json!(profile.manifest_api_version());
+        .join(example);
+    let twin = dir.join("reasonix-plugin.v2.json");
+    let source = if profile == ProtocolProfile::V2 && twin.exists() {
+        twin
+    } else {
+        dir.join(sidewire_ext_protocol::MANIFEST_FILE)
+    };
+    let manifest: Value = serde_json::from_slice(&std::fs::read(&source).unwrap()).unwrap();
+    assert_eq!(manifest["apiVersion"], profile.manifest_api_version());
     let root = env.path(&format!("pkg-{example}"));
     std::fs::create_dir_all(root.join("bin")).unwrap();
     write_manifest(&root, manifest, marker);
@@ -203,8 +209,8 @@ fn verdict<'r>(report: &'r Report, id: &str) -> &'r sidewire_ext_conformance::St
         .unwrap_or_else(|| panic!("no result for {id}"))
 }
 
-/// The same examples under a Manifest v2, so checked against v2 (the manifest picks the
-/// profile, as in a host): everything applicable passes, the v2 delta's items included, and no
+/// The same examples under their Manifest v2 twins, so checked against v2 (the manifest picks
+/// the profile, as in a host): everything applicable passes, the v2 delta's items included, and no
 /// v1-only statement is run.
 async fn the_sdk_example_passes_everything_applicable_on_v2(example: &'static str) {
     let env = Env::new();
@@ -252,6 +258,26 @@ async fn the_sdk_example_passes_everything_applicable_on_v2(example: &'static st
         verdict(&report, "D15").verdict,
         StatementVerdict::NotApplicable
     );
+}
+
+/// The tools example (a v2 plugin only): its tools answer every call of item D15, the
+/// read-only one called with every kind of JSON `arguments`.
+async fn the_tools_example_passes_the_v2_checklist() {
+    let env = Env::new();
+    let marker = marker();
+    let root = example_package_in(&env, "tools", &marker, ProtocolProfile::V2);
+    let report = check(Sidecar::Package(root), &marker, RunOptions::new()).await;
+    assert_eq!(report.profile, ProtocolProfile::V2);
+    assert!(report.passed(), "tools on v2:\n{}", failures(&report));
+    for id in ["D4", "D5", "D6", "D9", "D15", "D25", "S-handshake"] {
+        let result = verdict(&report, id);
+        assert_eq!(
+            result.verdict,
+            StatementVerdict::Pass,
+            "{id}: {}",
+            result.detail
+        );
+    }
 }
 
 /// A v1 manifest checked with `--protocol 2`: the v2 handshake, and the v2 items.
@@ -581,6 +607,10 @@ pub(crate) fn trials() -> Vec<Trial> {
             move || crate::run(|| the_sdk_example_passes_everything_applicable_on_v2(example)),
         ));
     }
+    trials.push(Trial::test(
+        "kit::the_tools_example_passes_the_v2_checklist",
+        || crate::run(the_tools_example_passes_the_v2_checklist),
+    ));
     trials.push(Trial::test(
         "kit::a_v1_manifest_is_checked_against_v2_on_request",
         || crate::run(a_v1_manifest_is_checked_against_v2_on_request),

@@ -22,6 +22,9 @@ const TEST_DEADLINE: Duration = Duration::from_secs(300);
 /// The SDK examples this binary serves, by the name it is launched under.
 const EXAMPLES: [&str; 4] = ["starter", "allow_all", "status_card", "provider"];
 
+/// The SDK examples that exist only as v2 plugins (their manifests declare `runtime.tools`).
+const V2_EXAMPLES: [&str; 1] = ["tools"];
+
 /// Each test gets its own runtime and an overall deadline.
 fn run<F: Future<Output = ()>>(test: impl FnOnce() -> F) -> Result<(), Failed> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -58,6 +61,7 @@ fn serve_example(name: &str) -> ExitCode {
         "starter" => samples::starter(),
         "allow_all" => samples::allow_all(),
         "provider" => samples::scripted_model(),
+        "tools" => samples::text_tools(),
         _ => samples::status_card(),
     };
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -70,7 +74,7 @@ fn serve_example(name: &str) -> ExitCode {
 fn main() -> ExitCode {
     let argv0 = std::env::args().next().unwrap_or_default();
     let base = argv0.rsplit('/').next().unwrap_or_default();
-    if EXAMPLES.contains(&base) {
+    if EXAMPLES.contains(&base) || V2_EXAMPLES.contains(&base) {
         return serve_example(base);
     }
     let mut args = Arguments::from_args();
