@@ -597,18 +597,30 @@ impl Repl<'_> {
     }
 
     /// `/call`: the tool found by its name (namespaced, or its own when only one server has
-    /// it), the arguments typed, then the call through the permission chain on one pinned
+    /// it; an extension tool by its `ext__<plugin>__<tool>` name), the arguments typed, then the call through the permission chain on one pinned
     /// generation, its progress shown while it runs. A stopped call (blocked, denied, failed)
     /// is an error once its report is printed.
     async fn call(&self, tool: &str, args: CallArgs) -> anyhow::Result<()> {
         let out = &self.out;
+        // The MCP tools, then the extension tools of v2 plugins (`ext__<plugin>__<tool>`, known
+        // by that name only), as the model sees them.
+        let extension_tools = self.extensions.tools();
         let (name, schema) = {
             let snapshot = self.mcp.snapshot();
-            let known = snapshot.tools().map(|t| (t.name, t.item.name.clone()));
+            let known = (snapshot.tools().map(|t| (t.name, t.item.name.clone()))).chain(
+                extension_tools
+                    .iter()
+                    .map(|t| (t.name.clone(), t.name.clone())),
+            );
             let name = crate::mcp_cmd::request::resolve_tool(self.mcp, known, tool)?;
             let schema = (snapshot.tools())
                 .find(|t| t.name == name)
                 .map(|t| t.item.input_schema.to_value())
+                .or_else(|| {
+                    (extension_tools.iter())
+                        .find(|t| t.name == name)
+                        .map(|t| Value::Object(t.input_schema.clone()))
+                })
                 .unwrap_or(Value::Bool(true));
             (name, schema)
         };

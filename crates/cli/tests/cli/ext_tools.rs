@@ -224,3 +224,19 @@ fn the_gateway_lists_and_serves_an_extension_tool_through_the_chain() {
     assert_eq!(records[0]["outcome"], "ok");
     assert_eq!(setup.audit().lines().count(), 1, "{}", setup.audit());
 }
+
+#[test]
+fn slash_call_runs_an_extension_tool_by_its_name() {
+    let setup = Setup::new();
+    // Typed `key=value` arguments come from the tool's input schema (integers here).
+    let out = setup.sidewire(&["run"], &format!("/call {TOOL} a=2 b=40\n/quit\n"));
+    let text = stdout(&out);
+    assert!(out.status.success(), "{text}\n{}", stderr(&out));
+    assert!(
+        text.contains(&format!(
+            "  tool {TOOL} {{\"a\":2,\"b\":40}} [host deny, allow after sidewire-demo] -> 42"
+        )),
+        "{text}"
+    );
+    assert_eq!(setup.audit().lines().count(), 1);
+}
