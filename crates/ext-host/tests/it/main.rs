@@ -77,6 +77,24 @@
 //! | beyond §14.5 (host rules of its own) | `providers::a_stream_with_nothing_new_for_its_idle_bound_ends_idle_and_is_cancelled` (the idle bound), `providers::an_invalid_chunk_fails_its_stream_naming_the_chunk_and_its_type` (a chunk that does not decode) |
 //! | providers in other languages | `providers::the_sdk_provider_example_streams_through_the_host`, `providers::the_python_provider_fixture_streams_through_the_host`, and `sidewire-ext-conformance`'s `kit::the_python_provider_fixture_passes_everything_applicable` (it speaks all of v1 a provider needs) |
 //! | bounds (no checklist item) | `bounds::surfaces_are_capped_per_plugin_and_in_id_length`, `bounds::prompts_are_capped_per_connection_and_expire`, `bounds::the_event_stream_is_bounded_in_bytes`; content refs in the `content` unit tests |
+//!
+//! # The v2 delta's checklist (spec delta §6, host items) → tests
+//!
+//! | # | test |
+//! | --- | --- |
+//! | 1, 2, 7 | `v2::the_go_starter_replay_is_served_in_v2`, `v2::the_go_allow_all_replay_overrides_a_denial_and_is_audited` (the reference host's frames, byte for byte, against the Go SDK's recorded answers) |
+//! | 3, 10, 11, 12 (handshake), 13 | `v2::v2_handshakes_are_checked_in_the_v2_profile` |
+//! | 8, 16, 18–21, 23, 25, 26, 29 | `v2_wire` (its module doc maps each) |
+//! | 12, 14 | `v2::served_v2_tools_are_cataloged_and_called`, `v2::a_tool_call_is_bounded_and_a_crashed_sidecar_fails_fast` |
+//! | 17 | `v2::a_v2_plugin_with_an_unmet_requirement_is_inactive_and_never_spawned` |
+//! | 27 | `v2_again::*`: v1's chain, audit and content tests (items 35–56) re-run with every scripted plugin a v2 one |
+//! | 32 | `v2::v2_names_wider_than_v1_install_and_start` |
+//! | 38 | `v2::v2_tool_and_provider_slots_have_one_owner` |
+//! | 39 | `v2::a_linked_plugin_moving_from_v1_to_v2_restarts_in_v2` |
+//! | v1 and v2 side by side | `v2::a_v1_and_a_v2_sidecar_share_a_point` |
+//!
+//! Items 30, 31, 33–37 (Manifest v2) are `sidewire-ext-protocol`'s `v2::manifest` tests and
+//! `package::contrib`'s; the sidecar-side items are the conformance kit's `D<n>` statements.
 
 mod audit;
 mod bounds;
@@ -133,6 +151,18 @@ macro_rules! tests {
     };
 }
 
+/// The same tests again with every scripted plugin a v2 one (spec delta §6 item 27: the hook
+/// points, payloads, decisions, chain order and audit behave on v2 exactly as on v1), named
+/// `v2_again::<test>`.
+macro_rules! tests_on_v2 {
+    ($($path:path),* $(,)?) => {
+        vec![$(Trial::test(
+            format!("v2_again::{}", stringify!($path).replace(' ', "")),
+            || run(|| support::in_profile(sidewire_ext_protocol::ProtocolProfile::V2, $path())),
+        )),*]
+    };
+}
+
 fn main() -> ExitCode {
     if let Some(role) = sidecar::role() {
         return sidecar::run(&role);
@@ -144,6 +174,29 @@ fn main() -> ExitCode {
         "chains::a_full_event_queue_drops_with_one_warning_and_delays_nothing",
         || run_local(chains::a_full_event_queue_drops_with_one_warning_and_delays_nothing),
     )];
+    // Item 27 of the v2 delta's checklist: v1's chain items (35–56) against v2 sidecars.
+    trials.extend(tests_on_v2![
+        chains::members_run_by_priority_then_id_each_seeing_its_predecessor,
+        chains::block_stops_the_walk_with_a_redacted_reason,
+        chains::a_replacement_omitting_a_member_leaves_it_absent,
+        chains::history_payloads_always_carry_messages,
+        chains::invalid_replacements_warn_once_when_optional_and_fail_when_required,
+        chains::allow_and_deny_are_legal_only_at_permission_decision,
+        chains::the_first_permission_verdict_is_terminal_and_audited_once,
+        chains::host_decision_belongs_to_the_slot_owner,
+        chains::timeouts_follow_the_point_and_the_clamped_manifest,
+        chains::a_late_answer_is_a_timeout_and_policy_decides_what_follows,
+        chains::the_slot_owner_runs_after_the_chain_and_its_replace_is_final,
+        chains::strategy_failures_fail_the_operation_even_for_optional_plugins,
+        chains::intercepts_reach_only_manifest_and_handshake_subscribers,
+        chains::seq_counts_written_intercepts_only,
+        chains::events_reach_every_recipient_once_as_notifications,
+        chains::a_point_without_subscribers_returns_the_payload_untouched,
+        lifecycle::a_slot_claimed_twice_fails_the_build_before_any_spawn,
+        audit::an_override_is_never_granted_without_its_record,
+        audit::a_deny_or_continue_writes_no_audit_line,
+        content::payloads_over_64_kib_are_externalized_and_read_back_in_pages,
+    ]);
     trials.extend(tests![
         lifecycle::no_store_starts_nothing_and_disabled_plugins_never_start,
         lifecycle::the_first_frame_is_initialize_and_nothing_precedes_its_result,

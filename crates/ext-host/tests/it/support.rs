@@ -10,7 +10,9 @@ use serde_json::{Value, json};
 use sidewire_ext_host::{
     ExtensionHost, HostConfig, HostEvent, HostEvents, InstallOptions, PluginStore,
 };
-use sidewire_ext_protocol::{HookPayload, InputPayload, PermissionPayload, Verdict};
+use sidewire_ext_protocol::{
+    HookPayload, InputPayload, PermissionPayload, ProtocolProfile, Verdict,
+};
 
 use crate::sidecar::{ROLE, SCRIPT};
 
@@ -18,6 +20,18 @@ use crate::sidecar::{ROLE, SCRIPT};
 pub(crate) const WAIT: Duration = Duration::from_secs(20);
 
 pub(crate) use sidewire_process::testing::is_alive as alive;
+
+tokio::task_local! {
+    /// The protocol the scripted plugins of a test speak: v1 unless the test runs inside
+    /// [`in_profile`] (spec delta §6 item 27 re-runs v1's chain tests against v2 sidecars).
+    static PROFILE: ProtocolProfile;
+}
+
+/// Runs `test` with every scripted plugin it installs ([`Env::plugin`]) declaring a manifest
+/// of `profile` (`reasonix.io/plugin/v2` for v2), so its sidecar speaks that profile.
+pub(crate) async fn in_profile<F: Future<Output = ()>>(profile: ProtocolProfile, test: F) {
+    PROFILE.scope(profile, test).await
+}
 pub(crate) use sidewire_test_support::within;
 
 /// One test's world: a temporary directory holding the state directory and the packages.
@@ -52,7 +66,10 @@ impl Env {
             env: self,
             name: name.to_owned(),
             manifest: json!({
-                "apiVersion": "reasonix.io/plugin/v1",
+                "apiVersion": PROFILE
+                    .try_with(|p| *p)
+                    .unwrap_or(ProtocolProfile::V1)
+                    .manifest_api_version(),
                 "name": name,
                 "version": "1.0.0",
                 "runtime": {
