@@ -11,6 +11,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
+use sidewire_ext_protocol::v2::{CapabilityWire, RequirementWire};
 use sidewire_ext_protocol::{
     Capability, HookPayload, HookPoint, ManifestExpectation, Slot, UiActionDecl, UiActionParams,
     UiActionResult, UiSubmitParams, UiSubmitResult, is_action_id,
@@ -110,6 +111,9 @@ pub struct Extension {
     pub(crate) provider: Option<ProviderFn>,
     /// Extension tools by name (spec delta §2.5; served on V2 connections only).
     pub(crate) tools: BTreeMap<String, ToolFn>,
+    /// Dependency declarations (spec delta §2.6; sent on V2 connections only).
+    pub(crate) requires: Vec<RequirementWire>,
+    pub(crate) provides: Vec<CapabilityWire>,
     pub(crate) problems: Vec<String>,
 }
 
@@ -134,8 +138,75 @@ impl Extension {
             on_resources: None,
             provider: None,
             tools: BTreeMap::new(),
+            requires: Vec::new(),
+            provides: Vec::new(),
             problems: Vec::new(),
         }
+    }
+
+    /// Declares a capability this extension requires (`InitializeResult.requires`, spec delta
+    /// §2.2, §2.6). Informational to the host, which decides from the installed manifest's
+    /// `requires` whether the plugin can run.
+    ///
+    /// Dependency declarations exist in Extension Protocol v2 only: on a V1 connection nothing
+    /// is sent and the SDK says so on stderr (spec delta §1.4 P5).
+    pub fn requires(mut self, requirement: RequirementWire) -> Self {
+        if [&requirement.namespace, &requirement.kind, &requirement.id]
+            .iter()
+            .any(|part| part.trim().is_empty())
+        {
+            self.problems.push(format!(
+                "a required capability needs a namespace, a kind and an id: {requirement:?}"
+            ));
+        }
+        self.requires.push(requirement);
+        self
+    }
+
+    /// Declares a capability this extension provides (`InitializeResult.provides`, spec delta
+    /// §2.2). When the installed manifest declares `provides`, the host refuses a handshake
+    /// claiming one outside it (`capability_not_declared`), so the SDK sends only those the
+    /// manifest declares (by namespace, kind and id) and says on stderr which it left out.
+    ///
+    /// V2 only, like [`requires`](Self::requires): on a V1 connection nothing is sent and the
+    /// SDK says so on stderr.
+    pub fn provides(mut self, capability: CapabilityWire) -> Self {
+        if [&capability.namespace, &capability.kind, &capability.id]
+            .iter()
+            .any(|part| part.trim().is_empty())
+        {
+            self.problems.push(format!(
+                "a provided capability needs a namespace, a kind and an id: {capability:?}"
+            ));
+        }
+        self.provides.push(capability);
+        self
+    }
+
+    /// The dependency declarations sent on a V2 connection whose manifest expectation provides
+    /// `ceiling` (spec delta §2.2.1 check 8): every `requires`; the `provides` inside a non-empty
+    /// ceiling, a warning for each left out.
+    pub(crate) fn plan_dependencies(
+        &self,
+        ceiling: &[CapabilityWire],
+        warnings: &mut Vec<String>,
+    ) -> (Vec<RequirementWire>, Vec<CapabilityWire>) {
+        let key = |c: &CapabilityWire| (c.namespace.clone(), c.kind.clone(), c.id.clone());
+        let provides = (self.provides.iter())
+            .filter(|capability| {
+                let inside =
+                    ceiling.is_empty() || ceiling.iter().any(|c| key(c) == key(capability));
+                if !inside {
+                    warnings.push(format!(
+                        "provided capability {}/{}/{} is not in the manifest's provides; not sent",
+                        capability.namespace, capability.kind, capability.id
+                    ));
+                }
+                inside
+            })
+            .cloned()
+            .collect();
+        (self.requires.clone(), provides)
     }
 
     /// `InitializeResult.stateSchemaVersion` (≥ 0; default 0), recorded by the host.
@@ -474,6 +545,8 @@ impl Extension {
             ui,
             providers: providers && self.provider.is_some(),
             tools: BTreeSet::new(),
+            requires: Vec::new(),
+            provides: Vec::new(),
             warnings,
         }
     }
@@ -526,6 +599,9 @@ pub(crate) struct Plan {
     /// The extension tools offered in the handshake's `tools` (V2 only), sorted; a call for
     /// another name is `unknown_method`.
     pub(crate) tools: BTreeSet<String>,
+    /// `InitializeResult.requires` and `.provides` (V2 only).
+    pub(crate) requires: Vec<RequirementWire>,
+    pub(crate) provides: Vec<CapabilityWire>,
     /// What the manifest does not back, for stderr.
     pub(crate) warnings: Vec<String>,
 }

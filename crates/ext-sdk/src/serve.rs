@@ -239,7 +239,7 @@ where
 }
 
 /// The answer to `extension/initialize` in the connection's profile: v1's member set, or v2's
-/// (the same members, plus the served `tools`).
+/// (the same members, plus the served `tools` and the dependency declarations).
 #[derive(serde::Serialize)]
 #[serde(untagged)]
 enum InitializeAnswer {
@@ -248,7 +248,12 @@ enum InitializeAnswer {
 }
 
 impl InitializeAnswer {
-    fn new(profile: ProtocolProfile, result: InitializeResult, tools: Vec<String>) -> Self {
+    fn new(
+        profile: ProtocolProfile,
+        result: InitializeResult,
+        tools: Vec<String>,
+        (requires, provides): (Vec<v2::RequirementWire>, Vec<v2::CapabilityWire>),
+    ) -> Self {
         match profile {
             ProtocolProfile::V1 => InitializeAnswer::V1(result),
             _ => InitializeAnswer::V2(v2::InitializeResult {
@@ -262,8 +267,8 @@ impl InitializeAnswer {
                     .collect(),
                 providers: result.providers,
                 ui_actions: result.ui_actions,
-                requires: Vec::new(),
-                provides: Vec::new(),
+                requires,
+                provides,
                 tools,
                 state_schema_version: result.state_schema_version,
             }),
@@ -470,13 +475,25 @@ impl Connection {
             Initialize::V2(v2) => {
                 let capable = v2.manifest.capabilities.iter().any(|c| c == "tools");
                 plan.tools = (self.ext).plan_tools(capable, &v2.manifest.tools, &mut plan.warnings);
+                (plan.requires, plan.provides) =
+                    (self.ext).plan_dependencies(&v2.manifest.provides, &mut plan.warnings);
             }
-            _ if !self.ext.tools.is_empty() => plan.warnings.push(
-                "tools are registered, but the host speaks Extension Protocol v1, which has \
-                 none; not offered"
-                    .to_owned(),
-            ),
-            _ => {}
+            _ => {
+                if !self.ext.tools.is_empty() {
+                    plan.warnings.push(
+                        "tools are registered, but the host speaks Extension Protocol v1, which \
+                         has none; not offered"
+                            .to_owned(),
+                    );
+                }
+                if !self.ext.requires.is_empty() || !self.ext.provides.is_empty() {
+                    plan.warnings.push(
+                        "requires/provides are declared, but the host speaks Extension Protocol \
+                         v1, which has no dependency declarations; not sent"
+                            .to_owned(),
+                    );
+                }
+            }
         }
         for warning in &plan.warnings {
             self.log(warning);
@@ -489,6 +506,7 @@ impl Connection {
         });
         let offers_providers = plan.providers;
         let tools: Vec<String> = plan.tools.iter().cloned().collect();
+        let dependencies = (plan.requires.clone(), plan.provides.clone());
         let mut result = InitializeResult {
             protocol_version: profile.protocol_version().to_owned(),
             name: self.ext.name.clone(),
@@ -521,7 +539,7 @@ impl Connection {
                 // A shutdown arrived meanwhile; it cancels in-flight work without an answer.
                 return std::future::pending().await;
             }
-            Ok(InitializeAnswer::new(profile, result, tools))
+            Ok(InitializeAnswer::new(profile, result, tools, dependencies))
         };
         Ok(self.guarded(None, work))
     }

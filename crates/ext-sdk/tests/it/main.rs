@@ -44,6 +44,7 @@
 //! | 9 | `v2::a_zero_intercept_timeout_means_no_deadline_on_v2_and_is_invalid_on_v1`, `v2::a_zero_shutdown_timeout_puts_no_bound_on_the_hook_on_v2_only` |
 //! | 22 | `v2::v2_streams_number_from_max_seq_base_one` (and the stream members `generation`/`epoch`) |
 //! | 24 | `v2::empty_resource_paths_reach_the_callback_on_v2` |
+//! | §2.2 dependency declarations, §1.4 P5 | `v2::dependency_declarations_are_sent_on_v2_within_the_manifest_ceiling_only` |
 //! | 25 (S) | the unit test `error::tests::host_errors_are_read_with_the_connection_profile` |
 //! | §1.4 P5, §2.7 | `v2::panels_are_published_on_v2_and_refused_locally_on_v1`, `v2::views_are_checked_locally_before_they_are_sent` |
 //!

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use futures_util::stream;
 use serde_json::{Value, json};
+use sidewire_ext_protocol::v2::{CapabilityWire, RequirementWire};
 use sidewire_ext_protocol::{
     ChunkType, InputPayload, ProviderChunk, ProviderDescriptor, Reason, StreamOpenParams,
 };
@@ -379,5 +380,72 @@ async fn views_are_checked_locally_before_they_are_sent() {
         .unwrap_err();
     assert!(err.is_invalid(), "{err}");
     assert_eq!(err.reason(), Some(Reason::InvalidParams));
+    sidecar.finish().await;
+}
+
+fn capability(namespace: &str, kind: &str, id: &str) -> CapabilityWire {
+    CapabilityWire {
+        namespace: namespace.to_owned(),
+        kind: kind.to_owned(),
+        id: id.to_owned(),
+        version: Some("1.0.0".to_owned()),
+        schema_hash: None,
+    }
+}
+
+fn declaring() -> Extension {
+    Extension::new("deps", "1")
+        .requires(RequirementWire {
+            namespace: "reasonix".to_owned(),
+            kind: "browser".to_owned(),
+            id: "companion".to_owned(),
+            version: None,
+            version_range: Some(">=1.0.0".to_owned()),
+            schema_hash: None,
+            optional: Some(true),
+        })
+        .provides(capability("plugin/deps", "service", "a"))
+        .provides(capability("plugin/deps", "service", "b"))
+}
+
+#[tokio::test]
+async fn dependency_declarations_are_sent_on_v2_within_the_manifest_ceiling_only() {
+    // Spec delta §2.2, §2.2.1 check 8, §1.4 P5.
+    let requires = json!([{"namespace": "reasonix", "kind": "browser", "id": "companion",
+                           "versionRange": ">=1.0.0", "optional": true}]);
+    // A manifest that declares `provides`: only what it declares is claimed.
+    let mut sidecar = Sidecar::start(declaring());
+    let mut params = v2_init_params(&[], &[]);
+    params["manifest"]["provides"] =
+        json!([{"namespace": "plugin/deps", "kind": "service", "id": "a"}]);
+    let answer = sidecar.host.call(1, "extension/initialize", params).await;
+    assert_eq!(answer["result"]["requires"], requires, "{answer}");
+    assert_eq!(
+        answer["result"]["provides"],
+        json!([{"namespace": "plugin/deps", "kind": "service", "id": "a", "version": "1.0.0"}]),
+        "{answer}"
+    );
+    sidecar.finish().await;
+    // No `provides` in the manifest: the host checks none, so all are sent.
+    let mut sidecar = Sidecar::start(declaring());
+    let answer = (sidecar.host)
+        .call(1, "extension/initialize", v2_init_params(&[], &[]))
+        .await;
+    assert_eq!(
+        answer["result"]["provides"].as_array().map(Vec::len),
+        Some(2)
+    );
+    sidecar.finish().await;
+    // A v1 host: v1 has no such members, so nothing is sent (and the SDK says so on stderr).
+    let mut sidecar = Sidecar::start(declaring());
+    let answer = (sidecar.host)
+        .call(1, "extension/initialize", init_params(&[], &[]))
+        .await;
+    assert_eq!(answer["result"]["protocolVersion"], "1", "{answer}");
+    let result = answer["result"].as_object().unwrap();
+    assert!(
+        !result.contains_key("requires") && !result.contains_key("provides"),
+        "{answer}"
+    );
     sidecar.finish().await;
 }
