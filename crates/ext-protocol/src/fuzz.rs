@@ -12,7 +12,11 @@
 //! An input is a header line, a line feed, and a JSON text (the manifest target has no header):
 //!
 //! * `protocol_decode`: `<method> params` or `<method> result`, e.g. `extension/intercept
-//!   params`; an empty body after `params` means absent params.
+//!   params`; an empty body after `params` means absent params. Prefixed with `v2 ` (`v2
+//!   extension/intercept result`), the body is decoded with Extension Protocol v2's member set
+//!   where it differs (spec delta §2.2–§2.11: the handshake, `timeoutMillis` ≥ 0, empty
+//!   `paths`, stream `generation`/`epoch`, externalized replacements, `panel` and `view`, the
+//!   browser requests), else as in v1.
 //! * `ui_params`: the same, for the four UI methods only.
 //! * `replacement_validate`: `<point>`; the body is the replacement, checked against a valid
 //!   payload of the point as a chain member and as the slot owner, and at
@@ -129,10 +133,120 @@ pub(crate) fn check_protocol(data: &[u8]) -> Checked {
     let Some((header, body)) = split(data) else {
         return Checked::Ignored;
     };
+    if let Some(header) = header.strip_prefix("v2 ") {
+        return check_v2(header, body);
+    }
     let Some((method, target)) = method_header(header) else {
         return Checked::Ignored;
     };
     decode_for(method, target, body)
+}
+
+/// `body` decoded with v2's member set for `<method> <part>` (spec delta §2), with the common
+/// invariants; the methods whose DTOs v2 does not change decode as in v1. Besides: the SDK's
+/// and the host's v2 handshake decoders agree with the plain v2 decoders, and an intercept
+/// result carries an inline replacement or one `/replacement` descriptor exactly when it
+/// replaces (§2.9).
+fn check_v2(header: &str, body: &str) -> Checked {
+    use crate::v2::{self, browser};
+    let Some((name, part)) = header.split_once(' ') else {
+        return Checked::Ignored;
+    };
+    let target = match part {
+        "params" => Target::Params,
+        "result" => Target::Result,
+        _ => return Checked::Ignored,
+    };
+    let params = target == Target::Params;
+    if let Some(method) = browser::BrowserMethod::parse(name) {
+        if !params {
+            return Checked::Ignored;
+        }
+        return match method {
+            browser::BrowserMethod::TabList => round_trip::<browser::TabListParams>(body, target).1,
+            browser::BrowserMethod::TabOpen => round_trip::<browser::TabOpenParams>(body, target).1,
+            browser::BrowserMethod::TabSnapshot => {
+                round_trip::<browser::TabSnapshotParams>(body, target).1
+            }
+            browser::BrowserMethod::TabWait => round_trip::<browser::TabWaitParams>(body, target).1,
+            browser::BrowserMethod::TabAct => round_trip::<browser::TabActParams>(body, target).1,
+        };
+    }
+    let Some(method) = Method::parse(name) else {
+        return Checked::Ignored;
+    };
+    match method {
+        Method::Initialize if params => {
+            let (plain, checked) = round_trip::<v2::InitializeParams>(body, target);
+            let raw = (!body.is_empty()).then_some(body);
+            let accepted = [crate::ProtocolProfile::V2];
+            match (
+                crate::version::decode_initialize_params_in(raw, &accepted),
+                plain,
+            ) {
+                (Ok(crate::version::Initialize::V2(sdk)), Some(plain)) => assert_eq!(sdk, plain),
+                (Err(err), None) => rejected(&err, target),
+                (sdk, plain) => panic!("the v2 handshake decoder disagrees: {sdk:?} vs {plain:?}"),
+            }
+            checked
+        }
+        Method::Initialize => {
+            let (plain, checked) = round_trip::<v2::InitializeResult>(body, target);
+            let host =
+                crate::version::decode_initialize_result_in(body, crate::ProtocolProfile::V2);
+            match (host, plain) {
+                (Ok(host), Some(plain)) => assert_eq!(host, plain),
+                (Err(err), None) => rejected(&err, target),
+                (host, plain) => {
+                    panic!("the v2 handshake decoder disagrees: {host:?} vs {plain:?}")
+                }
+            }
+            checked
+        }
+        Method::Intercept if params => {
+            let (decoded, checked) = round_trip::<v2::InterceptParams>(body, target);
+            if let Some(p) = decoded {
+                payload_matches(p.0.event, p.0.payload.as_ref(), &p.0.externalized);
+            }
+            checked
+        }
+        Method::Intercept => {
+            let (decoded, checked) = round_trip::<v2::InterceptResult>(body, target);
+            if let Some(r) = decoded {
+                let replaces = r.decision == crate::DecisionKind::Replace;
+                match (r.replacement.is_some(), r.externalized.as_slice()) {
+                    (true, []) => assert!(replaces, "a replacement without replace: {r:?}"),
+                    (false, [one]) => {
+                        assert!(replaces, "a descriptor without replace: {r:?}");
+                        assert_eq!(one.json_pointer, v2::REPLACEMENT_POINTER);
+                    }
+                    (false, []) => assert!(!replaces, "replace without a replacement: {r:?}"),
+                    other => panic!("the §2.9 rule let through {other:?}"),
+                }
+            }
+            checked
+        }
+        Method::Shutdown if params => round_trip::<v2::ShutdownParams>(body, target).1,
+        Method::ResourcesChanged => round_trip::<v2::ResourcesChangedParams>(body, target).1,
+        Method::StreamOpen if params => round_trip::<v2::StreamOpenParams>(body, target).1,
+        Method::StreamChunk => round_trip::<v2::StreamChunkParams>(body, target).1,
+        Method::UiPublish if params => {
+            let (decoded, checked) = round_trip::<v2::ui::UiPublishParams>(body, target);
+            if let Some(p) = decoded {
+                // Its own buttons and actions are declared; what it names is checked at once.
+                let own: Vec<UiActionDecl> = (p.action_ids().into_iter())
+                    .map(|action_id| UiActionDecl {
+                        action_id: action_id.to_owned(),
+                        label: String::new(),
+                    })
+                    .collect();
+                p.check_actions(&own)
+                    .expect("a publish's own actions are declared");
+            }
+            checked
+        }
+        _ => decode_for(method, target, body),
+    }
 }
 
 /// Decodes `body` as `method`'s params or result, with every invariant checked.
