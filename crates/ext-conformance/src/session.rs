@@ -541,12 +541,20 @@ impl<'c> Session<'c> {
         self.fail("S-frames", format!("the sidecar wrote {what} on stdout"));
     }
 
-    /// Item 15 on every error response.
+    /// Item 15 (v1) or D25 (v2) on every error response. On v2 an error without `data` is a
+    /// failed call without a reason, as the delta's §3.1 says of the reference SDK's
+    /// transport-local errors (`-32099`, `-32700`, `-32603` past the frame limit); one with
+    /// `data` must carry a reason of the v2 table with its `retryable` and code.
     fn check_response(&mut self, msg: &Msg) {
         let Some(error) = msg.value.get("error") else {
             return;
         };
         let data = error.get("data");
+        let id = match self.ctx.profile {
+            ProtocolProfile::V2 if data.is_none() => return self.verdict("D25", None),
+            ProtocolProfile::V2 => "D25",
+            _ => "15",
+        };
         let reason = data
             .and_then(|d| d.get("reason"))
             .and_then(Value::as_str)
@@ -578,10 +586,7 @@ impl<'c> Session<'c> {
                 }
             }
         };
-        if self.ctx.profile == ProtocolProfile::V2 {
-            self.verdict("D25", failure.clone());
-        }
-        self.verdict("15", failure);
+        self.verdict(id, failure);
     }
 
     /// Answers (or holds) a request from the sidecar, as a host would.

@@ -149,7 +149,8 @@ static STATEMENTS: &[Statement] = &[
         "2",
         "2.1",
         "An oversized inbound line makes the sidecar exit non-zero with `frame` on stderr.",
-    ),
+    )
+    .only(ProtocolProfile::V1),
     checked(
         "S-frames",
         "2.1",
@@ -171,12 +172,14 @@ static STATEMENTS: &[Statement] = &[
         "6",
         "2.3",
         "An empty line, a whitespace-only line or a line beginning with a BOM is fatal and never skipped; a CR before the LF is accepted.",
-    ),
+    )
+    .only(ProtocolProfile::V1),
     checked(
         "7",
         "4",
         "A frame with a repeated member name is fatal; params with one are answered `invalid_params`.",
-    ),
+    )
+    .only(ProtocolProfile::V1),
     checked(
         "8",
         "2.3",
@@ -191,22 +194,26 @@ static STATEMENTS: &[Statement] = &[
         "10",
         "2.2",
         "A string request id is echoed unchanged, byte for byte.",
-    ),
+    )
+    .only(ProtocolProfile::V1),
     checked(
         "11",
         "2.3",
         "A request reusing a pending id gets -32600, and the first request is still answered.",
-    ),
+    )
+    .only(ProtocolProfile::V1),
     checked(
         "12",
         "2.3",
         "A malformed or unknown notification, a notification for a request-only method, or a response with an unknown id produces no frame and leaves the connection usable.",
-    ),
+    )
+    .only(ProtocolProfile::V1),
     checked(
         "13",
         "2.3",
         "A request for an unregistered or wrong-direction method, or for a notification-only method, gets -32601 `unknown_method` in every state, even when its params would fail decoding.",
-    ),
+    )
+    .only(ProtocolProfile::V1),
     checked(
         "14",
         "10.4",
@@ -216,7 +223,8 @@ static STATEMENTS: &[Statement] = &[
         "15",
         "3",
         "Every error response carries `data.reason` and the table's `data.retryable`.",
-    ),
+    )
+    .only(ProtocolProfile::V1),
     checked(
         "16",
         "2.4",
@@ -233,7 +241,8 @@ static STATEMENTS: &[Statement] = &[
         "20",
         "4",
         "Params with an unknown member, a missing required member, `null` in a non-nullable member, `1.5` for an integer, or only U+3000 in a non-empty string are answered `invalid_params`.",
-    ),
+    )
+    .only(ProtocolProfile::V1),
     checked(
         "22",
         "6.1",
@@ -263,7 +272,8 @@ static STATEMENTS: &[Statement] = &[
         "32",
         "6.5",
         "In state `new` a registered request other than initialize or shutdown is answered `protocol_error`, as is a second initialize in `ready` and any request after shutdown.",
-    ),
+    )
+    .only(ProtocolProfile::V1),
     internal(
         "33",
         "6.5",
@@ -279,12 +289,14 @@ static STATEMENTS: &[Statement] = &[
         "49",
         "7.9",
         "An intercept whose work overruns `timeoutMillis` is answered `intercept_timeout`; an intercept for a point without a handler is answered `continue`.",
-    ),
+    )
+    .only(ProtocolProfile::V1),
     checked(
         "50",
         "7.2",
         "A handler outside the manifest the host sends is logged on stderr and not subscribed (nor are UI actions without capability `ui`).",
-    ),
+    )
+    .only(ProtocolProfile::V1),
     checked(
         "S-events",
         "8",
@@ -304,7 +316,8 @@ static STATEMENTS: &[Statement] = &[
         "60",
         "9",
         "An externalized payload is read back in full before the callback; descriptors other than exactly one `/payload` pointer are answered `invalid_params`.",
-    ),
+    )
+    .only(ProtocolProfile::V1),
     checked(
         "S-ui",
         "10.5",
@@ -319,7 +332,8 @@ static STATEMENTS: &[Statement] = &[
         "88",
         "6.6",
         "`extension/shutdown` is answered `{\"accepted\":true}`, running callbacks are cancelled without an answer, and the sidecar exits 0 when stdin closes (in any state, within 750 ms); stdin ending after a partial line exits non-zero.",
-    ),
+    )
+    .only(ProtocolProfile::V1),
     checked(
         "89",
         "14.4",
@@ -334,8 +348,13 @@ static STATEMENTS: &[Statement] = &[
         "S-provider",
         "14.4",
         "`stream/open` with bad params or an unknown `providerRef` is answered `invalid_params`.",
-    ),
-    // The v2 delta's §6 checklist (sidecar-side items), on v2 connections.
+    )
+    .only(ProtocolProfile::V1),
+    // The v2 delta's §6 checklist (sidecar-side items), on v2 connections. The v1 items above
+    // that hold on v2 too (hook points, payloads, decisions, UI, content, streams: delta §3.2)
+    // run on both; v1's envelope, state-machine and refusal rules stay v1's (the delta's §6
+    // preamble: "every V1 item of v1 §17 keeps applying to V1 connections"; item 40): the
+    // reference SDK does not follow them and the reference host does not rely on them.
     checked(
         "D4",
         "delta.1.4",

@@ -268,10 +268,15 @@ fn the_v2_delta_items_apply_to_v2_only_and_have_their_selectors() {
     assert!(statement("D9").matches("D9"));
     assert!(!statement("D9").matches("delta.90"));
     assert!(!statement("9").matches("delta.9"));
-    // The v1 version cases hold on v1 only (spec delta §1.4 P6); the rest on both.
-    for id in ["22", "23", "24"] {
-        assert!(!statement(id).applies_to(ProtocolProfile::V2));
+    // The v1 version cases hold on v1 only (spec delta §1.4 P6), and so do v1's envelope,
+    // state-machine and refusal rules; hook points, payloads, UI, content and streams hold on
+    // both (delta §3.2).
+    for id in ["22", "23", "24", "6", "15", "32", "88", "S-provider"] {
+        assert!(!statement(id).applies_to(ProtocolProfile::V2), "{id}");
+        assert!(statement(id).applies_to(ProtocolProfile::V1), "{id}");
     }
-    assert!(statement("6").applies_to(ProtocolProfile::V2));
-    assert!(statement("6").applies_to(ProtocolProfile::V1));
+    for id in ["1", "S-frames", "S-handshake", "S-intercept", "S-ui", "89", "90", "59"] {
+        assert!(statement(id).applies_to(ProtocolProfile::V2), "{id}");
+        assert!(statement(id).applies_to(ProtocolProfile::V1), "{id}");
+    }
 }

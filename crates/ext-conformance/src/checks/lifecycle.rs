@@ -223,20 +223,29 @@ async fn version_case(ctx: &Ctx, case: &Case) -> Findings {
             case.reason.as_str()
         )),
         Ok(_) if !case.exit => Checked::Pass,
-        Ok(_) => match s.exit_within(ctx.options.reply_timeout).await {
-            None => Checked::Fail(format!(
-                "after refusing initialize with {} the sidecar did not exit",
-                case.what
-            )),
-            Some(exit) if exit.success() => Checked::Fail(format!(
-                "after refusing initialize with {} the sidecar exited 0",
-                case.what
-            )),
-            Some(_) => Checked::Pass,
-        },
+        Ok(_) => exits_non_zero(&mut s, case.what).await,
     };
     s.record(case.id, checked);
     s.finish()
+}
+
+/// After the sidecar refused `extension/initialize` with `what`: it must exit, non-zero (§6.5),
+/// within the reply timeout. On v2 the kit closes stdin first: the reference SDK stops once its
+/// input ends, not when it refuses (its read is not woken; the spec delta's §1.3 says it exits
+/// 1, which it does then), and a v2 host kills a refused sidecar anyway (§1.3).
+pub(super) async fn exits_non_zero(s: &mut Session<'_>, what: &str) -> Checked {
+    if s.ctx.profile == sidewire_ext_protocol::ProtocolProfile::V2 {
+        s.close_stdin();
+    }
+    match s.exit_within(s.ctx.options.reply_timeout).await {
+        None => Checked::Fail(format!(
+            "after refusing initialize with {what} the sidecar did not exit"
+        )),
+        Some(exit) if exit.success() => Checked::Fail(format!(
+            "after refusing initialize with {what} the sidecar exited 0"
+        )),
+        Some(_) => Checked::Pass,
+    }
 }
 
 /// Item 50: against a manifest expectation without intercepts, replaces or capabilities, the

@@ -153,13 +153,13 @@ async fn one_case(ctx: &Ctx, case: &Case) -> Findings {
     s.mark();
     let checked = match s.initialize(params).await {
         Err(why) => Checked::Fail(format!("initialize with {}: {why}", case.what)),
-        Ok(msg) => judge(&s, case, &msg).await,
+        Ok(msg) => judge(&mut s, case, &msg).await,
     };
     s.record(case.id, checked);
     s.finish()
 }
 
-async fn judge(s: &Session<'_>, case: &Case, msg: &Msg) -> Checked {
+async fn judge(s: &mut Session<'_>, case: &Case, msg: &Msg) -> Checked {
     let version = msg
         .result()
         .and_then(|r| r.get("protocolVersion"))
@@ -171,26 +171,15 @@ async fn judge(s: &Session<'_>, case: &Case, msg: &Msg) -> Checked {
             msg.describe()
         )
     };
-    let exits_non_zero = || async {
-        match s.exit_within(s.ctx.options.reply_timeout).await {
-            None => Checked::Fail(format!(
-                "after refusing initialize with {} the sidecar did not exit",
-                case.what
-            )),
-            Some(exit) if exit.success() => Checked::Fail(format!(
-                "after refusing initialize with {} the sidecar exited 0",
-                case.what
-            )),
-            Some(_) => Checked::Pass,
-        }
-    };
     match case.expect {
         Expect::Version(want) if version == Some(want) => Checked::Pass,
         Expect::VersionOrRefused(want) if version == Some(want) => Checked::Pass,
         Expect::VersionOrRefused(_) if msg.is_error(Reason::UnsupportedVersion) => {
-            exits_non_zero().await
+            super::lifecycle::exits_non_zero(s, case.what).await
         }
-        Expect::Fatal(reason) if msg.is_error(reason) => exits_non_zero().await,
+        Expect::Fatal(reason) if msg.is_error(reason) => {
+            super::lifecycle::exits_non_zero(s, case.what).await
+        }
         Expect::Error(reason) if msg.is_error(reason) => Checked::Pass,
         _ => Checked::Fail(answered()),
     }
