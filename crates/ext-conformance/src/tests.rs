@@ -275,7 +275,16 @@ fn the_v2_delta_items_apply_to_v2_only_and_have_their_selectors() {
         assert!(!statement(id).applies_to(ProtocolProfile::V2), "{id}");
         assert!(statement(id).applies_to(ProtocolProfile::V1), "{id}");
     }
-    for id in ["1", "S-frames", "S-handshake", "S-intercept", "S-ui", "89", "90", "59"] {
+    for id in [
+        "1",
+        "S-frames",
+        "S-handshake",
+        "S-intercept",
+        "S-ui",
+        "89",
+        "90",
+        "59",
+    ] {
         assert!(statement(id).applies_to(ProtocolProfile::V2), "{id}");
         assert!(statement(id).applies_to(ProtocolProfile::V1), "{id}");
     }
