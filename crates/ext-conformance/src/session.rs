@@ -9,12 +9,12 @@ use base64::Engine as _;
 use serde_json::value::RawValue;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
+use sidewire_ext_protocol::ProtocolProfile;
 use sidewire_ext_protocol::{
     CONTENT_CHUNK_BYTES, Capability, ContentReadParams, HookPoint, HostCapabilities,
     InitializeParams, InitializeResult, ManifestExpectation, Reason, SessionContext, UiHost,
     UiPublishParams, UiRequestParams, decode_initialize_result_in, decode_params, v2,
 };
-use sidewire_ext_protocol::{DEPENDENCY_SCHEMA_VERSION, ProtocolProfile};
 use tokio::time::Instant;
 
 use super::RunOptions;
@@ -81,27 +81,18 @@ impl Ctx {
     /// host sends (spec delta §2.2, §5.3).
     pub(crate) fn initialize_params_in(&self, profile: ProtocolProfile) -> Value {
         if profile == ProtocolProfile::V2 {
-            let params = v2::InitializeParams {
-                protocol_id: profile.protocol_id().to_owned(),
-                protocol_version: profile.protocol_version().to_owned(),
-                manifest: v2::ManifestExpectation::from_manifest(
-                    &self.launch.runtime,
-                    &self.declared_v2(),
-                ),
-                session: v2::SessionContext {
-                    session_id: SESSION_ID.to_owned(),
-                    workspace_root: self.launch.spec.cwd.display().to_string(),
-                    generation: GENERATION,
-                    epoch: None,
-                },
-                capabilities: v2::HostCapabilities {
-                    content_refs: true,
-                    ui_host: UiHost::Tui,
-                    protocol_version: profile.protocol_version().to_owned(),
-                    dependency_schema_version: Some(DEPENDENCY_SCHEMA_VERSION),
-                },
-                dependency_schema_version: Some(DEPENDENCY_SCHEMA_VERSION),
+            let session = v2::SessionContext {
+                session_id: SESSION_ID.to_owned(),
+                workspace_root: self.launch.spec.cwd.display().to_string(),
+                generation: GENERATION,
+                epoch: None,
             };
+            let params = v2::InitializeParams::from_manifest(
+                &self.launch.runtime,
+                &self.declared_v2(),
+                session,
+                UiHost::Tui,
+            );
             return serde_json::to_value(params).expect("v2 InitializeParams serializes");
         }
         let params = InitializeParams::new(

@@ -11,7 +11,7 @@
 
 use serde::Serialize;
 
-use crate::constants::{PROTOCOL_ID_V2, PROTOCOL_VERSION_V2};
+use crate::constants::{DEPENDENCY_SCHEMA_VERSION, PROTOCOL_ID_V2, PROTOCOL_VERSION_V2};
 use crate::decode::{
     Bool, Dto, Enum, Exact, Fields, Int, List, NonBlank, Obj, Seg, Set, Str, Uint, rule, unique_by,
 };
@@ -76,6 +76,32 @@ impl Dto for InitializeParams {
 }
 
 impl InitializeParams {
+    /// What the reference host sends a plugin of this installed manifest (spec delta §2.2,
+    /// §5.3): `dependencySchemaVersion` 1 at the top and in `capabilities`, the manifest's lists
+    /// ([`ManifestExpectation::from_manifest`]: `tools` only when it declares `runtime.tools`),
+    /// and nothing outside v2's schema. `session.epoch` is the caller's (the reference never
+    /// sets it).
+    pub fn from_manifest(
+        runtime: &RuntimeSpec,
+        declared: &ManifestV2,
+        session: SessionContext,
+        ui_host: UiHost,
+    ) -> Self {
+        InitializeParams {
+            protocol_id: PROTOCOL_ID_V2.to_owned(),
+            protocol_version: PROTOCOL_VERSION_V2.to_owned(),
+            manifest: ManifestExpectation::from_manifest(runtime, declared),
+            session,
+            capabilities: HostCapabilities {
+                content_refs: lifecycle::HostCapabilities::new(ui_host).content_refs,
+                ui_host,
+                protocol_version: PROTOCOL_VERSION_V2.to_owned(),
+                dependency_schema_version: Some(DEPENDENCY_SCHEMA_VERSION),
+            },
+            dependency_schema_version: Some(DEPENDENCY_SCHEMA_VERSION),
+        }
+    }
+
     /// The params as an extension's code sees them whatever the profile: the v1 member set, with
     /// this connection's identity. What v1 has no word for is left out: the slots of v2's
     /// grammar beyond the eight named ones (`tool:…`, `provider:…`), the `tools` capability, and

@@ -4,7 +4,7 @@
 //! checked on every error answer of every v2 connection.
 
 use serde_json::{Value, json};
-use sidewire_ext_protocol::{ProtocolProfile, Reason};
+use sidewire_ext_protocol::{ProtocolProfile, Reason, ToolCallResult, decode_result};
 
 use super::super::report::Findings;
 use super::super::session::{Checked, Ctx, Msg, Session};
@@ -334,23 +334,13 @@ fn tool_params(name: &str, arguments: Value) -> Value {
     json!({"name": name, "arguments": arguments, "timeoutMillis": 5000})
 }
 
-/// Why `msg` is not a `ToolCallResult` (`content` a string, `isError` a boolean when present,
-/// nothing else), or `None`.
+/// Why `msg` is not a `ToolCallResult` (strictly decoded: `content` a string, `isError` a
+/// boolean when present, nothing else), or `None`.
 fn tool_result_failure(msg: &Msg) -> Option<String> {
     let Some(result) = msg.result() else {
         return Some(format!("answered with {}", msg.describe()));
     };
-    let Some(object) = result.as_object() else {
-        return Some(format!("the result {result} is not an object"));
-    };
-    if !object.get("content").is_some_and(Value::is_string) {
-        return Some("the result has no string `content`".to_owned());
-    }
-    if object.get("isError").is_some_and(|v| !v.is_boolean()) {
-        return Some("the result's `isError` is not a boolean".to_owned());
-    }
-    object
-        .keys()
-        .find(|key| !matches!(key.as_str(), "content" | "isError"))
-        .map(|key| format!("the result has the unknown member {key:?}"))
+    decode_result::<ToolCallResult>(&result.to_string())
+        .err()
+        .map(|err| format!("the result does not decode: {err}"))
 }

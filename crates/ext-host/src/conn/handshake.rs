@@ -9,10 +9,10 @@ use std::time::Duration;
 
 use sidewire_ext_protocol::v2::{self, ManifestV2};
 use sidewire_ext_protocol::{
-    Capability, DEPENDENCY_SCHEMA_VERSION, HostCapabilities, InitializeParams, InitializedParams,
-    LaunchSpec, ManifestExpectation, Method, PROTOCOL_ID_V2, PROTOCOL_VERSION_V2, ProtocolProfile,
-    Reason, RuntimeSpec, STDERR_TAIL_BYTES, SessionContext, UiHost, decode_initialize_result,
-    decode_initialize_result_in, jsonrpc_config, resolve_launch,
+    Capability, HostCapabilities, InitializeParams, InitializedParams, LaunchSpec,
+    ManifestExpectation, Method, ProtocolProfile, Reason, RuntimeSpec, STDERR_TAIL_BYTES,
+    SessionContext, UiHost, decode_initialize_result, decode_initialize_result_in, jsonrpc_config,
+    resolve_launch,
 };
 use sidewire_jsonrpc::{CallOptions, CloseReason};
 use sidewire_process::{Command, Spawned};
@@ -372,32 +372,20 @@ async fn handshake(
 }
 
 /// The v2 `extension/initialize` params, as the reference host sends them (spec delta §2.2,
-/// §5.3): `dependencySchemaVersion` 1 at the top and in `capabilities`, no `epoch`, and only
-/// members of v2's schema (`manifest.tools` only when the manifest declares `runtime.tools`).
+/// §5.3; [`v2::InitializeParams::from_manifest`]), with this host's session and no `epoch`.
 fn v2_params(
     runtime: &RuntimeSpec,
     declared: &ManifestV2,
     session: SessionContext,
     ui_host: UiHost,
 ) -> v2::InitializeParams {
-    v2::InitializeParams {
-        protocol_id: PROTOCOL_ID_V2.to_owned(),
-        protocol_version: PROTOCOL_VERSION_V2.to_owned(),
-        manifest: v2::ManifestExpectation::from_manifest(runtime, declared),
-        session: v2::SessionContext {
-            session_id: session.session_id,
-            workspace_root: session.workspace_root,
-            generation: session.generation,
-            epoch: None,
-        },
-        capabilities: v2::HostCapabilities {
-            content_refs: HostCapabilities::new(ui_host).content_refs,
-            ui_host,
-            protocol_version: PROTOCOL_VERSION_V2.to_owned(),
-            dependency_schema_version: Some(DEPENDENCY_SCHEMA_VERSION),
-        },
-        dependency_schema_version: Some(DEPENDENCY_SCHEMA_VERSION),
-    }
+    let session = v2::SessionContext {
+        session_id: session.session_id,
+        workspace_root: session.workspace_root,
+        generation: session.generation,
+        epoch: None,
+    };
+    v2::InitializeParams::from_manifest(runtime, declared, session, ui_host)
 }
 
 /// Describes a failed initialize call: a barrier violation or a fatal frame with its reason
